@@ -1,0 +1,119 @@
+"""The order book of one instrument: two sides of price levels, FIFO within a level.
+
+Contract:
+- Each side is a ``SortedDict`` keyed so that the best level comes first: asks by price, bids by
+  negated price. One matching loop therefore serves both sides (``engine/matching.py``).
+- A :class:`Level` keeps its orders in a dict by order id, whose insertion order is arrival order, and
+  the total open quantity of those orders. Priority is lost by removing and re-adding the order.
+- Complexity: best bid/offer O(1) (first item of a sorted list); add O(log levels) for a new level,
+  O(1) otherwise; remove by id O(1) (a dict lookup by price, then by id), plus O(log levels) when the
+  level empties.
+- Only orders with open quantity rest; a level never holds a zero-quantity order and an empty level is
+  removed at once. ``check_invariants`` asserts all of this and that the book is not crossed (except
+  while an OPENING instrument collects orders).
+"""
+
+from __future__ import annotations
+
+from sortedcontainers import SortedDict
+
+from .order import BUY, WORKING, Order
+
+
+class Level:
+    __slots__ = ("price", "orders", "qty")
+
+    def __init__(self, price: int) -> None:
+        self.price = price
+        self.orders: dict[int, Order] = {}
+        self.qty = 0  # sum of open lots of the orders at this level
+
+    def __repr__(self) -> str:
+        return f"Level(price={self.price}, orders={len(self.orders)}, qty={self.qty})"
+
+
+class Book:
+    __slots__ = ("instrument_id", "bids", "asks", "last_price")
+
+    def __init__(self, instrument_id: int) -> None:
+        self.instrument_id = instrument_id
+        self.bids: SortedDict = SortedDict()  # -price -> Level
+        self.asks: SortedDict = SortedDict()  # price -> Level
+        self.last_price: int | None = None  # ticks of the last trade
+
+    def side(self, side: str) -> SortedDict:
+        """The levels an order of ``side`` rests on."""
+        return self.bids if side == BUY else self.asks
+
+    def contra(self, side: str) -> SortedDict:
+        """The levels an order of ``side`` trades against."""
+        return self.asks if side == BUY else self.bids
+
+    def add(self, order: Order) -> None:
+        """Rest ``order`` at the back of its price level."""
+        levels = self.bids if order.side == BUY else self.asks
+        key = -order.price if order.side == BUY else order.price
+        level = levels.get(key)
+        if level is None:
+            level = levels[key] = Level(order.price)
+        else:
+            order.price = level.price  # share one int object per level
+        level.orders[order.id] = order
+        level.qty += order.qty - order.executed
+
+    def remove(self, order: Order, open_lots: int) -> None:
+        """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""
+        levels = self.bids if order.side == BUY else self.asks
+        key = -order.price if order.side == BUY else order.price
+        level = levels[key]
+        del level.orders[order.id]
+        level.qty -= open_lots
+        if not level.orders:
+            del levels[key]
+
+    def contains(self, order: Order) -> bool:
+        levels = self.bids if order.side == BUY else self.asks
+        level = levels.get(-order.price if order.side == BUY else order.price)
+        return level is not None and level.orders.get(order.id) is order
+
+    def best_bid(self) -> int | None:
+        return -self.bids.keys()[0] if self.bids else None
+
+    def best_ask(self) -> int | None:
+        return self.asks.keys()[0] if self.asks else None
+
+    def depth(self, side: str, levels: int) -> list[tuple[int, int, int]]:
+        """Up to ``levels`` (price, open lots, order count) of one side, best first."""
+        book_side = self.bids if side == BUY else self.asks
+        out = []
+        for level in book_side.values():
+            if len(out) >= levels:
+                break
+            out.append((level.price, level.qty, len(level.orders)))
+        return out
+
+    def resting_orders(self) -> list[Order]:
+        """Every resting order, in arrival order (by id)."""
+        orders = [o for side in (self.bids, self.asks) for lv in side.values() for o in lv.orders.values()]
+        orders.sort(key=lambda o: o.id)
+        return orders
+
+    def check_invariants(self, allow_crossed: bool = False) -> None:
+        for levels, sign in ((self.bids, -1), (self.asks, 1)):
+            for key, level in levels.items():
+                assert level.orders, f"empty level {level!r} left in the book"
+                assert key == sign * level.price, f"level {level!r} filed under key {key}"
+                total = 0
+                for oid, order in level.orders.items():
+                    assert oid == order.id
+                    assert order.price == level.price, f"{order!r} at level {level.price}"
+                    assert order.status in WORKING, f"{order!r} rests but is not working"
+                    assert (order.side == BUY) == (sign == -1), f"{order!r} on the wrong side"
+                    open_lots = order.qty - order.executed
+                    assert open_lots > 0, f"{order!r} rests with nothing open"
+                    total += open_lots
+                assert total == level.qty, f"{level!r} caches qty {level.qty}, orders hold {total}"
+        if not allow_crossed and self.bids and self.asks:
+            assert self.best_bid() < self.best_ask(), (  # type: ignore[operator]
+                f"book {self.instrument_id} crossed: {self.best_bid()} >= {self.best_ask()}"
+            )

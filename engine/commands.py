@@ -1,0 +1,137 @@
+"""Commands: everything that changes the venue's state, as plain frozen values.
+
+Each command is applied by ``Venue.submit(command, at=ns)`` at a point in engine time, and the pair
+(at, command) is what the journal records. Numbers travel as the venue's decimal strings (the API has
+already checked their syntax); the engine puts them on the instrument's grid, so an off-grid price is a
+business rejection with a record, as on the real venue. ``kind`` names the command in the journal.
+
+Wire form of every field is documented in ``docs/journal.md``; ``to_wire``/``from_wire`` in
+``engine/journal.py`` convert without loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceOrder:
+    kind = "place"
+    client_id: int
+    instrument_id: int
+    side: str  # BUY | SELL
+    type: str  # LIMIT | MARKET
+    qty: str
+    price: str | None = None
+    tif: str = "GTC"  # GTC | IOC
+    flags: tuple[str, ...] = ()  # USE_AGGRESSIVE_PRICING
+    exec_inst: tuple[str, ...] = ()  # ALO | AON
+    stp: str | None = None  # INVALID | NONE | CANCEL_AGGRESSIVE | CANCEL_BOTH; None: client's setting
+    hold_fee_rate: str | None = None
+    external_id: str | None = None
+    msg_id: str | None = None
+    parent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModifyOrder:
+    """Modify an order found by exchange id (``order_id``) or external id (``external_id``).
+
+    When both are given and ``external_id`` is not the order's current external id, it becomes the
+    order's new external id and the old one is kept as ``ref_external_id`` (FIX-style chaining).
+    """
+
+    kind = "modify"
+    client_id: int
+    order_id: int | None
+    external_id: str | None
+    new_qty: str
+    new_price: str | None = None
+    new_type: str | None = None  # MARKET
+    msg_id: str | None = None
+    parent_id: str | None = None
+    prev_modify: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelOrder:
+    """Cancel by reference: the exchange order id or the external id."""
+
+    kind = "cancel"
+    client_id: int
+    ref: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetClientInfo:
+    kind = "client_info"
+    client_id: int
+    self_trade_prevention: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTransfer:
+    kind = "transfer"
+    client_id: int
+    asset_id: int
+    amount: str
+    type: str  # DEPOSIT | WITHDRAW
+    platform: str  # FIAT | CRYPTO
+    instructions: tuple[tuple[str, object], ...] = ()  # sorted (key, value) pairs, already validated
+
+
+@dataclass(frozen=True, slots=True)
+class PaperFunds:
+    """Add (or with ``remove``, take away) test funds: the gateway's paper trading."""
+
+    kind = "paper_funds"
+    client_id: int
+    asset_id: int
+    amount: str
+    remove: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetInstrumentStatus:
+    kind = "instrument_status"
+    instrument_id: int
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetLatency:
+    """Acknowledgement delays in engine nanoseconds (0: commands complete before their response)."""
+
+    kind = "latency"
+    entry_ns: int = 0
+    modify_ns: int = 0
+    cancel_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SetSettlementDelay:
+    """How long transfers stay INITIALIZED before they complete, in engine nanoseconds."""
+
+    kind = "settlement_delay"
+    delay_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceClock:
+    """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""
+
+    kind = "advance"
+    to_ns: int
+
+
+Command = (
+    PlaceOrder | ModifyOrder | CancelOrder | SetClientInfo | RequestTransfer | PaperFunds
+    | SetInstrumentStatus | SetLatency | SetSettlementDelay | AdvanceClock
+)
+COMMAND_TYPES: dict[str, type] = {
+    c.kind: c  # type: ignore[attr-defined]
+    for c in (
+        PlaceOrder, ModifyOrder, CancelOrder, SetClientInfo, RequestTransfer, PaperFunds,
+        SetInstrumentStatus, SetLatency, SetSettlementDelay, AdvanceClock,
+    )
+}

@@ -1,0 +1,95 @@
+"""Balances, holds and the money side of a fill — exact, conserved, never negative.
+
+Per client and asset a :class:`Balance` holds ``total`` and ``hold`` (AVAILABLE = total - hold),
+``fees_hold`` (the part of ``hold`` reserved for fees of open BUY orders) and ``unsettled_fees`` (fees
+already taken from ``total`` that the venue has not yet swept to its fee account). Conservation:
+for every asset, sum(total) + sum(unsettled_fees) + fee_account is constant except for transfers and
+paper funds.
+
+Rounding. A lot times a tick is ``k = notional_num / notional_den`` quote units, usually not whole.
+Money changes hands in whole quote units, so each order keeps exact cumulative sums and rounds once:
+- a fill of ``f`` lots at ``p`` ticks adds ``f*p`` to the BUY order's ``cum_lt``; the buyer pays
+  ``X = ceil(cum_lt * k) - cum_quote`` and the seller receives the same ``X`` (conserved exactly);
+- fees: ``cum_fee += X * rate`` (rate in 1e-9) and the fee charged is ``ceil(cum_fee / 1e9) - fees_paid``.
+A BUY order holds ``ceil((cum_lt + open*price) * k) - cum_quote`` quote units plus the fee bound at its
+hold rate; both bounds only shrink as fills arrive, so a hold always covers what a fill takes and
+AVAILABLE never drops on a fill. A SELL order holds ``open * base_per_lot`` base units; its fee comes out
+of what it receives and never exceeds it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .order import ALO, BUY, NEW_PENDING, WORKING, Order
+from .units import RATE_ONE
+
+if TYPE_CHECKING:
+    from .reference import Instrument
+
+
+class Balance:
+    __slots__ = ("total", "hold", "fees_hold", "unsettled_fees")
+
+    def __init__(self, total: int = 0) -> None:
+        self.total = total
+        self.hold = 0
+        self.fees_hold = 0
+        self.unsettled_fees = 0
+
+    @property
+    def available(self) -> int:
+        return self.total - self.hold
+
+    def __repr__(self) -> str:
+        return (
+            f"Balance(total={self.total}, hold={self.hold}, fees_hold={self.fees_hold}, "
+            f"unsettled_fees={self.unsettled_fees})"
+        )
+
+
+def open_qty(order: Order) -> int:
+    """Lots the order may still trade: working or waiting for its acknowledgement."""
+    status = order.status
+    if status in WORKING or status == NEW_PENDING:
+        return order.qty - order.executed
+    return 0
+
+
+def hold_rate(order: Order) -> int:
+    """Fee rate a BUY order's hold covers: the one given, else the highest rate the order can pay."""
+    extra = order.extra
+    if extra is not None and extra.hold_rate is not None:
+        return extra.hold_rate
+    maker, taker = order.instrument.fee_rates_for(order.client)
+    return maker if order.is_alo else max(maker, taker)
+
+
+def buy_hold(order: Order, open_lots: int, price: int) -> tuple[int, int]:
+    """(quote units, fee units) a BUY order must hold to trade ``open_lots`` more at ``price`` or better."""
+    inst = order.instrument
+    cost = -(-(order.cum_lt + open_lots * price) * inst.notional_num // inst.notional_den) - order.cum_quote
+    fee = -(-(order.cum_fee + cost * hold_rate(order)) // RATE_ONE) - order.fees_paid
+    return cost, fee
+
+
+def order_hold(order: Order) -> tuple[int, int]:
+    """(asset units held, of which fees) by the order in its current state."""
+    lots = open_qty(order)
+    if order.side is BUY or order.side == BUY:
+        if not lots:
+            return 0, 0
+        cost, fee = buy_hold(order, lots, order.price)
+        return cost + fee, fee
+    return lots * order.instrument.base_per_lot, 0
+
+
+def held_asset(order: Order) -> int:
+    inst: Instrument = order.instrument
+    return inst.quote.id if order.side == BUY else inst.base.id
+
+
+def max_fee_rate_needed(order: Order) -> int:
+    """The highest fee rate the order could be charged: maker only for ALO, else maker or taker."""
+    maker, taker = order.instrument.fee_rates_for(order.client)
+    return maker if order.extra is not None and ALO in order.extra.exec_inst else max(maker, taker)

@@ -1,0 +1,120 @@
+"""Reference data: assets, instruments and clients, with the integer grids the engine trades on.
+
+Ids are positive integers here (the wire form ``^[1-9][0-9]*$`` is parsed at the edge). An instrument
+fixes three grids: price ticks (``price_increment``), quantity lots (``qty_increment``) and the smallest
+unit of each asset (its ``decimals``). A lot must be a whole number of base-asset units, so holds and
+transfers of the base asset are exact; a lot times a tick is a rational number of quote units
+(``notional_num / notional_den``), rounded only where money changes hands (see ``engine/fills.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from math import gcd
+from typing import TYPE_CHECKING
+
+from .units import RATE_ONE, Grid
+
+if TYPE_CHECKING:
+    from .ledger import Balance
+    from .order import Order
+    from .records import Fill, Transfer
+
+ID_RE = re.compile(r"^[1-9][0-9]*$")
+SYMBOL_MAX = 31
+
+# Instrument status (the description's states)
+DISABLED = "DISABLED"
+OPENING = "OPENING"
+ACTIVE = "ACTIVE"
+HALTED = "HALTED"
+INSTRUMENT_STATUSES = (DISABLED, OPENING, ACTIVE, HALTED)
+
+# Self-trade prevention values
+STP_INVALID = "INVALID"
+STP_NONE = "NONE"
+STP_CANCEL_AGGRESSIVE = "CANCEL_AGGRESSIVE"
+STP_CANCEL_BOTH = "CANCEL_BOTH"
+STP_VALUES = (STP_INVALID, STP_NONE, STP_CANCEL_AGGRESSIVE, STP_CANCEL_BOTH)
+
+
+@dataclass(eq=False)
+class Asset:
+    id: int
+    name: str
+    decimals: int
+    status: str = ACTIVE
+    grid: Grid = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.decimals <= 18:
+            raise ValueError("decimals must be between 0 and 18")
+        self.grid = Grid.of_decimals(self.decimals)
+
+
+@dataclass(eq=False)
+class Instrument:
+    id: int
+    symbol: str
+    base: Asset
+    quote: Asset
+    price_grid: Grid
+    qty_grid: Grid
+    min_qty: int  # lots
+    price_band: int  # fraction in units of 10**-9
+    maker_fee: int  # fraction in units of 10**-9
+    taker_fee: int
+    status: str = ACTIVE
+    base_per_lot: int = field(init=False)
+    notional_num: int = field(init=False)
+    notional_den: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if len(self.symbol) > SYMBOL_MAX or not self.symbol:
+            raise ValueError(f"symbol must have 1 to {SYMBOL_MAX} characters")
+        if self.status not in INSTRUMENT_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(INSTRUMENT_STATUSES)}")
+        if not 0 <= self.maker_fee <= RATE_ONE or not 0 <= self.taker_fee <= RATE_ONE:
+            raise ValueError("fee rates must be between 0 and 1")
+        if not 0 < self.price_band < RATE_ONE:
+            raise ValueError("price_band must be a fraction between 0 and 1, exclusive")
+        if self.min_qty < 1:
+            raise ValueError("min_qty must be at least one qty_increment")
+        # base units per lot: qty_increment * 10**base.decimals must be a whole number
+        num = self.qty_grid.coef * 10**self.base.decimals
+        den = 10**self.qty_grid.scale
+        if num % den:
+            raise ValueError(
+                f"qty_increment {self.qty_grid.text} is finer than the base asset's "
+                f"{self.base.decimals} decimals"
+            )
+        self.base_per_lot = num // den
+        # quote units per (lot x tick) = qty_inc * price_inc * 10**quote.decimals
+        num = self.qty_grid.coef * self.price_grid.coef * 10**self.quote.decimals
+        den = 10 ** (self.qty_grid.scale + self.price_grid.scale)
+        g = gcd(num, den)
+        self.notional_num, self.notional_den = num // g, den // g
+
+    def fee_rates_for(self, client: "Client") -> tuple[int, int]:
+        """(maker, taker) fee rates that apply to ``client`` on this instrument."""
+        override = client.fee_overrides.get(self.id)
+        return override if override is not None else (self.maker_fee, self.taker_fee)
+
+
+@dataclass(eq=False)
+class Client:
+    id: int
+    mnemonic: str
+    self_trade_prevention: str = STP_NONE
+    status: str = ACTIVE
+    # instrument id -> (maker, taker) fee rates that replace the instrument's for this client
+    fee_overrides: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # --- the venue's state for this client (owned and changed only by the Venue) ---
+    balances: dict[int, "Balance"] = field(default_factory=dict, repr=False)  # asset id ->
+    orders: dict[int, "Order"] = field(default_factory=dict, repr=False)  # id -> order, oldest first
+    live_external: dict[str, "Order"] = field(default_factory=dict, repr=False)  # working orders
+    by_external: dict[str, "Order"] = field(default_factory=dict, repr=False)  # latest per external id
+    fills: list["Fill"] = field(default_factory=list, repr=False)  # oldest first
+    transfers: dict[int, "Transfer"] = field(default_factory=dict, repr=False)
+    open_orders: dict[int, int] = field(default_factory=dict, repr=False)  # instrument id -> count

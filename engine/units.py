@@ -1,0 +1,114 @@
+"""Exact conversion between decimal strings and integers on a grid.
+
+Contract:
+- A decimal string is ``[0-9]+(\\.[0-9]+)?`` (no sign, no exponent, no spaces). Negative values never
+  appear on the wire of this venue; callers that need a sign handle it themselves.
+- A :class:`Grid` is an increment such as ``0.01`` or ``0.05``. ``to_units`` returns the exact number of
+  increments, or ``None`` when the value is off the grid: nothing is ever rounded.
+- ``format`` writes ``units * increment`` with exactly the increment's number of decimals, so a price on a
+  ``0.01`` grid always reads ``"123.40"``. The output parses back to the same units.
+
+Everything is integer arithmetic; no float and no ``decimal`` context is involved.
+"""
+
+from __future__ import annotations
+
+import re
+
+DECIMAL_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+
+#: Fee rates and price bands are fractions held as integers in units of 10**-RATE_SCALE.
+RATE_SCALE = 9
+RATE_ONE = 10**RATE_SCALE
+
+
+def parse_decimal(text: str) -> tuple[int, int] | None:
+    """``"12.340"`` -> ``(12340, 3)``: coefficient and number of decimals; None if not a decimal string."""
+    if not isinstance(text, str) or len(text) > 64 or not DECIMAL_RE.match(text):
+        return None
+    whole, _, frac = text.partition(".")
+    return int(whole + frac), len(frac)
+
+
+class Grid:
+    """An increment; converts decimal strings to whole numbers of increments and back."""
+
+    __slots__ = ("text", "coef", "scale", "_pow")
+
+    def __init__(self, increment: str) -> None:
+        parsed = parse_decimal(increment)
+        if parsed is None or parsed[0] == 0:
+            raise ValueError(f"increment must be a positive decimal string, got {increment!r}")
+        self.text = increment
+        self.coef, self.scale = parsed
+        self._pow = 10**self.scale
+
+    @classmethod
+    def of_decimals(cls, decimals: int) -> "Grid":
+        """The grid of an asset with ``decimals`` decimal places (its smallest unit)."""
+        return cls("1" if decimals == 0 else "0." + "0" * (decimals - 1) + "1")
+
+    def to_units(self, text: str) -> int | None:
+        """Exact number of increments in ``text``; None when malformed or off the grid."""
+        parsed = parse_decimal(text)
+        if parsed is None:
+            return None
+        coef, scale = parsed
+        # value = coef / 10**scale ; units = value / (self.coef / 10**self.scale)
+        num = coef * self._pow
+        den = self.coef * 10**scale
+        units, rest = divmod(num, den)
+        return None if rest else units
+
+    def format(self, units: int) -> str:
+        """``units`` increments as a decimal string with the increment's number of decimals."""
+        value = units * self.coef
+        if self.scale == 0:
+            return str(value)
+        sign = "-" if value < 0 else ""
+        whole, frac = divmod(abs(value), self._pow)
+        return f"{sign}{whole}.{frac:0{self.scale}d}"
+
+    def __repr__(self) -> str:
+        return f"Grid({self.text!r})"
+
+
+def parse_rate(text: str) -> int | None:
+    """A fraction such as ``"0.0025"`` in units of 10**-RATE_SCALE; None if malformed or too precise."""
+    parsed = parse_decimal(text)
+    if parsed is None:
+        return None
+    coef, scale = parsed
+    if scale > RATE_SCALE:
+        if coef % 10 ** (scale - RATE_SCALE):
+            return None
+        return coef // 10 ** (scale - RATE_SCALE)
+    return coef * 10 ** (RATE_SCALE - scale)
+
+
+def format_rate(rate: int) -> str:
+    """Inverse of :func:`parse_rate`, trailing zeros removed (``2500000`` -> ``"0.0025"``)."""
+    whole, frac = divmod(rate, RATE_ONE)
+    if not frac:
+        return str(whole)
+    return f"{whole}.{frac:0{RATE_SCALE}d}".rstrip("0")
+
+
+def ceil_div(num: int, den: int) -> int:
+    """Ceiling of num/den for den > 0, exact for any integers."""
+    return -((-num) // den)
+
+
+def format_ratio(num: int, den: int, scale: int) -> str:
+    """num/den rounded half-even to ``scale`` decimals (used for averages such as VWAP)."""
+    if den <= 0:
+        raise ValueError("denominator must be positive")
+    scaled_num = num * 10**scale
+    q, r = divmod(scaled_num, den)
+    twice = 2 * r
+    if twice > den or (twice == den and q % 2):
+        q += 1
+    if scale == 0:
+        return str(q)
+    whole, frac = divmod(q, 10**scale)
+    return f"{whole}.{frac:0{scale}d}"

@@ -1,0 +1,422 @@
+"""The venue: the one writer. Every state change is ``submit(command, at=ns)``.
+
+Contract:
+- ``submit`` first moves the engine clock to ``at`` (firing every timer due on the way: latency
+  acknowledgements, GTC expiry, transfer settlement, fee settlement, housekeeping), then applies the
+  command and returns a :class:`Result`: the order or transfer it touched, the typed reject reason if
+  it was refused, and the events it produced, in order. The (at, command) pair goes to the journal.
+- The same sequence of (at, command) pairs on a venue built from the same reference data gives the
+  same events, ids and timestamps: ids come from counters, time from the engine clock, and nothing
+  iterates a set or reads the wall.
+- Reads (``engine/queries.py``, ``engine/quotes.py``) never change state.
+
+Events are tuples whose first item names them: ``("order", ts, order_id, client_id, status, detail)``,
+``("trade", ts, match_id, instrument_id, price, lots, maker_order_id, taker_order_id, quote_units,
+maker_fee, taker_fee)``, ``("transfer", ts, transfer_id, client_id, status)``, ``("instrument", ts,
+instrument_id, status)``, ``("funds", ts, client_id, asset_id, signed_units)``, ``("fees_settled", ts,
+asset_id, units)``, ``("client", ts, client_id, stp)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import entry
+from .book import Book
+from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
+from .commands import (
+    AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
+    SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
+)
+from .ledger import Balance, open_qty, order_hold
+from .matching import balance, match
+from .order import FINAL, WORKING, Order
+from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, T_REJECTED, Transfer
+from .reference import ACTIVE, DISABLED, OPENING, STP_VALUES, Asset, Client, Instrument
+from .rejects import Reject
+
+Event = tuple
+Journal = Callable[[int, Command], None]
+
+
+@dataclass
+class VenueConfig:
+    gtc_life_ns: int = 30 * NS_PER_DAY
+    status_retention_ns: int = NS_PER_DAY  # how long an ended order's status can be looked up
+    listing_window_ns: int = NS_PER_DAY  # "last 24 hours" of the listings
+    fee_settlement_interval_ns: int = 3600 * NS_PER_SECOND
+    max_open_orders: int | None = 10_000  # per client and instrument
+
+
+class Result:
+    __slots__ = ("events", "order", "reject", "transfer", "snapshot_status")
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.order: Order | None = None
+        self.reject: Reject | None = None
+        self.transfer: Transfer | None = None
+        self.snapshot_status: str | None = None  # the status to report when it differs from now
+
+    @property
+    def ok(self) -> bool:
+        return self.reject is None
+
+    def __repr__(self) -> str:
+        return f"Result(reject={self.reject}, order={self.order!r}, events={len(self.events)})"
+
+
+class Venue:
+    def __init__(self, start_ns: int, config: VenueConfig | None = None, journal: Journal | None = None):
+        self.config = config or VenueConfig()
+        self.clock = Clock(start_ns)
+        self.journal = journal
+        self.assets: dict[int, Asset] = {}
+        self.instruments: dict[int, Instrument] = {}
+        self.books: dict[int, Book] = {}
+        self.clients: dict[int, Client] = {}
+        self.fee_account: dict[int, int] = {}
+        self.next_order_id = 1
+        self.next_match_id = 1
+        self.next_transfer_id = 1
+        self.latency_entry_ns = 0
+        self.latency_modify_ns = 0
+        self.latency_cancel_ns = 0
+        self.settlement_delay_ns = 0
+        self._timers: list[tuple[int, int, str, Any]] = []
+        self._timer_seq = 0
+        self.gtc_queue: deque[Order] = deque()
+        interval = self.config.fee_settlement_interval_ns
+        self._next_housekeeping = (start_ns // interval + 1) * interval
+        self._handlers: dict[type, Callable[[Any, Result], Result]] = {
+            PlaceOrder: lambda c, r: entry.place(self, c, r),
+            ModifyOrder: lambda c, r: entry.modify(self, c, r),
+            CancelOrder: lambda c, r: entry.cancel(self, c, r),
+            SetClientInfo: self._set_client_info,
+            RequestTransfer: self._request_transfer,
+            PaperFunds: self._paper_funds,
+            SetInstrumentStatus: self._set_instrument_status,
+            SetLatency: self._set_latency,
+            SetSettlementDelay: self._set_settlement_delay,
+            AdvanceClock: lambda c, r: r,  # the move happens in submit()
+        }
+
+    # --- reference data (set up before the first command; not journaled) -------------------
+
+    def add_asset(self, asset: Asset) -> None:
+        self.assets[asset.id] = asset
+        self.fee_account.setdefault(asset.id, 0)
+
+    def add_instrument(self, inst: Instrument) -> None:
+        self.instruments[inst.id] = inst
+        self.books[inst.id] = Book(inst.id)
+
+    def add_client(self, client: Client) -> None:
+        self.clients[client.id] = client
+
+    def credit(self, client_id: int, asset_id: int, units: int) -> None:
+        """Opening balance of a client (scenario setup)."""
+        balance(self.clients[client_id], asset_id).total += units
+
+    # --- the one entry point ----------------------------------------------------------------
+
+    def submit(self, cmd: Command, at: int | None = None) -> Result:
+        result = Result()
+        if isinstance(cmd, AdvanceClock):
+            at = cmd.to_ns if at is None or cmd.to_ns > at else at
+        if at is not None and at > self.clock.now:
+            self._advance(at, result.events)
+        self._handlers[type(cmd)](cmd, result)
+        if self.journal is not None:
+            self.journal(self.clock.now, cmd)
+        return result
+
+    # --- timers -----------------------------------------------------------------------------
+
+    def schedule(self, due: int, action: str, payload: Any) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (due, self._timer_seq, action, payload))
+
+    def next_due(self) -> int | None:
+        """The engine time at which something will happen on its own, if any."""
+        dues = [self._next_housekeeping]
+        if self._timers:
+            dues.append(self._timers[0][0])
+        expiry = self._next_expiry()
+        if expiry is not None:
+            dues.append(expiry)
+        return min(dues)
+
+    def _next_expiry(self) -> int | None:
+        queue = self.gtc_queue
+        life = self.config.gtc_life_ns
+        while queue and queue[0].status in FINAL:
+            queue.popleft()
+        return queue[0].created + life if queue else None
+
+    def _advance(self, to_ns: int, events: list[Event]) -> None:
+        clock = self.clock
+        while True:
+            due = to_ns + 1
+            kind = ""
+            if self._timers and self._timers[0][0] < due:
+                due, kind = self._timers[0][0], "timer"
+            expiry = self._next_expiry()
+            if expiry is not None and expiry < due:
+                due, kind = expiry, "expiry"
+            if self._next_housekeeping < due:
+                due, kind = self._next_housekeeping, "housekeeping"
+            if not kind:
+                break
+            clock.advance(due)
+            if kind == "timer":
+                _, _, action, payload = heapq.heappop(self._timers)
+                self._fire(action, payload, events)
+            elif kind == "expiry":
+                order = self.gtc_queue.popleft()
+                if order.status in WORKING:
+                    entry.cancel_now(self, order, "EXPIRED", events)
+            else:
+                self._housekeeping(events)
+                self._next_housekeeping += self.config.fee_settlement_interval_ns
+        clock.advance(to_ns)
+
+    def _fire(self, action: str, payload: Any, events: list[Event]) -> None:
+        if action == "ack_entry":
+            entry.ack_entry(self, payload, events)
+        elif action == "ack_cancel":
+            entry.ack_cancel(self, payload, events)
+        elif action == "ack_modify":
+            order, qty, price, to_market = payload
+            entry.apply_modify(self, order, qty, price, to_market, events)
+        elif action == "settle_transfer":
+            self._settle_transfer(payload, events)
+        else:  # pragma: no cover - a bug, not an input
+            raise AssertionError(f"unknown timer action {action}")
+
+    def _housekeeping(self, events: list[Event]) -> None:
+        """Sweep unsettled fees to the venue's fee account and forget what retention allows."""
+        ts = None
+        for asset_id in self.assets:
+            swept = 0
+            for client in self.clients.values():
+                bal = client.balances.get(asset_id)
+                if bal is not None and bal.unsettled_fees:
+                    swept += bal.unsettled_fees
+                    bal.unsettled_fees = 0
+            if swept:
+                self.fee_account[asset_id] += swept
+                ts = self.clock.stamp()
+                events.append(("fees_settled", ts, asset_id, swept))
+        self._forget()
+
+    def _forget(self) -> None:
+        now = self.clock.now
+        order_cutoff = now - max(self.config.status_retention_ns, self.config.listing_window_ns)
+        fill_cutoff = now - self.config.listing_window_ns
+        for client in self.clients.values():
+            orders = client.orders
+            stale = []
+            for oid, order in orders.items():
+                if order.created >= order_cutoff:
+                    break
+                if order.status in FINAL and order.updated < order_cutoff:
+                    stale.append(oid)
+            for oid in stale:
+                order = orders.pop(oid)
+                ext = order.external_id
+                if ext is not None and client.by_external.get(ext) is order:
+                    del client.by_external[ext]
+            fills = client.fills
+            keep = 0
+            while keep < len(fills) and fills[keep].timestamp < fill_cutoff:
+                keep += 1
+            if keep:
+                del fills[:keep]
+        self.gtc_queue = deque(o for o in self.gtc_queue if o.status not in FINAL)
+
+    # --- commands other than order entry ----------------------------------------------------
+
+    def _set_client_info(self, cmd: SetClientInfo, result: Result) -> Result:
+        client = self.clients.get(cmd.client_id)
+        if client is None:
+            result.reject = Reject.UNKNOWN_CLIENT
+            return result
+        if cmd.self_trade_prevention not in STP_VALUES:
+            result.reject = Reject.STP_INVALID
+            return result
+        client.self_trade_prevention = cmd.self_trade_prevention
+        result.events.append(("client", self.clock.stamp(), client.id, cmd.self_trade_prevention))
+        return result
+
+    def _set_latency(self, cmd: SetLatency, result: Result) -> Result:
+        self.latency_entry_ns = max(0, cmd.entry_ns)
+        self.latency_modify_ns = max(0, cmd.modify_ns)
+        self.latency_cancel_ns = max(0, cmd.cancel_ns)
+        return result
+
+    def _set_settlement_delay(self, cmd: SetSettlementDelay, result: Result) -> Result:
+        self.settlement_delay_ns = max(0, cmd.delay_ns)
+        return result
+
+    def _set_instrument_status(self, cmd: SetInstrumentStatus, result: Result) -> Result:
+        inst = self.instruments.get(cmd.instrument_id)
+        if inst is None:
+            result.reject = Reject.UNKNOWN_INSTRUMENT
+            return result
+        before, inst.status = inst.status, cmd.status
+        events = result.events
+        events.append(("instrument", self.clock.stamp(), inst.id, cmd.status))
+        book = self.books[inst.id]
+        if cmd.status == DISABLED:
+            for order in book.resting_orders():
+                entry.cancel_now(self, order, "INSTRUMENT_DISABLED", events)
+        elif cmd.status == ACTIVE and before == OPENING:
+            self._uncross(book, events)
+        return result
+
+    def _uncross(self, book: Book, events: list[Event]) -> None:
+        """Opening: feed the resting orders back in arrival order, so crossing ones trade."""
+        orders = book.resting_orders()
+        for order in orders:
+            book.remove(order, order.qty - order.executed)
+        for order in orders:
+            if order.status not in WORKING:
+                continue  # ended by self-trade prevention of an earlier order
+            stopped = match(self, order, events)
+            if order.executed == order.qty:
+                entry.end_order(self, order, "FILLED", None, events)
+            elif stopped:
+                entry.end_order(self, order, "CANCELED", "SELF_TRADE_PREVENTION", events)
+            else:
+                book.add(order)
+
+    def _request_transfer(self, cmd: RequestTransfer, result: Result) -> Result:
+        client = self.clients.get(cmd.client_id)
+        asset = self.assets.get(cmd.asset_id)
+        if client is None:
+            result.reject = Reject.UNKNOWN_CLIENT
+            return result
+        if asset is None:
+            result.reject = Reject.UNKNOWN_ASSET
+            return result
+        units = asset.grid.to_units(cmd.amount)
+        if units is None:
+            result.reject = Reject.QTY_OFF_GRID
+            return result
+        if units <= 0:
+            result.reject = Reject.QTY_NOT_POSITIVE
+            return result
+        tid = self.next_transfer_id
+        self.next_transfer_id = tid + 1
+        transfer = Transfer(
+            tid, client, asset, units, cmd.type, cmd.platform, cmd.instructions, self.clock.stamp(),
+            cmd.amount,
+        )
+        client.transfers[tid] = transfer
+        result.transfer = transfer
+        bal = balance(client, asset.id)
+        if cmd.type != DEPOSIT:
+            if bal.total - bal.hold < units:
+                transfer.status = T_REJECTED
+                transfer.reject_reason = Reject.INSUFFICIENT_BALANCE.value
+                result.events.append(("transfer", transfer.created, tid, client.id, T_REJECTED))
+                return result
+            bal.hold += units
+        result.events.append(("transfer", transfer.created, tid, client.id, T_INITIALIZED))
+        result.snapshot_status = T_INITIALIZED
+        if self.settlement_delay_ns:
+            self.schedule(self.clock.now + self.settlement_delay_ns, "settle_transfer", transfer)
+        else:
+            self._settle_transfer(transfer, result.events)
+        return result
+
+    def _settle_transfer(self, transfer: Transfer, events: list[Event]) -> None:
+        bal = balance(transfer.client, transfer.asset.id)
+        if transfer.type == DEPOSIT:
+            bal.total += transfer.amount
+        else:
+            bal.hold -= transfer.amount
+            bal.total -= transfer.amount
+        transfer.status = T_COMPLETED
+        transfer.updated = self.clock.stamp()
+        events.append(("transfer", transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
+
+    def _paper_funds(self, cmd: PaperFunds, result: Result) -> Result:
+        client = self.clients.get(cmd.client_id)
+        asset = self.assets.get(cmd.asset_id)
+        if client is None:
+            result.reject = Reject.UNKNOWN_CLIENT
+            return result
+        if asset is None:
+            result.reject = Reject.UNKNOWN_ASSET
+            return result
+        units = asset.grid.to_units(cmd.amount)
+        if units is None:
+            result.reject = Reject.QTY_OFF_GRID
+            return result
+        if units <= 0:
+            result.reject = Reject.QTY_NOT_POSITIVE
+            return result
+        bal = balance(client, asset.id)
+        if cmd.remove:
+            if bal.total - bal.hold < units:
+                result.reject = Reject.INSUFFICIENT_BALANCE
+                return result
+            units = -units
+        bal.total += units
+        result.events.append(("funds", self.clock.stamp(), client.id, asset.id, units))
+        return result
+
+    # --- checks -----------------------------------------------------------------------------
+
+    def asset_totals(self) -> dict[int, int]:
+        """Per asset: every client's total plus unsettled fees plus the fee account."""
+        totals = dict(self.fee_account)
+        for client in self.clients.values():
+            for asset_id, bal in client.balances.items():
+                totals[asset_id] = totals.get(asset_id, 0) + bal.total + bal.unsettled_fees
+        return totals
+
+    def check_invariants(self) -> None:
+        """Assert every structural and ledger invariant (tests call this after every step)."""
+        expected_hold: dict[tuple[int, int], list[int]] = {}
+        for client in self.clients.values():
+            counts: dict[int, int] = {}
+            for order in client.orders.values():
+                held, fee_held = order_hold(order)
+                if held:
+                    from .ledger import held_asset
+
+                    slot = expected_hold.setdefault((client.id, held_asset(order)), [0, 0])
+                    slot[0] += held
+                    slot[1] += fee_held
+                if order.status not in FINAL:
+                    counts[order.instrument.id] = counts.get(order.instrument.id, 0) + 1
+                    assert 0 <= order.executed < order.qty or order.status == "INITIALIZED", order
+                book = self.books[order.instrument.id]
+                assert book.contains(order) == (order.status in WORKING), f"{order!r} vs book"
+                assert open_qty(order) >= 0
+            for inst_id, n in client.open_orders.items():
+                assert n == counts.get(inst_id, 0), f"client {client.id} open orders {n} != {counts}"
+            for transfer in client.transfers.values():
+                if transfer.status == T_INITIALIZED and transfer.type != DEPOSIT:
+                    slot = expected_hold.setdefault((client.id, transfer.asset.id), [0, 0])
+                    slot[0] += transfer.amount
+            for asset_id, bal in client.balances.items():
+                assert bal.total >= 0, f"client {client.id} asset {asset_id}: negative total {bal!r}"
+                assert 0 <= bal.hold <= bal.total, f"client {client.id} asset {asset_id}: {bal!r}"
+                assert 0 <= bal.fees_hold <= bal.hold, f"client {client.id} asset {asset_id}: {bal!r}"
+                assert bal.unsettled_fees >= 0
+                want = expected_hold.get((client.id, asset_id), [0, 0])
+                assert bal.hold == want[0], f"client {client.id} asset {asset_id}: hold {bal!r} != {want}"
+                assert bal.fees_hold == want[1], f"client {client.id} asset {asset_id}: {bal!r} != {want}"
+        for inst_id, book in self.books.items():
+            book.check_invariants(allow_crossed=self.instruments[inst_id].status == OPENING)
+
+
+__all__ = ["Venue", "VenueConfig", "Result", "Balance"]
