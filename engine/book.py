@@ -11,6 +11,9 @@ Contract:
 - Only orders with open quantity rest; a level never holds a zero-quantity order and an empty level is
   removed at once. ``check_invariants`` asserts all of this and that the book is not crossed (except
   while an OPENING instrument collects orders).
+- While the instrument is OPENING (and until it uncrosses), ``opening`` records the orders that joined
+  the back of a level, in joining order, so the uncross can feed them back in true time priority
+  (an order that lost its place by a modify counts from when it rejoined).
 """
 
 from __future__ import annotations
@@ -33,13 +36,14 @@ class Level:
 
 
 class Book:
-    __slots__ = ("instrument_id", "bids", "asks", "last_price")
+    __slots__ = ("instrument_id", "bids", "asks", "last_price", "opening")
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id
         self.bids: SortedDict = SortedDict()  # -price -> Level
         self.asks: SortedDict = SortedDict()  # price -> Level
         self.last_price: int | None = None  # ticks of the last trade
+        self.opening: dict[int, Order] | None = None  # id -> order joined since OPENING, in order
 
     def side(self, side: str) -> SortedDict:
         """The levels an order of ``side`` rests on."""
@@ -60,6 +64,10 @@ class Book:
             order.price = level.price  # share one int object per level
         level.orders[order.id] = order
         level.qty += order.qty - order.executed
+        opening = self.opening
+        if opening is not None:
+            opening.pop(order.id, None)
+            opening[order.id] = order
 
     def remove(self, order: Order, open_lots: int) -> None:
         """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""
@@ -70,6 +78,8 @@ class Book:
         level.qty -= open_lots
         if not level.orders:
             del levels[key]
+        if self.opening is not None:
+            self.opening.pop(order.id, None)
 
     def contains(self, order: Order) -> bool:
         levels = self.bids if order.side == BUY else self.asks

@@ -129,13 +129,20 @@ def place(v: "Venue", cmd: PlaceOrder, result: "Result") -> "Result":
     hold_rate = parse_rate(cmd.hold_fee_rate) if cmd.hold_fee_rate is not None else None
     order_id = v.next_order_id
     v.next_order_id = order_id + 1
-    qty = inst.qty_grid.to_units(cmd.qty)
-    price = inst.price_grid.to_units(cmd.price) if cmd.price is not None else None
+    qty, qty_canonical = inst.qty_grid.parse(cmd.qty)
+    if cmd.price is not None:
+        price, price_canonical = inst.price_grid.parse(cmd.price)
+    else:
+        price, price_canonical = None, True
     is_market = cmd.type == MARKET
     order = Order(
         order_id, client, inst, cmd.side, cmd.type, cmd.tif, price or 0, qty or 0,
         v.clock.stamp(), cmd.external_id, _extra_of(cmd, hold_rate),
     )
+    if not (qty_canonical and price_canonical):
+        # echo the request's own spelling of qty and price in order_info
+        order.ex().qty_given = cmd.qty
+        order.extra.price_given = cmd.price  # type: ignore[union-attr]
 
     reason = _entry_reject(v, cmd, order, qty, price, hold_rate)
     if reason is not None:
@@ -309,19 +316,17 @@ def modify(v: "Venue", cmd: ModifyOrder, result: "Result") -> "Result":
         if order.is_alo and would_trade(v, order.side, order.instrument, new_price):
             result.reject = Reject.ALO_WOULD_TRADE
             return result
-        # the hold may grow: the client must afford the difference
-        if order.side == BUY:
-            cost, fee = buy_hold(order, new_qty - order.executed, new_price)
-            new_held = cost + fee
-        else:
-            new_held = (new_qty - order.executed) * order.instrument.base_per_lot
-        held = order_hold(order)[0]
-        bal = balance(order.client, held_asset(order))
-        if new_held - held > bal.total - bal.hold:
+        if _cannot_afford(order, new_qty, new_price):
             result.reject = Reject.INSUFFICIENT_BALANCE
             return result
 
+    if new_ext is not None and new_ext in order.client.live_external:
+        result.reject = Reject.DUPLICATE_EXTERNAL_ID  # checked before anything about the order changes
+        return result
     extra = order.ex()
+    if extra.qty_given is None:  # order_info keeps the order as entered
+        extra.qty_given = order.instrument.qty_grid.format(order.qty)
+        extra.price_given = order.instrument.price_grid.format(order.price) if order.type == LIMIT else None
     extra.modify_info = {
         k: getattr(cmd, k)
         for k in ("msg_id", "parent_id", "prev_modify", "new_qty", "new_price", "new_type")
@@ -331,9 +336,6 @@ def modify(v: "Venue", cmd: ModifyOrder, result: "Result") -> "Result":
     if cmd.msg_id is not None:
         extra.msg_id = cmd.msg_id
     if new_ext is not None:
-        if new_ext in client.live_external:  # type: ignore[union-attr]
-            result.reject = Reject.DUPLICATE_EXTERNAL_ID
-            return result
         _rename_external(order, new_ext)
     if v.latency_modify_ns:
         order.status = MODIFY_PENDING
@@ -345,6 +347,31 @@ def modify(v: "Venue", cmd: ModifyOrder, result: "Result") -> "Result":
         return result
     apply_modify(v, order, new_qty, new_price, to_market, result.events)
     return result
+
+
+def _cannot_afford(order: Order, new_qty: int, new_price: int) -> bool:
+    """Whether the hold of ``order`` at ``new_qty``/``new_price`` would grow beyond the available balance."""
+    if order.side == BUY:
+        cost, fee = buy_hold(order, new_qty - order.executed, new_price)
+        new_held = cost + fee
+    else:
+        new_held = (new_qty - order.executed) * order.instrument.base_per_lot
+    bal = balance(order.client, held_asset(order))
+    return new_held - order_hold(order)[0] > bal.total - bal.hold
+
+
+def _late_modify_reject(v: "Venue", order: Order, new_qty: int, new_price: int) -> Reject | None:
+    """A modify acknowledged after a delay: the checks the market or the balance may have changed since."""
+    inst = order.instrument
+    if inst.status == HALTED:
+        return Reject.INSTRUMENT_HALTED
+    if new_qty <= order.executed:
+        return None  # ends the order: nothing to afford or cross
+    if order.is_alo and would_trade(v, order.side, inst, new_price):
+        return Reject.ALO_WOULD_TRADE
+    if _cannot_afford(order, new_qty, new_price):
+        return Reject.INSUFFICIENT_BALANCE
+    return None
 
 
 def _rename_external(order: Order, new_ext: str) -> None:
@@ -390,7 +417,9 @@ def _modify_reject(v: "Venue", cmd: ModifyOrder, order: Order) -> Reject | None:
 def apply_modify(
     v: "Venue", order: Order, new_qty: int, new_price: int, to_market: bool, events: list[Event]
 ) -> None:
-    """Change a working order's quantity and price (the checks have passed)."""
+    """Change a working order's quantity and price (the checks have passed). A modify acknowledged after
+    a latency delay re-checks halt, ALO and balance first and, if one fails, leaves the order as it was
+    (``MODIFY_REJECTED:<reason>`` in its modifications and event)."""
     if order.status not in (ACTIVE, MODIFY_PENDING):
         return  # ended while the modify was pending
     book = v.books[order.instrument.id]
@@ -401,6 +430,14 @@ def apply_modify(
     mods = extra.modifications
     if mods is None:
         mods = extra.modifications = []
+    if order.status == MODIFY_PENDING:
+        late = _late_modify_reject(v, order, new_qty, new_price)
+        if late is not None:  # the order keeps its old terms and its place
+            what = "MODIFY_REJECTED:" + late.value
+            mods.append((ts, what))
+            order.status = ACTIVE
+            events.append(("order", ts, order.id, client.id, ACTIVE, what))
+            return
     mods.append((ts, "MODIFIED"))
     resting = book.contains(order)
     held, fee_held = order_hold(order)

@@ -122,7 +122,9 @@ def fill(v: "Venue", taker: Order, maker: Order, lots: int, price: int, events: 
     v.next_match_id = match_id + 1
     b_liq, s_liq = (TAKER, MAKER) if buyer is taker else (MAKER, TAKER)
     bc.fills.append(Fill(match_id, ts, buyer, price, lots, b_rate, b_liq, b_fee, quote))
-    sc.fills.append(Fill(match_id, ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
+    # a self-trade puts both sides in one client's list: a timestamp of its own keeps cursors exact
+    s_ts = v.clock.stamp() if sc is bc else ts
+    sc.fills.append(Fill(match_id, s_ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
     v.books[inst.id].last_price = price
     m_fee, t_fee = (b_fee, s_fee) if buyer is maker else (s_fee, b_fee)
     events.append(("trade", ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee))

@@ -118,3 +118,4 @@ class Client:
     fills: list["Fill"] = field(default_factory=list, repr=False)  # oldest first
     transfers: dict[int, "Transfer"] = field(default_factory=dict, repr=False)
     open_orders: dict[int, int] = field(default_factory=dict, repr=False)  # instrument id -> count
+    funds_log: list[tuple[int, int, int]] = field(default_factory=list, repr=False)  # (ts, asset, units)

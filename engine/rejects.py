@@ -62,6 +62,7 @@ class Reject(str, Enum):
     ALO_WOULD_TRADE = ("ALO_WOULD_TRADE", Stage.MATCHING)
     NO_LIQUIDITY = ("NO_LIQUIDITY", Stage.MATCHING)
     NOT_ENOUGH_LIQUIDITY = ("NOT_ENOUGH_LIQUIDITY", Stage.MATCHING)
+    QUOTE_DEPTH_LIMIT = ("QUOTE_DEPTH_LIMIT", Stage.MATCHING)
 
     @property
     def stage_name(self) -> str:

@@ -33,7 +33,7 @@ def parse_decimal(text: str) -> tuple[int, int] | None:
 class Grid:
     """An increment; converts decimal strings to whole numbers of increments and back."""
 
-    __slots__ = ("text", "coef", "scale", "_pow")
+    __slots__ = ("text", "coef", "scale", "_pow", "_cache")
 
     def __init__(self, increment: str) -> None:
         parsed = parse_decimal(increment)
@@ -42,11 +42,28 @@ class Grid:
         self.text = increment
         self.coef, self.scale = parsed
         self._pow = 10**self.scale
+        self._cache: dict[str, tuple[int | None, bool]] = {}
 
     @classmethod
     def of_decimals(cls, decimals: int) -> "Grid":
         """The grid of an asset with ``decimals`` decimal places (its smallest unit)."""
         return cls("1" if decimals == 0 else "0." + "0" * (decimals - 1) + "1")
+
+    def parse(self, text: str) -> tuple[int | None, bool]:
+        """(units or None, whether ``text`` is the canonical spelling ``format(units)``), cached.
+
+        Order entry meets the same few price and quantity strings over and over; the cache (cleared
+        when it grows past 4096 entries) makes their conversion a dict lookup.
+        """
+        hit = self._cache.get(text)
+        if hit is not None:
+            return hit
+        units = self.to_units(text)
+        hit = (units, units is not None and self.format(units) == text)
+        if len(self._cache) >= 4096:
+            self._cache.clear()
+        self._cache[text] = hit
+        return hit
 
     def to_units(self, text: str) -> int | None:
         """Exact number of increments in ``text``; None when malformed or off the grid."""

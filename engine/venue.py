@@ -113,7 +113,9 @@ class Venue:
 
     def add_instrument(self, inst: Instrument) -> None:
         self.instruments[inst.id] = inst
-        self.books[inst.id] = Book(inst.id)
+        self.books[inst.id] = book = Book(inst.id)
+        if inst.status == OPENING:
+            book.opening = {}
 
     def add_client(self, client: Client) -> None:
         self.clients[client.id] = client
@@ -128,11 +130,14 @@ class Venue:
         result = Result()
         if isinstance(cmd, AdvanceClock):
             at = cmd.to_ns if at is None or cmd.to_ns > at else at
-        if at is not None and at > self.clock.now:
+        if at is None or at < self.clock.now:
+            at = self.clock.now
+        if self.journal is not None:
+            # written before anything changes: a command the journal could not take is not applied
+            self.journal(at, cmd)
+        if at > self.clock.now:
             self._advance(at, result.events)
         self._handlers[type(cmd)](cmd, result)
-        if self.journal is not None:
-            self.journal(self.clock.now, cmd)
         return result
 
     # --- timers -----------------------------------------------------------------------------
@@ -268,20 +273,35 @@ class Venue:
         if inst is None:
             result.reject = Reject.UNKNOWN_INSTRUMENT
             return result
-        before, inst.status = inst.status, cmd.status
+        inst.status = cmd.status
         events = result.events
         events.append(("instrument", self.clock.stamp(), inst.id, cmd.status))
         book = self.books[inst.id]
         if cmd.status == DISABLED:
             for order in book.resting_orders():
                 entry.cancel_now(self, order, "INSTRUMENT_DISABLED", events)
-        elif cmd.status == ACTIVE and before == OPENING:
+            book.opening = None
+        elif cmd.status == OPENING:
+            if book.opening is None:
+                book.opening = {}
+        elif cmd.status == ACTIVE and book.opening is not None:
+            # from OPENING, possibly by way of HALTED: the book may be crossed
             self._uncross(book, events)
         return result
 
     def _uncross(self, book: Book, events: list[Event]) -> None:
-        """Opening: feed the resting orders back in arrival order, so crossing ones trade."""
-        orders = book.resting_orders()
+        """Opening: feed the resting orders back in arrival order, so crossing ones trade.
+
+        Orders that rested before OPENING never cross one another: they go first, level by level, which
+        keeps their queues. Then the orders that joined while OPENING, in the order they joined.
+        """
+        joined = book.opening or {}
+        book.opening = None
+        orders = [
+            o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values()
+            if o.id not in joined
+        ]
+        orders += joined.values()
         for order in orders:
             book.remove(order, order.qty - order.executed)
         for order in orders:
@@ -369,7 +389,9 @@ class Venue:
                 return result
             units = -units
         bal.total += units
-        result.events.append(("funds", self.clock.stamp(), client.id, asset.id, units))
+        ts = self.clock.stamp()
+        client.funds_log.append((ts, asset.id, units))
+        result.events.append(("funds", ts, client.id, asset.id, units))
         return result
 
     # --- checks -----------------------------------------------------------------------------
@@ -416,7 +438,7 @@ class Venue:
                 assert bal.hold == want[0], f"client {client.id} asset {asset_id}: hold {bal!r} != {want}"
                 assert bal.fees_hold == want[1], f"client {client.id} asset {asset_id}: {bal!r} != {want}"
         for inst_id, book in self.books.items():
-            book.check_invariants(allow_crossed=self.instruments[inst_id].status == OPENING)
+            book.check_invariants(allow_crossed=book.opening is not None)
 
 
 __all__ = ["Venue", "VenueConfig", "Result", "Balance"]

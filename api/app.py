@@ -1,0 +1,91 @@
+"""The aiohttp application: one route table, the simulation under a typed key, middlewares.
+
+``create_app(sim, options)`` builds the app that ``cefisim serve``, the pytest plugin and the tests
+all run. CeFi direct is served under ``/v1/cefi/``, Auth under ``/v1/auth/``, paper trading under
+``/v1/paper-trading/`` and the emulator's control plane under ``/_sim/``. Nothing else exists: the
+removed ``/api/v1/`` prefix and the singular aliases of the earlier interface answer 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from . import cefi_account as account
+from . import cefi_market as market
+from . import cefi_orders as orders
+from .control import control_guard, control_routes
+from .keys import OPTIONS, SIM, ServerOptions
+from .middleware import problems_middleware
+from .sim import Simulation
+
+log = logging.getLogger("cefisim.app")
+CEFI = "/v1/cefi"
+
+#: (method, path, handler, signed) — the CeFi direct interface, one row per operation
+CEFI_ROUTES: list[tuple[str, str, object, bool]] = [
+    ("GET", "/health", market.get_health, False),
+    ("GET", "/versions", market.get_versions, False),
+    ("GET", "/assets", market.get_assets, False),
+    ("GET", "/instruments", market.get_instruments, False),
+    ("GET", "/market/quote", market.get_market_quote, False),
+    ("POST", "/market/quote", market.post_market_quote, False),
+    ("POST", "/markets/quote", market.post_markets_quote, False),
+    ("GET", "/clients", account.get_clients, True),
+    ("PATCH", "/clients", account.patch_clients, True),
+    ("GET", "/orders", orders.get_orders, True),
+    ("POST", "/orders", orders.post_order, True),
+    ("PATCH", "/orders", orders.patch_order, True),
+    ("GET", "/orders/all", orders.get_orders_all, True),
+    ("GET", "/orders/active", orders.get_orders_active, True),
+    ("GET", "/orders/trade", orders.get_orders_trade, True),
+    ("GET", "/orders/activity", orders.get_orders_activity, True),
+    ("GET", "/orders/status/{ref_id}", orders.get_order_status, True),
+    ("DELETE", "/orders/{ref_id}", orders.delete_order, True),
+    ("GET", "/balances", account.get_balances, True),
+    ("GET", "/balances/activity", account.get_balances_activity, True),
+    ("GET", "/transfers", account.get_transfers, True),
+    ("POST", "/transfers", account.post_transfer, True),
+    ("GET", "/transfers/active", account.get_transfers_active, True),
+]
+
+TICK_SECONDS = 0.05
+
+
+def cefi_routes() -> list[web.RouteDef]:
+    return [web.route(method, CEFI + path, handler) for method, path, handler, _ in CEFI_ROUTES]  # type: ignore[arg-type]
+
+
+async def _wall_ticker(app: web.Application) -> AsyncIterator[None]:
+    """In wall-clock mode, let the scenario's agents and the venue's timers run between requests."""
+    sim = app[SIM]
+
+    async def run() -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            try:
+                sim.tick()
+            except Exception:  # a bug; keep serving and say so
+                log.exception("scenario tick failed")
+
+    task = asyncio.create_task(run()) if sim.clock_mode == "wall" else None
+    yield
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
+    options = options or ServerOptions()
+    app = web.Application(middlewares=[problems_middleware, control_guard], client_max_size=options.max_body_bytes)
+    app[SIM] = sim
+    app[OPTIONS] = options
+    app.add_routes(cefi_routes())
+    app.add_routes(control_routes())
+    app.cleanup_ctx.append(_wall_ticker)
+    return app

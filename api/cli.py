@@ -1,0 +1,108 @@
+"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sign``.
+
+``cefisim serve [--host 127.0.0.1] [--port 8080] [--scenario FILE] [--journal FILE] [--clock wall|virtual]``
+serves the emulator; with no scenario it loads ``scenarios/demo.json``. Scenario and journal problems
+are reported as one clear message and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import shlex
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from .keys import ServerOptions
+from .scenario import ScenarioError, load_scenario
+from .signing import LAYOUTS
+from .sim import JournalError, Simulation
+
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "demo.json"
+
+
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="serve the emulator over HTTP")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--scenario", default=None, help="scenario file (default: scenarios/demo.json)")
+    p.add_argument("--journal", default=None, help="command journal: replayed on start, appended to")
+    p.add_argument("--clock", choices=("wall", "virtual"), default="wall")
+    p.add_argument("--signature-layout", choices=LAYOUTS, default="concat")
+    p.add_argument("--sign-reference-data", action="store_true", help="assets and instruments need signing")
+    p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
+    p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
+    p.add_argument("--max-body-bytes", type=int, default=64 * 1024)
+    p.add_argument("--log-level", default="INFO")
+
+
+def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
+    """A shell snippet that signs and sends GET /v1/cefi/balances as the scenario's first client."""
+    if not sim.scenario.hmac_keys:
+        return "(the scenario defines no HMAC keys)"
+    key, (client_id, secret) = next(iter(sim.scenario.hmac_keys.items()))
+    path = "/v1/cefi/balances"
+    payload = '"${TS}GET' + path + '"' if layout != "newline" else '"GET\\n' + path + '\\n${TS}\\n"'
+    return (
+        f"TS=$(date +%s); SIG=$(printf {payload} | openssl dgst -sha256 -hmac {shlex.quote(secret)} -binary | base64); "
+        f"curl -s http://{host}:{port}{path} -H \"x-svc-auth-token: {key}\" -H \"x-svc-auth-signature: $SIG\" "
+        f"-H \"x-svc-auth-timestamp: $TS\" -H \"x-svc-auth-userid: {client_id}\""
+    )
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .app import create_app
+
+    scenario_path = Path(args.scenario) if args.scenario else DEFAULT_SCENARIO
+    try:
+        scenario = load_scenario(scenario_path)
+        sim = Simulation(scenario, clock=args.clock, journal_path=args.journal)
+    except (ScenarioError, JournalError) as exc:
+        print(f"cefisim: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"cefisim: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
+    options = ServerOptions(
+        signature_layout=args.signature_layout,
+        sign_reference_data=args.sign_reference_data,
+        environment=args.environment,
+        control_token=args.control_token,
+        max_body_bytes=args.max_body_bytes,
+    )
+    app = create_app(sim, options)
+    # the loaded scenario lives for the whole run: keep it out of the collector's way
+    gc.collect()
+    gc.freeze()
+    print(f"cefisim: serving {scenario_path} ({args.clock} clock) on http://{args.host}:{args.port}", flush=True)
+    if sim.recovered_commands:
+        print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
+    print("Try a signed request (valid for 15 s after you press enter):", flush=True)
+    print("  " + example_request(sim, args.host, args.port, args.signature_layout), flush=True)
+    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="cefisim", description="Deterministic CeFi venue emulator")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _serve_parser(sub)
+    sub.add_parser("replay", help="run a scenario without HTTP (see `cefisim replay --help`)", add_help=False)
+    if argv and argv[0] == "replay":
+        from .replay import replay_main
+
+        return replay_main(argv[1:])
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return serve_main(args)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

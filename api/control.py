@@ -1,0 +1,239 @@
+"""The emulator's control plane under ``/_sim/``: things a sandbox user drives that the venue has not.
+
+Off in ``--environment production`` (every path 404); with ``--control-token`` every request needs
+``Authorization: Bearer <token>``. Bodies are JSON; errors are bare RFC 7807 problems.
+
+| Method | Path | What |
+|---|---|---|
+| GET | /_sim/health | scenario, clock mode, engine time, command count |
+| POST | /_sim/reset | back to the loaded scenario (the journal starts anew) |
+| GET | /_sim/clock | engine time (ns and ISO 8601) |
+| POST | /_sim/clock/advance | ``{"seconds": "1.5"}`` or ``{"to": "2026-11-02T10:00:00Z"}`` or ``{"to_ns": "..."}`` |
+| GET | /_sim/book/{instrument_id} | depth (``?depth=N``, default 10) and last trade price |
+| GET | /_sim/trades/{instrument_id} | recent trades (``?limit=N``, default 50), newest first |
+| GET, POST | /_sim/latency | acknowledgement delays ``{"entry_ms", "modify_ms", "cancel_ms"}`` |
+| POST | /_sim/settlement-delay | ``{"ms": 250}``: transfer settlement delay |
+| POST | /_sim/instruments/{instrument_id}/status | ``{"status": "HALTED"}`` |
+| GET | /_sim/invariants | runs every engine invariant check; 200 ``{"ok": true}`` or 500 with the failure |
+| GET | /_sim/journal | the journal file (when the server runs with ``--journal``) |
+"""
+
+from __future__ import annotations
+
+import hmac
+from datetime import datetime, timezone
+
+from aiohttp import web
+
+from engine.clock import NS_PER_SECOND
+from engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
+from engine.reference import INSTRUMENT_STATUSES
+from engine.units import Grid
+
+from .http import read_json, respond
+from .keys import OPTIONS, SIM
+from .problems import Problem, bad_request
+from .serialize import iso, ns
+from .validate import F, check_object
+
+MS = 1_000_000
+_MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
+
+
+@web.middleware
+async def control_guard(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    if request.path.startswith("/_sim/") or request.path == "/_sim":
+        opts = request.app[OPTIONS]
+        if opts.environment == "production":
+            raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
+        if opts.control_token is not None:
+            given = request.headers.get("Authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
+                raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
+    return await handler(request)
+
+
+def _instrument_id(request: web.Request) -> int:
+    raw = request.match_info["instrument_id"]
+    venue = request.app[SIM].venue
+    if not raw.isdigit() or int(raw) not in venue.instruments:
+        raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {raw!r}")
+    return int(raw)
+
+
+def _ms(value: object, field: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value * MS
+    if isinstance(value, str):
+        units = _MS_GRID.to_units(value)
+        if units is not None:
+            return units * 1000
+    raise bad_request(field, "must be a non-negative number of milliseconds")
+
+
+def clock_doc(request: web.Request) -> dict:
+    sim = request.app[SIM]
+    now = sim.venue.clock.now
+    return {"now_ns": ns(now), "now": iso(now), "clock": sim.clock_mode}
+
+
+async def health(request: web.Request) -> web.Response:
+    sim = request.app[SIM]
+    return respond({
+        "status": "ok",
+        "scenario": str(sim.scenario.source),
+        "clock": sim.clock_mode,
+        "now_ns": ns(sim.venue.clock.now),
+        "orders": sim.venue.next_order_id - 1,
+        "matches": sim.venue.next_match_id - 1,
+    })
+
+
+async def reset(request: web.Request) -> web.Response:
+    request.app[SIM].reset()
+    return respond({"status": "reset", **clock_doc(request)})
+
+
+async def get_clock(request: web.Request) -> web.Response:
+    return respond(clock_doc(request))
+
+
+def _parse_instant(text: object, field: str) -> int:
+    if not isinstance(text, str):
+        raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z")
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp()) * NS_PER_SECOND + when.microsecond * 1000
+
+
+async def advance_clock(request: web.Request) -> web.Response:
+    sim = request.app[SIM]
+    if sim.clock_mode != "virtual":
+        raise Problem(409, "wall-clock", "the server runs on the wall clock; start it with --clock virtual")
+    body = check_object(await read_json(request), {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}, "")
+    given = [k for k in ("seconds", "to", "to_ns") if body.get(k) is not None]
+    if len(given) != 1:
+        raise bad_request("seconds", "give exactly one of seconds, to, to_ns")
+    now = sim.venue.clock.now
+    if given[0] == "seconds":
+        target = now + _ms(body["seconds"], "seconds") * 1000  # n "ms" of a thousandth are n seconds
+    elif given[0] == "to":
+        target = _parse_instant(body["to"], "to")
+    else:
+        target = int(body["to_ns"])
+    if target < now:
+        raise bad_request(given[0], "the engine clock never goes back")
+    result = sim.advance(target)
+    return respond({**clock_doc(request), "events": len(result.events)})
+
+
+async def book(request: web.Request) -> web.Response:
+    venue = request.app[SIM].venue
+    inst = venue.instruments[_instrument_id(request)]
+    raw = request.query.get("depth", "10")
+    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise bad_request("depth", "must be a whole number from 1 to 1000")
+    b = venue.books[inst.id]
+    fmt_p, fmt_q = inst.price_grid.format, inst.qty_grid.format
+
+    def side(name: str) -> list[dict]:
+        return [{"price": fmt_p(p), "qty": fmt_q(q), "orders": n} for p, q, n in b.depth(name, int(raw))]
+
+    return respond({
+        "instrument_id": str(inst.id), "symbol": inst.symbol, "status": inst.status,
+        "bids": side("BUY"), "asks": side("SELL"),
+        "last_price": fmt_p(b.last_price) if b.last_price is not None else None,
+        "timestamp": ns(venue.clock.now),
+    })
+
+
+async def recent_trades(request: web.Request) -> web.Response:
+    venue = request.app[SIM].venue
+    inst = venue.instruments[_instrument_id(request)]
+    raw = request.query.get("limit", "50")
+    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise bad_request("limit", "must be a whole number from 1 to 1000")
+    taker_fills = [
+        f for c in venue.clients.values() for f in c.fills
+        if f.order.instrument is inst and f.liq_flag == "TAKER"
+    ]
+    taker_fills.sort(key=lambda f: f.timestamp, reverse=True)
+    return respond([
+        {"match_id": str(f.match_id), "price": inst.price_grid.format(f.price), "qty": inst.qty_grid.format(f.qty),
+         "taker_side": f.order.side, "taker_order_id": str(f.order.id), "timestamp": ns(f.timestamp)}
+        for f in taker_fills[: int(raw)]
+    ])
+
+
+async def get_latency(request: web.Request) -> web.Response:
+    v = request.app[SIM].venue
+    return respond({"entry_ms": _fmt_ms(v.latency_entry_ns), "modify_ms": _fmt_ms(v.latency_modify_ns),
+                    "cancel_ms": _fmt_ms(v.latency_cancel_ns)})
+
+
+def _fmt_ms(value_ns: int) -> str:
+    return _MS_GRID.format(value_ns // 1000)
+
+
+async def set_latency(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    check_object(body, {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}, "")
+    v = request.app[SIM].venue
+    cmd = SetLatency(
+        entry_ns=_ms(body["entry_ms"], "entry_ms") if body.get("entry_ms") is not None else v.latency_entry_ns,
+        modify_ns=_ms(body["modify_ms"], "modify_ms") if body.get("modify_ms") is not None else v.latency_modify_ns,
+        cancel_ns=_ms(body["cancel_ms"], "cancel_ms") if body.get("cancel_ms") is not None else v.latency_cancel_ns,
+    )
+    request.app[SIM].submit(cmd)
+    return await get_latency(request)
+
+
+async def set_settlement_delay(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), {"ms": F("number", required=True)}, "")
+    request.app[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms")))
+    return respond({"ms": body["ms"]})
+
+
+async def set_instrument_status(request: web.Request) -> web.Response:
+    inst_id = _instrument_id(request)
+    body = check_object(await read_json(request), {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}, "")
+    request.app[SIM].submit(SetInstrumentStatus(inst_id, body["status"]))
+    return respond({"instrument_id": str(inst_id), "status": body["status"]})
+
+
+async def invariants(request: web.Request) -> web.Response:
+    venue = request.app[SIM].venue
+    try:
+        venue.check_invariants()
+    except AssertionError as exc:
+        raise Problem(500, "invariant-broken", str(exc)) from None
+    totals = {venue.assets[a].name: venue.assets[a].grid.format(t) for a, t in sorted(venue.asset_totals().items())}
+    return respond({"ok": True, "asset_totals": totals})
+
+
+async def journal(request: web.Request) -> web.StreamResponse:
+    sim = request.app[SIM]
+    if sim.journal_path is None:
+        raise Problem(404, "no-journal", "the server runs without --journal")
+    return web.FileResponse(sim.journal_path, headers={"Content-Type": "application/x-ndjson"})
+
+
+def control_routes() -> list[web.RouteDef]:
+    return [
+        web.get("/_sim/health", health),
+        web.post("/_sim/reset", reset),
+        web.get("/_sim/clock", get_clock),
+        web.post("/_sim/clock/advance", advance_clock),
+        web.get("/_sim/book/{instrument_id}", book),
+        web.get("/_sim/trades/{instrument_id}", recent_trades),
+        web.get("/_sim/latency", get_latency),
+        web.post("/_sim/latency", set_latency),
+        web.post("/_sim/settlement-delay", set_settlement_delay),
+        web.post("/_sim/instruments/{instrument_id}/status", set_instrument_status),
+        web.get("/_sim/invariants", invariants),
+        web.get("/_sim/journal", journal),
+    ]

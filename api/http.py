@@ -1,0 +1,60 @@
+"""Small helpers every handler shares: JSON responses by schema version, signed-request identity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from . import versions
+from .keys import CLIENT_ID, OPTIONS, SIM, VERSION
+from .problems import Problem
+from .signing import HEADERS, verify
+from .validate import parse_json
+
+JSON = "application/json"
+
+
+def dumps(payload: Any) -> bytes:
+    return orjson.dumps(payload)
+
+
+def respond(payload: Any, status: int = 200) -> web.Response:
+    return web.Response(body=dumps(payload), status=status, content_type=JSON)
+
+
+def respond_list(request: web.Request, items: list[Any], size: int | None = None,
+                 next_cursor: int | None = None) -> web.Response:
+    """A list read: the v2026_01_23 envelope, or the raw array under v2024_01_01."""
+    if request.get(VERSION) == versions.V2024:
+        return respond(items)
+    cursor = f"{next_cursor:019d}" if next_cursor is not None else None
+    return respond({"data": items, "pagination": {"size": size if size is not None else len(items),
+                                                   "next_cursor": cursor}})
+
+
+async def read_json(request: web.Request) -> Any:
+    return parse_json(await request.read())
+
+
+async def signed_client(request: web.Request) -> int:
+    """The client a signed CeFi request acts for; 401 problem when the signature does not hold."""
+    sim = request.app[SIM]
+    opts = request.app[OPTIONS]
+    body = await request.read()
+    headers = {name: request.headers.get(name) for name in HEADERS}
+    outcome = verify(
+        headers, sim.scenario.hmac_keys, request.method, request.rel_url.raw_path, body,
+        opts.wall_s(), opts.signature_layout,
+    )
+    if isinstance(outcome, int):
+        request[CLIENT_ID] = outcome
+        return outcome
+    raise Problem(401, "unauthorized", outcome.detail)
+
+
+def same_client(acting: int, named: str | None, field: str) -> None:
+    """A client id in a query or body must name the client the request acts for (else 403)."""
+    if named is not None and named != str(acting):
+        raise Problem(403, "forbidden", f"{field}: the request is signed for client {acting}, not {named}")

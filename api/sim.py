@@ -1,0 +1,252 @@
+"""The running simulation: one venue, its scenario runner, its clock mode and its journal.
+
+Everything that changes the venue goes through :meth:`Simulation.submit` (HTTP requests, the control
+plane, the scenario's agents and events), so there is one writer and one total order.
+
+Clock modes:
+- ``virtual``: engine time starts at the scenario's ``start`` and moves only when the control plane
+  advances it (or, with ``speed``, at a multiple of real time). Requests are applied at the current
+  engine time. Tests use this: it is fully deterministic.
+- ``wall``: engine time is the wall clock. The scenario is rebased to start when the server starts
+  (its events and agents keep their spacing), each request is applied at the wall time it arrives,
+  and a ticker lets agents and timers run between requests.
+
+Journal (``--journal FILE``): JSON lines. The first line is a header naming the scenario and the
+effective start; each further line is ``{"at": ns, "src": "ext"|"scn", "cmd": {...}}``, written and
+flushed before the command is applied (so before its response). ``src`` tells commands that came from
+outside (requests, control plane, ticks) from those the scenario runner generated. On start with an
+existing journal the server rebuilds the state: it re-runs the scenario and re-applies the external
+commands at their recorded times, and checks that the scenario regenerates exactly what was journaled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from engine.commands import AdvanceClock, Command
+from engine.journal import from_wire, to_wire
+from engine.venue import Result, Venue, VenueConfig
+
+from .scenario import Scenario
+
+log = logging.getLogger("cefisim.sim")
+
+JOURNAL_FORMAT = "cefisim-journal/1"
+
+
+class JournalError(Exception):
+    """The journal file cannot be used (unreadable, corrupt in the middle, another scenario)."""
+
+
+class JournalWriteError(Exception):
+    """A command could not be written to the journal; it was not applied."""
+
+
+class Simulation:
+    def __init__(
+        self,
+        scenario: Scenario,
+        clock: str = "virtual",
+        journal_path: str | Path | None = None,
+        venue_config: VenueConfig | None = None,
+        wall_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
+        if clock not in ("virtual", "wall"):
+            raise ValueError("clock must be 'virtual' or 'wall'")
+        self.scenario = scenario
+        self.clock_mode = clock
+        self.venue_config = venue_config
+        self._wall_ns = wall_ns
+        self.journal_path = Path(journal_path) if journal_path else None
+        self._journal: IO[bytes] | None = None
+        self._source = "ext"
+        self._recovering = False
+        self.recovered_commands = 0
+        self.start_ns = scenario.start_ns
+        existing = self._read_journal() if self.journal_path else None
+        if existing is not None:
+            self.start_ns = existing[0]
+        elif clock == "wall":
+            self.start_ns = wall_ns()
+        self._build()
+        if existing is not None:
+            self._recover(existing[1])
+        if self.journal_path:
+            self._open_journal(fresh=existing is None)
+
+    # --- building and rebuilding --------------------------------------------------------------
+
+    def _build(self) -> None:
+        delta = self.start_ns - self.scenario.start_ns
+        scenario = self.scenario.shifted(delta) if delta else self.scenario
+        self.venue: Venue = scenario.build_venue(self.venue_config, journal=self._on_command)
+        self.runner = scenario.runner(self.venue)
+        self._catch_up(self.start_ns)
+
+    def reset(self) -> None:
+        """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""
+        if self.clock_mode == "wall":
+            self.start_ns = self._wall_ns()
+        else:
+            self.start_ns = self.scenario.start_ns
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+        saved, self.journal_path = self.journal_path, None
+        self._build()
+        self.journal_path = saved
+        if self.journal_path:
+            self._open_journal(fresh=True)
+
+    # --- time -----------------------------------------------------------------------------------
+
+    def now_ns(self) -> int:
+        """Engine time now (in wall mode, the wall clock, never behind the engine clock)."""
+        if self.clock_mode == "wall":
+            return max(self._wall_ns(), self.venue.clock.now)
+        return self.venue.clock.now
+
+    def _catch_up(self, at: int) -> None:
+        """Let the scenario act up to ``at`` before an external command applies there."""
+        self._source = "scn"
+        try:
+            self.runner.run_until(at)
+        finally:
+            self._source = "ext"
+
+    # --- the one way in ---------------------------------------------------------------------------
+
+    def submit(self, cmd: Command) -> Result:
+        """Apply an external command (request or control plane) now."""
+        at = self.now_ns()
+        self._catch_up(at)
+        return self.venue.submit(cmd, at=at)
+
+    def advance(self, to_ns: int) -> Result:
+        """Move engine time forward (virtual clock), letting the scenario and timers act on the way."""
+        to_ns = max(to_ns, self.venue.clock.now)
+        self._catch_up(to_ns)
+        return self.venue.submit(AdvanceClock(to_ns), at=to_ns)
+
+    def tick(self) -> Result | None:
+        """Wall mode: run the scenario and due timers up to now (called periodically by the server)."""
+        now = self.now_ns()
+        self._catch_up(now)
+        due = self.venue.next_due()
+        if due is not None and due <= now:
+            return self.venue.submit(AdvanceClock(now), at=now)
+        return None
+
+    # --- journal ----------------------------------------------------------------------------------
+
+    def _on_command(self, at: int, cmd: Command) -> None:
+        if self._journal is None:
+            return
+        line = orjson.dumps({"at": at, "src": self._source, "cmd": to_wire(cmd)}, option=orjson.OPT_SORT_KEYS)
+        try:
+            self._journal.write(line + b"\n")
+            self._journal.flush()
+        except OSError as exc:
+            raise JournalWriteError(f"journal write failed: {exc.strerror or exc}") from None
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "format": JOURNAL_FORMAT,
+            "scenario": str(self.scenario.source),
+            "scenario_sha256": self.scenario_digest(),
+            "start_ns": self.start_ns,
+            "clock": self.clock_mode,
+        }
+
+    def scenario_digest(self) -> str:
+        return hashlib.sha256(orjson.dumps(self.scenario.doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    def _open_journal(self, fresh: bool) -> None:
+        assert self.journal_path is not None
+        if fresh:
+            self._journal = open(self.journal_path, "wb")
+            self._journal.write(orjson.dumps(self._header(), option=orjson.OPT_SORT_KEYS) + b"\n")
+            self._journal.flush()
+        else:
+            self._journal = open(self.journal_path, "ab")
+
+    def _read_journal(self) -> tuple[int, list[tuple[int, str, Command]]] | None:
+        """(start_ns, entries) of an existing journal; a torn last line is cut off."""
+        path = self.journal_path
+        assert path is not None
+        if not path.exists() or path.stat().st_size == 0:
+            return None
+        data = path.read_bytes()
+        lines = data.split(b"\n")
+        complete_until = len(data)
+        if not data.endswith(b"\n"):
+            # a torn last write: keep everything up to the last complete record
+            torn = lines.pop()
+            complete_until = len(data) - len(torn)
+            log.warning("journal %s: incomplete last record (%d bytes) cut off", path, len(torn))
+        else:
+            lines.pop()
+        entries: list[tuple[int, str, Command]] = []
+        offset = 0
+        start_ns = None
+        for number, raw in enumerate(lines):
+            try:
+                record = orjson.loads(raw)
+                if number == 0:
+                    if not isinstance(record, dict) or record.get("format") != JOURNAL_FORMAT:
+                        raise ValueError("not a cefisim journal header")
+                    if record.get("scenario_sha256") != self.scenario_digest():
+                        raise JournalError(
+                            f"journal {path} was written for another scenario ({record.get('scenario')})"
+                        )
+                    start_ns = int(record["start_ns"])
+                else:
+                    entries.append((int(record["at"]), str(record["src"]), from_wire(record["cmd"])))
+            except JournalError:
+                raise
+            except (ValueError, KeyError, TypeError) as exc:
+                if number == len(lines) - 1 and number > 0:
+                    log.warning("journal %s: corrupt last record at byte %d cut off (%s)", path, offset, exc)
+                    complete_until = offset
+                    break
+                raise JournalError(f"journal {path}: corrupt record at byte offset {offset}: {exc}") from None
+            offset += len(raw) + 1
+        if complete_until < len(data):
+            with open(path, "r+b") as f:
+                f.truncate(complete_until)
+                f.flush()
+                os.fsync(f.fileno())
+        assert start_ns is not None
+        return start_ns, entries
+
+    def _recover(self, entries: list[tuple[int, str, Command]]) -> None:
+        """Re-apply a journal: the scenario regenerates its own commands, external ones are replayed."""
+        regenerated: list[tuple[int, Command]] = []
+        journaled = [(at, cmd) for at, src, cmd in entries if src == "scn"]
+
+        def record(at: int, cmd: Command) -> None:
+            if self._source == "scn":
+                regenerated.append((at, cmd))
+
+        self.venue.journal = record
+        try:
+            for at, src, cmd in entries:
+                if src == "scn":
+                    continue
+                self._catch_up(at)
+                self.venue.submit(cmd, at=at)
+                self.recovered_commands += 1
+            if entries:
+                self._catch_up(max(at for at, _, _ in entries))
+        finally:
+            self.venue.journal = self._on_command
+        if regenerated != journaled:
+            raise JournalError(f"journal {self.journal_path}: the scenario does not regenerate what it journaled")
