@@ -16,6 +16,8 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | POST | /_sim/instruments/{instrument_id}/status | ``{"status": "HALTED"}`` |
 | GET | /_sim/invariants | runs every engine invariant check; 200 ``{"ok": true}`` or 500 with the failure |
 | GET | /_sim/journal | the journal file (when the server runs with ``--journal``) |
+| GET | /_sim/snapshot | the whole state as JSON |
+| POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
 from .serialize import iso, ns
-from .validate import F, check_object
+from .snapshot import SnapshotError
+from .validate import F, check_object, parse_json
 
 MS = 1_000_000
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
@@ -222,6 +225,20 @@ async def journal(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(sim.journal_path, headers={"Content-Type": "application/x-ndjson"})
 
 
+async def get_snapshot(request: web.Request) -> web.Response:
+    return respond(request.app[SIM].snapshot())
+
+
+async def restore_snapshot(request: web.Request) -> web.Response:
+    # a snapshot is far larger than any API body: read it past the app's body limit
+    doc = parse_json(await request.content.read())
+    try:
+        request.app[SIM].restore(doc)
+    except SnapshotError as exc:
+        raise bad_request("body", str(exc)) from None
+    return respond({"status": "restored", **clock_doc(request)})
+
+
 def control_routes() -> list[web.RouteDef]:
     return [
         web.get("/_sim/health", health),
@@ -236,4 +253,6 @@ def control_routes() -> list[web.RouteDef]:
         web.post("/_sim/instruments/{instrument_id}/status", set_instrument_status),
         web.get("/_sim/invariants", invariants),
         web.get("/_sim/journal", journal),
+        web.get("/_sim/snapshot", get_snapshot),
+        web.post("/_sim/snapshot", restore_snapshot),
     ]

@@ -35,6 +35,7 @@ from engine.commands import AdvanceClock, Command
 from engine.journal import from_wire, to_wire
 from engine.venue import Result, Venue, VenueConfig
 
+from . import snapshot
 from .scenario import Scenario
 
 log = logging.getLogger("cefisim.sim")
@@ -67,16 +68,21 @@ class Simulation:
         self._wall_ns = wall_ns
         self.journal_path = Path(journal_path) if journal_path else None
         self._journal: IO[bytes] | None = None
+        self._journal_size = 0
         self._source = "ext"
         self._recovering = False
         self.recovered_commands = 0
         self.start_ns = scenario.start_ns
+        self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         existing = self._read_journal() if self.journal_path else None
         if existing is not None:
             self.start_ns = existing[0]
         elif clock == "wall":
             self.start_ns = wall_ns()
-        self._build()
+        if self._base_snapshot is not None:
+            self._install(self._base_snapshot)
+        else:
+            self._build()
         if existing is not None:
             self._recover(existing[1])
         if self.journal_path:
@@ -91,6 +97,41 @@ class Simulation:
         self.runner = scenario.runner(self.venue)
         self._catch_up(self.start_ns)
 
+    def close(self) -> None:
+        """Close the journal file (the server calls this on shutdown)."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    # --- snapshots ------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as a JSON-ready document (``api/snapshot.py``)."""
+        header = {"scenario": str(self.scenario.source), "scenario_sha256": self.scenario_digest(),
+                  "clock": self.clock_mode, "start_ns": self.start_ns}
+        return snapshot.to_json({"venue": self.venue, "runner": self.runner}, header)
+
+    def restore(self, doc: Any) -> None:
+        """Replace the state with a snapshot of this scenario. The journal starts anew from it."""
+        if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
+            raise snapshot.SnapshotError("the snapshot was taken of another scenario")
+        self._install(doc)
+        if self.journal_path:
+            if self._journal is not None:
+                self._journal.close()
+            self._base_snapshot = doc
+            self._open_journal(fresh=True)
+
+    def _install(self, doc: dict[str, Any]) -> None:
+        root = snapshot.from_json(doc)
+        venue, runner = root.get("venue"), root.get("runner")
+        if not isinstance(venue, Venue) or runner is None or getattr(runner, "venue", None) is not venue:
+            raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
+        venue.bind_handlers()
+        venue.journal = self._on_command
+        self.venue, self.runner = venue, runner
+        self.start_ns = int(doc.get("start_ns", self.start_ns))
+
     def reset(self) -> None:
         """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""
         if self.clock_mode == "wall":
@@ -100,6 +141,7 @@ class Simulation:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+        self._base_snapshot = None
         saved, self.journal_path = self.journal_path, None
         self._build()
         self.journal_path = saved
@@ -151,11 +193,24 @@ class Simulation:
         if self._journal is None:
             return
         line = orjson.dumps({"at": at, "src": self._source, "cmd": to_wire(cmd)}, option=orjson.OPT_SORT_KEYS)
+        self._append(line + b"\n")
+
+    def _append(self, data: bytes) -> None:
+        """Write a whole record or nothing: a failed write is cut back to the last complete record."""
+        f = self._journal
+        assert f is not None
         try:
-            self._journal.write(line + b"\n")
-            self._journal.flush()
+            view = memoryview(data)
+            while view:
+                written = f.write(view)
+                view = view[written:]
         except OSError as exc:
+            try:
+                f.truncate(self._journal_size)
+            except OSError:
+                log.error("journal %s: could not cut back a partial record", self.journal_path)
             raise JournalWriteError(f"journal write failed: {exc.strerror or exc}") from None
+        self._journal_size += len(data)
 
     def _header(self) -> dict[str, Any]:
         return {
@@ -164,19 +219,19 @@ class Simulation:
             "scenario_sha256": self.scenario_digest(),
             "start_ns": self.start_ns,
             "clock": self.clock_mode,
+            **({"snapshot": self._base_snapshot} if self._base_snapshot is not None else {}),
         }
 
     def scenario_digest(self) -> str:
         return hashlib.sha256(orjson.dumps(self.scenario.doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def _open_journal(self, fresh: bool) -> None:
+        """Unbuffered: each record reaches the operating system before the command applies."""
         assert self.journal_path is not None
+        self._journal = open(self.journal_path, "wb" if fresh else "ab", buffering=0)
+        self._journal_size = 0 if fresh else self.journal_path.stat().st_size
         if fresh:
-            self._journal = open(self.journal_path, "wb")
-            self._journal.write(orjson.dumps(self._header(), option=orjson.OPT_SORT_KEYS) + b"\n")
-            self._journal.flush()
-        else:
-            self._journal = open(self.journal_path, "ab")
+            self._append(orjson.dumps(self._header(), option=orjson.OPT_SORT_KEYS) + b"\n")
 
     def _read_journal(self) -> tuple[int, list[tuple[int, str, Command]]] | None:
         """(start_ns, entries) of an existing journal; a torn last line is cut off."""
@@ -208,6 +263,7 @@ class Simulation:
                             f"journal {path} was written for another scenario ({record.get('scenario')})"
                         )
                     start_ns = int(record["start_ns"])
+                    self._base_snapshot = record.get("snapshot")
                 else:
                     entries.append((int(record["at"]), str(record["src"]), from_wire(record["cmd"])))
             except JournalError:

@@ -92,6 +92,10 @@ class Venue:
         self.gtc_queue: deque[Order] = deque()
         interval = self.config.fee_settlement_interval_ns
         self._next_housekeeping = (start_ns // interval + 1) * interval
+        self.bind_handlers()
+
+    def bind_handlers(self) -> None:
+        """The command dispatch table (rebuilt after a snapshot is restored: it is wiring, not state)."""
         self._handlers: dict[type, Callable[[Any, Result], Result]] = {
             PlaceOrder: lambda c, r: entry.place(self, c, r),
             ModifyOrder: lambda c, r: entry.modify(self, c, r),

@@ -1,0 +1,102 @@
+"""The control plane: clock, book, latency, status, invariants, snapshot and restore."""
+
+from __future__ import annotations
+
+import orjson
+
+from tests.api.conftest import Api
+
+
+async def test_clock_read_and_advance(api: Api) -> None:
+    status, clock, _ = await api.call("GET", "/_sim/clock", client_id=None)
+    assert status == 200 and clock["now"] == "2026-11-02T09:00:00Z" and clock["clock"] == "virtual"
+    status, clock, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={"to": "2026-11-02T10:00:00Z"})
+    assert status == 200 and clock["now"] == "2026-11-02T10:00:00Z"
+    status, problem, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={"to": "2026-11-02T09:00:00Z"})
+    assert status == 400 and "never goes back" in problem["detail"]
+    status, problem, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={})
+    assert status == 400
+
+
+async def test_book_depth_and_trades(api: Api) -> None:
+    await api.order(101, side="SELL", qty="1", price="50000.00")
+    await api.order(101, side="SELL", qty="1", price="50000.00")
+    await api.order(100, side="BUY", qty="0.5", price="49999.00")
+    await api.order(100, side="BUY", qty="0.25", price="50000.00")
+    status, book, _ = await api.call("GET", "/_sim/book/1", client_id=None, params={"depth": "5"})
+    assert status == 200
+    assert book["asks"] == [{"price": "50000.00", "qty": "1.7500", "orders": 2}]
+    assert book["bids"] == [{"price": "49999.00", "qty": "0.5000", "orders": 1}]
+    assert book["last_price"] == "50000.00"
+    status, trades, _ = await api.call("GET", "/_sim/trades/1", client_id=None)
+    assert [(t["price"], t["qty"], t["taker_side"]) for t in trades] == [("50000.00", "0.2500", "BUY")]
+    status, _, _ = await api.call("GET", "/_sim/book/9", client_id=None)
+    assert status == 404
+
+
+async def test_instrument_status_and_invariants(api: Api) -> None:
+    status, _, _ = await api.call("POST", "/_sim/instruments/1/status", client_id=None, json={"status": "HALTED"})
+    assert status == 200
+    rec = await api.order()
+    assert rec["status"] == "REJECTED" and rec["reject_reason"] == "INSTRUMENT_HALTED"
+    status, body, _ = await api.call("GET", "/_sim/invariants", client_id=None)
+    assert status == 200 and body["ok"] is True and body["asset_totals"]["USD"] == "2000000.00"
+
+
+async def test_reset(api: Api) -> None:
+    await api.order()
+    status, _, _ = await api.call("POST", "/_sim/reset", client_id=None)
+    assert status == 200
+    _, page, _ = await api.call("GET", "/v1/cefi/orders/all")
+    assert page["data"] == []
+
+
+async def test_control_token_and_production(api_factory) -> None:
+    api = await api_factory(control_token="s3cret")
+    status, problem, _ = await api.call("GET", "/_sim/clock", client_id=None)
+    assert status == 401 and "s3cret" not in str(problem)
+    status, _, _ = await api.call("GET", "/_sim/clock", client_id=None, headers={"Authorization": "Bearer s3cret"})
+    assert status == 200
+    prod = await api_factory(environment="production")
+    status, _, _ = await prod.call("GET", "/_sim/clock", client_id=None)
+    assert status == 404
+
+
+async def _activity(api: Api) -> None:
+    await api.order(101, side="SELL", qty="2", price="50000.00", external_id="s1")
+    await api.order(100, side="BUY", qty="0.5", price="50000.00")
+    await api.call("POST", "/_sim/latency", client_id=None, json={"cancel_ms": 5})
+    await api.call("DELETE", "/v1/cefi/orders/s1", client_id=101)
+
+
+async def test_snapshot_restore_continues_identically(api_factory) -> None:
+    first = await api_factory()
+    await _activity(first)
+    status, snap, _ = await first.call("GET", "/_sim/snapshot", client_id=None)
+    assert status == 200 and snap["format"] == "cefisim-snapshot/1"
+    # continue on the original
+    await first.order(100, side="BUY", qty="0.5", price="50000.00")
+    await first.advance(1)
+    # restore into a second server and continue the same way
+    second = await api_factory()
+    status, body, _ = await second.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap))
+    assert status == 200, body
+    await second.order(100, side="BUY", qty="0.5", price="50000.00")
+    await second.advance(1)
+    for path in ("/v1/cefi/orders/all", "/v1/cefi/balances", "/v1/cefi/orders/activity"):
+        a = (await first.call("GET", path, params={"size": "100"}))[1]
+        b = (await second.call("GET", path, params={"size": "100"}))[1]
+        assert a == b, path
+    first.sim.venue.check_invariants()
+    second.sim.venue.check_invariants()
+    assert first.sim.snapshot()["objects"] == second.sim.snapshot()["objects"]
+
+
+async def test_restore_refuses_foreign_documents(api: Api) -> None:
+    status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, json={"format": "nope"})
+    assert status == 400
+    snap = api.sim.snapshot()
+    snap["objects"][0] = {"cls": "os.system", "attrs": {}}
+    status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap))
+    assert status == 400 and "not engine state" in problem["detail"]
+
