@@ -19,6 +19,7 @@ from . import cefi_account as account
 from . import cefi_market as market
 from . import cefi_orders as orders
 from .control import control_guard, control_routes
+from .faults import FAULTS, fault_routes, faults_middleware
 from .keys import OPTIONS, SIM, ServerOptions
 from .middleware import problems_middleware
 from .sim import Simulation
@@ -82,10 +83,14 @@ async def _wall_ticker(app: web.Application) -> AsyncIterator[None]:
 
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
-    app = web.Application(middlewares=[problems_middleware, control_guard], client_max_size=options.max_body_bytes)
+    app = web.Application(
+        middlewares=[problems_middleware, control_guard, faults_middleware], client_max_size=options.max_body_bytes
+    )
     app[SIM] = sim
     app[OPTIONS] = options
+    app[FAULTS] = []
     app.add_routes(cefi_routes())
     app.add_routes(control_routes())
+    app.add_routes(fault_routes())
     app.cleanup_ctx.append(_wall_ticker)
     return app

@@ -18,6 +18,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | GET | /_sim/journal | the journal file (when the server runs with ``--journal``) |
 | GET | /_sim/snapshot | the whole state as JSON |
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
+| GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
 """
 
 from __future__ import annotations
