@@ -24,5 +24,8 @@ bench: $(STAMP)
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run_all.py --quick
 
+e2e: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m e2e tests/e2e
+
 clean:
 	rm -rf $(VENV) build *.egg-info

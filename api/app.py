@@ -18,10 +18,15 @@ from aiohttp import web
 from . import cefi_account as account
 from . import cefi_market as market
 from . import cefi_orders as orders
+from .auth import AUTH_STORE
+from .auth.routes import auth_routes
+from .auth.store import AuthStore
 from .control import control_guard, control_routes
 from .faults import FAULTS, fault_routes, faults_middleware
+from .funds import paper_funds_for
 from .keys import OPTIONS, SIM, ServerOptions
 from .middleware import problems_middleware
+from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from .sim import Simulation
 
 log = logging.getLogger("cefisim.app")
@@ -81,6 +86,16 @@ async def _wall_ticker(app: web.Application) -> AsyncIterator[None]:
             await task
 
 
+def auth_store_for(sim: Simulation, options: ServerOptions) -> AuthStore:
+    """The scenario's API keys and OAuth clients; tokens live on the engine clock."""
+    return AuthStore.from_scenario(sim.scenario.api_keys, sim.scenario.oauth_clients, clock=sim.now_ns,
+                                   wall=options.wall_s)
+
+
+async def _close_journal(app: web.Application) -> None:
+    app[SIM].close()
+
+
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
     app = web.Application(
@@ -89,8 +104,14 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app[SIM] = sim
     app[OPTIONS] = options
     app[FAULTS] = []
+    app[AUTH_STORE] = auth_store_for(sim, options)
+    app[ENVIRONMENT] = options.environment
+    app[PAPER_FUNDS] = paper_funds_for(sim)
     app.add_routes(cefi_routes())
+    app.add_routes(auth_routes())
+    app.add_routes(paper_routes())
     app.add_routes(control_routes())
     app.add_routes(fault_routes())
+    app.on_cleanup.append(_close_journal)
     app.cleanup_ctx.append(_wall_ticker)
     return app

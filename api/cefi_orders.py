@@ -121,7 +121,7 @@ async def patch_order(request: web.Request) -> web.Response:
 
 def _ref(request: web.Request) -> str:
     ref = request.match_info["ref_id"]
-    if not (ID_RE.match(ref) and len(ref) <= 19) and not is_external_id(ref):
+    if not (ID_RE.fullmatch(ref) and len(ref) <= 19) and not is_external_id(ref):
         raise bad_request("ref_id", "must be an exchange order id or an external id")
     return ref
 

@@ -18,6 +18,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | GET | /_sim/journal | the journal file (when the server runs with ``--journal``) |
 | GET | /_sim/snapshot | the whole state as JSON |
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
+| POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
 """
 
@@ -33,6 +34,7 @@ from engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
 from engine.reference import INSTRUMENT_STATUSES
 from engine.units import Grid
 
+from .auth import AUTH_STORE
 from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
@@ -95,6 +97,7 @@ async def health(request: web.Request) -> web.Response:
 
 async def reset(request: web.Request) -> web.Response:
     request.app[SIM].reset()
+    request.app[AUTH_STORE].reset()
     return respond({"status": "reset", **clock_doc(request)})
 
 
@@ -240,6 +243,13 @@ async def restore_snapshot(request: web.Request) -> web.Response:
     return respond({"status": "restored", **clock_doc(request)})
 
 
+async def revoke_key(request: web.Request) -> web.Response:
+    key_id = request.match_info["key_id"]
+    if not request.app[AUTH_STORE].revoke_key(key_id):
+        raise Problem(404, "unknown-key", "key_id: no such API key in the scenario")
+    return respond({"key_id": key_id, "revoked": True})
+
+
 def control_routes() -> list[web.RouteDef]:
     return [
         web.get("/_sim/health", health),
@@ -255,5 +265,6 @@ def control_routes() -> list[web.RouteDef]:
         web.get("/_sim/invariants", invariants),
         web.get("/_sim/journal", journal),
         web.get("/_sim/snapshot", get_snapshot),
+        web.post("/_sim/api-keys/{key_id}/revoke", revoke_key),
         web.post("/_sim/snapshot", restore_snapshot),
     ]

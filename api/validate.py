@@ -28,7 +28,7 @@ MAX_TEXT = 256
 
 def is_external_id(text: str) -> bool:
     """A lowercase hyphenated UUID v4, or 1 to 18 ASCII letters, digits, ``-_.~``."""
-    return bool(UUID4_RE.match(text) or EXTERNAL_ID_RE.match(text))
+    return bool(UUID4_RE.fullmatch(text) or EXTERNAL_ID_RE.fullmatch(text))
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _check_value(v: Any, f: F, p: str) -> None:
     if kind == "number":  # a non-negative whole number, or a decimal string
         if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
             return
-        if not isinstance(v, str) or not DECIMAL_RE.match(v):
+        if not isinstance(v, str) or not DECIMAL_RE.fullmatch(v):
             raise bad_request(p, "must be a non-negative number or decimal string")
         return
     if kind == "enums":
@@ -106,13 +106,13 @@ def _check_value(v: Any, f: F, p: str) -> None:
         if len(v) > MAX_TEXT:
             raise bad_request(p, f"longer than {MAX_TEXT} characters")
     elif kind == "id":
-        if not ID_RE.match(v) or len(v) > 19:
+        if not ID_RE.fullmatch(v) or len(v) > 19:
             raise bad_request(p, "must match ^[1-9][0-9]*$")
     elif kind == "id0":
-        if not (v == "0" or (ID_RE.match(v) and len(v) <= 19)):
+        if not (v == "0" or (ID_RE.fullmatch(v) and len(v) <= 19)):
             raise bad_request(p, "must be \"0\" or match ^[1-9][0-9]*$")
     elif kind == "decimal":
-        if not DECIMAL_RE.match(v) or len(v) > 40:
+        if not DECIMAL_RE.fullmatch(v) or len(v) > 40:
             raise bad_request(p, "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$")
     elif kind == "enum":
         if v not in f.values:
@@ -121,7 +121,7 @@ def _check_value(v: Any, f: F, p: str) -> None:
         if not is_external_id(v):
             raise bad_request(p, "must be a lowercase UUID v4 or 1-18 characters of letters, digits, -_.~")
     elif kind == "uuid":
-        if not UUID_RE.match(v):
+        if not UUID_RE.fullmatch(v):
             raise bad_request(p, "must be a UUID")
     else:  # pragma: no cover - a bug in a schema table
         raise AssertionError(kind)
@@ -133,7 +133,7 @@ def query_id(query: Mapping[str, str], name: str) -> int | None:
     raw = query.get(name)
     if raw is None:
         return None
-    if not ID_RE.match(raw) or len(raw) > 19:
+    if not ID_RE.fullmatch(raw) or len(raw) > 19:
         raise bad_request(name, "must match ^[1-9][0-9]*$")
     return int(raw)
 
@@ -156,7 +156,7 @@ def query_timestamp(query: Mapping[str, str], name: str, required: bool) -> int 
         if required:
             raise bad_request(name, "is required: 19 digits, nanoseconds since the Unix epoch")
         return None
-    if not TIMESTAMP_RE.match(raw):
+    if not TIMESTAMP_RE.fullmatch(raw):
         raise bad_request(name, "must be 19 digits, nanoseconds since the Unix epoch")
     return int(raw)
 

@@ -268,7 +268,7 @@ def find_order(v: "Venue", client_id: int, ref: str) -> Order | None:
     client = v.clients.get(client_id)
     if client is None:
         return None
-    if ID_RE.match(ref):
+    if ID_RE.fullmatch(ref):
         order = client.orders.get(int(ref))
         if order is not None:
             return order

@@ -24,7 +24,7 @@ RATE_ONE = 10**RATE_SCALE
 
 def parse_decimal(text: str) -> tuple[int, int] | None:
     """``"12.340"`` -> ``(12340, 3)``: coefficient and number of decimals; None if not a decimal string."""
-    if not isinstance(text, str) or len(text) > 64 or not DECIMAL_RE.match(text):
+    if not isinstance(text, str) or len(text) > 64 or not DECIMAL_RE.fullmatch(text):
         return None
     whole, _, frac = text.partition(".")
     return int(whole + frac), len(frac)

@@ -1,0 +1,18 @@
+"""The Auth interface: API-key exchange, token refresh, OAuth 2.0 authorization code with PKCE.
+
+- ``store.py``  pure state and rules (:class:`AuthStore`), no HTTP.
+- ``routes.py`` the ``/v1/auth/`` handlers (:func:`auth_routes`) and the consent page.
+- ``bearer.py`` :func:`require_bearer` for gateway routes.
+
+The app holds the store under :data:`AUTH_STORE`. Choices and status codes: ``docs/auth.md``.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api.auth.store import AuthStore, Principal
+
+AUTH_STORE = web.AppKey("auth_store", AuthStore)
+
+__all__ = ["AUTH_STORE", "AuthStore", "Principal"]
