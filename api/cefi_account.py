@@ -51,7 +51,7 @@ PATCH_CLIENT = {
 
 async def get_clients(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    same_client(client_id, request.query.get("id"), "id")
+    same_client(request, client_id, request.query.get("id"), "id")
     client = request.app[SIM].venue.clients[client_id]
     mnemonic = request.query.get("mnemonic")
     found = [client] if mnemonic is None or mnemonic == client.mnemonic else []
@@ -61,7 +61,7 @@ async def get_clients(request: web.Request) -> web.Response:
 async def patch_clients(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     body = check_object(await read_json(request), PATCH_CLIENT, "")
-    same_client(client_id, body["id"], "id")
+    same_client(request, client_id, body["id"], "id")
     stp = body["info"]["self_trade_prevention"]
     result = request.app[SIM].submit(SetClientInfo(client_id, stp))
     if result.reject is not None:
@@ -73,7 +73,7 @@ async def patch_clients(request: web.Request) -> web.Response:
 
 async def get_balances(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    same_client(client_id, request.query.get("client_id"), "client_id")
+    same_client(request, client_id, request.query.get("client_id"), "client_id")
     venue = request.app[SIM].venue
     asset_id = query_id(request.query, "asset_id")
     name = request.query.get("asset_name")
@@ -139,7 +139,7 @@ async def post_transfer(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     body = check_object(await read_json(request), POST_TRANSFER, "")
     req = body["request"]
-    same_client(client_id, req["client_id"], "request.client_id")
+    same_client(request, client_id, req["client_id"], "request.client_id")
     venue = request.app[SIM].venue
     asset = venue.assets.get(int(req["asset_id"]))
     if asset is None:

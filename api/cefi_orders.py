@@ -64,7 +64,7 @@ async def post_order(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     body = check_object(await read_json(request), POST_ORDER, "")
     info = body["info"]
-    same_client(client_id, info["client_id"], "info.client_id")
+    same_client(request, client_id, info["client_id"], "info.client_id")
     if info["type"] == LIMIT and info.get("price") is None:
         raise bad_request("info.price", "is required for LIMIT orders")
     if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
@@ -96,7 +96,7 @@ async def patch_order(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     body = check_object(await read_json(request), PATCH_ORDER, "")
     info = body["info"]
-    same_client(client_id, info["client_id"], "info.client_id")
+    same_client(request, client_id, info["client_id"], "info.client_id")
     if body.get("id") is None and body.get("external_id") is None:
         raise bad_request("id", "id or external_id is required")
     if info.get("new_type") != MARKET and info.get("new_price") is None:
@@ -137,7 +137,7 @@ async def delete_order(request: web.Request) -> web.Response:
 
 async def get_order_status(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    same_client(client_id, request.query.get("client_id"), "client_id")
+    same_client(request, client_id, request.query.get("client_id"), "client_id")
     order = order_status(request.app[SIM].venue, client_id, _ref(request))
     if order is None:
         raise Problem(404, "unknown-order", "ref_id: no such order for this client (or its status is no longer retained)")
@@ -156,7 +156,7 @@ def _paging(request: web.Request, timestamp_required: bool) -> tuple[int, int, i
 
 async def _listing_client(request: web.Request) -> int:
     client_id = await signed_client(request)
-    same_client(client_id, request.query.get("client_id"), "client_id")
+    same_client(request, client_id, request.query.get("client_id"), "client_id")
     return client_id
 
 

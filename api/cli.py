@@ -21,7 +21,13 @@ from .scenario import ScenarioError, load_scenario
 from .signing import LAYOUTS
 from .sim import JournalError, Simulation
 
-DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "demo.json"
+DEMO = Path("scenarios") / "demo.json"
+
+
+def default_scenario() -> Path:
+    """``scenarios/demo.json`` of the working directory, else of the source tree cefisim runs from."""
+    here = Path.cwd() / DEMO
+    return here if here.exists() else Path(__file__).resolve().parent.parent / DEMO
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> None:
@@ -57,16 +63,7 @@ def serve_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .app import create_app
 
-    scenario_path = Path(args.scenario) if args.scenario else DEFAULT_SCENARIO
-    try:
-        scenario = load_scenario(scenario_path)
-        sim = Simulation(scenario, clock=args.clock, journal_path=args.journal)
-    except (ScenarioError, JournalError) as exc:
-        print(f"cefisim: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"cefisim: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
-        return 2
+    scenario_path = Path(args.scenario) if args.scenario else default_scenario()
     options = ServerOptions(
         signature_layout=args.signature_layout,
         sign_reference_data=args.sign_reference_data,
@@ -74,7 +71,20 @@ def serve_main(args: argparse.Namespace) -> int:
         control_token=args.control_token,
         max_body_bytes=args.max_body_bytes,
     )
-    app = create_app(sim, options)
+    try:
+        scenario = load_scenario(scenario_path)
+        sim = Simulation(scenario, clock=args.clock, journal_path=args.journal)
+        try:
+            app = create_app(sim, options)
+        except ValueError as exc:  # the auth store names the JSON path of a bad api_keys/oauth_clients entry
+            print(f"cefisim: {scenario_path}: $.{exc}", file=sys.stderr)
+            return 2
+    except (ScenarioError, JournalError) as exc:
+        print(f"cefisim: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"cefisim: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
     # the loaded scenario lives for the whole run: keep it out of the collector's way
     gc.collect()
     gc.freeze()

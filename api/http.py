@@ -7,9 +7,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from engine.reference import ID_RE
+
 from . import versions
 from .keys import CLIENT_ID, OPTIONS, SIM, VERSION
-from .problems import Problem
+from .problems import Problem, bad_request
 from .signing import HEADERS, verify
 from .validate import parse_json
 
@@ -54,7 +56,15 @@ async def signed_client(request: web.Request) -> int:
     raise Problem(401, "unauthorized", outcome.detail)
 
 
-def same_client(acting: int, named: str | None, field: str) -> None:
-    """A client id in a query or body must name the client the request acts for (else 403)."""
-    if named is not None and named != str(acting):
-        raise Problem(403, "forbidden", f"{field}: the request is signed for client {acting}, not {named}")
+def same_client(request: web.Request, acting: int, named: str | None, field: str) -> None:
+    """A client id in a query or body must name the client the request acts for.
+
+    Not an id: 400. No such client: 404. Another client: 403.
+    """
+    if named is None or named == str(acting):
+        return
+    if not ID_RE.fullmatch(named) or len(named) > 19:
+        raise bad_request(field, "must match ^[1-9][0-9]*$")
+    if int(named) not in request.app[SIM].venue.clients:
+        raise Problem(404, "unknown-client", f"{field}: no client {named}")
+    raise Problem(403, "forbidden", f"{field}: the request is signed for client {acting}, not {named}")

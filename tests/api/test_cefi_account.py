@@ -158,3 +158,10 @@ async def test_balance_activity(api: Api) -> None:
     assert {"asset_id": "1", "amount": "1.00000000"} in trade["changes"]
     assert {"asset_id": "2", "amount": "-50000.00"} in trade["changes"]
     assert {"asset_id": "2", "amount": "-100.00"} in trade["changes"]
+
+
+async def test_naming_a_client_that_does_not_exist_is_404_and_a_bad_id_400(api: Api) -> None:
+    status, _, _ = await api.call("GET", "/v1/cefi/balances", params={"client_id": "555"})
+    assert status == 404
+    status, problem, _ = await api.call("GET", "/v1/cefi/balances", params={"client_id": "abc"})
+    assert status == 400 and problem["error"]["detail"].startswith("client_id")
