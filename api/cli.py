@@ -37,8 +37,10 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", default=None, help="scenario file (default: scenarios/demo.json)")
     p.add_argument("--journal", default=None, help="command journal: replayed on start, appended to")
     p.add_argument("--clock", choices=("wall", "virtual"), default="wall")
-    p.add_argument("--signature-layout", choices=LAYOUTS, default="concat")
-    p.add_argument("--sign-reference-data", action="store_true", help="assets and instruments need signing")
+    p.add_argument("--signature-layout", choices=LAYOUTS, default=None,
+                   help="default: the scenario's settings.signature_layout, else concat")
+    p.add_argument("--sign-reference-data", action="store_true", default=None,
+                   help="assets and instruments need signing (default: the scenario's settings)")
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
     p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024)
@@ -64,15 +66,19 @@ def serve_main(args: argparse.Namespace) -> int:
     from .app import create_app
 
     scenario_path = Path(args.scenario) if args.scenario else default_scenario()
-    options = ServerOptions(
-        signature_layout=args.signature_layout,
-        sign_reference_data=args.sign_reference_data,
-        environment=args.environment,
-        control_token=args.control_token,
-        max_body_bytes=args.max_body_bytes,
-    )
     try:
         scenario = load_scenario(scenario_path)
+        options = ServerOptions(
+            # a flag on the command line wins over the scenario's settings
+            signature_layout=args.signature_layout or scenario.settings.get("signature_layout", "concat"),
+            sign_reference_data=bool(
+                args.sign_reference_data if args.sign_reference_data is not None
+                else scenario.settings.get("sign_reference_data", False)
+            ),
+            environment=args.environment,
+            control_token=args.control_token,
+            max_body_bytes=args.max_body_bytes,
+        )
         sim = Simulation(scenario, clock=args.clock, journal_path=args.journal)
         try:
             app = create_app(sim, options)
@@ -92,7 +98,7 @@ def serve_main(args: argparse.Namespace) -> int:
     if sim.recovered_commands:
         print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
     print("Try a signed request (valid for 15 s after you press enter):", flush=True)
-    print("  " + example_request(sim, args.host, args.port, args.signature_layout), flush=True)
+    print("  " + example_request(sim, args.host, args.port, options.signature_layout), flush=True)
     web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
     return 0
 

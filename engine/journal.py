@@ -9,7 +9,7 @@ events into a stable hex digest so replays can be compared cheaply.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any
 
 from .commands import COMMAND_TYPES, Command, RequestTransfer
@@ -41,7 +41,10 @@ def from_wire(data: dict[str, Any]) -> Command:
     if cls is None:
         raise ValueError(f"unknown command kind {kind!r}")
     names = {f.name for f in fields(cls)}
-    kwargs: dict[str, Any] = {}
+    # to_wire leaves out None values, including those of fields without a default
+    kwargs: dict[str, Any] = {
+        f.name: None for f in fields(cls) if f.default is MISSING and "None" in str(f.type)
+    }
     for key, value in data.items():
         if key == "kind":
             continue

@@ -1,0 +1,186 @@
+"""``cefisim replay FILE [--journal OUT] [--until ISO|+seconds] [--quiet]``: a scenario without HTTP.
+
+Runs the scenario's events and agents on a fresh venue as fast as the CPU allows, up to the
+scenario's ``end`` (or ``--until``), and prints a summary on stdout: commands, events, trades, volume
+per instrument, the top of every book and the sha256 digest of every event in order
+(``engine.journal.event_digest``). The summary holds only engine data, so two runs of one file print
+the same summary; the wall time goes to stderr. With ``--journal OUT`` every applied command is
+written as one JSON line ``{"at": ns, "cmd": {...}}`` (``engine.journal.to_wire``, keys sorted):
+two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress line is
+drawn on stderr only when stderr is a terminal and the run takes more than a second.
+
+Exit status: 0 done, 2 a scenario or usage problem (the problems are listed, never a traceback),
+1 the journal file could not be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import IO
+
+import orjson
+
+from api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
+from engine.commands import Command
+from engine.journal import event_digest, to_wire
+from engine.order import BUY, SELL
+from engine.venue import Venue
+
+PROGRESS_EVERY = 0.25  # seconds of wall time between two progress lines
+TOP_LEVELS = 3
+
+
+class ReplayStats:
+    """What the summary reports, gathered from the results as they come."""
+
+    def __init__(self) -> None:
+        self.commands = 0
+        self.events = 0
+        self.trades: dict[int, list[int]] = {}  # instrument id -> [trades, lots, quote units]
+        self.digest = event_digest([])
+
+    def add(self, events: list[tuple]) -> None:
+        self.events += len(events)
+        event_digest(events, self.digest)
+        for event in events:
+            if event[0] == "trade":
+                slot = self.trades.setdefault(event[3], [0, 0, 0])
+                slot[0] += 1
+                slot[1] += event[5]
+                slot[2] += event[8]
+
+
+def journal_writer(out: IO[bytes], stats: ReplayStats) -> Callable[[int, Command], None]:
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+
+    def write(at: int, cmd: Command) -> None:
+        stats.commands += 1
+        out.write(orjson.dumps({"at": at, "cmd": to_wire(cmd)}, option=option))
+
+    return write
+
+
+def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
+        progress: IO[str] | None = None) -> tuple[Venue, ReplayStats]:
+    """Replay ``scenario`` to ``until_ns``; returns the venue and the statistics."""
+    stats = ReplayStats()
+    if journal is not None:
+        hook = journal_writer(journal, stats)
+    else:
+        def hook(at: int, cmd: Command) -> None:
+            stats.commands += 1
+    venue = scenario.build_venue(journal=hook)
+    runner = scenario.runner(venue)
+    started = last = time.monotonic()
+    shown = False
+    for n, (_, _, result) in enumerate(runner.steps(until_ns), 1):
+        stats.add(result.events)
+        if progress is not None and not n & 1023:
+            now = time.monotonic()
+            if now - started > 1 and now - last > PROGRESS_EVERY:
+                last = now
+                shown = True
+                done = (venue.clock.now - scenario.start_ns) / max(1, until_ns - scenario.start_ns)
+                trades = sum(t[0] for t in stats.trades.values())
+                progress.write(
+                    f"\r{format_time(venue.clock.now)}  {done:6.1%}  {stats.commands} commands  "
+                    f"{trades} trades "
+                )
+                progress.flush()
+    if shown and progress is not None:
+        progress.write("\r\033[K")
+        progress.flush()
+    return venue, stats
+
+
+def summary(scenario: Scenario, venue: Venue, stats: ReplayStats, until_ns: int) -> list[str]:
+    """The summary's lines: engine data only, the same on every run."""
+    secs, frac = divmod(until_ns - scenario.start_ns, 10**9)
+    span = f"{secs}.{frac:09d}".rstrip("0").rstrip(".")
+    trades = sum(t[0] for t in stats.trades.values())
+    lines = [
+        f"scenario  {scenario.source}",
+        f"seed      {scenario.seed}",
+        f"time      {format_time(scenario.start_ns)} -> {format_time(until_ns)} ({span} s)",
+        f"commands  {stats.commands}",
+        f"events    {stats.events}",
+        f"trades    {trades}",
+    ]
+    width = max((len(i.symbol) for i in venue.instruments.values()), default=0)
+    for inst_id, inst in venue.instruments.items():
+        n, lots, quote = stats.trades.get(inst_id, (0, 0, 0))
+        lines.append(
+            f"volume    {inst.symbol:<{width}}  {inst.qty_grid.format(lots)} {inst.base.name}  "
+            f"{inst.quote.grid.format(quote)} {inst.quote.name}  in {n} trades"
+        )
+    for inst_id, inst in venue.instruments.items():
+        book = venue.books[inst_id]
+        sides = []
+        for side, label in ((BUY, "bids"), (SELL, "asks")):
+            levels = book.depth(side, TOP_LEVELS)
+            shown = ", ".join(f"{inst.qty_grid.format(q)} @ {inst.price_grid.format(p)}" for p, q, _ in levels)
+            sides.append(f"{label} {shown or '-'}")
+        lines.append(f"book      {inst.symbol:<{width}}  {inst.status}  " + " | ".join(sides))
+    lines.append(f"digest    sha256:{stats.digest.hexdigest()}")
+    return lines
+
+
+def replay_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cefisim replay",
+        description="Run a scenario without HTTP, as fast as possible, and print a summary.",
+    )
+    parser.add_argument("file", help="scenario file (JSON)")
+    parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
+    parser.add_argument("--until", metavar="ISO|+seconds",
+                        help="stop at this engine time instead of the scenario's end")
+    parser.add_argument("--quiet", action="store_true", help="print only the event digest")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage problem
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        scenario = load_scenario(args.file)
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    until_ns = scenario.end_ns
+    if args.until is not None:
+        try:
+            until_ns = parse_time(args.until, scenario.start_ns)
+        except ValueError as exc:
+            print(f"cefisim replay: --until: {exc}", file=sys.stderr)
+            return 2
+        if until_ns < scenario.start_ns:
+            print(f"cefisim replay: --until: {args.until} is before start", file=sys.stderr)
+            return 2
+    progress = sys.stderr if not args.quiet and sys.stderr.isatty() else None
+    started = time.monotonic()
+    try:
+        if args.journal is not None:
+            with open(args.journal, "wb") as out:
+                venue, stats = run(scenario, until_ns, out, progress)
+        else:
+            venue, stats = run(scenario, until_ns, None, progress)
+    except OSError as exc:
+        print(f"cefisim replay: {args.journal}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - started
+    if args.quiet:
+        print(f"sha256:{stats.digest.hexdigest()}")
+        return 0
+    print("\n".join(summary(scenario, venue, stats, until_ns)))
+    rate = stats.commands / wall if wall > 0 else 0.0
+    print(f"wall      {wall:.3f} s ({rate:,.0f} commands/s)", file=sys.stderr)
+    return 0
+
+
+def main() -> None:  # pragma: no cover - `python -m api.replay`
+    sys.exit(replay_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

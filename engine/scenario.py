@@ -1,0 +1,126 @@
+"""The scenario runner: timed events and agent actions, merged in engine-time order, into one venue.
+
+Contract:
+- Inputs are the scenario's timed events, a list of ``(at_ns, command)`` sorted by time (stably, so
+  the file's order breaks ties), and agent specs (``engine/agents.py``). Agent number ``i`` gets its
+  own generator ``make_rng(agent_seed(rng_seed, i))``: the caller passes ``random.Random`` so that
+  nothing in ``engine/`` imports ``random``.
+- ``steps(t)`` submits everything due at or before ``t`` with ``venue.submit(command, at=time)`` in
+  (time, sequence) order: at one instant the events come first in file order, then the agents in
+  their declared order. It then moves the clock to ``t`` with a journaled ``AdvanceClock`` (when the
+  clock is not already there), so every timer due by ``t`` fires. Each submission is yielded as
+  ``(at, command, result)``; an agent sees each result before it yields its next command.
+- An agent's next action time must be later than the action it just took; a runner therefore always
+  makes progress, and the same inputs give the same submissions, events and journal.
+- The runner holds no state of the venue besides what the agents remember (their own orders); the
+  API may submit its own commands to the same venue between two calls.
+
+Complexity: O(log agents) per agent action plus the venue's own cost per command.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from .agents import AgentSpec, agent_seed, build_agent
+from .commands import AdvanceClock, Command
+
+if TYPE_CHECKING:
+    from random import Random
+
+    from .venue import Result, Venue
+
+Step = tuple[int, Command, "Result"]
+
+
+class ScenarioRunner:
+    def __init__(
+        self,
+        venue: "Venue",
+        events: Sequence[tuple[int, Command]],
+        agents: Sequence[AgentSpec],
+        rng_seed: int,
+        make_rng: Callable[[int], "Random"],
+    ) -> None:
+        self.venue = venue
+        self._events = list(events)
+        self._event_index = 0
+        self.agents = [build_agent(spec, make_rng(agent_seed(rng_seed, i))) for i, spec in enumerate(agents)]
+        self._heap: list[tuple[int, int]] = []
+        for i, agent in enumerate(self.agents):
+            due = agent.next_time()
+            if due is not None:
+                self._heap.append((due, i))
+        heapq.heapify(self._heap)
+
+    def next_time(self) -> int | None:
+        """When the next event or agent action is due; None when nothing is left."""
+        due = self._events[self._event_index][0] if self._event_index < len(self._events) else None
+        if self._heap and (due is None or self._heap[0][0] < due):
+            due = self._heap[0][0]
+        return due
+
+    def bounded(self) -> bool:
+        """Whether the run ends by itself (every agent has an end)."""
+        return all(agent.spec.end_ns is not None for agent in self.agents)
+
+    def steps(self, t_ns: int) -> Iterator[Step]:
+        """Submit everything due at or before ``t_ns``, yielding each submission; then move to ``t_ns``."""
+        venue = self.venue
+        events = self._events
+        heap = self._heap
+        while True:
+            ev_due = events[self._event_index][0] if self._event_index < len(events) else None
+            if heap and (ev_due is None or heap[0][0] < ev_due):
+                now, i = heap[0]
+                if now > t_ns:
+                    break
+                heapq.heappop(heap)
+                agent = self.agents[i]
+                action = agent.act(venue, now)
+                try:
+                    cmd = next(action)
+                    while True:
+                        result = venue.submit(cmd, at=now)
+                        yield now, cmd, result
+                        cmd = action.send(result)
+                except StopIteration:
+                    pass
+                due = agent.next_time()
+                if due is not None:
+                    assert due > now, f"agent {i} would act again at {due}, not after {now}"
+                    heapq.heappush(heap, (due, i))
+            elif ev_due is not None and ev_due <= t_ns:
+                at, cmd = events[self._event_index]
+                self._event_index += 1
+                yield at, cmd, venue.submit(cmd, at=at)
+            else:
+                break
+        if venue.clock.now < t_ns:
+            cmd = AdvanceClock(t_ns)
+            yield t_ns, cmd, venue.submit(cmd, at=t_ns)
+
+    def run_until(self, t_ns: int) -> list["Result"]:
+        """:meth:`steps` to ``t_ns``, collecting the results."""
+        return [result for _, _, result in self.steps(t_ns)]
+
+    def end_time(self) -> int | None:
+        """The time by which every event and every bounded agent is done; None if an agent never ends."""
+        if not self.bounded():
+            return None
+        last = self._events[-1][0] if self._events else self.venue.clock.now
+        ends = [agent.spec.end_ns for agent in self.agents if agent.spec.end_ns is not None]
+        return max([last, self.venue.clock.now, *ends])
+
+    def run_to_end(self, limit_ns: int | None = None) -> list["Result"]:
+        """Run to ``limit_ns``, or when None to :meth:`end_time` (an error if an agent never ends)."""
+        if limit_ns is None:
+            limit_ns = self.end_time()
+            if limit_ns is None:
+                raise ValueError("an agent has no end: give run_to_end a limit")
+        return self.run_until(limit_ns)
+
+
+__all__ = ["ScenarioRunner", "Step"]

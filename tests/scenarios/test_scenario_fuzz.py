@@ -1,0 +1,107 @@
+"""Random damage to a valid document: the loader answers with a Scenario or a ScenarioError, nothing else."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from api.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
+
+from .replay_support import full_doc
+
+JSON_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.sampled_from(["", "0", "1", "-1", "0.5", "1e3", "+1", "+0.000000001", "BTC", "USD", "alice", "BTC-USD",
+                     "ACTIVE", "LIMIT", "MARKET", "BUY", "2026-11-02T09:00:00Z", "1999-01-01T00:00:00Z",
+                     "99999999999999999999", "0.000000001", "30000.00", "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"]),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=6,
+)
+
+
+def paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every location in the document, as a tuple of keys and indexes."""
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += paths(value, prefix + (i,))
+    return out
+
+
+def mutate(doc: dict, data: st.DataObject) -> None:
+    where = data.draw(st.sampled_from(paths(doc)[1:]))
+    parent: Any = doc
+    for key in where[:-1]:
+        parent = parent[key]
+    last = where[-1]
+    action = data.draw(st.sampled_from(["drop", "replace", "stringify", "add_key", "duplicate", "wrong_type"]))
+    if action == "drop":
+        del parent[last]
+    elif action == "replace":
+        parent[last] = data.draw(JSON_VALUES)
+    elif action == "stringify":
+        parent[last] = json.dumps(parent[last]) if not isinstance(parent[last], str) else parent[last] + "x"
+    elif action == "add_key" and isinstance(parent[last], dict):
+        parent[last][data.draw(st.text(max_size=8))] = data.draw(JSON_VALUES)
+    elif action == "duplicate" and isinstance(parent, list):
+        parent.append(json.loads(json.dumps(parent[last])))
+    else:
+        value = parent[last]
+        parent[last] = [value] if not isinstance(value, list) else {"x": value}
+
+
+def check_outcome(make: Any) -> None:
+    try:
+        scenario = make()
+    except ScenarioError as exc:
+        event("refused")
+        assert exc.problems, "a ScenarioError without problems"
+        for source, path, reason in exc.problems:
+            assert isinstance(source, str) and path.startswith("$") and reason
+        return
+    assert isinstance(scenario, Scenario)
+    event("accepted")
+    # what the loader accepts, the venue can run: build it and play the first instant
+    venue = scenario.build_venue()
+    scenario.runner(venue).run_until(scenario.start_ns)
+    venue.check_invariants()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_documents_never_raise_anything_else(data: st.DataObject) -> None:
+    doc = full_doc()
+    for _ in range(data.draw(st.integers(1, 4))):
+        if len(paths(doc)) > 1:
+            mutate(doc, data)
+    check_outcome(lambda: parse_scenario(doc, "fuzz.json"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_damaged_text_never_raises_anything_else(data: st.DataObject) -> None:
+    text = json.dumps(full_doc())
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(text) - 1))
+        cut = data.draw(st.integers(0, 3))
+        text = text[:i] + data.draw(st.sampled_from(["", "{", "}", "[", "]", ",", ":", '"', "\\", "\x00", "é", "1"])) \
+            + text[i + cut:]
+    fd, name = tempfile.mkstemp(suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        check_outcome(lambda: load_scenario(name))
+    finally:
+        os.unlink(name)
