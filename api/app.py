@@ -26,6 +26,7 @@ from .faults import FAULTS, fault_routes, faults_middleware
 from .funds import paper_funds_for
 from .keys import OPTIONS, SIM, ServerOptions
 from .middleware import problems_middleware
+from .openapi import openapi_routes
 from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from .sim import Simulation
 
@@ -108,6 +109,7 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app[ENVIRONMENT] = options.environment
     app[PAPER_FUNDS] = paper_funds_for(sim)
     app.add_routes(cefi_routes())
+    app.add_routes(openapi_routes())
     app.add_routes(auth_routes())
     app.add_routes(paper_routes())
     app.add_routes(control_routes())

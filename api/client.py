@@ -1,0 +1,444 @@
+"""An asyncio client of the CeFi direct interface (the emulator's, or any venue that speaks it).
+
+    async with CefiClient("http://127.0.0.1:8080", key=KEY, secret=SECRET, client_id="100") as c:
+        order = await c.place_order("1", "BUY", "LIMIT", "0.5", price="50000.00")
+        status = await c.order_status(order["id"])
+
+- Every signed request carries the four ``x-svc-auth-*`` headers, signed with
+  :func:`api.signing.sign` over the wall-clock time (``time.time()``), the path actually requested
+  (without the query string) and the exact bytes sent as the body (serialised once with orjson).
+- Every request names its schema version in ``X-Svc-Version`` (default v2026_01_23; ``version=None``
+  sends nothing and gets the server's default).
+- Responses come back as parsed JSON, pages as the server gave them; :meth:`CefiClient.paginate`
+  follows ``next_cursor``. A 4xx/5xx answer raises :class:`ProblemError` with the RFC 7807 fields,
+  unwrapped from the ``error`` nesting of v2026_01_23.
+- Quantities, prices and amounts are decimal strings; ``int`` and ``decimal.Decimal`` are accepted and
+  formatted exactly; ``float`` is refused (it cannot say 0.1 exactly).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import orjson
+from multidict import CIMultiDictProxy
+from yarl import URL
+
+from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
+
+__all__ = ["CefiClient", "ProblemError", "RawResponse", "V2024", "V2026", "NEWEST"]
+
+CEFI = "/v1/cefi"
+V2024 = "v2024_01_01"
+V2026 = "v2026_01_23"
+VERSION_HEADER = "X-Svc-Version"
+#: the ``timestamp`` sent when a listing that requires one is asked for without it: "before the end
+#: of time", i.e. start from the newest record
+NEWEST = "9" * 19
+
+#: list reads :meth:`CefiClient.paginate` can follow, by method name
+PAGED = {
+    "trades": "/orders",
+    "orders_all": "/orders/all",
+    "orders_active": "/orders/active",
+    "orders_trade": "/orders/trade",
+    "orders_activity": "/orders/activity",
+    "balances_activity": "/balances/activity",
+    "transfers": "/transfers",
+}
+_TIMESTAMP_REQUIRED = ("/orders", "/transfers")
+
+
+class ProblemError(Exception):
+    """An error answer: its HTTP status and RFC 7807 fields (unwrapped from ``error``) and the body."""
+
+    def __init__(self, status: int, type: str | None, title: str | None, detail: str | None, body: Any,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(f"{status} {title or ''}: {detail or ''}".strip())
+        self.status = status
+        self.type = type
+        self.title = title
+        self.detail = detail
+        self.body = body
+        self.headers = headers or {}
+
+    @property
+    def slug(self) -> str | None:
+        """The last segment of ``type`` (``invalid-request``, ``unsupported-version`` ...)."""
+        return self.type.rsplit("/", 1)[-1] if self.type else None
+
+    @classmethod
+    def from_response(cls, status: int, body: Any, headers: Mapping[str, str] | None = None) -> "ProblemError":
+        problem = body
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            problem = body["error"]
+        if not isinstance(problem, dict):
+            return cls(status, None, None, None if body is None else str(body), body, headers)
+        return cls(status, problem.get("type"), problem.get("title"), problem.get("detail"), body, headers)
+
+
+@dataclass(frozen=True)
+class RawResponse:
+    """What came back, untouched: status, headers, body bytes and the body parsed (``None`` if not JSON)."""
+
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+    json: Any
+
+    @property
+    def body_bytes(self) -> bytes:
+        return self.body
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("Content-Type", "").split(";", 1)[0].strip()
+
+    def problem(self) -> ProblemError:
+        return ProblemError.from_response(self.status, self.json, self.headers)
+
+
+def _decimal(value: Any, name: str) -> str:
+    if isinstance(value, bool) or isinstance(value, float):
+        raise TypeError(f"{name}: give a decimal string, int or Decimal, not {type(value).__name__}")
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (int, str)):
+        return str(value)
+    raise TypeError(f"{name}: give a decimal string, int or Decimal, not {type(value).__name__}")
+
+
+def _id(value: Any) -> str:
+    return str(value)
+
+
+def _query(**params: Any) -> dict[str, str]:
+    """Query parameters with the ``None`` ones left out, every value as a string."""
+    return {k: str(v) for k, v in params.items() if v is not None}
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+class CefiClient:
+    """One client of the CeFi direct interface; use ``async with`` (or call :meth:`close`)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        key: str | None = None,
+        secret: str | None = None,
+        client_id: str | int | None = None,
+        version: str | None = V2026,
+        layout: str = "concat",
+        session: aiohttp.ClientSession | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        if layout not in ("concat", "newline"):
+            raise ValueError("layout must be 'concat' or 'newline'")
+        base = base_url.rstrip("/")
+        if base.endswith(CEFI):
+            base = base[: -len(CEFI)]
+        self.base_url = base
+        self.key = key
+        self.secret = secret
+        self.client_id = None if client_id is None else str(client_id)
+        self.version = version
+        self.layout = layout
+        self._session = session
+        self._own_session = session is None
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "CefiClient":
+        self._ensure_session()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _ensure_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(timeout=self._timeout)
+            self._own_session = True
+        return self._session
+
+    async def close(self) -> None:
+        if self._own_session and self._session is not None and not self._session.closed:
+            await self._session.close()
+
+    @property
+    def can_sign(self) -> bool:
+        return bool(self.key and self.secret and self.client_id)
+
+    # --- transport --------------------------------------------------------------------------------
+
+    def signing_headers(self, method: str, path: str, body: bytes, timestamp: str | None = None) -> dict[str, str]:
+        """The four ``x-svc-auth-*`` headers for a request (path without query, exact body bytes)."""
+        if not self.can_sign:
+            raise ValueError("this client has no key, secret and client_id to sign with")
+        assert self.key is not None and self.secret is not None and self.client_id is not None
+        ts = timestamp if timestamp is not None else str(int(time.time()))
+        return {
+            H_TOKEN: self.key,
+            H_SIGNATURE: sign(self.secret, ts, method.upper(), path, body, self.layout),
+            H_TIMESTAMP: ts,
+            H_USERID: self.client_id,
+        }
+
+    async def raw(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        body: bytes | str | None = None,
+        params: Mapping[str, Any] | None = None,
+        signed: bool = True,
+        headers: Mapping[str, str | None] | None = None,
+        sign_path: str | None = None,
+        timestamp: str | None = None,
+    ) -> RawResponse:
+        """Send one request and return the response as it came (never raises for a status).
+
+        ``path`` is everything after the host (``/v1/cefi/orders``). ``json`` is serialised once with
+        orjson; ``body`` is sent as given. ``headers`` are applied last (a ``None`` value removes a
+        header). ``sign_path`` and ``timestamp`` override what is signed, for testing refusals.
+        """
+        method = method.upper()
+        if json is not None and body is not None:
+            raise ValueError("give json or body, not both")
+        data = orjson.dumps(json) if json is not None else (body.encode() if isinstance(body, str) else body or b"")
+        url = URL(self.base_url + path, encoded=True)
+        query = {k: str(v) for k, v in (params or {}).items() if v is not None}
+        if query:
+            url = url.update_query(query)
+        out: dict[str, str] = {}
+        if self.version is not None:
+            out[VERSION_HEADER] = self.version
+        if json is not None:
+            out["Content-Type"] = "application/json"
+        if signed and self.can_sign:
+            out.update(self.signing_headers(method, sign_path or url.raw_path, data, timestamp))
+        for name, value in (headers or {}).items():
+            for existing in [k for k in out if k.lower() == name.lower()]:
+                del out[existing]
+            if value is not None:
+                out[name] = value
+        session = self._ensure_session()
+        async with session.request(method, url, data=data if data else None, headers=out,
+                                   allow_redirects=False) as resp:
+            payload = await resp.read()
+            parsed: Any = None
+            if payload:
+                try:
+                    parsed = orjson.loads(payload)
+                except orjson.JSONDecodeError:
+                    parsed = None
+            return RawResponse(resp.status, resp.headers, payload, parsed)
+
+    async def request(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None,
+                      signed: bool = True) -> Any:
+        """One CeFi call (``path`` relative to ``/v1/cefi``): the parsed body, or :class:`ProblemError`."""
+        resp = await self.raw(method, CEFI + path, json=json, params=params, signed=signed)
+        if resp.status >= 400:
+            raise resp.problem()
+        return resp.json
+
+    # --- public -----------------------------------------------------------------------------------
+
+    async def health(self) -> Any:
+        return await self.request("GET", "/health", signed=False)
+
+    async def versions(self) -> Any:
+        return await self.request("GET", "/versions", signed=False)
+
+    async def assets(self, id: Any = None, name: str | None = None) -> Any:
+        """Signed when the client has credentials (servers run with --sign-reference-data need it)."""
+        return await self.request("GET", "/assets", params=_query(id=id, name=name))
+
+    async def instruments(self, id: Any = None, symbol: str | None = None) -> Any:
+        return await self.request("GET", "/instruments", params=_query(id=id, symbol=symbol))
+
+    async def market_quote(self, instrument_id: Any = None) -> Any:
+        """GET /market/quote: best bid and offer per instrument."""
+        return await self.request("GET", "/market/quote", params=_query(instrument_id=instrument_id), signed=False)
+
+    async def quote_vwap(self, instrument_id: Any, qty: Any) -> Any:
+        """POST /market/quote: VWAP for spending ``qty`` of the quote asset."""
+        body = {"qty": _decimal(qty, "qty"), "instrument_id": _id(instrument_id)}
+        return await self.request("POST", "/market/quote", json=body, signed=False)
+
+    async def markets_quote(self, instrument_id: Any, qty: Any, side: str, qty_unit: str) -> Any:
+        """POST /markets/quote: price a BASE or QUOTE quantity against the visible book."""
+        body = {"qty": _decimal(qty, "qty"), "instrument_id": _id(instrument_id), "side": side, "qty_unit": qty_unit}
+        return await self.request("POST", "/markets/quote", json=body, signed=False)
+
+    # --- clients ----------------------------------------------------------------------------------
+
+    async def clients(self, id: Any = None, mnemonic: str | None = None) -> Any:
+        return await self.request("GET", "/clients", params=_query(id=id, mnemonic=mnemonic))
+
+    async def set_self_trade_prevention(self, stp: str) -> Any:
+        body = {"id": self.client_id, "info": {"self_trade_prevention": stp}}
+        return await self.request("PATCH", "/clients", json=body)
+
+    # --- orders -----------------------------------------------------------------------------------
+
+    async def place_order(
+        self,
+        instrument_id: Any,
+        side: str,
+        type: str,
+        qty: Any,
+        price: Any = None,
+        tif: str | None = None,
+        flags: list[str] | None = None,
+        exec_inst_flags: list[str] | None = None,
+        stp: str | None = None,
+        hold_fee_rate: Any = None,
+        external_id: str | None = None,
+        msg_id: str | None = None,
+        parent_id: Any = None,
+    ) -> Any:
+        """POST /orders; ``info.client_id`` is this client's. Returns the order record."""
+        info = _drop_none({
+            "msg_id": msg_id,
+            "parent_id": None if parent_id is None else _id(parent_id),
+            "client_id": self.client_id,
+            "instrument_id": _id(instrument_id),
+            "qty": _decimal(qty, "qty"),
+            "price": None if price is None else _decimal(price, "price"),
+            "flags": flags,
+            "side": side,
+            "type": type,
+            "tif": tif,
+            "exec_inst_flags": exec_inst_flags,
+            "hold_fee_rate": None if hold_fee_rate is None else _decimal(hold_fee_rate, "hold_fee_rate"),
+            "stp": stp,
+        })
+        return await self.request("POST", "/orders", json=_drop_none({"external_id": external_id, "info": info}))
+
+    async def modify_order(
+        self,
+        new_qty: Any,
+        new_price: Any = None,
+        id: Any = None,
+        external_id: str | None = None,
+        new_type: str | None = None,
+        msg_id: str | None = None,
+        parent_id: Any = None,
+        prev_modify: str | None = None,
+    ) -> Any:
+        """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
+        info = _drop_none({
+            "msg_id": msg_id,
+            "parent_id": None if parent_id is None else _id(parent_id),
+            "client_id": self.client_id,
+            "prev_modify": prev_modify,
+            "new_qty": _decimal(new_qty, "new_qty"),
+            "new_price": None if new_price is None else _decimal(new_price, "new_price"),
+            "new_type": new_type,
+        })
+        body = _drop_none({"id": None if id is None else _id(id), "external_id": external_id, "info": info})
+        return await self.request("PATCH", "/orders", json=body)
+
+    async def cancel_order(self, ref_id: Any) -> Any:
+        """DELETE /orders/{ref_id} (exchange id or external id): begins cancellation."""
+        return await self.request("DELETE", "/orders/" + quote(_id(ref_id), safe=""))
+
+    async def order_status(self, ref_id: Any) -> Any:
+        return await self.request("GET", "/orders/status/" + quote(_id(ref_id), safe=""))
+
+    async def trades(self, timestamp: Any = None, size: int | None = None, skip: int | None = None) -> Any:
+        """GET /orders: the client's trade records, newest first before ``timestamp`` (default: newest)."""
+        return await self.request("GET", "/orders", params=_query(
+            size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp))
+
+    async def orders_all(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
+        return await self.request("GET", "/orders/all", params=_query(size=size, skip=skip, timestamp=timestamp))
+
+    async def orders_active(self, id: Any = None, size: int | None = None, skip: int | None = None,
+                            timestamp: Any = None) -> Any:
+        return await self.request("GET", "/orders/active",
+                                  params=_query(id=id, size=size, skip=skip, timestamp=timestamp))
+
+    async def orders_trade(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
+        return await self.request("GET", "/orders/trade", params=_query(size=size, skip=skip, timestamp=timestamp))
+
+    async def orders_activity(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
+        return await self.request("GET", "/orders/activity", params=_query(size=size, skip=skip, timestamp=timestamp))
+
+    # --- balances and transfers -------------------------------------------------------------------
+
+    async def balances(self, asset_id: Any = None, asset_name: str | None = None) -> Any:
+        return await self.request("GET", "/balances", params=_query(asset_id=asset_id, asset_name=asset_name))
+
+    async def balances_activity(self, asset_id: Any = None, size: int | None = None, skip: int | None = None,
+                                timestamp: Any = None) -> Any:
+        return await self.request("GET", "/balances/activity",
+                                  params=_query(asset_id=asset_id, size=size, skip=skip, timestamp=timestamp))
+
+    async def transfers(self, timestamp: Any = None, size: int | None = None, skip: int | None = None) -> Any:
+        """GET /transfers: newest first before ``timestamp`` (default: newest)."""
+        return await self.request("GET", "/transfers", params=_query(
+            size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp))
+
+    async def create_transfer(self, asset_id: Any, amount: Any, type: str, platform: str,
+                              instructions: Mapping[str, Any]) -> Any:
+        """POST /transfers (``request.client_id`` is this client's)."""
+        body = {"request": {"amount": _decimal(amount, "amount"), "asset_id": _id(asset_id),
+                            "client_id": self.client_id, "type": type, "platform": platform,
+                            "instructions": dict(instructions)}}
+        return await self.request("POST", "/transfers", json=body)
+
+    async def transfers_active(self, transfer_id: Any = None) -> Any:
+        return await self.request("GET", "/transfers/active", params=_query(transfer_id=transfer_id))
+
+    # --- pagination -------------------------------------------------------------------------------
+
+    async def paginate(self, method_name_or_path: str, **params: Any) -> AsyncIterator[dict[str, Any]]:
+        """Every record of a list read, page after page (schema v2026_01_23 only).
+
+        Give a method name (``"orders_all"``, ``"trades"``, ...) or a path (``"/orders/all"`` or
+        ``"/v1/cefi/orders/all"``) and its query parameters. Sends each page's ``next_cursor`` back as
+        ``timestamp`` until it is null; an empty page is the end even when it carries a cursor.
+        ``skip`` applies to the first page only (the cursor already counts it).
+        """
+        if self.version != V2026:
+            raise ValueError(f"paginate needs schema {V2026} (v2024_01_01 lists carry no cursor)")
+        name = method_name_or_path
+        if name.startswith(CEFI + "/"):
+            path = name[len(CEFI):]
+        elif name.startswith("/"):
+            path = name
+        elif name in PAGED:
+            path = PAGED[name]
+        else:
+            raise ValueError(f"unknown list read {name!r}; one of {', '.join(PAGED)} or a path")
+        query = _query(**params)
+        if path in _TIMESTAMP_REQUIRED:
+            query.setdefault("timestamp", NEWEST)
+        while True:
+            page = await self.request("GET", path, params=query)
+            if not isinstance(page, dict) or not isinstance(page.get("data"), list):
+                raise ValueError(f"GET {path} did not answer with a {V2026} page")
+            for record in page["data"]:
+                yield record
+            cursor = (page.get("pagination") or {}).get("next_cursor")
+            if cursor is None or not page["data"]:
+                return
+            query["timestamp"] = str(cursor)
+            query.pop("skip", None)

@@ -1,0 +1,250 @@
+"""pytest plugin: run the emulator in-process and talk to it, from any test suite.
+
+Installed with the package (entry point ``pytest11: cefisim = "api.pytest_plugin"``); from a source
+checkout that is not installed, put ``pytest_plugins = ["api.pytest_plugin"]`` in your root
+``conftest.py``. Needs pytest-asyncio (strict or auto mode).
+
+Fixtures:
+
+``cefisim_scenario``
+    What the server loads: the shipped ``scenarios/demo.json`` by default; else the file named by
+    ``@pytest.mark.cefisim_scenario("path")`` (relative to the test file's directory, then to the
+    rootdir) or by ``--cefisim-scenario FILE`` (relative to where pytest was started). Override the
+    fixture to return a path, a scenario document (dict) or an ``api.scenario.Scenario``.
+``cefisim_clock``
+    ``"virtual"`` (default: engine time moves only when the test advances it) or ``"wall"``.
+``cefisim_server_options``
+    The :class:`api.keys.ServerOptions` the app is built with (signature layout, ...).
+``cefisim_server``
+    The emulator on 127.0.0.1 and a free port, fresh for each test. ``.url``, ``.sim``, ``.app``,
+    ``.scenario``, ``.advance(seconds)``, ``.now_ns``, ``.reset()``.
+``cefisim_client``
+    A connected :class:`api.client.CefiClient` signing with the scenario's first HMAC key.
+``cefisim_client_for``
+    A factory: ``cefisim_client_for("101")`` (client id or mnemonic) returns a client signing as that
+    client; every client it made is closed after the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+try:  # the plugin is loaded into every pytest run of an environment that has cefisim installed
+    import pytest_asyncio
+except ImportError:  # pragma: no cover - exercised only without pytest-asyncio
+    pytest_asyncio = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    from .client import CefiClient
+    from .scenario import Scenario
+    from .sim import Simulation
+
+MARKER = "cefisim_scenario"
+OPTION = "--cefisim-scenario"
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "demo.json"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cefisim", "cefisim exchange emulator")
+    group.addoption(OPTION, dest="cefisim_scenario", default=None, metavar="FILE",
+                    help="scenario file the cefisim_server fixture loads (default: scenarios/demo.json)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(path): scenario file the cefisim_server fixture loads for this test "
+        "(relative to the test file's directory)",
+    )
+
+
+def _async_fixture(fn: Callable[..., Any]) -> Any:
+    if pytest_asyncio is not None:
+        return pytest_asyncio.fixture(fn)
+
+    @pytest.fixture(name=fn.__name__)
+    def missing() -> Any:  # pragma: no cover - exercised only without pytest-asyncio
+        pytest.fail("the cefisim fixtures need pytest-asyncio (pip install pytest-asyncio)")
+
+    return missing
+
+
+# --- scenario -----------------------------------------------------------------------------------
+
+def _marker_path(request: pytest.FixtureRequest, value: Any) -> Any:
+    if not isinstance(value, (str, Path)):
+        return value  # a document or a Scenario
+    path = Path(value)
+    if path.is_absolute():
+        return path
+    tried = []
+    for base in (Path(request.path).parent, request.config.rootpath):
+        candidate = base / path
+        if candidate.exists():
+            return candidate
+        tried.append(str(candidate))
+    raise pytest.UsageError(f"@pytest.mark.{MARKER}({str(value)!r}): no such file (tried {', '.join(tried)})")
+
+
+@pytest.fixture
+def cefisim_scenario(request: pytest.FixtureRequest) -> Any:
+    """The scenario the server loads: marker, else ``--cefisim-scenario``, else the shipped demo."""
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is not None:
+        if len(marker.args) != 1:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes one argument: the scenario file")
+        return _marker_path(request, marker.args[0])
+    option = request.config.getoption("cefisim_scenario")
+    if option:
+        path = Path(option)
+        return path if path.is_absolute() else request.config.invocation_params.dir / path
+    return DEFAULT_SCENARIO
+
+
+def load(scenario: Any) -> "Scenario":
+    """A Scenario from a path, a document or a Scenario (problems raise ``ScenarioError``)."""
+    from .scenario import Scenario, load_scenario, parse_scenario
+
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return parse_scenario(scenario, "<cefisim_scenario fixture>")
+    if isinstance(scenario, (str, Path)):
+        return load_scenario(scenario)
+    raise TypeError(f"cefisim_scenario: expected a path, a document or a Scenario, not {type(scenario).__name__}")
+
+
+@pytest.fixture
+def cefisim_clock() -> str:
+    return "virtual"
+
+
+@pytest.fixture
+def cefisim_server_options() -> Any:
+    from .keys import ServerOptions
+
+    return ServerOptions()
+
+
+# --- server -------------------------------------------------------------------------------------
+
+@dataclass
+class CefisimServer:
+    """A running emulator: its address and the objects behind it."""
+
+    url: str
+    sim: "Simulation"
+    app: "web.Application"
+    server: "TestServer" = field(repr=False)
+
+    @property
+    def scenario(self) -> "Scenario":
+        return self.sim.scenario
+
+    @property
+    def now_ns(self) -> int:
+        """Engine time (nanoseconds since the Unix epoch)."""
+        return self.sim.now_ns()
+
+    def advance(self, seconds: int | str | Decimal) -> int:
+        """Move the virtual clock forward; the scenario's agents and the venue's timers act on the way.
+        Returns the new engine time."""
+        if isinstance(seconds, float):
+            seconds = Decimal(repr(seconds))
+        delta = Decimal(seconds) * 1_000_000_000
+        if delta < 0 or delta != delta.to_integral_value():
+            raise ValueError("seconds: a non-negative amount with at most 9 decimals")
+        if self.sim.clock_mode != "virtual":
+            raise RuntimeError("advance() needs the virtual clock (cefisim_clock fixture)")
+        self.sim.advance(self.sim.venue.clock.now + int(delta))
+        return self.sim.venue.clock.now
+
+    def reset(self) -> None:
+        """Back to the scenario as loaded."""
+        self.sim.reset()
+
+    def signing_key(self, client: str | int | None = None) -> tuple[str, str, str]:
+        """(key, secret, client id) of an HMAC key: the scenario's first, or that of a client (id or mnemonic)."""
+        keys = self.sim.scenario.hmac_keys
+        if not keys:
+            raise LookupError(f"scenario {self.sim.scenario.source} defines no HMAC keys (clients[].key)")
+        if client is None:
+            key, (cid, secret) = next(iter(keys.items()))
+            return key, secret, str(cid)
+        wanted = str(client)
+        if not wanted.isdigit():
+            for c in self.sim.scenario.clients.values():
+                if c.mnemonic == wanted:
+                    wanted = str(c.id)
+                    break
+        for key, (cid, secret) in keys.items():
+            if str(cid) == wanted:
+                return key, secret, wanted
+        raise LookupError(f"scenario {self.sim.scenario.source}: client {client!r} has no HMAC key")
+
+    def client(self, client: str | int | None = None, **kwargs: Any) -> "CefiClient":
+        """A :class:`CefiClient` signing as ``client`` (default: the first HMAC key); close it yourself."""
+        from .client import CefiClient
+
+        key, secret, cid = self.signing_key(client)
+        layout = self.app_layout()
+        kwargs.setdefault("layout", layout)
+        return CefiClient(self.url, key=key, secret=secret, client_id=cid, **kwargs)
+
+    def app_layout(self) -> str:
+        from .keys import OPTIONS
+
+        layout = self.app[OPTIONS].signature_layout
+        return "concat" if layout == "either" else layout
+
+
+@_async_fixture
+async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
+                         ) -> AsyncIterator[CefisimServer]:
+    """The emulator serving ``cefisim_scenario`` on 127.0.0.1 and a free port, for one test."""
+    from aiohttp.test_utils import TestServer
+
+    from .app import create_app
+    from .sim import Simulation
+
+    sim = Simulation(load(cefisim_scenario), clock=cefisim_clock)
+    app = create_app(sim, cefisim_server_options)
+    server = TestServer(app, host="127.0.0.1", port=0)
+    await server.start_server()
+    try:
+        yield CefisimServer(str(server.make_url("")).rstrip("/"), sim, app, server)
+    finally:
+        await server.close()
+
+
+@_async_fixture
+async def cefisim_client(cefisim_server: CefisimServer) -> AsyncIterator["CefiClient"]:
+    """A connected client signing with the scenario's first HMAC key."""
+    async with cefisim_server.client() as client:
+        yield client
+
+
+@_async_fixture
+async def cefisim_client_for(cefisim_server: CefisimServer) -> AsyncIterator[Callable[..., "CefiClient"]]:
+    """``cefisim_client_for(client_id_or_mnemonic, **CefiClient_kwargs)`` -> a client; closed after the test."""
+    made: list[CefiClient] = []
+
+    def factory(client: str | int | None = None, **kwargs: Any) -> "CefiClient":
+        c = cefisim_server.client(client, **kwargs)
+        made.append(c)
+        return c
+
+    try:
+        yield factory
+    finally:
+        for c in made:
+            await c.close()
