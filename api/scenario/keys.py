@@ -1,0 +1,79 @@
+"""The scenario format's keys and enums: the one table the parser and ``schema.json`` share.
+
+Contract: each ``*_KEYS`` is ``(required, optional)`` for one kind of object (``EVENT_KEYS`` and
+``AGENT_KEYS`` per ``type``, on top of ``EVENT_COMMON`` / ``AGENT_COMMON``); the tuples below them
+are the allowed values of enum fields. ``schema.json`` must say the same, and
+``tests/scenarios/test_scenario_schema.py`` holds the two together (through ``loader``, which
+re-exports this table). Data only, no logic.
+"""
+
+from __future__ import annotations
+
+from engine.order import ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, SELL, USE_AGGRESSIVE_PRICING
+from engine.records import CRYPTO, DEPOSIT, FIAT, WITHDRAW
+
+# --- the format's keys: (required, optional) per object; schema.json must say the same -----------
+
+TOP_KEYS = (
+    ("seed", "start", "assets", "instruments", "clients"),
+    ("$schema", "description", "end", "settings", "api_keys", "oauth_clients", "events", "agents"),
+)
+ASSET_KEYS = (("id", "name", "decimals"), ())
+INSTRUMENT_KEYS = (
+    ("id", "symbol", "base", "quote", "price_increment", "qty_increment"),
+    ("min_qty", "price_band", "maker_fee", "taker_fee", "status"),
+)
+CLIENT_KEYS = (("id", "mnemonic"), ("key", "secret", "balances", "self_trade_prevention", "fees"))
+FEE_KEYS = (("maker", "taker"), ())
+SETTINGS_KEYS = (
+    (), ("latency", "settlement_delay_ms", "signature_layout", "sign_reference_data", "max_open_orders"),
+)
+LATENCY_KEYS = ((), ("entry_ms", "modify_ms", "cancel_ms"))
+API_KEY_KEYS = (
+    ("key_id", "kind", "public_key"), ("user_id", "client_id", "users", "name", "revoked", "expires_at"),
+)
+API_KEY_USER_KEYS = (("user_id", "client_id"), ())
+OAUTH_CLIENT_KEYS = (("client_id", "redirect_uris", "scopes"), ("name", "disabled"))
+EVENT_COMMON = (("at", "type"), ("note",))
+EVENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "order": (
+        ("client", "instrument", "side", "order_type", "qty"),
+        ("price", "tif", "flags", "exec_inst", "stp", "hold_fee_rate", "external_id", "msg_id",
+         "parent_id"),
+    ),
+    "modify": (
+        ("client", "new_qty"),
+        ("order_id", "external_id", "new_price", "new_type", "msg_id", "parent_id", "prev_modify"),
+    ),
+    "cancel": (("client", "ref"), ()),
+    "transfer": (("client", "asset", "amount", "transfer_type", "platform"), ("instructions",)),
+    "instrument_status": (("instrument", "status"), ()),
+    "latency": ((), ("entry_ms", "modify_ms", "cancel_ms")),
+    "settlement_delay": (("delay_ms",), ()),
+    "clock": ((), ()),
+    "paper_funds": (("client", "asset", "amount"), ("remove",)),
+    "client_info": (("client", "self_trade_prevention"), ()),
+}
+AGENT_COMMON = (("type", "client", "instrument"), ("name", "note", "start", "end"))
+AGENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "market_maker": (
+        ("interval", "levels", "spread", "spacing", "qty"),
+        ("qty_step", "post_only", "random_walk", "prices", "prices_file", "every"),
+    ),
+    "noise_taker": (
+        ("mean_interval", "qty_min", "qty_max"),
+        ("market_fraction", "buy_fraction", "through"),
+    ),
+}
+RANDOM_WALK_KEYS = (("start", "step"), ("vol", "floor"))
+
+SIDES = (BUY, SELL)
+ORDER_TYPES = (LIMIT, MARKET)
+TIFS = (GTC, IOC)
+FLAGS = (USE_AGGRESSIVE_PRICING,)
+EXEC_INST = (ALO, AON)
+TRANSFER_TYPES = (DEPOSIT, WITHDRAW)
+PLATFORMS = (FIAT, CRYPTO)
+FIAT_INSTRUCTIONS = {"fiat_account_id": "uuid", "identity_id": "uuid", "account_id": "uuid",
+                     "includes_fee": "bool"}
+API_KEY_KINDS = ("user", "organization")

@@ -1,0 +1,180 @@
+"""The result of loading a scenario, the error that lists every problem, and scenario times.
+
+Contract: a :class:`Scenario` is immutable reference data: ``build_venue`` makes a fresh venue from
+copies of it every time, and ``runner`` a fresh :class:`~engine.scenario.ScenarioRunner`.
+:class:`ScenarioError` carries every ``(file, json_path, reason)`` and prints one line per problem.
+``parse_time`` reads ISO 8601 UTC (``Z`` or ``+00:00``, up to 9 decimals) or ``"+seconds"`` after a
+start into nanoseconds since the epoch, exactly, within 1970 .. 2262-04-11 (signed 64-bit ns), and
+raises ValueError with the reason otherwise; ``format_time`` is its inverse for absolute times.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from engine.agents import AgentSpec
+from engine.clock import NS_PER_SECOND
+from engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
+from engine.reference import Asset, Client, Instrument
+from engine.scenario import ScenarioRunner
+from engine.venue import Journal, Venue, VenueConfig
+
+from .document import _kind
+
+Problem = tuple[str, str, str]
+
+ISO_RE = re.compile(
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?(?:Z|\+00:00)$"
+)
+REL_RE = re.compile(r"^\+([0-9]+(?:\.[0-9]{1,9})?)$")
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+MAX_NS = 2**63 - 1  # journal timestamps are signed 64-bit nanoseconds (until 2262-04-11)
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; ``problems`` lists every (file, json_path, reason)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(f"{f}: {p}: {r}" for f, p, r in self.problems))
+
+
+# --- times -------------------------------------------------------------------------------------
+
+def parse_time(text: object, start_ns: int | None = None) -> int:
+    """``"2026-11-02T09:00:00.5Z"`` or, relative to ``start_ns``, ``"+1.5"`` -> nanoseconds.
+
+    Raises ValueError with the reason when ``text`` is neither.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"must be an ISO 8601 UTC time or \"+seconds\", got {_kind(text)}")
+    rel = REL_RE.match(text)
+    if rel is not None:
+        if start_ns is None:
+            raise ValueError("a relative time (+seconds) needs a start")
+        ns = start_ns + _seconds_ns(rel.group(1))
+    else:
+        m = ISO_RE.match(text)
+        if m is None:
+            raise ValueError(
+                f"{text!r} is not an ISO 8601 UTC time (2026-11-02T09:00:00Z) or \"+seconds\""
+            )
+        y, mo, d, hh, mi, ss = (int(g) for g in m.groups()[:6])
+        try:
+            when = datetime(y, mo, d, hh, mi, ss, tzinfo=timezone.utc)
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: {exc}") from None
+        if when < EPOCH:
+            raise ValueError(f"{text!r} is before 1970-01-01")
+        frac = (m.group(7) or "").ljust(9, "0")
+        ns = (when - EPOCH) // timedelta(seconds=1) * NS_PER_SECOND + int(frac or "0")
+    if ns > MAX_NS:
+        raise ValueError(f"{text!r} is after 2262-04-11 (beyond 64-bit nanoseconds)")
+    return ns
+
+
+def format_time(ns: int) -> str:
+    """Nanoseconds since the epoch as ISO 8601 UTC (``2026-11-02T09:00:00.5Z``)."""
+    secs, frac = divmod(ns, NS_PER_SECOND)
+    text = (EPOCH + timedelta(seconds=secs)).strftime("%Y-%m-%dT%H:%M:%S")
+    if frac:
+        text += "." + f"{frac:09d}".rstrip("0")
+    return text + "Z"
+
+
+def _seconds_ns(text: str) -> int:
+    whole, _, frac = text.partition(".")
+    return int(whole) * NS_PER_SECOND + int(frac.ljust(9, "0") or "0")
+
+
+# --- the scenario ------------------------------------------------------------------------------
+
+@dataclass
+class Scenario:
+    """A validated scenario. Reference data objects are templates: ``build_venue`` copies them."""
+
+    source: str
+    seed: int
+    start_ns: int
+    end_ns: int  # where ``cefisim replay`` stops unless told otherwise
+    doc: dict[str, Any]
+    assets: dict[int, Asset]
+    instruments: dict[int, Instrument]
+    clients: dict[int, Client]
+    balances: dict[int, dict[int, int]]  # client id -> asset id -> smallest units
+    hmac_keys: dict[str, tuple[int, str]]  # key uuid -> (client id, secret)
+    api_keys: list[dict[str, Any]]
+    oauth_clients: list[dict[str, Any]]
+    events: list[tuple[int, Command]]
+    agents: list[AgentSpec]
+    settings: dict[str, Any]
+    description: str | None = None
+    latency_ns: tuple[int, int, int] | None = None  # settings.latency: (entry, modify, cancel)
+    settlement_delay_ns: int | None = None  # settings.settlement_delay_ms
+    _names: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    def venue_config(self) -> VenueConfig:
+        config = VenueConfig()
+        if "max_open_orders" in self.settings:
+            config.max_open_orders = self.settings["max_open_orders"]
+        return config
+
+    def build_venue(
+        self, config: VenueConfig | None = None, journal: Journal | None = None, apply_settings: bool = True
+    ) -> Venue:
+        """A fresh venue at ``start_ns``: reference data, opening balances and, when
+        ``apply_settings``, the latency and settlement delay of ``settings`` as journaled commands
+        (leave them out when the venue is restored from a journal that already holds them)."""
+        venue = Venue(self.start_ns, config or self.venue_config(), journal)
+        assets, instruments, clients = copy.deepcopy((self.assets, self.instruments, self.clients))
+        for asset in assets.values():
+            venue.add_asset(asset)
+        for inst in instruments.values():
+            venue.add_instrument(inst)
+        for client in clients.values():
+            venue.add_client(client)
+        for client_id, amounts in self.balances.items():
+            for asset_id, units in amounts.items():
+                venue.credit(client_id, asset_id, units)
+        if apply_settings:
+            if self.latency_ns is not None:
+                venue.submit(SetLatency(*self.latency_ns), at=self.start_ns)
+            if self.settlement_delay_ns is not None:
+                venue.submit(SetSettlementDelay(self.settlement_delay_ns), at=self.start_ns)
+        return venue
+
+    def runner(self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random) -> ScenarioRunner:
+        """A runner that feeds this scenario's events and agents into ``venue``."""
+        return ScenarioRunner(venue, self.events, self.agents, self.seed, make_rng)
+
+    def shifted(self, delta_ns: int) -> "Scenario":
+        """The same scenario with every time moved by ``delta_ns`` (e.g. to start at the wall clock)."""
+        events = [
+            (at + delta_ns, AdvanceClock(cmd.to_ns + delta_ns) if isinstance(cmd, AdvanceClock) else cmd)
+            for at, cmd in self.events
+        ]
+        agents: list[AgentSpec] = [
+            replace(a, start_ns=a.start_ns + delta_ns, end_ns=None if a.end_ns is None else a.end_ns + delta_ns)
+            for a in self.agents
+        ]
+        return replace(
+            self, start_ns=self.start_ns + delta_ns, end_ns=self.end_ns + delta_ns, events=events, agents=agents
+        )
+
+    def asset_id(self, ref: str) -> int | None:
+        """An asset id from an id or a name."""
+        return self._names.get("asset", {}).get(ref)
+
+    def instrument_id(self, ref: str) -> int | None:
+        """An instrument id from an id or a symbol."""
+        return self._names.get("instrument", {}).get(ref)
+
+    def client_id(self, ref: str) -> int | None:
+        """A client id from an id or a mnemonic."""
+        return self._names.get("client", {}).get(ref)
