@@ -12,7 +12,7 @@ from engine.reference import ID_RE
 from . import versions
 from .keys import CLIENT_ID, OPTIONS, SIM, VERSION
 from .problems import Problem, bad_request
-from .signing import HEADERS, verify
+from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
 from .validate import parse_json
 
 JSON = "application/json"
@@ -44,11 +44,11 @@ async def signed_client(request: web.Request) -> int:
     """The client a signed CeFi request acts for; 401 problem when the signature does not hold."""
     sim = request.app[SIM]
     opts = request.app[OPTIONS]
-    body = await request.read()
-    headers = {name: request.headers.get(name) for name in HEADERS}
+    body = await request.read() if request.body_exists else b""
+    h = request.headers
     outcome = verify(
-        headers, sim.scenario.hmac_keys, request.method, request.rel_url.raw_path, body,
-        opts.wall_s(), opts.signature_layout,
+        h.get(H_TOKEN), h.get(H_SIGNATURE), h.get(H_TIMESTAMP), h.get(H_USERID), sim.scenario.hmac_keys,
+        request.method, request.rel_url.raw_path, body, opts.wall_s(), opts.signature_layout,
     )
     if isinstance(outcome, int):
         request[CLIENT_ID] = outcome

@@ -79,14 +79,17 @@ async def problems_middleware(request: web.Request, handler: Handler) -> web.Str
     response.headers["X-Request-Id"] = request_id
     version = request.get(VERSION)
     if version is not None:
-        for name, value in versions.deprecation_headers(version).items():
-            response.headers[name] = value
+        response.headers.update(versions.deprecation_headers(version))
     return response
 
 
 def _negotiate(request: web.Request) -> None:
     now = request.app[SIM].now_ns()
-    choice = versions.choose(request.headers.get(versions.HEADER), request.query.get(versions.QUERY), now)
+    header = request.headers.get(versions.HEADER)
+    if header is None and not request.query_string:
+        request[VERSION] = versions.default(now)  # the common case: nothing asked for
+        return
+    choice = versions.choose(header, request.query.get(versions.QUERY), now)
     if choice.version is None:
         request[VERSION] = versions.default(now)
         raise Problem(400, "unsupported-version", choice.problem or "unsupported version")

@@ -61,6 +61,7 @@ def order_record(order: Order, status: str | None = None) -> dict[str, Any]:
     extra = order.extra
     status = status or order.status
     open_lots = order.qty - order.executed
+    zero = qgrid.zero
     return {
         "id": str(order.id),
         "status": status,
@@ -68,9 +69,9 @@ def order_record(order: Order, status: str | None = None) -> dict[str, Any]:
         "modify_info": extra.modify_info if extra is not None else None,
         "external_id": order.external_id,
         "ref_external_id": extra.ref_external_id if extra is not None else None,
-        "pending_qty": qgrid.format(open_lots if status == NEW_PENDING else 0),
-        "leaves_qty": qgrid.format(open_lots if status in WORKING else 0),
-        "exeuted_qty": qgrid.format(order.executed),
+        "pending_qty": qgrid.format(open_lots) if status == NEW_PENDING else zero,
+        "leaves_qty": qgrid.format(open_lots) if status in WORKING else zero,
+        "exeuted_qty": qgrid.format(order.executed) if order.executed else zero,
         "executed_vwap": format_vwap(inst, order.cum_lt, order.executed),
         "reject_reason": extra.reject_reason if extra is not None else None,
         "cancel_reason": extra.cancel_reason if extra is not None else None,

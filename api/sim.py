@@ -158,6 +158,9 @@ class Simulation:
 
     def _catch_up(self, at: int) -> None:
         """Let the scenario act up to ``at`` before an external command applies there."""
+        due = self.runner.next_time()
+        if due is None or due > at:
+            return  # nothing of the scenario's is due: the command itself moves the clock
         self._source = "scn"
         try:
             self.runner.run_until(at)

@@ -52,21 +52,28 @@ def parse_json(body: bytes) -> Any:
 
 
 def check_object(value: Any, spec: Mapping[str, F], path: str, open_: bool = False) -> dict[str, Any]:
-    """Validate ``value`` against ``spec``; returns the object (values unchanged)."""
-    where = path or "body"
+    """Validate ``value`` against ``spec``; returns the object (values unchanged).
+
+    Paths are only built for the error message: the common, valid request pays for none of them.
+    """
     if not isinstance(value, dict):
-        raise bad_request(where, "must be a JSON object")
-    if not open_:
-        for key in value:
-            if key not in spec:
-                raise bad_request(_join(path, key), "unknown field")
+        raise bad_request(path or "body", "must be a JSON object")
+    if not open_ and not value.keys() <= spec.keys():
+        unknown = next(key for key in value if key not in spec)
+        raise bad_request(_join(path, unknown), "unknown field")
     for name, f in spec.items():
-        p = _join(path, name)
-        if name not in value or value[name] is None:
+        v = value.get(name)
+        if v is None:
             if f.required:
-                raise bad_request(p, "is required")
+                raise bad_request(_join(path, name), "is required")
             continue
-        _check_value(value[name], f, p)
+        if f.kind == "object":
+            check_object(v, f.fields, _join(path, name), f.open)
+            continue
+        problem = _problem(v, f)
+        if problem is not None:
+            suffix, reason = problem
+            raise bad_request(_join(path, name) + suffix, reason)
     return value
 
 
@@ -74,57 +81,54 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _check_value(v: Any, f: F, p: str) -> None:
+def _problem(v: Any, f: F) -> tuple[str, str] | None:
+    """(suffix of the path, reason) when ``v`` does not fit ``f``; None when it does."""
     kind = f.kind
     if kind == "bool":
-        if not isinstance(v, bool):
-            raise bad_request(p, "must be a boolean")
-        return
-    if kind == "object":
-        check_object(v, f.fields, p, f.open)
-        return
+        return None if isinstance(v, bool) else ("", "must be a boolean")
     if kind == "number":  # a non-negative whole number, or a decimal string
         if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-            return
+            return None
         if not isinstance(v, str) or not DECIMAL_RE.fullmatch(v):
-            raise bad_request(p, "must be a non-negative number or decimal string")
-        return
+            return "", "must be a non-negative number or decimal string"
+        return None
     if kind == "enums":
         if not isinstance(v, list):
-            raise bad_request(p, "must be an array of strings")
+            return "", "must be an array of strings"
         seen: list[str] = []
         for i, item in enumerate(v):
             if not isinstance(item, str) or item not in f.values:
-                raise bad_request(f"{p}[{i}]", "must be one of " + ", ".join(f.values))
+                return f"[{i}]", "must be one of " + ", ".join(f.values)
             if item in seen:
-                raise bad_request(f"{p}[{i}]", f"duplicate value {item!r}")
+                return f"[{i}]", f"duplicate value {item!r}"
             seen.append(item)
-        return
+        return None
     if not isinstance(v, str):
-        raise bad_request(p, "must be a string")
+        return "", "must be a string"
     if kind == "str":
         if len(v) > MAX_TEXT:
-            raise bad_request(p, f"longer than {MAX_TEXT} characters")
+            return "", f"longer than {MAX_TEXT} characters"
     elif kind == "id":
-        if not ID_RE.fullmatch(v) or len(v) > 19:
-            raise bad_request(p, "must match ^[1-9][0-9]*$")
+        if len(v) > 19 or not ID_RE.fullmatch(v):
+            return "", "must match ^[1-9][0-9]*$"
     elif kind == "id0":
-        if not (v == "0" or (ID_RE.fullmatch(v) and len(v) <= 19)):
-            raise bad_request(p, "must be \"0\" or match ^[1-9][0-9]*$")
+        if not (v == "0" or (len(v) <= 19 and ID_RE.fullmatch(v))):
+            return "", "must be \"0\" or match ^[1-9][0-9]*$"
     elif kind == "decimal":
-        if not DECIMAL_RE.fullmatch(v) or len(v) > 40:
-            raise bad_request(p, "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$")
+        if len(v) > 40 or not DECIMAL_RE.fullmatch(v):
+            return "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$"
     elif kind == "enum":
         if v not in f.values:
-            raise bad_request(p, "must be one of " + ", ".join(f.values))
+            return "", "must be one of " + ", ".join(f.values)
     elif kind == "external_id":
         if not is_external_id(v):
-            raise bad_request(p, "must be a lowercase UUID v4 or 1-18 characters of letters, digits, -_.~")
+            return "", "must be a lowercase UUID v4 or 1-18 characters of letters, digits, -_.~"
     elif kind == "uuid":
         if not UUID_RE.fullmatch(v):
-            raise bad_request(p, "must be a UUID")
+            return "", "must be a UUID"
     else:  # pragma: no cover - a bug in a schema table
         raise AssertionError(kind)
+    return None
 
 
 # --- query strings --------------------------------------------------------------------------------

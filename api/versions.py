@@ -60,10 +60,8 @@ def default(engine_now_ns: int) -> str:
     return V2026 if engine_now_ns >= REMOVAL_NS else V2024
 
 
-def deprecation_headers(version: str) -> dict[str, str]:
-    if version != V2024:
-        return {}
-    return {"Deprecation": http_date(DEPRECATED_ON), "Sunset": http_date(SUNSET_ON)}
+#: RFC 8594 headers on every response of the deprecated version
+DEPRECATION_HEADERS = {"Deprecation": http_date(DEPRECATED_ON), "Sunset": http_date(SUNSET_ON)}
 
 
 def versions_document(engine_now_ns: int) -> dict:
@@ -74,3 +72,8 @@ def versions_document(engine_now_ns: int) -> dict:
             item["deprecation_date"] = http_date(DEPRECATED_ON)
         items.append(item)
     return {"supported_versions": items, "default_version": default(engine_now_ns), "version_header": HEADER}
+
+
+def deprecation_headers(version: str) -> dict[str, str]:
+    """The headers a response of ``version`` carries (none for a current version)."""
+    return DEPRECATION_HEADERS if version == V2024 else {}

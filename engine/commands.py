@@ -1,7 +1,8 @@
-"""Commands: everything that changes the venue's state, as plain frozen values.
+"""Commands: everything that changes the venue's state, as plain values.
 
 Each command is applied by ``Venue.submit(command, at=ns)`` at a point in engine time, and the pair
-(at, command) is what the journal records. Numbers travel as the venue's decimal strings (the API has
+(at, command) is what the journal records. Commands are not frozen only because a frozen dataclass
+pays for every field it sets on the order-entry hot path; nothing changes a command once made. Numbers travel as the venue's decimal strings (the API has
 already checked their syntax); the engine puts them on the instrument's grid, so an off-grid price is a
 business rejection with a record, as on the real venue. ``kind`` names the command in the journal.
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlaceOrder:
     kind = "place"
     client_id: int
@@ -33,7 +34,7 @@ class PlaceOrder:
     parent_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModifyOrder:
     """Modify an order found by exchange id (``order_id``) or external id (``external_id``).
 
@@ -53,7 +54,7 @@ class ModifyOrder:
     prev_modify: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CancelOrder:
     """Cancel by reference: the exchange order id or the external id."""
 
@@ -62,14 +63,14 @@ class CancelOrder:
     ref: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SetClientInfo:
     kind = "client_info"
     client_id: int
     self_trade_prevention: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestTransfer:
     kind = "transfer"
     client_id: int
@@ -80,7 +81,7 @@ class RequestTransfer:
     instructions: tuple[tuple[str, object], ...] = ()  # sorted (key, value) pairs, already validated
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PaperFunds:
     """Add (or with ``remove``, take away) test funds: the gateway's paper trading."""
 
@@ -91,14 +92,14 @@ class PaperFunds:
     remove: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SetInstrumentStatus:
     kind = "instrument_status"
     instrument_id: int
     status: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SetLatency:
     """Acknowledgement delays in engine nanoseconds (0: commands complete before their response)."""
 
@@ -108,7 +109,7 @@ class SetLatency:
     cancel_ns: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SetSettlementDelay:
     """How long transfers stay INITIALIZED before they complete, in engine nanoseconds."""
 
@@ -116,7 +117,7 @@ class SetSettlementDelay:
     delay_ns: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AdvanceClock:
     """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""
 

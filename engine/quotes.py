@@ -40,7 +40,7 @@ def format_vwap(inst: "Instrument", sum_lt: int, lots: int) -> str:
     """Volume-weighted average price as a decimal string (``"0"`` on the grid when nothing traded)."""
     grid = inst.price_grid
     if not lots:
-        return grid.format(0)
+        return grid.zero
     text = format_ratio(sum_lt * grid.coef, lots * 10**grid.scale, grid.scale + VWAP_EXTRA_DECIMALS)
     trimmed = text.rstrip("0")
     whole, _, frac = trimmed.partition(".")

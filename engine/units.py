@@ -33,7 +33,7 @@ def parse_decimal(text: str) -> tuple[int, int] | None:
 class Grid:
     """An increment; converts decimal strings to whole numbers of increments and back."""
 
-    __slots__ = ("text", "coef", "scale", "_pow", "_cache")
+    __slots__ = ("text", "coef", "scale", "_pow", "_cache", "zero")
 
     def __init__(self, increment: str) -> None:
         parsed = parse_decimal(increment)
@@ -43,6 +43,7 @@ class Grid:
         self.coef, self.scale = parsed
         self._pow = 10**self.scale
         self._cache: dict[str, tuple[int | None, bool]] = {}
+        self.zero = self.format(0)  # written on every record that has nothing pending or open
 
     @classmethod
     def of_decimals(cls, decimals: int) -> "Grid":
