@@ -113,6 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         from .replay import replay_main
 
         return replay_main(argv[1:])
+    sub.add_parser("backtest", help="run a strategy against a scenario in-process (see `cefisim backtest --help`)",
+                   add_help=False)
+    if argv and argv[0] == "backtest":
+        from .backtest import backtest_main
+
+        return backtest_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_main(args)

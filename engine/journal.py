@@ -17,18 +17,21 @@ from .commands import COMMAND_TYPES, Command, RequestTransfer
 _TUPLE_FIELDS = {"flags", "exec_inst"}
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {cls: tuple(f.name for f in fields(cls)) for cls in COMMAND_TYPES.values()}
+
+
 def to_wire(cmd: Command) -> dict[str, Any]:
     """``PlaceOrder(...)`` -> ``{"kind": "place", "client_id": 100, ...}`` without None values."""
     out: dict[str, Any] = {"kind": cmd.kind}
-    for f in fields(cmd):  # type: ignore[arg-type]
-        value = getattr(cmd, f.name)
+    for name in _FIELD_NAMES[type(cmd)]:
+        value = getattr(cmd, name)
         if value is None or value == ():
             continue
-        if f.name in _TUPLE_FIELDS:
+        if name in _TUPLE_FIELDS:
             value = list(value)
-        elif f.name == "instructions":
+        elif name == "instructions":
             value = {k: v for k, v in value}
-        out[f.name] = value
+        out[name] = value
     return out
 
 

@@ -33,7 +33,7 @@ def parse_decimal(text: str) -> tuple[int, int] | None:
 class Grid:
     """An increment; converts decimal strings to whole numbers of increments and back."""
 
-    __slots__ = ("text", "coef", "scale", "_pow", "_cache", "zero")
+    __slots__ = ("text", "coef", "scale", "_pow", "_cache", "_texts", "zero")
 
     def __init__(self, increment: str) -> None:
         parsed = parse_decimal(increment)
@@ -43,6 +43,7 @@ class Grid:
         self.coef, self.scale = parsed
         self._pow = 10**self.scale
         self._cache: dict[str, tuple[int | None, bool]] = {}
+        self._texts: dict[int, str] = {}
         self.zero = self.format(0)  # written on every record that has nothing pending or open
 
     @classmethod
@@ -79,7 +80,16 @@ class Grid:
         return None if rest else units
 
     def format(self, units: int) -> str:
-        """``units`` increments as a decimal string with the increment's number of decimals."""
+        """``units`` increments as a decimal string with the increment's number of decimals (cached)."""
+        text = self._texts.get(units)
+        if text is None:
+            text = self._format(units)
+            if len(self._texts) >= 4096:
+                self._texts.clear()
+            self._texts[units] = text
+        return text
+
+    def _format(self, units: int) -> str:
         value = units * self.coef
         if self.scale == 0:
             return str(value)

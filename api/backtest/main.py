@@ -1,0 +1,268 @@
+"""``cefisim backtest SCENARIO --strategy module:Class``: load the strategy, run it, report.
+
+``backtest_main(argv)`` is the command; ``run_backtest(scenario, strategy, ...)`` the same run for
+code and tests. The wall time is measured here and nowhere else.
+
+Exit status: 0 done; 2 a scenario, usage or ``--strategy`` problem (a message, never a traceback);
+1 the strategy raised (its traceback is printed: it is the user's code) or the report could not be
+written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from engine.backtest import Figures, Harness, StrategyLoop, figures
+
+from ..scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
+from .context import CALLBACKS, Context, Driver, seconds_ns
+from .report import build_report, table
+
+__all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
+
+SAMPLES = 100  # inventory samples over the run unless --sample-every says otherwise
+
+
+class BacktestError(ValueError):
+    """A usage problem (bad option, unknown client, strategy that cannot be loaded): exit 2."""
+
+
+class StrategyFailed(RuntimeError):
+    """The strategy raised inside a callback (or kept reacting to itself): exit 1."""
+
+    def __init__(self, callback: str, at_ns: int, exc: BaseException) -> None:
+        super().__init__(f"{callback} at {format_time(at_ns)}: {type(exc).__name__}: {exc}")
+        self.callback = callback
+        self.at_ns = at_ns
+        self.exc = exc
+
+
+# --- loading the strategy ------------------------------------------------------------------------
+
+def load_strategy_class(spec: str) -> type:
+    """``package.module:Class`` or ``path/to/file.py:Class`` -> the class; BacktestError otherwise."""
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name.isidentifier():
+        raise BacktestError(f"--strategy {spec!r}: give module:Class or path/to/file.py:Class")
+    try:
+        if where.endswith(".py") or "/" in where or os.sep in where:
+            path = Path(where)
+            if not path.is_file():
+                raise BacktestError(f"--strategy: {where}: no such file")
+            mod_name = "cefisim_strategy_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+            loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+            if loader_spec is None or loader_spec.loader is None:
+                raise BacktestError(f"--strategy: {where}: not a Python file")
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[mod_name] = module
+            loader_spec.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path and "" not in sys.path:
+                sys.path.insert(0, os.getcwd())  # as `python -m` would: modules of the working directory
+            module = importlib.import_module(where)
+    except BacktestError:
+        raise
+    except SyntaxError as exc:
+        raise BacktestError(f"--strategy: {exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except ImportError as exc:
+        raise BacktestError(f"--strategy: cannot import {where}: {exc}") from None
+    except Exception as exc:  # the module's own code failed while importing
+        raise BacktestError(f"--strategy: importing {where} raised {type(exc).__name__}: {exc}") from None
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise BacktestError(f"--strategy: {where} has no {name}")
+    if not isinstance(cls, type):
+        raise BacktestError(f"--strategy: {where}:{name} is not a class")
+    if not any(callable(getattr(cls, cb, None)) for cb in CALLBACKS):
+        raise BacktestError(f"--strategy: {where}:{name} defines none of {', '.join(CALLBACKS)}")
+    return cls
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+@dataclass
+class Backtest:
+    harness: Harness
+    figures: Figures
+    report: dict[str, Any]
+
+
+def default_client(scenario: Scenario) -> int:
+    """The first client (file order) that no agent trades as."""
+    agents = {a.client_id for a in scenario.agents}
+    for cid in scenario.clients:
+        if cid not in agents:
+            return cid
+    raise BacktestError("every client of the scenario is an agent's: pick one with --client")
+
+
+def run_backtest(
+    scenario: Scenario,
+    strategy: object,
+    *,
+    client: str | None = None,
+    until_ns: int | None = None,
+    latency_ns: int | None = None,
+    sample_every_ns: int | None = None,
+    quote: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> Backtest:
+    """Run ``strategy`` (an instance) against ``scenario``; BacktestError for bad options,
+    StrategyFailed when the strategy raises."""
+    if client is None:
+        client_id = default_client(scenario)
+    else:
+        found = scenario.client_id(client)
+        if found is None:
+            raise BacktestError(f"--client: the scenario has no client {client!r}")
+        client_id = found
+    until = scenario.end_ns if until_ns is None else until_ns
+    if until < scenario.start_ns:
+        raise BacktestError(f"--until: {format_time(until)} is before the scenario's start")
+    if quote is not None:
+        valuation = scenario.asset_id(quote)
+        if valuation is None:
+            raise BacktestError(f"--quote: the scenario has no asset {quote!r}")
+    else:
+        first = next(iter(scenario.instruments.values()), None)
+        if first is None:
+            raise BacktestError("the scenario has no instruments")
+        valuation = first.quote.id
+    watch = None
+    wanted = getattr(strategy, "instruments", None)
+    if wanted is not None and not callable(wanted):
+        if isinstance(wanted, str):
+            wanted = [wanted]
+        watch = []
+        for ref in wanted:
+            inst_id = scenario.instrument_id(str(ref))
+            if inst_id is None:
+                raise BacktestError(f"the strategy watches {ref!r}: the scenario has no such instrument")
+            watch.append(inst_id)
+    if sample_every_ns is None:
+        sample_every_ns = max(1_000_000, -(-(until - scenario.start_ns) // SAMPLES))
+    elif sample_every_ns <= 0:
+        raise BacktestError("--sample-every must be more than 0")
+    venue = scenario.build_venue()
+    harness = Harness(venue, scenario.runner(venue), client_id, None, latency_ns=latency_ns, watch=watch,
+                      sample_every_ns=sample_every_ns)
+    ctx = Context(harness, scenario)
+    driver = Driver(strategy, ctx, harness)
+    harness.driver = driver
+    started = time.perf_counter()
+    try:
+        harness.run(until)
+    except StrategyLoop as exc:
+        raise StrategyFailed("its callbacks", harness.now, exc) from exc
+    except Exception as exc:
+        if not driver.current:
+            raise  # not raised by the strategy: a bug of the emulator, which must crash loudly
+        raise StrategyFailed(driver.current, harness.now, exc) from exc
+    wall = time.perf_counter() - started
+    figs = figures(harness, valuation)
+    report = build_report(scenario, harness, figs, meta or {}, latency_ns, wall)
+    return Backtest(harness, figs, report)
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+def _params(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise BacktestError(f"--param {item!r}: give KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def _millis_ns(text: str) -> int:
+    try:
+        d = Decimal(text)
+    except InvalidOperation:
+        raise BacktestError(f"--latency-ms: {text!r} is not a number of milliseconds") from None
+    if not d.is_finite() or d < 0 or (d * 1_000_000) != (d * 1_000_000).to_integral_value():
+        raise BacktestError(f"--latency-ms: {text!r} must be zero or more whole nanoseconds")
+    return int(d * 1_000_000)
+
+
+def backtest_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cefisim backtest",
+        description="Run a strategy in-process against a scenario at full speed and report how it did.",
+    )
+    parser.add_argument("scenario", help="scenario file (JSON)")
+    parser.add_argument("--strategy", required=True, metavar="module:Class",
+                        help="the strategy class: package.module:Class or path/to/file.py:Class")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="keyword argument for the strategy's constructor (a string; repeatable)")
+    parser.add_argument("--until", metavar="ISO|+seconds", help="stop at this engine time instead of the scenario's end")
+    parser.add_argument("--latency-ms", metavar="N",
+                        help="acknowledge the strategy's commands N ms of engine time later (others: the scenario's setting)")
+    parser.add_argument("--client", metavar="ID|MNEMONIC", help="trade as this client (default: the first no agent uses)")
+    parser.add_argument("--quote", metavar="ASSET", help="asset PnL is valued in (default: the first instrument's quote)")
+    parser.add_argument("--sample-every", metavar="SECONDS", help=f"inventory sample interval (default: {SAMPLES} samples)")
+    parser.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
+    parser.add_argument("--quiet", action="store_true", help="print no table")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage problem
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        until_ns = None
+        if args.until is not None:
+            try:
+                until_ns = parse_time(args.until, scenario.start_ns)
+            except ValueError as exc:
+                raise BacktestError(f"--until: {exc}") from None
+        latency_ns = None if args.latency_ms is None else _millis_ns(args.latency_ms)
+        sample_ns = None
+        if args.sample_every is not None:
+            try:
+                sample_ns = seconds_ns(args.sample_every, "--sample-every")
+            except ValueError as exc:
+                raise BacktestError(str(exc)) from None
+        params = _params(args.param)
+        cls = load_strategy_class(args.strategy)
+        try:
+            strategy = cls(**params)
+        except Exception as exc:
+            raise BacktestError(f"--strategy: {args.strategy}({', '.join(f'{k}=' + repr(v) for k, v in params.items())})"
+                                f" raised {type(exc).__name__}: {exc}") from None
+        meta = {"strategy": args.strategy, "params": params}
+        bt = run_backtest(scenario, strategy, client=args.client, until_ns=until_ns, latency_ns=latency_ns,
+                          sample_every_ns=sample_ns, quote=args.quote, meta=meta)
+    except BacktestError as exc:
+        print(f"cefisim backtest: {exc}", file=sys.stderr)
+        return 2
+    except StrategyFailed as exc:
+        print(f"cefisim backtest: the strategy failed in {exc}", file=sys.stderr)
+        traceback.print_exception(exc.exc, file=sys.stderr)
+        return 1
+    if args.report is not None:
+        try:
+            with open(args.report, "wb") as out:
+                out.write(orjson.dumps(bt.report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        except OSError as exc:
+            print(f"cefisim backtest: {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    if not args.quiet:
+        print("\n".join(table(bt.report)))
+    return 0
