@@ -4,7 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench bench-quick e2e clean
+.PHONY: run test bench bench-quick e2e soak fuzz clean
+SOAK_SECONDS ?= 60
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +24,12 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run_all.py --quick
+
+soak: $(STAMP)
+	$(PY) benchmarks/soak.py --seconds $(SOAK_SECONDS)
+
+fuzz: $(STAMP)
+	CEFISIM_FUZZ_SCALE=10 $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 e2e: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m e2e tests/e2e

@@ -25,6 +25,7 @@ from .control import control_guard, control_routes
 from .faults import FAULTS, fault_routes, faults_middleware
 from .funds import paper_funds_for
 from .keys import OPTIONS, SIM, ServerOptions
+from .limits import handler_args, limit_middlewares
 from .middleware import problems_middleware
 from .openapi import openapi_routes
 from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
@@ -63,8 +64,17 @@ CEFI_ROUTES: list[tuple[str, str, object, bool]] = [
 TICK_SECONDS = 0.05
 
 
+# DELETE /orders/{ref_id} must not answer on the listing paths next to it (/orders/all, ...): an order
+# whose external id is one of these words is cancelled by its exchange id instead
+_LISTING_NAMES = "all|active|trade|activity"
+_REF_ID = "{ref_id:(?!(?:" + _LISTING_NAMES + ")$)[^/]+}"
+
+
 def cefi_routes() -> list[web.RouteDef]:
-    return [web.route(method, CEFI + path, handler) for method, path, handler, _ in CEFI_ROUTES]  # type: ignore[arg-type]
+    return [
+        web.route(method, CEFI + (path.replace("{ref_id}", _REF_ID) if method == "DELETE" else path), handler)  # type: ignore[arg-type]
+        for method, path, handler, _ in CEFI_ROUTES
+    ]
 
 
 async def _wall_ticker(app: web.Application) -> AsyncIterator[None]:
@@ -100,7 +110,9 @@ async def _close_journal(app: web.Application) -> None:
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
     app = web.Application(
-        middlewares=[problems_middleware, control_guard, faults_middleware], client_max_size=options.max_body_bytes
+        middlewares=[problems_middleware, *limit_middlewares(options), control_guard, faults_middleware],
+        client_max_size=options.max_body_bytes,
+        handler_args=handler_args(options),
     )
     app[SIM] = sim
     app[OPTIONS] = options

@@ -17,6 +17,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .keys import ServerOptions
+from .limits import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from .scenario import ScenarioError, load_scenario
 from .signing import LAYOUTS
 from .sim import JournalError, Simulation
@@ -45,6 +46,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024)
     p.add_argument("--log-level", default="INFO")
+    add_limit_arguments(p)
 
 
 def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
@@ -63,6 +65,7 @@ def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
 
 def serve_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
     from .app import create_app
 
     scenario_path = Path(args.scenario) if args.scenario else default_scenario()
@@ -78,8 +81,10 @@ def serve_main(args: argparse.Namespace) -> int:
             environment=args.environment,
             control_token=args.control_token,
             max_body_bytes=args.max_body_bytes,
+            **limit_options(args),
         )
-        sim = Simulation(scenario, clock=args.clock, journal_path=args.journal)
+        sim = Simulation(scenario, clock=args.clock, journal_path=args.journal,
+                         venue_config=venue_config_for(scenario, args))
         try:
             app = create_app(sim, options)
         except ValueError as exc:  # the auth store names the JSON path of a bad api_keys/oauth_clients entry

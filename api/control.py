@@ -1,7 +1,7 @@
 """The emulator's control plane under ``/_sim/``: things a sandbox user drives that the venue has not.
 
 Off in ``--environment production`` (every path 404); with ``--control-token`` every request needs
-``Authorization: Bearer <token>``. Bodies are JSON; errors are bare RFC 7807 problems.
+``Authorization: Bearer <token>``; without one, only loopback peers are served (403 otherwise). Bodies are JSON; errors are bare RFC 7807 problems.
 
 | Method | Path | What |
 |---|---|---|
@@ -25,6 +25,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from datetime import datetime, timezone
 
 from aiohttp import web
@@ -43,6 +44,7 @@ from .snapshot import SnapshotError
 from .validate import F, check_object, parse_json
 
 MS = 1_000_000
+LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()) * NS_PER_SECOND
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
 
 
@@ -56,7 +58,22 @@ async def control_guard(request: web.Request, handler):  # type: ignore[no-untyp
             given = request.headers.get("Authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
                 raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
+        elif not _is_loopback(request.remote):
+            raise Problem(403, "forbidden", "the control plane answers loopback peers only; "
+                                            "start the server with --control-token to open it to others")
     return await handler(request)
+
+
+def _is_loopback(peer: str | None) -> bool:
+    """127.0.0.0/8, ::1 and IPv4-mapped loopback; a Unix socket (no address) counts as local."""
+    if not peer:
+        return True
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _instrument_id(request: web.Request) -> int:
@@ -134,6 +151,8 @@ async def advance_clock(request: web.Request) -> web.Response:
         target = int(body["to_ns"])
     if target < now:
         raise bad_request(given[0], "the engine clock never goes back")
+    if target > LAST_INSTANT_NS:
+        raise bad_request(given[0], "past 9999-12-31T23:59:59Z, the last instant timestamps can show")
     result = sim.advance(target)
     return respond({**clock_doc(request), "events": len(result.events)})
 

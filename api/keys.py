@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from aiohttp import web
 
 from .sim import Simulation
+
+if TYPE_CHECKING:
+    from .limits import RateLimits
 
 
 @dataclass
@@ -17,7 +20,10 @@ class ServerOptions:
     sign_reference_data: bool = False
     environment: str = "sandbox"  # sandbox | production
     max_body_bytes: int = 64 * 1024
-    quote_max_levels: int = 1000
+    quote_max_levels: int = 1000  # price levels a quote may walk (400 quote-depth-limit beyond)
+    max_header_bytes: int = 8190  # request line and each header line (aiohttp's parser: 400 beyond)
+    read_timeout_s: float | None = 30.0  # a /v1/ request body must arrive within this (408); None: off
+    rate_limits: "RateLimits | None" = None  # token bucket per HMAC key (429); None: off
     control_token: str | None = None
     wall_s: Callable[[], float] = field(default=time.time)
 

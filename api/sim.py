@@ -123,14 +123,22 @@ class Simulation:
             self._open_journal(fresh=True)
 
     def _install(self, doc: dict[str, Any]) -> None:
+        """Rebuild and check everything first; only a sound state replaces the current one."""
+        start_ns = doc.get("start_ns", self.start_ns)
+        if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
+            raise snapshot.SnapshotError("snapshot: start_ns must be a nanosecond timestamp")
         root = snapshot.from_json(doc)
         venue, runner = root.get("venue"), root.get("runner")
         if not isinstance(venue, Venue) or runner is None or getattr(runner, "venue", None) is not venue:
             raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
         venue.bind_handlers()
+        try:
+            venue.check_invariants()
+        except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise snapshot.SnapshotError(f"snapshot: the state it holds is not sound ({exc})") from None
         venue.journal = self._on_command
         self.venue, self.runner = venue, runner
-        self.start_ns = int(doc.get("start_ns", self.start_ns))
+        self.start_ns = start_ns
 
     def reset(self) -> None:
         """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""

@@ -30,7 +30,7 @@ import engine
 FORMAT = "cefisim-snapshot/1"
 _MAX_JSON_INT = 2**53
 #: attributes that are wiring, not state
-_TRANSIENT = {("Venue", "journal"), ("Venue", "_handlers")}
+_TRANSIENT = {("Venue", "journal"), ("Venue", "_handlers"), ("Grid", "_cache"), ("Grid", "_texts")}
 
 
 def _registry() -> dict[str, type]:
@@ -184,6 +184,8 @@ class _Reader:
                 self.made[ref] = out
                 for attr, x in spec["attrs"].items():
                     object.__setattr__(out, attr, self.value(x))
+                if hasattr(out, "reset_caches"):
+                    out.reset_caches()  # memo caches are left out of snapshots
         return out
 
 

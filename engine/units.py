@@ -42,9 +42,13 @@ class Grid:
         self.text = increment
         self.coef, self.scale = parsed
         self._pow = 10**self.scale
+        self.reset_caches()
+        self.zero = self.format(0)  # written on every record that has nothing pending or open
+
+    def reset_caches(self) -> None:
+        """Empty the memo caches (they are not state: a snapshot leaves them out)."""
         self._cache: dict[str, tuple[int | None, bool]] = {}
         self._texts: dict[int, str] = {}
-        self.zero = self.format(0)  # written on every record that has nothing pending or open
 
     @classmethod
     def of_decimals(cls, decimals: int) -> "Grid":

@@ -191,8 +191,25 @@ class Venue:
                     entry.cancel_now(self, order, "EXPIRED", events)
             else:
                 self._housekeeping(events)
-                self._next_housekeeping += self.config.fee_settlement_interval_ns
+                self._next_housekeeping = self._housekeeping_after(due, to_ns)
         clock.advance(to_ns)
+
+    def _housekeeping_after(self, done: int, to_ns: int) -> int:
+        """The next housekeeping time after the one at ``done``.
+
+        Hours in which nothing happens (no timer, no expiry, no command: all before ``to_ns``) are
+        skipped: housekeeping at the last of them does what every one of them would have, so a jump of
+        years costs two housekeepings, not one per hour.
+        """
+        interval = self.config.fee_settlement_interval_ns
+        following = done + interval
+        quiet_until = to_ns
+        if self._timers:
+            quiet_until = min(quiet_until, self._timers[0][0])
+        expiry = self._next_expiry()
+        if expiry is not None:
+            quiet_until = min(quiet_until, expiry)
+        return max(following, quiet_until // interval * interval)
 
     def _fire(self, action: str, payload: Any, events: list[Event]) -> None:
         if action == "ack_entry":
@@ -226,7 +243,7 @@ class Venue:
     def _forget(self) -> None:
         now = self.clock.now
         order_cutoff = now - max(self.config.status_retention_ns, self.config.listing_window_ns)
-        fill_cutoff = now - self.config.listing_window_ns
+        fill_cutoff = now - self.config.listing_window_ns  # fills, settled transfers, paper funds
         for client in self.clients.values():
             orders = client.orders
             stale = []
@@ -246,6 +263,15 @@ class Venue:
                 keep += 1
             if keep:
                 del fills[:keep]
+            transfers = client.transfers
+            for tid in [tid for tid, t in transfers.items() if t.status != T_INITIALIZED and t.updated < fill_cutoff]:
+                del transfers[tid]
+            funds = client.funds_log
+            keep = 0
+            while keep < len(funds) and funds[keep][0] < fill_cutoff:
+                keep += 1
+            if keep:
+                del funds[:keep]
         self.gtc_queue = deque(o for o in self.gtc_queue if o.status not in FINAL)
 
     # --- commands other than order entry ----------------------------------------------------

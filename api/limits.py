@@ -1,0 +1,375 @@
+"""Server limits beyond the body size: read timeout, header size, per-key rate limits, and their flags.
+
+Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults, flags and statuses.
+
+- **Read timeout** (:func:`read_timeout_middleware`, ``--read-timeout SECONDS``, default 30, 0 = off).
+  aiohttp has no body-read deadline of its own (``keepalive_timeout`` only covers idle connections
+  between requests), so a client that trickles its body would hold a handler forever. The middleware
+  reads the whole body of every ``/v1/`` request with a body before the handler runs, under
+  ``asyncio.wait_for``; when the body has not fully arrived ``SECONDS`` after the headers, the answer
+  is a 408 problem (``request-timeout``) and the connection is closed (the rest of the body is never
+  read). The body is cached by aiohttp, so the handler's own ``request.read()`` costs nothing. The
+  control plane (``/_sim/``) is left out: it is trusted and ``POST /_sim/snapshot`` reads bodies past
+  the body-size limit on purpose. A slow *header* (slowloris on the request line or headers) is not
+  covered: aiohttp offers no header deadline; run a reverse proxy in front when that matters.
+- **Header size** (:func:`handler_args`, ``--max-header-bytes N``, default 8190, aiohttp's own). Sets
+  aiohttp's ``max_line_size`` (request line) and ``max_field_size`` (one header line). aiohttp's
+  HTTP parser refuses a longer line before the application sees the request: a **400** with a
+  ``text/plain`` body (not a problem document, no ``X-Request-Id``) and the connection closed. More than
+  ``max_headers`` (128) header lines is the same 400.
+  aiohttp logs such a request with the first 100 bytes of the offending line;
+  :func:`install_log_redaction` (called by ``cefisim serve``) keeps those bytes out of the log.
+- **Rate limit** (:func:`rate_limit_middleware`, ``--rate-limit RPS[:BURST]`` and
+  ``--rate-limit KEY=RPS[:BURST]|KEY=off``, off by default). A token bucket per HMAC key on the wall
+  clock (``time.monotonic``): signed CeFi requests (``/v1/cefi/`` with an ``x-svc-auth-token`` naming a
+  key of the scenario) spend one token each; the bucket holds at most ``BURST`` tokens and refills at
+  ``RPS`` per second. An empty bucket is a 429 problem (``rate-limited``) with ``Retry-After`` in whole
+  seconds (at least 1), and the request is not applied. The token is spent before the signature is
+  checked (as real venues count requests per key), so a refused or badly signed request counts too.
+  Unsigned requests and unknown keys are never limited (they cost nothing and the signature check
+  refuses unknown keys); memory is one bucket per scenario key. Whoever knows a key's UUID (it
+  travels in every request) can spend its bucket: fine for a sandbox (docs/security.md).
+
+Wiring: ``api/app.py`` puts :func:`limit_middlewares` right after the problem middleware and passes
+:func:`handler_args` to ``web.Application``; ``api/cli.py`` adds :func:`add_limit_arguments` to
+``serve`` and builds ``ServerOptions(**limit_options(args))`` and the venue configuration with
+:func:`venue_config_for`. ``--max-open-orders`` and ``--quote-max-levels`` set limits that live in the
+engine (``VenueConfig.max_open_orders``) and in the quote handlers (``ServerOptions.quote_max_levels``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from .problems import Problem
+
+if TYPE_CHECKING:
+    from engine.venue import VenueConfig
+
+    from .scenario import Scenario
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+
+DEFAULT_READ_TIMEOUT_S = 30.0
+DEFAULT_MAX_HEADER_BYTES = 8190  # aiohttp's default for max_line_size and max_field_size
+DEFAULT_QUOTE_MAX_LEVELS = 1000
+TOKEN_HEADER = "x-svc-auth-token"
+CEFI_PREFIX = "/v1/cefi/"
+_LIMIT_MARK = "__cefisim_limit__"  # set on every middleware made here (create_app and tests look for it)
+
+
+# --- rate limits -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RateLimit:
+    """``rate`` requests per second on average, ``burst`` at once."""
+
+    rate: float
+    burst: int
+
+    def __str__(self) -> str:
+        return f"{self.rate:g}/s (burst {self.burst})"
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """The default limit of every key, and per-key overrides (``None``: that key is not limited)."""
+
+    default: RateLimit | None = None
+    per_key: Mapping[str, RateLimit | None] = field(default_factory=dict)
+
+    def for_key(self, key: str) -> RateLimit | None:
+        return self.per_key[key] if key in self.per_key else self.default
+
+    @property
+    def active(self) -> bool:
+        return self.default is not None or any(v is not None for v in self.per_key.values())
+
+
+_RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?::([0-9]+))?$")
+
+
+def parse_rate(text: str) -> RateLimit:
+    """``"RPS[:BURST]"``: RPS a positive decimal, BURST a positive whole number (default ceil(RPS))."""
+    m = _RATE_RE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r}: expected RPS[:BURST], e.g. 20 or 0.5:2 or 100:200")
+    rate = float(m.group(1))
+    if not 0 < rate <= 1_000_000:
+        raise ValueError(f"{text!r}: RPS must be greater than 0 and at most 1000000")
+    burst = int(m.group(2)) if m.group(2) is not None else max(1, math.ceil(rate))
+    if not 1 <= burst <= 1_000_000:
+        raise ValueError(f"{text!r}: BURST must be a whole number from 1 to 1000000")
+    return RateLimit(rate, burst)
+
+
+def parse_rate_limits(specs: list[str] | None) -> RateLimits | None:
+    """Repeated ``--rate-limit`` values: ``RPS[:BURST]`` (every key) or ``KEY=RPS[:BURST]`` / ``KEY=off``."""
+    if not specs:
+        return None
+    default: RateLimit | None = None
+    per_key: dict[str, RateLimit | None] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep:
+            if default is not None:
+                raise ValueError(f"{spec!r}: the default rate limit is given twice")
+            default = parse_rate(spec)
+            continue
+        key = key.strip()
+        if not key:
+            raise ValueError(f"{spec!r}: expected KEY=RPS[:BURST] or KEY=off")
+        if key in per_key:
+            raise ValueError(f"{spec!r}: the key's rate limit is given twice")
+        per_key[key] = None if value.strip().lower() == "off" else parse_rate(value)
+    limits = RateLimits(default, per_key)
+    return limits if limits.active else None
+
+
+class _Bucket:
+    __slots__ = ("tokens", "last")
+
+    def __init__(self, tokens: float, last: float) -> None:
+        self.tokens = tokens
+        self.last = last
+
+
+class TokenBuckets:
+    """One token bucket per key. ``take(key, limit, now)`` -> 0 when allowed, else seconds to wait."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, _Bucket] = {}
+
+    def take(self, key: str, limit: RateLimit, now: float) -> float:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = _Bucket(float(limit.burst), now)
+        else:
+            elapsed = max(0.0, now - bucket.last)
+            bucket.tokens = min(float(limit.burst), bucket.tokens + elapsed * limit.rate)
+            bucket.last = now
+        if bucket.tokens >= 1.0:
+            bucket.tokens -= 1.0
+            return 0.0
+        return (1.0 - bucket.tokens) / limit.rate
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+def rate_limit_middleware(limits: RateLimits, known_keys: Callable[[web.Request], Mapping[str, Any]],
+                          clock: Callable[[], float] = time.monotonic) -> Middleware:
+    """429 problem with ``Retry-After`` when the request's key has spent its bucket.
+
+    ``known_keys(request)`` is the mapping of HMAC keys the scenario defines (only those get a bucket).
+    """
+    buckets = TokenBuckets()
+
+    @web.middleware
+    async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        key = request.headers.get(TOKEN_HEADER)
+        if key and request.path.startswith(CEFI_PREFIX) and key in known_keys(request):
+            limit = limits.for_key(key)
+            if limit is not None:
+                wait = buckets.take(key, limit, clock())
+                if wait > 0:
+                    retry_after = max(1, math.ceil(wait))
+                    raise Problem(429, "rate-limited",
+                                  f"{TOKEN_HEADER}: this key may send {limit}; retry after {retry_after} s",
+                                  headers={"Retry-After": str(retry_after)})
+        return await handler(request)
+
+    setattr(rate_limit, _LIMIT_MARK, True)
+    rate_limit.buckets = buckets  # type: ignore[attr-defined]  # for tests and introspection
+    return rate_limit
+
+
+# --- read timeout -----------------------------------------------------------------------------------
+
+def read_timeout_middleware(seconds: float) -> Middleware:
+    """408 problem, connection closed, when a ``/v1/`` body does not arrive within ``seconds``.
+
+    The answer is written here and the connection closed at once: left to aiohttp, a response with
+    an unread body is followed by up to 10 s of "lingering" reads of the rest, which is exactly what
+    a trickling client would feed.
+    """
+    from . import versions
+    from .keys import REQUEST_ID, VERSION
+    from .middleware import render_problem  # api.middleware imports api.keys, which may import this module
+
+    @web.middleware
+    async def read_timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.body_exists and request.path.startswith("/v1/"):
+            try:
+                async with asyncio.timeout(seconds):  # no extra task per request, unlike wait_for
+                    await request.read()
+            except TimeoutError:
+                problem = Problem(408, "request-timeout",
+                                  f"body: not received within {seconds:g} s; the connection is closed",
+                                  title="Request Timeout")
+                response = render_problem(request, problem)
+                response.force_close()
+                if REQUEST_ID in request:
+                    response.headers["X-Request-Id"] = request[REQUEST_ID]
+                if request.get(VERSION) is not None:
+                    response.headers.update(versions.deprecation_headers(request[VERSION]))
+                await response.prepare(request)
+                await response.write_eof()
+                if request.protocol is not None:
+                    request.protocol.force_close()  # no lingering read of the body's remainder
+                return response
+        return await handler(request)
+
+    setattr(read_timeout, _LIMIT_MARK, True)
+    return read_timeout
+
+
+def is_limit_middleware(middleware: object) -> bool:
+    return bool(getattr(middleware, _LIMIT_MARK, False))
+
+
+# --- logs ---------------------------------------------------------------------------------------------
+
+class ParserErrorRedactor(logging.Filter):
+    """Keep the bytes of a refused request line or header out of the log.
+
+    aiohttp logs a request its parser refuses (a header line over ``--max-header-bytes``, a bad
+    character) with the exception, whose message quotes the first 100 bytes of the offending line:
+    an oversized ``Authorization`` or ``x-svc-auth-signature`` header would put the start of its
+    secret in the log. The record keeps its message and the kind of error; the quoted bytes go.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            record.msg = f"{record.msg} [{type(exc).__name__}, status {exc.code}; the offending bytes are not logged]"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_REDACTOR = ParserErrorRedactor()
+
+
+def install_log_redaction() -> None:
+    """Attach :class:`ParserErrorRedactor` to aiohttp's server logger (idempotent)."""
+    logger = logging.getLogger("aiohttp.server")
+    if _REDACTOR not in logger.filters:
+        logger.addFilter(_REDACTOR)
+
+
+# --- wiring -------------------------------------------------------------------------------------------
+
+def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
+    from .keys import SIM
+
+    return request.app[SIM].scenario.hmac_keys
+
+
+def limit_middlewares(options: Any, clock: Callable[[], float] = time.monotonic) -> list[Middleware]:
+    """The middlewares ``options`` asks for (``read_timeout_s``, ``rate_limits``), in their order.
+
+    ``create_app`` puts them right after the problem middleware, so their problems are rendered like
+    every other one and a limited request never reaches the control guard, the faults or a handler.
+    """
+    out: list[Middleware] = []
+    seconds = getattr(options, "read_timeout_s", DEFAULT_READ_TIMEOUT_S)
+    if seconds:
+        out.append(read_timeout_middleware(seconds))
+    limits = getattr(options, "rate_limits", None)
+    if limits is not None and limits.active:
+        out.append(rate_limit_middleware(limits, _scenario_keys, clock))
+    return out
+
+
+def handler_args(options: Any) -> dict[str, int]:
+    """aiohttp request-handler arguments for ``web.Application(handler_args=...)``."""
+    size = getattr(options, "max_header_bytes", DEFAULT_MAX_HEADER_BYTES)
+    return {"max_line_size": size, "max_field_size": size}
+
+
+def _positive_int(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 10**9:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 1 to 1000000000")
+    return int(text)
+
+
+def _open_orders(text: str) -> int | None:
+    if text.strip().lower() in ("none", "off"):
+        return None
+    return _positive_int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86_400 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds from 0 (off) to 86400")
+    return value
+
+
+def _header_bytes(text: str) -> int:
+    value = _positive_int(text)
+    if not 256 <= value <= 1_048_576:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 256 to 1048576")
+    return value
+
+
+def _rate_spec(text: str) -> str:
+    try:
+        parse_rate_limits([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+_UNSET = object()
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The limit flags of ``cefisim serve`` (``docs/limits.md``)."""
+    g = parser.add_argument_group("limits (docs/limits.md)")
+    g.add_argument("--max-open-orders", type=_open_orders, default=_UNSET, metavar="N|none",
+                   help="open orders per client and instrument; more are REJECTED with TOO_MANY_OPEN_ORDERS "
+                        "(default: the scenario's settings.max_open_orders, else 10000)")
+    g.add_argument("--quote-max-levels", type=_positive_int, default=DEFAULT_QUOTE_MAX_LEVELS, metavar="N",
+                   help="price levels a quote may walk; more is a 400 quote-depth-limit (default 1000)")
+    g.add_argument("--max-header-bytes", type=_header_bytes, default=DEFAULT_MAX_HEADER_BYTES, metavar="N",
+                   help="longest request line and header line; longer is a 400 from the HTTP parser (default 8190)")
+    g.add_argument("--read-timeout", type=_seconds, default=DEFAULT_READ_TIMEOUT_S, metavar="SECONDS",
+                   help="time allowed for a request body to arrive; later is a 408 (default 30, 0 = off)")
+    g.add_argument("--rate-limit", type=_rate_spec, action="append", default=None, metavar="[KEY=]RPS[:BURST]",
+                   help="token bucket per HMAC key, 429 with Retry-After when empty; repeat for per-key limits "
+                        "(KEY=off exempts a key); off by default")
+
+
+def limit_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for ``ServerOptions`` from the parsed flags."""
+    return {
+        "quote_max_levels": args.quote_max_levels,
+        "max_header_bytes": args.max_header_bytes,
+        "read_timeout_s": args.read_timeout or None,
+        "rate_limits": parse_rate_limits(args.rate_limit),
+    }
+
+
+def venue_config_for(scenario: Scenario, args: argparse.Namespace) -> VenueConfig:
+    """The scenario's venue configuration, with ``--max-open-orders`` applied when given."""
+    config = scenario.venue_config()
+    if args.max_open_orders is not _UNSET:
+        config = replace(config, max_open_orders=args.max_open_orders)
+    return config

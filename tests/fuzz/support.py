@@ -1,0 +1,339 @@
+"""Shared by the fuzz, limit and security tests: a server on a loopback port in its own thread, a
+blocking keep-alive HTTP client that signs like a real one, and the checks every answer must pass.
+
+The server runs the real ``create_app`` on a real socket (so aiohttp's own HTTP parser is part of
+what is fuzzed), in a thread with its own event loop; hypothesis and schemathesis drive it from the
+test thread with blocking calls. The simulation is changed only on the server's loop
+(:meth:`Served.on_loop`) and read from the test thread only between requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import http.client
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import orjson
+from aiohttp import web
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+from api.app import create_app
+from api.keys import ServerOptions
+from api.limits import handler_args, is_limit_middleware, limit_middlewares
+from api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
+from api.scenario import parse_scenario
+from api.signing import sign
+from api.sim import Simulation
+from tests.api.conftest import SECRETS, scenario_doc
+
+T = TypeVar("T")
+
+#: ``CEFISIM_FUZZ_SCALE=10 pytest tests/fuzz`` runs ten times the examples (CI runs the default 1)
+FUZZ_SCALE = max(1, int(os.environ.get("CEFISIM_FUZZ_SCALE", "1") or "1"))
+
+
+def examples(n: int) -> int:
+    return n * FUZZ_SCALE
+
+
+#: the fields ``api/limits.py`` adds to ServerOptions once the lead wires it (see docs/limits.md)
+LIMIT_FIELDS = ("max_header_bytes", "read_timeout_s", "rate_limits")
+REDIRECT = "https://app.example/cb"
+RESOURCE = "https://mcp.cefisim.test/"
+ORG_USERS = [{"user_id": "u-bob", "client_id": "101"}]
+
+
+# --- keys and scenario --------------------------------------------------------------------------------
+
+def _key(seed: int) -> ec.EllipticCurvePrivateKey:
+    """A fixed P-256 key (tests must not depend on which random key they drew)."""
+    return ec.derive_private_key(int.from_bytes(hashlib.sha256(f"cefisim-fuzz-{seed}".encode()).digest(), "big")
+                                 % (2**255), ec.SECP256R1())
+
+
+USER_KEY = _key(1)
+ORG_KEY = _key(2)
+
+
+def public_pem(key: ec.EllipticCurvePrivateKey) -> str:
+    return key.public_key().public_bytes(serialization.Encoding.PEM,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def es256(key: ec.EllipticCurvePrivateKey, key_id: str, timestamp: int) -> str:
+    r, s = decode_dss_signature(key.sign(f"{key_id}.{timestamp}".encode(), ec.ECDSA(hashes.SHA256())))
+    return base64.urlsafe_b64encode(r.to_bytes(32, "big") + s.to_bytes(32, "big")).rstrip(b"=").decode()
+
+
+def fuzz_doc(**overrides: Any) -> dict[str, Any]:
+    """The HTTP tests' scenario plus an ES256 user key, an organization key and an OAuth client."""
+    return scenario_doc(
+        api_keys=[
+            {"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100",
+             "public_key": public_pem(USER_KEY)},
+            {"key_id": "k-org", "kind": "organization", "public_key": public_pem(ORG_KEY), "users": ORG_USERS},
+        ],
+        oauth_clients=[{"client_id": "cli-demo", "redirect_uris": [REDIRECT, "http://127.0.0.1/cb"],
+                        "scopes": ["mcp:read", "mcp:trade"]}],
+        **overrides,
+    )
+
+
+# --- the served app -----------------------------------------------------------------------------------
+
+def build_app(sim: Simulation, **options: Any) -> tuple[web.Application, dict[str, Any]]:
+    """``create_app`` with ``options``; the limit options work before and after the lead wires them.
+
+    Returns the app and the aiohttp handler arguments to start it with. Until ``create_app`` installs
+    the middlewares of ``api/limits.py`` itself, they are inserted here where it will put them (right
+    after the problem middleware).
+    """
+    limits = {k: options.pop(k) for k in LIMIT_FIELDS if k in options}
+    opts = ServerOptions(**options)
+    for name, value in limits.items():
+        setattr(opts, name, value)
+    app = create_app(sim, opts)
+    if not any(is_limit_middleware(m) for m in app.middlewares):
+        app.middlewares[1:1] = limit_middlewares(opts)
+    return app, handler_args(opts)
+
+
+@dataclass
+class Served:
+    """An app served on 127.0.0.1 from a background thread."""
+
+    app: web.Application
+    sim: Simulation
+    port: int = 0
+    loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
+    _runner: web.AppRunner | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def on_loop(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the server's loop (between requests) and return its result."""
+        async def call() -> T:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(call(), self.loop).result(timeout=30)
+
+    def snapshot(self) -> Any:
+        """The state, read from the test thread: only call it between requests (no request is in
+        flight, and on a virtual clock nothing runs on the server's loop between requests)."""
+        return state(self.sim.snapshot())
+
+
+#: caches inside engine objects that a snapshot carries but that are not state (reads fill them)
+CACHE_ATTRS = {"units.Grid": ("_cache", "_texts")}
+
+
+def state(snapshot: dict[str, Any]) -> list[Any]:
+    """``snapshot["objects"]`` with the contents of memo caches emptied.
+
+    ``engine.units.Grid`` memoises parsed and formatted decimals, and snapshots include those dicts,
+    so a mere read changes ``sim.snapshot()["objects"]`` (test_control_robustness.py pins that). The
+    caches hold only plain values, so emptying them keeps every other table index in place.
+    """
+    objects = [dict(o) if isinstance(o, dict) else o for o in snapshot["objects"]]
+    for obj in snapshot["objects"]:
+        if not isinstance(obj, dict):
+            continue
+        for attr in CACHE_ATTRS.get(obj.get("cls", ""), ()):
+            ref = obj.get("attrs", {}).get(attr)
+            if isinstance(ref, dict) and isinstance(ref.get("$ref"), int):
+                objects[ref["$ref"]] = {"dict": []}
+    return objects
+
+
+@contextmanager
+def serve(app: web.Application, sim: Simulation, access_log: bool = False, **handler: Any) -> Iterator[Served]:
+    served = Served(app, sim)
+    started = threading.Event()
+
+    async def start() -> None:
+        kwargs: dict[str, Any] = {} if access_log else {"access_log": None}
+        served._runner = web.AppRunner(app, handle_signals=False, **kwargs, **handler)
+        await served._runner.setup()
+        site = web.TCPSite(served._runner, "127.0.0.1", 0)
+        await site.start()
+        served.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def run() -> None:
+        asyncio.set_event_loop(served.loop)
+        served.loop.run_until_complete(start())
+        started.set()
+        served.loop.run_forever()
+        served.loop.run_until_complete(stop())
+        served.loop.close()
+
+    async def stop() -> None:
+        await served._runner.cleanup()  # type: ignore[union-attr]
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.sleep(0.01)  # let closed transports release their sockets before the loop closes
+
+    served._thread = threading.Thread(target=run, name="cefisim-test-server", daemon=True)
+    served._thread.start()
+    if not started.wait(20):
+        raise RuntimeError("the test server did not start")
+    # Two threads take turns on every request: without a short switch interval each turn can wait
+    # the default 5 ms for the GIL.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0002)
+    try:
+        yield served
+    finally:
+        sys.setswitchinterval(interval)
+        served.loop.call_soon_threadsafe(served.loop.stop)
+        served._thread.join(timeout=20)
+
+
+@contextmanager
+def serve_sim(doc: dict[str, Any] | None = None, access_log: bool = False, **options: Any) -> Iterator[Served]:
+    """A fresh simulation of ``doc`` (default :func:`fuzz_doc`) on a virtual clock, served."""
+    sim = Simulation(parse_scenario(doc or fuzz_doc(), "fuzz-scenario.json"), clock="virtual")
+    app, handler = build_app(sim, **options)
+    with serve(app, sim, access_log=access_log, **handler) as served:
+        yield served
+
+
+# --- a blocking client ----------------------------------------------------------------------------------
+
+@dataclass
+class Reply:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+    @property
+    def content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "").split(";")[0].strip()
+
+    def json(self) -> Any:
+        return orjson.loads(self.body)
+
+
+class Client:
+    """One keep-alive connection; reconnects after the server closes it."""
+
+    def __init__(self, port: int, timeout: float = 10) -> None:
+        self.port = port
+        self.timeout = timeout
+        self._conn: http.client.HTTPConnection | None = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def request(self, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None) -> Reply:
+        for attempt in (1, 2):
+            if self._conn is None:
+                self._conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+            try:
+                self._conn.request(method, target, body=body or None, headers=headers or {})
+                resp = self._conn.getresponse()
+                data = resp.read()
+            except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine):
+                self.close()  # a keep-alive connection the server had closed: retry once on a new one
+                if attempt == 2:
+                    raise
+                continue
+            if resp.will_close:
+                self.close()
+            return Reply(resp.status, resp.headers, data)
+        raise AssertionError("unreachable")
+
+
+def signed_headers(client_id: int, method: str, path: str, body: bytes, layout: str = "concat",
+                   ts: int | None = None, key: str | None = None, secret: str | None = None) -> dict[str, str]:
+    k, s = SECRETS[client_id]
+    ts_text = str(int(time.time()) if ts is None else ts)
+    signature = sign(secret or s, ts_text, method, path, body, layout)
+    return {"x-svc-auth-token": key or k, "x-svc-auth-signature": signature,
+            "x-svc-auth-timestamp": ts_text, "x-svc-auth-userid": str(client_id)}
+
+
+def raw_exchange(port: int, data: bytes, *, trickle: list[tuple[float, bytes]] | None = None,
+                 timeout: float = 10) -> tuple[bytes, bool]:
+    """Send raw bytes (then ``trickle`` pieces after their delays); return what came back and whether
+    the server closed the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(data)
+        for delay, piece in trickle or []:
+            time.sleep(delay)
+            try:
+                sock.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        chunks = []
+        closed = False
+        sock.settimeout(timeout)
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                break
+            except ConnectionResetError:
+                closed = True
+                break
+            if not chunk:
+                closed = True
+                break
+            chunks.append(chunk)
+        return b"".join(chunks), closed
+
+
+# --- the checks ----------------------------------------------------------------------------------------
+
+def assert_problem(reply: Reply, path: str) -> dict[str, Any]:
+    """An RFC 7807 problem: nested in ``error`` on CeFi paths (v2026_01_23), bare elsewhere."""
+    assert reply.content_type == PROBLEM_CONTENT_TYPE, (reply.status, reply.content_type, reply.body[:300])
+    doc = reply.json()
+    nested = path.startswith("/v1/cefi/") and isinstance(doc, dict) and isinstance(doc.get("error"), dict)
+    problem = doc["error"] if nested else doc
+    assert isinstance(problem, dict), doc
+    assert isinstance(problem.get("type"), str) and problem["type"].startswith(PROBLEM_BASE), doc
+    assert isinstance(problem.get("title"), str) and problem["title"], doc
+    assert problem.get("status") == reply.status, doc
+    assert isinstance(problem.get("detail"), str), doc
+    return problem
+
+
+def assert_oauth_error(reply: Reply) -> None:
+    """RFC 6749 section 5.2: ``{"error": ..., "error_description": ...}`` as application/json."""
+    assert reply.content_type == "application/json", (reply.status, reply.content_type, reply.body[:300])
+    doc = reply.json()
+    assert isinstance(doc.get("error"), str) and doc["error"], doc
+    assert reply.status in (400, 401), reply.status
+
+
+def check_answer(method: str, path: str, reply: Reply) -> None:
+    """No 5xx; every 4xx a problem document (or the route's documented exception)."""
+    assert reply.status < 500, (method, path, reply.status, reply.body[:500])
+    if reply.status < 400 or method == "HEAD":
+        return
+    if path == "/v1/auth/oauth/token" and method == "POST":
+        assert_oauth_error(reply)
+    elif path == "/v1/auth/oauth/consent" and method == "GET":
+        # the consent screen is a browser page: its refusals are HTML pages (docs/auth.md)
+        assert reply.content_type in ("text/html", PROBLEM_CONTENT_TYPE), reply.content_type
+    else:
+        assert_problem(reply, path)
