@@ -5,7 +5,8 @@ scenario's ``end`` (or ``--until``), and prints a summary on stdout: commands, e
 per instrument, the top of every book and the sha256 digest of every event in order
 (``engine.journal.event_digest``). The summary holds only engine data, so two runs of one file print
 the same summary; the wall time goes to stderr. With ``--journal OUT`` every applied command is
-written as one JSON line ``{"at": ns, "cmd": {...}}`` (``engine.journal.to_wire``, keys sorted):
+written as one JSON line ``[at, "scn", kind, values]`` (``engine.journal.to_record``), the record
+``cefisim serve --journal`` writes:
 two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress line is
 drawn on stderr only when stderr is a terminal and the run takes more than a second.
 
@@ -25,7 +26,7 @@ import orjson
 
 from api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
 from engine.commands import Command
-from engine.journal import event_digest, to_wire
+from engine.journal import event_digest, to_record
 from engine.order import BUY, SELL
 from engine.venue import Venue
 
@@ -54,11 +55,11 @@ class ReplayStats:
 
 
 def journal_writer(out: IO[bytes], stats: ReplayStats) -> Callable[[int, Command], None]:
-    option = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+    option = orjson.OPT_APPEND_NEWLINE
 
     def write(at: int, cmd: Command) -> None:
         stats.commands += 1
-        out.write(orjson.dumps({"at": at, "cmd": to_wire(cmd)}, option=option))
+        out.write(orjson.dumps(to_record(at, "scn", cmd), option=option))
 
     return write
 

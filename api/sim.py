@@ -12,11 +12,12 @@ Clock modes:
   and a ticker lets agents and timers run between requests.
 
 Journal (``--journal FILE``): JSON lines. The first line is a header naming the scenario and the
-effective start; each further line is ``{"at": ns, "src": "ext"|"scn", "cmd": {...}}``, written and
-flushed before the command is applied (so before its response). ``src`` tells commands that came from
-outside (requests, control plane, ticks) from those the scenario runner generated. On start with an
-existing journal the server rebuilds the state: it re-runs the scenario and re-applies the external
-commands at their recorded times, and checks that the scenario regenerates exactly what was journaled.
+effective start; each further line is a record ``[at, src, kind, values]`` (``engine/journal.py``),
+written before the command is applied (so before its response). ``src`` tells commands that came from
+outside ("ext": requests, control plane, ticks) from those the scenario runner generated ("scn").
+On start with an existing journal the server rebuilds the state: it re-runs the scenario and
+re-applies the external commands at their recorded times, and checks that the scenario regenerates
+exactly what was journaled.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import IO, Any
 import orjson
 
 from engine.commands import AdvanceClock, Command
-from engine.journal import from_wire, to_wire
+from engine.journal import from_record, to_record
 from engine.venue import Result, Venue, VenueConfig
 
 from . import snapshot
@@ -203,8 +204,7 @@ class Simulation:
     def _on_command(self, at: int, cmd: Command) -> None:
         if self._journal is None:
             return
-        line = orjson.dumps({"at": at, "src": self._source, "cmd": to_wire(cmd)}, option=orjson.OPT_SORT_KEYS)
-        self._append(line + b"\n")
+        self._append(orjson.dumps(to_record(at, self._source, cmd), option=orjson.OPT_APPEND_NEWLINE))
 
     def _append(self, data: bytes) -> None:
         """Write a whole record or nothing: a failed write is cut back to the last complete record."""
@@ -276,7 +276,7 @@ class Simulation:
                     start_ns = int(record["start_ns"])
                     self._base_snapshot = record.get("snapshot")
                 else:
-                    entries.append((int(record["at"]), str(record["src"]), from_wire(record["cmd"])))
+                    entries.append(from_record(record))
             except JournalError:
                 raise
             except (ValueError, KeyError, TypeError) as exc:

@@ -6,8 +6,8 @@ pays for every field it sets on the order-entry hot path; nothing changes a comm
 already checked their syntax); the engine puts them on the instrument's grid, so an off-grid price is a
 business rejection with a record, as on the real venue. ``kind`` names the command in the journal.
 
-Wire form of every field is documented in ``docs/journal.md``; ``to_wire``/``from_wire`` in
-``engine/journal.py`` convert without loss.
+The journal record of each kind is documented in ``docs/journal.md``; ``to_record``/``from_record``
+in ``engine/journal.py`` convert without loss.
 """
 
 from __future__ import annotations

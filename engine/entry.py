@@ -258,7 +258,16 @@ def activate(v: "Venue", order: Order, events: list[Event]) -> None:
     else:
         v.books[inst.id].add(order)
         if order.tif == GTC:
-            v.gtc_queue.append(order)
+            queue = v.gtc_queue
+            if queue and queue[-1].created > order.created:
+                # acknowledged after a younger order (the entry latency changed): the expiry queue
+                # must stay in creation order, so that every order expires on time
+                i = len(queue)
+                while i and queue[i - 1].created > order.created:
+                    i -= 1
+                queue.insert(i, order)
+            else:
+                queue.append(order)
 
 
 # --- lookup -------------------------------------------------------------------------------------

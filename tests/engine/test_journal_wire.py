@@ -1,14 +1,15 @@
-"""Commands survive the journal's wire form unchanged."""
+"""Commands survive their journal record unchanged, through JSON."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from engine.commands import (
     AdvanceClock, CancelOrder, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer, SetClientInfo,
     SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from engine.journal import from_wire, to_wire
+from engine.journal import from_record, to_record
 
 COMMANDS = [
     PlaceOrder(100, 1, "BUY", "LIMIT", "1", "2.00", flags=(), exec_inst=("ALO",), external_id="e1"),
@@ -27,12 +28,21 @@ COMMANDS = [
 
 
 @pytest.mark.parametrize("cmd", COMMANDS, ids=lambda c: c.kind)
-def test_round_trip(cmd) -> None:
-    assert from_wire(to_wire(cmd)) == cmd
+def test_round_trip_through_json(cmd) -> None:
+    record = orjson.loads(orjson.dumps(to_record(17, "ext", cmd)))
+    assert record[:3] == [17, "ext", cmd.kind]
+    assert from_record(record) == (17, "ext", cmd)
 
 
-@pytest.mark.parametrize("bad", [{"kind": "nope"}, {"kind": "cancel", "client_id": 1},
-                                 {"kind": "cancel", "client_id": 1, "ref": "x", "extra": 1}, [1]])
+@pytest.mark.parametrize("bad", [
+    [1, "ext", "nope", []],
+    [1, "ext", "cancel", [100]],
+    [1, "ext", "cancel", [100, "x", "extra"]],
+    ["1", "ext", "cancel", [100, "x"]],
+    [1, "ext", "place", [100, 1, "BUY", "LIMIT", "1", None, "GTC", "ALO", [], None, None, None, None, None]],
+    {"at": 1},
+    [1, 2, 3],
+])
 def test_what_cannot_be_rebuilt_is_a_value_error(bad) -> None:
     with pytest.raises(ValueError):
-        from_wire(bad)
+        from_record(bad)

@@ -9,7 +9,7 @@ import orjson
 
 from api.scenario import Scenario, load_scenario
 from engine.commands import Command
-from engine.journal import event_digest, to_wire
+from engine.journal import event_digest, to_record
 from engine.order import Order
 from engine.venue import Result, Venue
 
@@ -69,7 +69,7 @@ def replay(name_or_path: str | Path, until: int | None = None, check_every: int 
     option = orjson.OPT_SORT_KEYS
 
     def journal(at: int, cmd: Command) -> None:
-        out.journal.append(orjson.dumps({"at": at, "cmd": to_wire(cmd)}, option=option))
+        out.journal.append(orjson.dumps(to_record(at, "scn", cmd), option=option))
 
     venue = scenario.build_venue(journal=journal)
     out.venue = venue
