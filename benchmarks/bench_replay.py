@@ -18,7 +18,7 @@ Workloads (seeded; sizes full / --quick):
           ``api.scenario.parse_scenario`` and run through ``Scenario.build_venue(journal=...)`` and
           ``Scenario.runner(venue).steps(end)`` — the loop ``run_until`` collects, here consumed as
           ``cefisim replay`` does so the million Results are not kept — with the journal callback of
-          ``api/replay.py`` (``engine.journal.to_wire`` + orjson, keys sorted, one line per command)
+          ``api/replay.py`` (``engine.journal.to_record`` + orjson, one line per command)
           writing into a BytesIO.
   direct  the same (at, command) pairs, recorded in an untimed pass, submitted straight to a fresh
           venue with the same journal: the engine's share of the replay, so 1 - direct / replay is
@@ -226,7 +226,7 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")
     for label, secs in (
         ("engine: Venue.submit without the journal", submit - journal),
-        ("journal: to_wire + orjson (api.replay.journal_writer)", journal),
+        ("journal: to_record + orjson (api.replay.journal_writer)", journal),
         ("agents: MarketMaker.act + NoiseTaker.act (generator frames)", agents),
         ("runner: ScenarioRunner.steps own time (heap, send, yield)", runner_own),
         ("rest (the loop around steps, generator switches)", whole - submit - agents - runner_own),
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  quick={args.quick} seed={args.seed} reps={reps} (median) gc={gc_desc}")
     print(f"  replay: {len(INSTRUMENTS)} instruments, {len(scenario.agents)} agents "
           f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
-          f"journal: api.replay.journal_writer (to_wire + orjson) into a BytesIO")
+          f"journal: api.replay.journal_writer (to_record + orjson) into a BytesIO")
     print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}")
     print(f"  setup {t_setup:.1f}s (not timed)")
 
