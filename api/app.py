@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -77,24 +78,42 @@ def cefi_routes() -> list[web.RouteDef]:
     ]
 
 
-async def _wall_ticker(app: web.Application) -> AsyncIterator[None]:
-    """In wall-clock mode, let the scenario's agents and the venue's timers run between requests."""
+async def _ticker(app: web.Application) -> AsyncIterator[None]:
+    """Let time pass between requests: the wall clock, or a virtual clock at ``--speed`` × real time.
+
+    On the wall clock the scenario's agents and the venue's timers run as time passes. On a virtual
+    clock with a speed, engine time is advanced by speed × the real time elapsed, every tick, through
+    the same journaled command as ``POST /_sim/clock/advance``.
+    """
     sim = app[SIM]
+    speed = app[OPTIONS].speed
+    if sim.clock_mode == "wall":
+        step = sim.tick
+    elif speed:
+        last = time.monotonic()
+
+        def step() -> None:
+            nonlocal last
+            now = time.monotonic()
+            sim.advance(sim.venue.clock.now + int((now - last) * speed * 1e9))
+            last = now
+    else:
+        yield
+        return
 
     async def run() -> None:
         while True:
             await asyncio.sleep(TICK_SECONDS)
             try:
-                sim.tick()
+                step()
             except Exception:  # a bug; keep serving and say so
-                log.exception("scenario tick failed")
+                log.exception("clock tick failed")
 
-    task = asyncio.create_task(run()) if sim.clock_mode == "wall" else None
+    task = asyncio.create_task(run())
     yield
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def auth_store_for(sim: Simulation, options: ServerOptions) -> AuthStore:
@@ -127,5 +146,5 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app.add_routes(control_routes())
     app.add_routes(fault_routes())
     app.on_cleanup.append(_close_journal)
-    app.cleanup_ctx.append(_wall_ticker)
+    app.cleanup_ctx.append(_ticker)
     return app

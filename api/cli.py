@@ -38,6 +38,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", default=None, help="scenario file (default: scenarios/demo.json)")
     p.add_argument("--journal", default=None, help="command journal: replayed on start, appended to")
     p.add_argument("--clock", choices=("wall", "virtual"), default="wall")
+    p.add_argument("--speed", type=_speed, default=None,
+                   help="with --clock virtual: advance engine time at this multiple of real time")
     p.add_argument("--signature-layout", choices=LAYOUTS, default=None,
                    help="default: the scenario's settings.signature_layout, else concat")
     p.add_argument("--sign-reference-data", action="store_true", default=None,
@@ -47,6 +49,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024)
     p.add_argument("--log-level", default="INFO")
     add_limit_arguments(p)
+
+
+def _speed(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1e6:
+        raise argparse.ArgumentTypeError("must be a number above 0 and at most 1000000")
+    return value
 
 
 def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
@@ -81,6 +90,7 @@ def serve_main(args: argparse.Namespace) -> int:
             environment=args.environment,
             control_token=args.control_token,
             max_body_bytes=args.max_body_bytes,
+            speed=args.speed if args.clock == "virtual" else None,
             **limit_options(args),
         )
         sim = Simulation(scenario, clock=args.clock, journal_path=args.journal,

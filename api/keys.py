@@ -25,6 +25,7 @@ class ServerOptions:
     read_timeout_s: float | None = 30.0  # a /v1/ request body must arrive within this (408); None: off
     rate_limits: "RateLimits | None" = None  # token bucket per HMAC key (429); None: off
     control_token: str | None = None
+    speed: float | None = None  # virtual clock only: engine seconds per real second, between requests
     wall_s: Callable[[], float] = field(default=time.time)
 
 

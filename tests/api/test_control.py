@@ -100,3 +100,14 @@ async def test_restore_refuses_foreign_documents(api: Api) -> None:
     status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap))
     assert status == 400 and "not engine state" in problem["detail"]
 
+
+
+async def test_a_virtual_clock_with_a_speed_moves_by_itself(api_factory) -> None:
+    import asyncio
+
+    api = await api_factory(speed=3600.0)
+    start = api.sim.venue.clock.now
+    await asyncio.sleep(0.3)
+    moved = api.sim.venue.clock.now - start
+    # 0.3 s of real time at 3600x is about 18 engine minutes (ticks every 50 ms)
+    assert 10 * 60 * 10**9 < moved < 40 * 60 * 10**9, moved
