@@ -1,4 +1,4 @@
-"""``cefisim replay FILE [--journal OUT] [--until ISO|+seconds] [--quiet]``: a scenario without HTTP.
+"""``cefisim replay FILE [--journal OUT] [--until ISO|+seconds] [--quiet] [--from-journal J]``: no HTTP.
 
 Runs the scenario's events and agents on a fresh venue as fast as the CPU allows, up to the
 scenario's ``end`` (or ``--until``), and prints a summary on stdout: commands, events, trades, volume
@@ -9,6 +9,11 @@ written as one JSON line ``[at, "scn", kind, values]`` (``engine.journal.to_reco
 ``cefisim serve --journal`` writes:
 two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress line is
 drawn on stderr only when stderr is a terminal and the run takes more than a second.
+
+``--from-journal J`` replays what ``cefisim serve --journal J`` recorded for the same scenario, the way
+the server rebuilds itself on restart (the scenario regenerates its own commands, the external ones
+are re-applied at their recorded times), and prints the same summary; ``commands`` then counts the
+external commands.
 
 Exit status: 0 done, 2 a scenario or usage problem (the problems are listed, never a traceback),
 1 the journal file could not be written.
@@ -139,6 +144,8 @@ def replay_main(argv: list[str]) -> int:
     parser.add_argument("--until", metavar="ISO|+seconds",
                         help="stop at this engine time instead of the scenario's end")
     parser.add_argument("--quiet", action="store_true", help="print only the event digest")
+    parser.add_argument("--from-journal", metavar="JOURNAL",
+                        help="replay what a server recorded with `cefisim serve --journal JOURNAL` instead")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage problem
@@ -158,6 +165,8 @@ def replay_main(argv: list[str]) -> int:
         if until_ns < scenario.start_ns:
             print(f"cefisim replay: --until: {args.until} is before start", file=sys.stderr)
             return 2
+    if args.from_journal is not None:
+        return _replay_server_journal(scenario, args.from_journal, args.quiet)
     progress = sys.stderr if not args.quiet and sys.stderr.isatty() else None
     started = time.monotonic()
     try:
@@ -176,6 +185,29 @@ def replay_main(argv: list[str]) -> int:
     print("\n".join(summary(scenario, venue, stats, until_ns)))
     rate = stats.commands / wall if wall > 0 else 0.0
     print(f"wall      {wall:.3f} s ({rate:,.0f} commands/s)", file=sys.stderr)
+    return 0
+
+
+def _replay_server_journal(scenario: Scenario, path: str, quiet: bool) -> int:
+    """Rebuild a server's state offline from its journal, exactly as the server does on restart."""
+    from .sim import JournalError, Simulation  # the server's own recovery, without HTTP
+
+    stats = ReplayStats()
+    try:
+        sim = Simulation(scenario, clock="virtual", journal_path=path, read_only=True,
+                         on_result=lambda result: stats.add(result.events))
+    except JournalError as exc:
+        print(f"cefisim replay: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"cefisim replay: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    stats.commands = sim.recovered_commands
+    if quiet:
+        print(f"sha256:{stats.digest.hexdigest()}")
+        return 0
+    shifted = scenario.shifted(sim.start_ns - scenario.start_ns) if sim.start_ns != scenario.start_ns else scenario
+    print("\n".join(summary(shifted, sim.venue, stats, sim.venue.clock.now)))
     return 0
 
 

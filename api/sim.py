@@ -60,7 +60,11 @@ class Simulation:
         journal_path: str | Path | None = None,
         venue_config: VenueConfig | None = None,
         wall_ns: Callable[[], int] = time.time_ns,
+        read_only: bool = False,
+        on_result: Callable[[Result], None] | None = None,
     ) -> None:
+        """``read_only``: rebuild from ``journal_path`` but never write to it (offline replay).
+        ``on_result`` sees the result of every command the simulation applies (replay statistics)."""
         if clock not in ("virtual", "wall"):
             raise ValueError("clock must be 'virtual' or 'wall'")
         self.scenario = scenario
@@ -73,6 +77,7 @@ class Simulation:
         self._source = "ext"
         self._recovering = False
         self.recovered_commands = 0
+        self._on_result = on_result
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         existing = self._read_journal() if self.journal_path else None
@@ -86,7 +91,7 @@ class Simulation:
             self._build()
         if existing is not None:
             self._recover(existing[1])
-        if self.journal_path:
+        if self.journal_path and not read_only:
             self._open_journal(fresh=existing is None)
 
     # --- building and rebuilding --------------------------------------------------------------
@@ -172,7 +177,9 @@ class Simulation:
             return  # nothing of the scenario's is due: the command itself moves the clock
         self._source = "scn"
         try:
-            self.runner.run_until(at)
+            for result in self.runner.run_until(at):
+                if self._on_result is not None:
+                    self._on_result(result)
         finally:
             self._source = "ext"
 
@@ -182,13 +189,13 @@ class Simulation:
         """Apply an external command (request or control plane) now."""
         at = self.now_ns()
         self._catch_up(at)
-        return self.venue.submit(cmd, at=at)
+        return self._apply(cmd, at)
 
     def advance(self, to_ns: int) -> Result:
         """Move engine time forward (virtual clock), letting the scenario and timers act on the way."""
         to_ns = max(to_ns, self.venue.clock.now)
         self._catch_up(to_ns)
-        return self.venue.submit(AdvanceClock(to_ns), at=to_ns)
+        return self._apply(AdvanceClock(to_ns), to_ns)
 
     def tick(self) -> Result | None:
         """Wall mode: run the scenario and due timers up to now (called periodically by the server)."""
@@ -196,8 +203,15 @@ class Simulation:
         self._catch_up(now)
         due = self.venue.next_due()
         if due is not None and due <= now:
-            return self.venue.submit(AdvanceClock(now), at=now)
+            return self._apply(AdvanceClock(now), now)
         return None
+
+    def _apply(self, cmd: Command, at: int) -> Result:
+        """Every external command goes through here: the live server and its journal replay alike."""
+        result = self.venue.submit(cmd, at=at)
+        if self._on_result is not None:
+            self._on_result(result)
+        return result
 
     # --- journal ----------------------------------------------------------------------------------
 
@@ -309,7 +323,7 @@ class Simulation:
                 if src == "scn":
                     continue
                 self._catch_up(at)
-                self.venue.submit(cmd, at=at)
+                self._apply(cmd, at)
                 self.recovered_commands += 1
             if entries:
                 self._catch_up(max(at for at, _, _ in entries))

@@ -97,3 +97,21 @@ def test_unwritable_journal_refuses_the_command_and_changes_nothing(tmp_path: Pa
     with pytest.raises(JournalWriteError):
         sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "49000.00"))
     assert sim.snapshot()["objects"] == before
+
+
+def test_a_server_journal_replays_offline_to_the_same_events(tmp_path: Path, sims, capsys) -> None:
+    from api.replay import ReplayStats, replay_main
+    from api.scenario import load_scenario
+
+    demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
+    live = ReplayStats()
+    path = tmp_path / "server.jsonl"
+    sim = sims(scenario=load_scenario(demo), journal_path=path, on_result=lambda r: live.add(r.events))
+    sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.5", "30001.00"))
+    sim.advance(sim.venue.clock.now + 30 * 10**9)  # the agents trade meanwhile
+    sim.submit(PlaceOrder(101, 1, "SELL", "MARKET", "0.25"))
+    sim.advance(sim.venue.clock.now + 30 * 10**9)
+    sim.close()
+    assert live.trades, "the scenario did not trade"
+    assert replay_main([str(demo), "--from-journal", str(path), "--quiet"]) == 0
+    assert capsys.readouterr().out == f"sha256:{live.digest.hexdigest()}\n"
