@@ -345,22 +345,27 @@ class Venue:
             else:
                 book.add(order)
 
-    def _request_transfer(self, cmd: RequestTransfer, result: Result) -> Result:
-        client = self.clients.get(cmd.client_id)
-        asset = self.assets.get(cmd.asset_id)
+    def _funds_target(self, client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
+        """The client, asset and positive amount in units that a transfer or paper funds move."""
+        client = self.clients.get(client_id)
         if client is None:
-            result.reject = Reject.UNKNOWN_CLIENT
-            return result
+            return Reject.UNKNOWN_CLIENT
+        asset = self.assets.get(asset_id)
         if asset is None:
-            result.reject = Reject.UNKNOWN_ASSET
-            return result
-        units = asset.grid.to_units(cmd.amount)
+            return Reject.UNKNOWN_ASSET
+        units = asset.grid.to_units(amount)
         if units is None:
-            result.reject = Reject.QTY_OFF_GRID
-            return result
+            return Reject.QTY_OFF_GRID
         if units <= 0:
-            result.reject = Reject.QTY_NOT_POSITIVE
+            return Reject.QTY_NOT_POSITIVE
+        return client, asset, units
+
+    def _request_transfer(self, cmd: RequestTransfer, result: Result) -> Result:
+        target = self._funds_target(cmd.client_id, cmd.asset_id, cmd.amount)
+        if isinstance(target, Reject):
+            result.reject = target
             return result
+        client, asset, units = target
         tid = self.next_transfer_id
         self.next_transfer_id = tid + 1
         transfer = Transfer(
@@ -397,21 +402,11 @@ class Venue:
         events.append(("transfer", transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
 
     def _paper_funds(self, cmd: PaperFunds, result: Result) -> Result:
-        client = self.clients.get(cmd.client_id)
-        asset = self.assets.get(cmd.asset_id)
-        if client is None:
-            result.reject = Reject.UNKNOWN_CLIENT
+        target = self._funds_target(cmd.client_id, cmd.asset_id, cmd.amount)
+        if isinstance(target, Reject):
+            result.reject = target
             return result
-        if asset is None:
-            result.reject = Reject.UNKNOWN_ASSET
-            return result
-        units = asset.grid.to_units(cmd.amount)
-        if units is None:
-            result.reject = Reject.QTY_OFF_GRID
-            return result
-        if units <= 0:
-            result.reject = Reject.QTY_NOT_POSITIVE
-            return result
+        client, asset, units = target
         bal = balance(client, asset.id)
         if cmd.remove:
             if bal.total - bal.hold < units:
