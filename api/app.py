@@ -22,8 +22,8 @@ from . import cefi_orders as orders
 from .auth import AUTH_STORE
 from .auth.routes import auth_routes
 from .auth.store import AuthStore
-from .control import control_guard, control_routes
-from .faults import FAULTS, fault_routes, faults_middleware
+from .control import control_routes
+from .faults import FAULTS, dispatch_middleware, fault_routes
 from .funds import paper_funds_for
 from .keys import OPTIONS, SIM, ServerOptions
 from .limits import handler_args, limit_middlewares
@@ -129,7 +129,7 @@ async def _close_journal(app: web.Application) -> None:
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
     app = web.Application(
-        middlewares=[problems_middleware, *limit_middlewares(options), control_guard, faults_middleware],
+        middlewares=[problems_middleware, *limit_middlewares(options), dispatch_middleware],
         client_max_size=options.max_body_bytes,
         handler_args=handler_args(options),
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from .http import read_json, respond
+from .control import control_guard
 from .keys import SIM
 from .problems import Problem, bad_request
 from .validate import F, check_object
@@ -132,6 +133,10 @@ async def faults_middleware(request: web.Request, handler):  # type: ignore[no-u
     box = request.app[FAULTS]
     if not box or request.path.startswith("/_sim"):
         return await handler(request)
+    return await _with_faults(request, handler, box)
+
+
+async def _with_faults(request: web.Request, handler, box: list):  # type: ignore[no-untyped-def]
     plan: FaultPlan = box[0]
     if not plan.decide(request.path):
         return await handler(request)
@@ -142,6 +147,17 @@ async def faults_middleware(request: web.Request, handler):  # type: ignore[no-u
     if plan.after:
         await handler(request)
     return _fail(request, plan)
+
+
+@web.middleware
+async def dispatch_middleware(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    """The control plane's guard or the fault plan, whichever applies, in one middleware layer."""
+    if request.path.startswith("/_sim"):
+        return await control_guard(request, handler)
+    box = request.app[FAULTS]
+    if box:
+        return await _with_faults(request, handler, box)
+    return await handler(request)
 
 
 def fault_routes() -> list[web.RouteDef]:

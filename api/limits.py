@@ -211,7 +211,8 @@ def read_timeout_middleware(seconds: float) -> Middleware:
 
     @web.middleware
     async def read_timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.body_exists and request.path.startswith("/v1/"):
+        # a body that came in with the headers (nearly every API call) has nothing left to wait for
+        if request.body_exists and not request.content.is_eof() and request.path.startswith("/v1/"):
             try:
                 async with asyncio.timeout(seconds):  # no extra task per request, unlike wait_for
                     await request.read()
