@@ -74,7 +74,7 @@ def order_record(order: Order, status: str | None = None) -> dict[str, Any]:
         "exeuted_qty": qgrid.format(order.executed) if order.executed else zero,
         "executed_vwap": format_vwap(inst, order.cum_lt, order.executed),
         "reject_reason": extra.reject_reason if extra is not None else None,
-        "cancel_reason": extra.cancel_reason if extra is not None else None,
+        "cancel_reason": order.cancel_reason,  # derived: REQUESTED is not stored
         "timestamp": ns(order.created),
         "updated_timestamp": ns(order.updated),
     }

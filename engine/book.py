@@ -5,8 +5,12 @@ Contract:
   negated price. One matching loop therefore serves both sides (``engine/matching.py``).
 - A :class:`Level` keeps its orders in a dict by order id, whose insertion order is arrival order, and
   the total open quantity of those orders. Priority is lost by removing and re-adding the order.
-- Complexity: best bid/offer O(1) (first item of a sorted list); add O(log levels) for a new level,
-  O(1) otherwise; remove by id O(1) (a dict lookup by price, then by id), plus O(log levels) when the
+- ``bid_key`` and ``ask_key`` cache the key of each side's best level (None when the side is empty):
+  every order entry asks whether it crosses, and reading the first key of a ``SortedDict`` costs
+  three Python calls. They change only where a level is created or deleted (``add``, ``remove``,
+  ``drop_level``).
+- Complexity: best bid/offer O(1) (the cached keys); add O(log levels) for a new level, O(1)
+  otherwise; remove by id O(1) (a dict lookup by price, then by id), plus O(log levels) when the
   level empties.
 - Only orders with open quantity rest; a level never holds a zero-quantity order and an empty level is
   removed at once. ``check_invariants`` asserts all of this and that the book is not crossed (except
@@ -36,12 +40,14 @@ class Level:
 
 
 class Book:
-    __slots__ = ("instrument_id", "bids", "asks", "last_price", "opening")
+    __slots__ = ("instrument_id", "bids", "asks", "bid_key", "ask_key", "last_price", "opening")
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id
         self.bids: SortedDict = SortedDict()  # -price -> Level
         self.asks: SortedDict = SortedDict()  # price -> Level
+        self.bid_key: int | None = None  # -(best bid), the first key of bids
+        self.ask_key: int | None = None  # best ask, the first key of asks
         self.last_price: int | None = None  # ticks of the last trade
         self.opening: dict[int, Order] | None = None  # id -> order joined since OPENING, in order
 
@@ -55,15 +61,20 @@ class Book:
 
     def add(self, order: Order) -> None:
         """Rest ``order`` at the back of its price level."""
-        levels = self.bids if order.side == BUY else self.asks
-        key = -order.price if order.side == BUY else order.price
+        is_bid = order.side == BUY
+        levels, key = (self.bids, -order.price) if is_bid else (self.asks, order.price)
         level = levels.get(key)
         if level is None:
             level = levels[key] = Level(order.price)
+            if is_bid:
+                if self.bid_key is None or key < self.bid_key:
+                    self.bid_key = key
+            elif self.ask_key is None or key < self.ask_key:
+                self.ask_key = key
         else:
             order.price = level.price  # share one int object per level
         level.orders[order.id] = order
-        level.qty += order.qty - order.executed
+        level.qty += order.remaining
         opening = self.opening
         if opening is not None:
             opening.pop(order.id, None)
@@ -71,15 +82,27 @@ class Book:
 
     def remove(self, order: Order, open_lots: int) -> None:
         """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""
-        levels = self.bids if order.side == BUY else self.asks
-        key = -order.price if order.side == BUY else order.price
+        levels, key = (self.bids, -order.price) if order.side == BUY else (self.asks, order.price)
         level = levels[key]
         del level.orders[order.id]
         level.qty -= open_lots
         if not level.orders:
-            del levels[key]
+            self.drop_level(levels, key)
         if self.opening is not None:
             self.opening.pop(order.id, None)
+
+    def drop_level(self, levels: SortedDict, key: int) -> int | None:
+        """Delete the emptied level ``key`` of one side; returns the key of that side's best level."""
+        del levels[key]
+        is_bids = levels is self.bids
+        best = self.bid_key if is_bids else self.ask_key
+        if key == best:
+            best = levels.peekitem(0)[0] if levels else None
+            if is_bids:
+                self.bid_key = best
+            else:
+                self.ask_key = best
+        return best
 
     def contains(self, order: Order) -> bool:
         levels = self.bids if order.side == BUY else self.asks
@@ -87,10 +110,10 @@ class Book:
         return level is not None and level.orders.get(order.id) is order
 
     def best_bid(self) -> int | None:
-        return -self.bids.keys()[0] if self.bids else None
+        return None if self.bid_key is None else -self.bid_key
 
     def best_ask(self) -> int | None:
-        return self.asks.keys()[0] if self.asks else None
+        return self.ask_key
 
     def depth(self, side: str, levels: int) -> list[tuple[int, int, int]]:
         """Up to ``levels`` (price, open lots, order count) of one side, best first."""
@@ -109,7 +132,8 @@ class Book:
         return orders
 
     def check_invariants(self, allow_crossed: bool = False) -> None:
-        for levels, sign in ((self.bids, -1), (self.asks, 1)):
+        for levels, sign, best in ((self.bids, -1, self.bid_key), (self.asks, 1, self.ask_key)):
+            assert best == (levels.peekitem(0)[0] if levels else None), f"best key {best} is stale"
             for key, level in levels.items():
                 assert level.orders, f"empty level {level!r} left in the book"
                 assert key == sign * level.price, f"level {level!r} filed under key {key}"
@@ -119,7 +143,7 @@ class Book:
                     assert order.price == level.price, f"{order!r} at level {level.price}"
                     assert order.status in WORKING, f"{order!r} rests but is not working"
                     assert (order.side == BUY) == (sign == -1), f"{order!r} on the wrong side"
-                    open_lots = order.qty - order.executed
+                    open_lots = order.remaining
                     assert open_lots > 0, f"{order!r} rests with nothing open"
                     total += open_lots
                 assert total == level.qty, f"{level!r} caches qty {level.qty}, orders hold {total}"

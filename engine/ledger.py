@@ -7,7 +7,8 @@ for every asset, sum(total) + sum(unsettled_fees) + fee_account is constant exce
 paper funds.
 
 Rounding. A lot times a tick is ``k = notional_num / notional_den`` quote units, usually not whole.
-Money changes hands in whole quote units, so each order keeps exact cumulative sums and rounds once:
+Money changes hands in whole quote units, so each order keeps exact cumulative sums (on its
+:class:`~engine.order.Execution`, all 0 before the first fill) and rounds once:
 - a fill of ``f`` lots at ``p`` ticks adds ``f*p`` to the BUY order's ``cum_lt``; the buyer pays
   ``X = ceil(cum_lt * k) - cum_quote`` and the seller receives the same ``X`` (conserved exactly);
 - fees: ``cum_fee += X * rate`` (rate in 1e-9) and the fee charged is ``ceil(cum_fee / 1e9) - fees_paid``.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import ALO, BUY, NEW_PENDING, WORKING, Order
+from .order import ALO, BUY, NEW_PENDING, NO_FILLS, WORKING, Execution, Order
 from .units import RATE_ONE
 
 if TYPE_CHECKING:
@@ -48,37 +49,48 @@ class Balance:
         )
 
 
+#: statuses in which an order holds funds: working, or waiting for its acknowledgement
+OPEN = WORKING | {NEW_PENDING}
+
+
 def open_qty(order: Order) -> int:
     """Lots the order may still trade: working or waiting for its acknowledgement."""
-    status = order.status
-    if status in WORKING or status == NEW_PENDING:
-        return order.qty - order.executed
-    return 0
+    return order.remaining if order.status in OPEN else 0
 
 
-def hold_rate(order: Order) -> int:
-    """Fee rate a BUY order's hold covers: the one given, else the highest rate the order can pay."""
+def hold_rate(order: Order, rates: tuple[int, int] | None = None) -> int:
+    """Fee rate a BUY order's hold covers: the one given, else the highest rate the order can pay.
+
+    ``rates``: the (maker, taker) rates of the order's client, when the caller has them already.
+    """
     extra = order.extra
     if extra is not None and extra.hold_rate is not None:
         return extra.hold_rate
-    maker, taker = order.instrument.fee_rates_for(order.client)
-    return maker if order.is_alo else max(maker, taker)
+    maker, taker = rates or order.instrument.fee_rates_for(order.client)
+    if extra is not None and ALO in extra.exec_inst:  # order.is_alo, without the property call
+        return maker
+    return maker if maker > taker else taker
+
+
+def buy_bound(inst: "Instrument", exe: Execution, open_lots: int, price: int, rate: int) -> tuple[int, int]:
+    """(quote units, fee units) that cover ``open_lots`` more at ``price`` or better and a fee at
+    ``rate``, after the fills summed in ``exe``. 0 lots give (0, 0): the sums are already paid."""
+    cost = -(-(exe.cum_lt + open_lots * price) * inst.notional_num // inst.notional_den) - exe.cum_quote
+    fee = -(-(exe.cum_fee + cost * rate) // RATE_ONE) - exe.fees_paid
+    return cost, fee
 
 
 def buy_hold(order: Order, open_lots: int, price: int) -> tuple[int, int]:
     """(quote units, fee units) a BUY order must hold to trade ``open_lots`` more at ``price`` or better."""
-    inst = order.instrument
-    cost = -(-(order.cum_lt + open_lots * price) * inst.notional_num // inst.notional_den) - order.cum_quote
-    fee = -(-(order.cum_fee + cost * hold_rate(order)) // RATE_ONE) - order.fees_paid
-    return cost, fee
+    return buy_bound(order.instrument, order.execution or NO_FILLS, open_lots, price, hold_rate(order))
 
 
 def order_hold(order: Order) -> tuple[int, int]:
     """(asset units held, of which fees) by the order in its current state."""
-    lots = open_qty(order)
-    if order.side is BUY or order.side == BUY:
-        if not lots:
-            return 0, 0
+    lots = order.remaining
+    if not lots or order.status not in OPEN:
+        return 0, 0  # a BUY order with nothing left holds nothing either: its sums are paid
+    if order.side == BUY:
         cost, fee = buy_hold(order, lots, order.price)
         return cost + fee, fee
     return lots * order.instrument.base_per_lot, 0

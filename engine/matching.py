@@ -8,7 +8,7 @@ Contract:
   client's): NONE trades with itself; CANCEL_AGGRESSIVE stops at the first own resting order met and
   the caller cancels the incoming remainder; CANCEL_BOTH also cancels that resting order.
 - ``fill`` moves base and quote between the two clients, charges maker and taker fees into
-  ``unsettled_fees`` and re-derives both orders' holds (``engine/ledger.py``): exact and conserved.
+  ``unsettled_fees`` and adjusts both orders' holds (``engine/ledger.py``): exact and conserved.
 - ``end_order`` is the only way an order leaves the working states: it releases the hold, frees the
   live external id and the open-order slot, and emits the order event.
 
@@ -19,16 +19,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .ledger import Balance, held_asset, order_hold
-from .order import BUY, CANCELED, FILLED, Order
+from .ledger import Balance, buy_bound, held_asset, hold_rate, order_hold
+from .order import BUY, CANCELED, FILLED, Execution, Order
 from .records import MAKER, TAKER, Fill
 from .reference import STP_CANCEL_BOTH, STP_NONE
+from .rejects import CancelReason
 from .units import RATE_ONE
 
 if TYPE_CHECKING:
     from .venue import Venue
 
 Event = tuple
+_REQUESTED = CancelReason.REQUESTED.value
 
 
 def balance(client, asset_id: int) -> Balance:  # type: ignore[no-untyped-def]
@@ -51,12 +53,12 @@ def end_order(v: "Venue", order: Order, status: str, reason: str | None, events:
     held, fee_held = order_hold(order)
     order.status = status
     if held:
-        bal = balance(order.client, held_asset(order))
+        bal = order.client.balances[held_asset(order)]  # created when the hold was taken
         bal.hold -= held
         bal.fees_hold -= fee_held
     ts = v.clock.stamp()
     order.updated = ts
-    if reason is not None:
+    if reason is not None and reason != _REQUESTED:  # REQUESTED is implied (Order.cancel_reason)
         order.ex().cancel_reason = reason
     client = order.client
     ext = order.external_id
@@ -67,52 +69,67 @@ def end_order(v: "Venue", order: Order, status: str, reason: str | None, events:
     events.append(("order", ts, order.id, client.id, status, reason))
 
 
-def fill(v: "Venue", taker: Order, maker: Order, lots: int, price: int, events: list[Event]) -> None:
-    """Trade ``lots`` at ``price`` between an incoming and a resting order."""
+def _first_fill(order: Order) -> Execution:
+    exe = order.execution = Execution()
+    return exe
+
+
+def fill(
+    v: "Venue", taker: Order, maker: Order, lots: int, price: int, events: list[Event],
+    t_rates: tuple[int, int],
+) -> None:
+    """Trade ``lots`` at ``price`` between an incoming and a resting order; ``t_rates`` are the
+    (maker, taker) fee rates of the taker's client (the same for all its fills).
+
+    Both orders are working (the taker has been activated, the maker rests), so the SELL order's
+    hold shrinks by exactly the base it delivers; only the BUY order's hold is worked out again.
+    """
     inst = taker.instrument
+    m_rates = inst.fee_rates_for(maker.client)
     if taker.side == BUY:
-        buyer, seller = taker, maker
+        buyer, seller, b_rates = taker, maker, t_rates
+        b_rate, s_rate = t_rates[1], m_rates[0]
     else:
-        buyer, seller = maker, taker
-    b_held, b_fee_held = order_hold(buyer)
-    s_held = order_hold(seller)[0]
+        buyer, seller, b_rates = maker, taker, m_rates
+        b_rate, s_rate = m_rates[0], t_rates[1]
+    bx = buyer.execution or _first_fill(buyer)
+    sx = seller.execution or _first_fill(seller)
+    rate = hold_rate(buyer, b_rates)
+    b_cost, b_fee_held = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
 
     lt = lots * price
-    buyer.cum_lt += lt
-    seller.cum_lt += lt
-    paid = -(-buyer.cum_lt * inst.notional_num // inst.notional_den)
-    quote = paid - buyer.cum_quote
-    buyer.cum_quote = paid
-    seller.cum_quote += quote
-    buyer.executed += lots
-    seller.executed += lots
+    bx.cum_lt += lt
+    sx.cum_lt += lt
+    paid = -(-bx.cum_lt * inst.notional_num // inst.notional_den)
+    quote = paid - bx.cum_quote
+    bx.cum_quote = paid
+    sx.cum_quote += quote
+    bx.executed += lots
+    sx.executed += lots
+    buyer.remaining -= lots
+    seller.remaining -= lots
 
-    t_maker, t_taker = inst.fee_rates_for(taker.client)
-    m_maker, m_taker = inst.fee_rates_for(maker.client)
-    taker_rate, maker_rate = t_taker, m_maker
-    b_rate, s_rate = (taker_rate, maker_rate) if buyer is taker else (maker_rate, taker_rate)
-    buyer.cum_fee += quote * b_rate
-    b_fee = -(-buyer.cum_fee // RATE_ONE) - buyer.fees_paid
-    buyer.fees_paid += b_fee
-    seller.cum_fee += quote * s_rate
-    s_fee = -(-seller.cum_fee // RATE_ONE) - seller.fees_paid
-    seller.fees_paid += s_fee
+    bx.cum_fee += quote * b_rate
+    b_fee = -(-bx.cum_fee // RATE_ONE) - bx.fees_paid
+    bx.fees_paid += b_fee
+    sx.cum_fee += quote * s_rate
+    s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid
+    sx.fees_paid += s_fee
 
-    b_held2, b_fee_held2 = order_hold(buyer)
-    s_held2 = order_hold(seller)[0]
+    b_cost2, b_fee_held2 = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
     base_units = lots * inst.base_per_lot
     q_id, b_id = inst.quote.id, inst.base.id
     bc, sc = buyer.client, seller.client
 
-    bal = balance(bc, q_id)
+    bal = bc.balances[q_id]  # the buyer holds quote, the seller base: both exist since entry
     bal.total -= quote + b_fee
-    bal.hold += b_held2 - b_held
+    bal.hold += b_cost2 + b_fee_held2 - b_cost - b_fee_held
     bal.fees_hold += b_fee_held2 - b_fee_held
     bal.unsettled_fees += b_fee
     balance(bc, b_id).total += base_units
-    bal = balance(sc, b_id)
+    bal = sc.balances[b_id]
     bal.total -= base_units
-    bal.hold += s_held2 - s_held
+    bal.hold -= base_units
     bal = balance(sc, q_id)
     bal.total += quote - s_fee
     bal.unsettled_fees += s_fee
@@ -133,32 +150,37 @@ def fill(v: "Venue", taker: Order, maker: Order, lots: int, price: int, events: 
 def match(v: "Venue", taker: Order, events: list[Event]) -> bool:
     """Trade ``taker`` against its book. True when self-trade prevention stopped it."""
     book = v.books[taker.instrument.id]
-    is_buy = taker.side == BUY
-    levels = book.asks if is_buy else book.bids
-    limit = taker.price
+    # keys of the contra side grow away from the touch (bids are keyed by -price), so a level is
+    # within the taker's limit when its key is at most the limit's key
+    if taker.side == BUY:
+        levels, key, limit = book.asks, book.ask_key, taker.price
+    else:
+        levels, key, limit = book.bids, book.bid_key, -taker.price
+    if key is None or key > limit:
+        return False  # nothing to trade with: most orders rest at once
     stp = effective_stp(taker)
     prevent = stp != STP_NONE
     client = taker.client
-    remaining = taker.qty - taker.executed
+    t_rates = taker.instrument.fee_rates_for(client)
+    remaining = taker.remaining
     stopped = False
-    while remaining and levels:
-        key, level = levels.peekitem(0)
+    while remaining and key is not None and key <= limit:
+        level = levels[key]
         price = level.price
-        if (price > limit) if is_buy else (price < limit):
-            break
+        orders = level.orders
         gone: list[Order] = []
         traded = 0
-        for maker in level.orders.values():
+        for maker in orders.values():
             if prevent and maker.client is client:
                 if stp == STP_CANCEL_BOTH:
-                    traded += maker.qty - maker.executed  # leaves the level's count with it
+                    traded += maker.remaining  # leaves the level's count with it
                     end_order(v, maker, CANCELED, "SELF_TRADE_PREVENTION", events)
                     gone.append(maker)
                 stopped = True
                 break
-            maker_open = maker.qty - maker.executed
+            maker_open = maker.remaining
             lots = remaining if remaining < maker_open else maker_open
-            fill(v, taker, maker, lots, price, events)
+            fill(v, taker, maker, lots, price, events, t_rates)
             remaining -= lots
             traded += lots
             if lots == maker_open:
@@ -166,12 +188,12 @@ def match(v: "Venue", taker: Order, events: list[Event]) -> bool:
                 gone.append(maker)
             if not remaining:
                 break
-        level.qty -= traded
-        orders = level.orders
-        for maker in gone:
-            del orders[maker.id]
-        if not orders:
-            del levels[key]
+        if len(gone) == len(orders):
+            key = book.drop_level(levels, key)  # every order went, and the level with them
+        else:
+            level.qty -= traded
+            for maker in gone:
+                del orders[maker.id]
         if stopped:
             break
     return stopped
@@ -194,7 +216,7 @@ def available_to(v: "Venue", taker: Order, limit: int, wanted: int) -> bool:
             for maker in level.orders.values():
                 if maker.client is client:
                     return found >= wanted
-                found += maker.qty - maker.executed
+                found += maker.remaining
                 if found >= wanted:
                     return True
         if found >= wanted:

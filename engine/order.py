@@ -1,22 +1,30 @@
 """The order record and its derived quantities.
 
 An :class:`Order` is kept lean because one exists per resting order (the book's memory budget is
-about 300 bytes per resting order): integers in ticks and lots, references to shared objects, and the
-rarely used request details in an :class:`OrderExtra` that exists only when one of them is set.
+about 300 bytes per resting order; 14 slots, 144 bytes with the collector's header): integers in ticks
+and lots, references to shared objects, the rarely used request details in an :class:`OrderExtra` that
+exists only when one of them is set, and what trading did to it in an :class:`Execution` that exists
+only once the order has traded (most orders never do).
 
 Quantities (lots):
-- ``qty`` is the order's current total quantity (a modify replaces it), ``executed`` what has traded.
-- ``leaves`` = qty - executed while the order is working (ACTIVE, MODIFY_PENDING, CANCEL_PENDING),
-  0 otherwise; ``pending`` = qty - executed while NEW_PENDING, 0 otherwise.
+- ``remaining`` is what the order has not traded (an ended order keeps what it left untraded): the
+  quantity the book, the matching loop and the holds work with, hence the one stored.
+- ``executed`` (what has traded, kept by the execution) and ``qty`` = remaining + executed (the
+  order's current total quantity; a modify replaces it) are derived.
+- ``leaves`` = remaining while the order is working (ACTIVE, MODIFY_PENDING, CANCEL_PENDING),
+  0 otherwise; ``pending`` = remaining while NEW_PENDING, 0 otherwise.
 
-Money (see ``engine/fills.py``): ``cum_lt`` is the sum of lots x ticks over all fills (exact, for VWAP and
-for the cost bound), ``cum_quote`` the quote units paid (BUY) or received (SELL), ``cum_fee`` the sum of
-quote units x fee rate (units of 1e-9) and ``fees_paid`` the fee charged so far: ceil(cum_fee / 1e9).
+Money (see ``engine/ledger.py``), on the execution: ``cum_lt`` is the sum of lots x ticks over all
+fills (exact, for VWAP and for the cost bound), ``cum_quote`` the quote units paid (BUY) or received
+(SELL), ``cum_fee`` the sum of quote units x fee rate (units of 1e-9) and ``fees_paid`` the fee charged
+so far: ceil(cum_fee / 1e9). The order exposes them read-only (0 before the first fill).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from .rejects import CancelReason
 
 if TYPE_CHECKING:
     from .reference import Client, Instrument
@@ -47,6 +55,7 @@ IOC = "IOC"
 ALO = "ALO"
 AON = "AON"
 USE_AGGRESSIVE_PRICING = "USE_AGGRESSIVE_PRICING"
+_REQUESTED = CancelReason.REQUESTED.value
 
 
 class OrderExtra:
@@ -70,16 +79,43 @@ class OrderExtra:
         self.modify_info: dict | None = None  # the last ModifyInfo as received (wire strings)
         self.modifications: list[tuple[int, str]] | None = None  # (timestamp, MODIFIED|MODIFY_REJECTED:..)
         self.reject_reason: str | None = None
-        self.cancel_reason: str | None = None
+        self.cancel_reason: str | None = None  # None on a CANCELED order: REQUESTED (Order.cancel_reason)
         self.price_given: str | None = None  # raw strings of a rejected order that never reached the grid
         self.qty_given: str | None = None
         self.acked: int | None = None  # when a NEW_PENDING order was acknowledged
 
 
+class Execution:
+    """What trading has done to an order: lots executed and the exact money sums of its fills.
+
+    Created by the order's first fill (``engine/matching.py``); never shrinks.
+    """
+
+    __slots__ = ("executed", "cum_lt", "cum_quote", "cum_fee", "fees_paid")
+
+    def __init__(self) -> None:
+        self.executed = 0
+        self.cum_lt = 0
+        self.cum_quote = 0
+        self.cum_fee = 0
+        self.fees_paid = 0
+
+
+#: the execution of an order that has not traded (read only: never assign to it)
+NO_FILLS = Execution()
+
+
+def _execution_sum(name: str, doc: str) -> property:
+    def get(order: "Order") -> int:
+        return getattr(order.execution or NO_FILLS, name)  # type: ignore[no-any-return]
+
+    return property(get, doc=doc)
+
+
 class Order:
     __slots__ = (
-        "id", "client", "instrument", "side", "type", "tif", "price", "qty", "executed", "status",
-        "created", "updated", "external_id", "cum_lt", "cum_quote", "cum_fee", "fees_paid", "extra",
+        "id", "client", "instrument", "side", "type", "tif", "price", "remaining", "status",
+        "created", "updated", "external_id", "extra", "execution",
     )
 
     def __init__(
@@ -103,25 +139,44 @@ class Order:
         self.type = type
         self.tif = tif
         self.price = price
-        self.qty = qty
-        self.executed = 0
+        self.remaining = qty
         self.status = INITIALIZED
         self.created = created
         self.updated = created
         self.external_id = external_id
-        self.cum_lt = 0
-        self.cum_quote = 0
-        self.cum_fee = 0
-        self.fees_paid = 0
         self.extra = extra
+        self.execution: Execution | None = None
+
+    executed = _execution_sum("executed", "Lots traded so far.")
+    cum_lt = _execution_sum("cum_lt", "Sum of lots x ticks over the fills.")
+    cum_quote = _execution_sum("cum_quote", "Quote units paid (BUY) or received (SELL) so far.")
+    cum_fee = _execution_sum("cum_fee", "Sum of quote units x fee rate (1e-9) over the fills.")
+    fees_paid = _execution_sum("fees_paid", "Fee units charged so far: ceil(cum_fee / 1e9).")
+
+    @property
+    def qty(self) -> int:
+        """The order's current total quantity in lots: remaining + executed."""
+        return self.remaining + (self.execution or NO_FILLS).executed
 
     @property
     def leaves(self) -> int:
-        return self.qty - self.executed if self.status in WORKING else 0
+        return self.remaining if self.status in WORKING else 0
 
     @property
     def pending(self) -> int:
-        return self.qty - self.executed if self.status == NEW_PENDING else 0
+        return self.remaining if self.status == NEW_PENDING else 0
+
+    @property
+    def cancel_reason(self) -> str | None:
+        """Why the order ended CANCELED, else None.
+
+        REQUESTED, by far the most common reason, is not stored: a plain cancel allocates no
+        :class:`OrderExtra` (which would be kept for the status retention time) just to say so.
+        """
+        extra = self.extra
+        if extra is not None and extra.cancel_reason is not None:
+            return extra.cancel_reason
+        return _REQUESTED if self.status == CANCELED else None
 
     @property
     def is_alo(self) -> bool:

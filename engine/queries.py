@@ -139,7 +139,7 @@ def activity(
                 items.append((A_MODIFY, ts, order, None, what))
         if order.status in FINAL:
             kind = A_CANCEL if order.status != "FILLED" else A_FILLED
-            items.append((kind, order.updated, order, None, extra.cancel_reason if extra else None))
+            items.append((kind, order.updated, order, None, order.cancel_reason))
     for fill in client.fills:
         items.append((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag))
     items.sort(key=lambda item: item[1], reverse=True)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import entry
+from . import entry, modify
 from .book import Book
 from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
 from .commands import (
@@ -33,8 +33,8 @@ from .commands import (
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
 from .ledger import Balance, open_qty, order_hold
-from .matching import balance, match
-from .order import FINAL, WORKING, Order
+from .matching import balance
+from .order import FINAL, NO_FILLS, WORKING, Execution, Order
 from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, T_REJECTED, Transfer
 from .reference import ACTIVE, DISABLED, OPENING, STP_VALUES, Asset, Client, Instrument
 from .rejects import Reject
@@ -92,21 +92,27 @@ class Venue:
         self.gtc_queue: deque[Order] = deque()
         interval = self.config.fee_settlement_interval_ns
         self._next_housekeeping = (start_ns // interval + 1) * interval
+        # nothing falls due before this engine time, so submit() moves the clock without looking:
+        # a lower bound of next_due(), lowered by schedule() and by a GTC order that may expire
+        # before the orders queued (entry.activate), and exact again after _advance()
+        self._wake = self._next_housekeeping
         self.bind_handlers()
 
     def bind_handlers(self) -> None:
         """The command dispatch table (rebuilt after a snapshot is restored: it is wiring, not state)."""
-        self._handlers: dict[type, Callable[[Any, Result], Result]] = {
-            PlaceOrder: lambda c, r: entry.place(self, c, r),
-            ModifyOrder: lambda c, r: entry.modify(self, c, r),
-            CancelOrder: lambda c, r: entry.cancel(self, c, r),
-            SetClientInfo: self._set_client_info,
-            RequestTransfer: self._request_transfer,
-            PaperFunds: self._paper_funds,
-            SetInstrumentStatus: self._set_instrument_status,
-            SetLatency: self._set_latency,
-            SetSettlementDelay: self._set_settlement_delay,
-            AdvanceClock: lambda c, r: r,  # the move happens in submit()
+        # functions of (venue, command, result): order entry is called without a bound method or a
+        # partial in between
+        self._handlers: dict[type, Callable[[Venue, Any, Result], Result]] = {
+            PlaceOrder: entry.place,
+            ModifyOrder: modify.modify,
+            CancelOrder: entry.cancel,
+            SetClientInfo: Venue._set_client_info,
+            RequestTransfer: Venue._request_transfer,
+            PaperFunds: Venue._paper_funds,
+            SetInstrumentStatus: Venue._set_instrument_status,
+            SetLatency: Venue._set_latency,
+            SetSettlementDelay: Venue._set_settlement_delay,
+            AdvanceClock: lambda v, c, r: r,  # the move happens in submit()
         }
 
     # --- reference data (set up before the first command; not journaled) -------------------
@@ -131,17 +137,24 @@ class Venue:
     # --- the one entry point ----------------------------------------------------------------
 
     def submit(self, cmd: Command, at: int | None = None) -> Result:
+        """Move the engine clock to ``at`` (firing what falls due on the way), then apply ``cmd``."""
         result = Result()
-        if isinstance(cmd, AdvanceClock):
-            at = cmd.to_ns if at is None or cmd.to_ns > at else at
-        if at is None or at < self.clock.now:
-            at = self.clock.now
+        kind = type(cmd)
+        if kind is AdvanceClock:
+            at = cmd.to_ns if at is None or cmd.to_ns > at else at  # type: ignore[union-attr]
+        clock = self.clock
+        now = clock.now
+        if at is None or at < now:
+            at = now
         if self.journal is not None:
             # written before anything changes: a command the journal could not take is not applied
             self.journal(at, cmd)
-        if at > self.clock.now:
-            self._advance(at, result.events)
-        self._handlers[type(cmd)](cmd, result)
+        if at > now:
+            if at < self._wake:
+                clock.now = at  # nothing is due on the way
+            else:
+                self._advance(at, result.events)
+        self._handlers[kind](self, cmd, result)
         return result
 
     # --- timers -----------------------------------------------------------------------------
@@ -149,6 +162,8 @@ class Venue:
     def schedule(self, due: int, action: str, payload: Any) -> None:
         self._timer_seq += 1
         heapq.heappush(self._timers, (due, self._timer_seq, action, payload))
+        if due < self._wake:
+            self._wake = due
 
     def next_due(self) -> int | None:
         """The engine time at which something will happen on its own, if any."""
@@ -193,6 +208,7 @@ class Venue:
                 self._housekeeping(events)
                 self._next_housekeeping = self._housekeeping_after(due, to_ns)
         clock.advance(to_ns)
+        self._wake = self.next_due()  # type: ignore[assignment]  # never None: housekeeping recurs
 
     def _housekeeping_after(self, done: int, to_ns: int) -> int:
         """The next housekeeping time after the one at ``done``.
@@ -218,7 +234,7 @@ class Venue:
             entry.ack_cancel(self, payload, events)
         elif action == "ack_modify":
             order, qty, price, to_market = payload
-            entry.apply_modify(self, order, qty, price, to_market, events)
+            modify.apply_modify(self, order, qty, price, to_market, events)
         elif action == "settle_transfer":
             self._settle_transfer(payload, events)
         else:  # pragma: no cover - a bug, not an input
@@ -316,34 +332,8 @@ class Venue:
                 book.opening = {}
         elif cmd.status == ACTIVE and book.opening is not None:
             # from OPENING, possibly by way of HALTED: the book may be crossed
-            self._uncross(book, events)
+            entry.uncross(self, book, events)
         return result
-
-    def _uncross(self, book: Book, events: list[Event]) -> None:
-        """Opening: feed the resting orders back in arrival order, so crossing ones trade.
-
-        Orders that rested before OPENING never cross one another: they go first, level by level, which
-        keeps their queues. Then the orders that joined while OPENING, in the order they joined.
-        """
-        joined = book.opening or {}
-        book.opening = None
-        orders = [
-            o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values()
-            if o.id not in joined
-        ]
-        orders += joined.values()
-        for order in orders:
-            book.remove(order, order.qty - order.executed)
-        for order in orders:
-            if order.status not in WORKING:
-                continue  # ended by self-trade prevention of an earlier order
-            stopped = match(self, order, events)
-            if order.executed == order.qty:
-                entry.end_order(self, order, "FILLED", None, events)
-            elif stopped:
-                entry.end_order(self, order, "CANCELED", "SELF_TRADE_PREVENTION", events)
-            else:
-                book.add(order)
 
     def _funds_target(self, client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
         """The client, asset and positive amount in units that a transfer or paper funds move."""
@@ -445,6 +435,7 @@ class Venue:
                 if order.status not in FINAL:
                     counts[order.instrument.id] = counts.get(order.instrument.id, 0) + 1
                     assert 0 <= order.executed < order.qty or order.status == "INITIALIZED", order
+                assert order.remaining >= 0 and (order.execution is None or order.executed > 0), order
                 book = self.books[order.instrument.id]
                 assert book.contains(order) == (order.status in WORKING), f"{order!r} vs book"
                 assert open_qty(order) >= 0
@@ -464,6 +455,11 @@ class Venue:
                 assert bal.fees_hold == want[1], f"client {client.id} asset {asset_id}: {bal!r} != {want}"
         for inst_id, book in self.books.items():
             book.check_invariants(allow_crossed=book.opening is not None)
+        assert not any(getattr(NO_FILLS, k) for k in Execution.__slots__), "NO_FILLS was written to"
+        dues = [self._next_housekeeping] + [due for due, _, _, _ in self._timers[:1]]
+        life = self.config.gtc_life_ns
+        dues += [o.created + life for o in self.gtc_queue if o.status not in FINAL]
+        assert self._wake <= min(dues), f"_wake {self._wake} is after something due at {min(dues)}"
 
 
 __all__ = ["Venue", "VenueConfig", "Result", "Balance"]

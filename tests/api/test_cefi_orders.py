@@ -138,6 +138,7 @@ async def test_cancel_by_exchange_id_and_by_external_id(api: Api) -> None:
     b = await api.order(external_id="cx-b")
     status, got, _ = await api.call("DELETE", f"/v1/cefi/orders/{a['id']}")
     assert status == 200 and got["status"] == "CANCELED" and got["leaves_qty"] == "0.0000"
+    assert got["cancel_reason"] == "REQUESTED"  # the engine does not store it: the record derives it
     status, got, _ = await api.call("DELETE", "/v1/cefi/orders/cx-b")
     assert status == 200 and got["status"] == "CANCELED" and got["id"] == b["id"]
     status, problem, _ = await api.call("DELETE", "/v1/cefi/orders/cx-b")
@@ -213,6 +214,7 @@ async def test_activity_lists_confirms_trades_cancels_and_modifies(api: Api) -> 
     assert status == 200
     kinds = [item["type"] for item in page["data"]]
     assert kinds == ["REJECT", "CANCEL", "TRADE", "MODIFY", "CONFIRM"]
+    assert page["data"][1]["detail"] == "REQUESTED"
     stamps = [item["timestamp"] for item in page["data"]]
     assert stamps == sorted(stamps, reverse=True)
 

@@ -73,7 +73,7 @@ def test_best_bid_and_offer(sim: Sim) -> None:
 def test_cancel_by_id(sim: Sim) -> None:
     o = sim.buy(ALICE, "1", "99.00").order
     r = sim.cancel(ALICE, o.id)
-    assert r.ok and o.status == CANCELED and o.ex().cancel_reason == "REQUESTED"
+    assert r.ok and o.status == CANCELED and o.cancel_reason == "REQUESTED"
     assert sim.book() == ([], [])
     assert sim.bal(ALICE, 2).hold == 0
     assert sim.cancel(ALICE, o.id).reject == Reject.ORDER_NOT_ACTIVE

@@ -171,7 +171,7 @@ def test_cancel_race_latency() -> None:
     history = r.history(race)
     assert history[1][1] < history[2][1] < history[3][1]
     assert history[3][1] - history[1][1] >= 50 * 10**6  # acknowledged 50 ms after the request
-    assert race.executed == 4000 and race.extra.cancel_reason == "REQUESTED"
+    assert race.executed == 4000 and race.cancel_reason == "REQUESTED"
     race2 = r.order("alice", "race-bid-2")
     assert r.statuses(race2) == ["ACTIVE", "CANCEL_PENDING", "TRADE", "FILLED"]
     assert r.venue.clients[100].balances[1].total == 7000 * 10**4  # 0.7 BTC bought

@@ -1,0 +1,69 @@
+"""Prices an order is checked against: reference price, price band, protection price, ALO cross.
+
+Contract:
+- The reference price is the last trade price, else the mid of a two-sided book, else there is none
+  (and no band applies). Prices are in ticks; the mid is kept doubled (``reference_price2``) so that
+  it stays an integer.
+- A limit price is within the band when it lies within ``price_band`` (a fraction) of the reference.
+- The protection price of a MARKET order is the best contra price moved by the band away from it
+  (with USE_AGGRESSIVE_PRICING: the reference price, when there is one, instead of the best price);
+  BUY rounds down and SELL up, so the bound never exceeds the band. None without contra liquidity.
+
+Complexity: O(1) (the book caches its best keys).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .order import BUY
+from .units import RATE_ONE
+
+if TYPE_CHECKING:
+    from .reference import Instrument
+    from .venue import Venue
+
+
+def reference_price2(v: "Venue", inst: "Instrument") -> int | None:
+    """Twice the reference price in ticks (last trade, else mid of a two-sided book), or None."""
+    book = v.books[inst.id]
+    if book.last_price is not None:
+        return 2 * book.last_price
+    bid, ask = book.best_bid(), book.best_ask()
+    if bid is None or ask is None:
+        return None
+    return bid + ask
+
+
+def within_band(v: "Venue", inst: "Instrument", price: int) -> bool:
+    ref2 = reference_price2(v, inst)
+    if ref2 is None:
+        return True
+    band = inst.price_band
+    return ref2 * (RATE_ONE - band) <= 2 * price * RATE_ONE <= ref2 * (RATE_ONE + band)
+
+
+def protection_price(v: "Venue", order_side: str, inst: "Instrument", aggressive: bool) -> int | None:
+    """The limit a MARKET order trades to; None when there is no opposite liquidity."""
+    book = v.books[inst.id]
+    best = book.best_ask() if order_side == BUY else book.best_bid()
+    if best is None:
+        return None
+    if aggressive:
+        ref2 = reference_price2(v, inst)
+        base2 = ref2 if ref2 is not None else 2 * best
+    else:
+        base2 = 2 * best
+    band = inst.price_band
+    if order_side == BUY:
+        return base2 * (RATE_ONE + band) // (2 * RATE_ONE)
+    return max(1, -(-base2 * (RATE_ONE - band) // (2 * RATE_ONE)))
+
+
+def would_trade(v: "Venue", side: str, inst: "Instrument", price: int) -> bool:
+    book = v.books[inst.id]
+    if side == BUY:
+        best = book.best_ask()
+        return best is not None and best <= price
+    best = book.best_bid()
+    return best is not None and best >= price
