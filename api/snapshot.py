@@ -27,7 +27,7 @@ from sortedcontainers import SortedDict
 
 import engine
 
-FORMAT = "cefisim-snapshot/1"
+FORMAT = "cefisim-snapshot/2"  # /2: orders keep `remaining` and an execution record
 _MAX_JSON_INT = 2**53
 #: attributes that are wiring, not state
 _TRANSIENT = {("Venue", "journal"), ("Venue", "_handlers"), ("Grid", "_cache"), ("Grid", "_texts")}

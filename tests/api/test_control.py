@@ -73,7 +73,7 @@ async def test_snapshot_restore_continues_identically(api_factory) -> None:
     first = await api_factory()
     await _activity(first)
     status, snap, _ = await first.call("GET", "/_sim/snapshot", client_id=None)
-    assert status == 200 and snap["format"] == "cefisim-snapshot/1"
+    assert status == 200 and snap["format"] == "cefisim-snapshot/2"
     # continue on the original
     await first.order(100, side="BUY", qty="0.5", price="50000.00")
     await first.advance(1)
