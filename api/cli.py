@@ -18,7 +18,7 @@ from aiohttp import web
 
 from .keys import ServerOptions
 from .limits import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
-from .scenario import ScenarioError, load_scenario
+from .scenario import Scenario, ScenarioError, load_scenario
 from .signing import LAYOUTS
 from .sim import JournalError, Simulation
 
@@ -72,6 +72,22 @@ def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
     )
 
 
+def server_options(args: argparse.Namespace, scenario: Scenario) -> ServerOptions:
+    """The server's options: a flag on the command line wins over the scenario's ``settings``."""
+    return ServerOptions(
+        signature_layout=args.signature_layout or scenario.settings.get("signature_layout", "concat"),
+        sign_reference_data=bool(
+            args.sign_reference_data if args.sign_reference_data is not None
+            else scenario.settings.get("sign_reference_data", False)
+        ),
+        environment=args.environment,
+        control_token=args.control_token,
+        max_body_bytes=args.max_body_bytes,
+        speed=args.speed if args.clock == "virtual" else None,
+        **limit_options(args),
+    )
+
+
 def serve_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()
@@ -80,19 +96,7 @@ def serve_main(args: argparse.Namespace) -> int:
     scenario_path = Path(args.scenario) if args.scenario else default_scenario()
     try:
         scenario = load_scenario(scenario_path)
-        options = ServerOptions(
-            # a flag on the command line wins over the scenario's settings
-            signature_layout=args.signature_layout or scenario.settings.get("signature_layout", "concat"),
-            sign_reference_data=bool(
-                args.sign_reference_data if args.sign_reference_data is not None
-                else scenario.settings.get("sign_reference_data", False)
-            ),
-            environment=args.environment,
-            control_token=args.control_token,
-            max_body_bytes=args.max_body_bytes,
-            speed=args.speed if args.clock == "virtual" else None,
-            **limit_options(args),
-        )
+        options = server_options(args, scenario)
         sim = Simulation(scenario, clock=args.clock, journal_path=args.journal,
                          venue_config=venue_config_for(scenario, args))
         try:

@@ -17,7 +17,6 @@ Order of checks: environment (404) -> method (405) -> bearer (401/403) -> body (
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable
 from typing import Any, Protocol
 
@@ -26,9 +25,9 @@ from aiohttp import web
 
 from api.auth.bearer import require_bearer
 from api.problems import Problem, bad_request
+from api.validate import F, check_object, parse_json
 
-_AMOUNT = re.compile(r"[0-9]+(\.[0-9]+)?")
-_MAX_AMOUNT_CHARS = 64
+PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
 
 
 class PaperFunds(Protocol):
@@ -81,27 +80,10 @@ def _check_environment(request: web.Request) -> None:
 
 
 async def _parse_body(request: web.Request) -> tuple[str, str]:
-    raw = await request.read()
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise bad_request("body", "not valid JSON") from None
-    if not isinstance(body, dict):
-        raise bad_request("body", "must be a JSON object")
-    for name in body:
-        if name not in ("asset", "amount"):
-            raise bad_request(name, "unknown field")
-    asset, amount = body.get("asset"), body.get("amount")
-    if asset is None:
-        raise bad_request("asset", "required")
-    if not isinstance(asset, str) or not asset:
+    body = check_object(parse_json(await request.read()), PAPER_BODY, "")
+    asset, amount = body["asset"], body["amount"]
+    if not asset:
         raise bad_request("asset", "must be a non-empty string (asset id or name)")
-    if amount is None:
-        raise bad_request("amount", "required")
-    if not isinstance(amount, str):
-        raise bad_request("amount", 'must be a decimal string such as "1.5"')
-    if len(amount) > _MAX_AMOUNT_CHARS or not _AMOUNT.fullmatch(amount):
-        raise bad_request("amount", f"must match ^[0-9]+(\\.[0-9]+)?$ (at most {_MAX_AMOUNT_CHARS} characters)")
     if amount.strip("0.") == "":
         raise bad_request("amount", "must be greater than 0")
     return asset, amount

@@ -29,7 +29,8 @@ from typing import IO
 
 import orjson
 
-from api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
+from api.scenario import Scenario, format_time, parse_time
+from api.scenario.command import parse_and_load
 from engine.commands import Command
 from engine.journal import event_digest, to_record
 from engine.order import BUY, SELL
@@ -146,15 +147,10 @@ def replay_main(argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="print only the event digest")
     parser.add_argument("--from-journal", metavar="JOURNAL",
                         help="replay what a server recorded with `cefisim serve --journal JOURNAL` instead")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse has printed the usage problem
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        scenario = load_scenario(args.file)
-    except ScenarioError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    loaded = parse_and_load(parser, argv, "file")
+    if isinstance(loaded, int):
+        return loaded
+    args, scenario = loaded
     until_ns = scenario.end_ns
     if args.until is not None:
         try:

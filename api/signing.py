@@ -78,10 +78,8 @@ def verify(
     given = signature.encode()
     key = secret.encode()
     ok = False
-    if layout != "newline":
-        ok = hmac.compare_digest(_mac(key, f"{timestamp}{method}{path}".encode() + body), given)
-    if layout != "concat":
-        ok |= hmac.compare_digest(_mac(key, f"{method}\n{path}\n{timestamp}\n".encode() + body), given)
+    for candidate in ("concat", "newline") if layout == "either" else (layout,):
+        ok |= hmac.compare_digest(_mac(key, payload(candidate, timestamp, method, path, body)), given)
     if not ok:
         return SigningFailure(
             "mismatch",

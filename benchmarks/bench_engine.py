@@ -346,16 +346,20 @@ def loadavg() -> float | None:
         return None
 
 
-def machine() -> dict:
-    cpu = platform.processor() or ""
+def cpu_name() -> str:
+    """The processor's model name (Linux), else what ``platform`` knows."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    cpu = cpu_name()
     try:
         nproc = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

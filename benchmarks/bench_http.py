@@ -362,15 +362,10 @@ def shorten(frame: str) -> str:
 # --- reporting ------------------------------------------------------------------------------------------
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    sys.path.insert(0, HERE)
+    from bench_engine import cpu_name  # one reading of the machine for every benchmark
+
+    cpu = cpu_name()
     import aiohttp
 
     try:

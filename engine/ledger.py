@@ -66,10 +66,7 @@ def hold_rate(order: Order, rates: tuple[int, int] | None = None) -> int:
     extra = order.extra
     if extra is not None and extra.hold_rate is not None:
         return extra.hold_rate
-    maker, taker = rates or order.instrument.fee_rates_for(order.client)
-    if extra is not None and ALO in extra.exec_inst:  # order.is_alo, without the property call
-        return maker
-    return maker if maker > taker else taker
+    return max_fee_rate_needed(order, rates)
 
 
 def buy_bound(inst: "Instrument", exe: Execution, open_lots: int, price: int, rate: int) -> tuple[int, int]:
@@ -101,7 +98,10 @@ def held_asset(order: Order) -> int:
     return inst.quote.id if order.side == BUY else inst.base.id
 
 
-def max_fee_rate_needed(order: Order) -> int:
+def max_fee_rate_needed(order: Order, rates: tuple[int, int] | None = None) -> int:
     """The highest fee rate the order could be charged: maker only for ALO, else maker or taker."""
-    maker, taker = order.instrument.fee_rates_for(order.client)
-    return maker if order.extra is not None and ALO in order.extra.exec_inst else max(maker, taker)
+    maker, taker = rates or order.instrument.fee_rates_for(order.client)
+    extra = order.extra
+    if extra is not None and ALO in extra.exec_inst:  # order.is_alo, without the property call
+        return maker
+    return maker if maker > taker else taker

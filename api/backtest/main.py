@@ -26,7 +26,8 @@ import orjson
 
 from engine.backtest import Figures, Harness, StrategyLoop, figures
 
-from ..scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
+from ..scenario import Scenario, format_time, parse_time
+from ..scenario.command import parse_and_load
 from .context import CALLBACKS, Context, Driver, seconds_ns
 from .report import build_report, table
 
@@ -216,15 +217,10 @@ def backtest_main(argv: list[str]) -> int:
     parser.add_argument("--sample-every", metavar="SECONDS", help=f"inventory sample interval (default: {SAMPLES} samples)")
     parser.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
     parser.add_argument("--quiet", action="store_true", help="print no table")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse has printed the usage problem
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    loaded = parse_and_load(parser, argv, "scenario")
+    if isinstance(loaded, int):
+        return loaded
+    args, scenario = loaded
     try:
         until_ns = None
         if args.until is not None:

@@ -45,3 +45,34 @@ def test_example_request_signs_with_the_first_key() -> None:
     text = example_request(sim, "127.0.0.1", 8080, "concat")
     assert "openssl dgst -sha256 -hmac alice-secret" in text
     assert "x-svc-auth-userid: 100" in text and "/v1/cefi/balances" in text
+
+
+def _serve_args(*argv: str):
+    import argparse
+
+    from api.cli import _serve_parser
+
+    parser = argparse.ArgumentParser()
+    _serve_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["serve", *argv])
+
+
+def test_signing_settings_come_from_the_scenario_unless_a_flag_says_otherwise() -> None:
+    from api.cli import server_options
+
+    scenario = parse_scenario(scenario_doc(settings={"signature_layout": "newline", "sign_reference_data": True}),
+                              "s.json")
+    options = server_options(_serve_args(), scenario)
+    assert options.signature_layout == "newline" and options.sign_reference_data is True
+    options = server_options(_serve_args("--signature-layout", "either"), scenario)
+    assert options.signature_layout == "either"
+    plain = server_options(_serve_args(), parse_scenario(scenario_doc(), "s.json"))
+    assert plain.signature_layout == "concat" and plain.sign_reference_data is False
+
+
+def test_speed_applies_to_the_virtual_clock_only() -> None:
+    from api.cli import server_options
+
+    scenario = parse_scenario(scenario_doc(), "s.json")
+    assert server_options(_serve_args("--clock", "virtual", "--speed", "60"), scenario).speed == 60.0
+    assert server_options(_serve_args("--speed", "60"), scenario).speed is None
