@@ -40,7 +40,7 @@ class Level:
 
 
 class Book:
-    __slots__ = ("instrument_id", "bids", "asks", "bid_key", "ask_key", "last_price", "opening")
+    __slots__ = ("instrument_id", "bids", "asks", "bid_key", "ask_key", "last_price", "opening", "band")
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id
@@ -50,6 +50,8 @@ class Book:
         self.ask_key: int | None = None  # best ask, the first key of asks
         self.last_price: int | None = None  # ticks of the last trade
         self.opening: dict[int, Order] | None = None  # id -> order joined since OPENING, in order
+        # (2 x reference price, lowest, highest price within the band), kept by pricing.within_band
+        self.band: tuple[int, int, int] | None = None
 
     def side(self, side: str) -> SortedDict:
         """The levels an order of ``side`` rests on."""

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import CancelOrder, PlaceOrder
-from .ledger import held_asset, max_fee_rate_needed, open_qty, order_hold
+from .ledger import hold_rate as order_hold_rate
+from .ledger import open_qty, order_hold
 from .matching import available_to, balance, effective_stp, end_order, match
 from .order import (
     ACTIVE, ALO, AON, BUY, CANCEL_PENDING, CANCELED, FILLED, FINAL, GTC, IOC, MARKET, NEW_PENDING,
@@ -43,9 +44,8 @@ Event = tuple
 
 # --- entry --------------------------------------------------------------------------------------
 
-def _extra_of(cmd: PlaceOrder, hold_rate: int | None) -> OrderExtra | None:
-    if not (cmd.msg_id or cmd.parent_id or cmd.flags or cmd.exec_inst or cmd.stp or cmd.hold_fee_rate):
-        return None
+def _extra_of(cmd: PlaceOrder, hold_rate: int | None) -> OrderExtra:
+    """The extra details of an order whose request carries any (``place`` asks first)."""
     extra = OrderExtra()
     extra.msg_id = cmd.msg_id
     extra.parent_id = cmd.parent_id
@@ -84,7 +84,6 @@ def place(v: "Venue", cmd: PlaceOrder, result: "Result") -> "Result":
         result.reject = Reject.UNKNOWN_INSTRUMENT
         return result
 
-    hold_rate = parse_rate(cmd.hold_fee_rate) if cmd.hold_fee_rate is not None else None
     order_id = v.next_order_id
     v.next_order_id = order_id + 1
     qty, qty_canonical = inst.qty_grid.parse(cmd.qty)
@@ -92,9 +91,14 @@ def place(v: "Venue", cmd: PlaceOrder, result: "Result") -> "Result":
         price, price_canonical = inst.price_grid.parse(cmd.price)
     else:
         price, price_canonical = None, True
+    if cmd.msg_id or cmd.parent_id or cmd.flags or cmd.exec_inst or cmd.stp or cmd.hold_fee_rate:
+        hold_rate = parse_rate(cmd.hold_fee_rate) if cmd.hold_fee_rate is not None else None
+        extra = _extra_of(cmd, hold_rate)
+    else:
+        hold_rate = extra = None  # most orders carry nothing beyond their terms
     order = Order(
         order_id, client, inst, cmd.side, cmd.type, cmd.tif, price or 0, qty or 0,
-        v.clock.stamp(), cmd.external_id, _extra_of(cmd, hold_rate),
+        v.clock.stamp(), cmd.external_id, extra,
     )
     if not (qty_canonical and price_canonical):
         # echo the request's own spelling of qty and price in order_info
@@ -172,7 +176,7 @@ def _entry_reject(
             return Reject.INSTRUMENT_HALTED
         if status == OPENING and (is_market or cmd.tif == IOC):
             return Reject.INSTRUMENT_OPENING
-    if hold_rate is not None and cmd.side == BUY and hold_rate < max_fee_rate_needed(order):
+    if hold_rate is not None and cmd.side == BUY and hold_rate < order_hold_rate(order, given=False):
         return Reject.HOLD_FEE_RATE_TOO_LOW
     limit = v.config.max_open_orders
     if limit is not None and client.open_orders.get(inst.id, 0) >= limit:
@@ -199,8 +203,8 @@ def _price_reject(v: "Venue", cmd: PlaceOrder, order: Order) -> Reject | None:
 def _take_hold(order: Order) -> Reject | None:
     """Hold what the order can spend, or refuse it when the client's available balance cannot."""
     order.status = NEW_PENDING  # counts as open for the hold computation
-    held, fee_held = order_hold(order)
-    bal = balance(order.client, held_asset(order))  # created even for a refused order
+    asset_id, held, fee_held = order_hold(order)
+    bal = balance(order.client, asset_id)  # created even for a refused order
     if bal.total - bal.hold < held:
         return Reject.INSUFFICIENT_BALANCE
     bal.hold += held

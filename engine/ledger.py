@@ -58,15 +58,21 @@ def open_qty(order: Order) -> int:
     return order.remaining if order.status in OPEN else 0
 
 
-def hold_rate(order: Order, rates: tuple[int, int] | None = None) -> int:
-    """Fee rate a BUY order's hold covers: the one given, else the highest rate the order can pay.
+def hold_rate(order: Order, rates: tuple[int, int] | None = None, given: bool = True) -> int:
+    """Fee rate a BUY order's hold covers: the one given on the order (``hold_fee_rate``), else the
+    highest rate the order can be charged: maker only for ALO, else maker or taker.
 
-    ``rates``: the (maker, taker) rates of the order's client, when the caller has them already.
+    ``rates``: the (maker, taker) rates of the order's client, when the caller has them already;
+    ``given=False``: the highest rate, ignoring one given (what order entry checks a given rate against).
     """
+    maker, taker = rates or order.instrument.fee_rates_for(order.client)
     extra = order.extra
-    if extra is not None and extra.hold_rate is not None:
-        return extra.hold_rate
-    return max_fee_rate_needed(order, rates)
+    if extra is not None:
+        if given and extra.hold_rate is not None:
+            return extra.hold_rate
+        if ALO in extra.exec_inst:
+            return maker
+    return maker if maker > taker else taker
 
 
 def buy_bound(inst: "Instrument", exe: Execution, open_lots: int, price: int, rate: int) -> tuple[int, int]:
@@ -82,26 +88,21 @@ def buy_hold(order: Order, open_lots: int, price: int) -> tuple[int, int]:
     return buy_bound(order.instrument, order.execution or NO_FILLS, open_lots, price, hold_rate(order))
 
 
-def order_hold(order: Order) -> tuple[int, int]:
-    """(asset units held, of which fees) by the order in its current state."""
+def order_hold(order: Order) -> tuple[int, int, int]:
+    """(asset id, units held, of which fees) of the order in its current state: quote for a BUY
+    order, base for a SELL order."""
+    inst = order.instrument
     lots = order.remaining
-    if not lots or order.status not in OPEN:
-        return 0, 0  # a BUY order with nothing left holds nothing either: its sums are paid
     if order.side == BUY:
-        cost, fee = buy_hold(order, lots, order.price)
-        return cost + fee, fee
-    return lots * order.instrument.base_per_lot, 0
+        if not lots or order.status not in OPEN:
+            return inst.quote.id, 0, 0  # a BUY order with nothing left holds nothing: its sums are paid
+        cost, fee = buy_bound(inst, order.execution or NO_FILLS, lots, order.price, hold_rate(order))
+        return inst.quote.id, cost + fee, fee
+    if order.status not in OPEN:
+        return inst.base.id, 0, 0
+    return inst.base.id, lots * inst.base_per_lot, 0
 
 
 def held_asset(order: Order) -> int:
     inst: Instrument = order.instrument
     return inst.quote.id if order.side == BUY else inst.base.id
-
-
-def max_fee_rate_needed(order: Order, rates: tuple[int, int] | None = None) -> int:
-    """The highest fee rate the order could be charged: maker only for ALO, else maker or taker."""
-    maker, taker = rates or order.instrument.fee_rates_for(order.client)
-    extra = order.extra
-    if extra is not None and ALO in extra.exec_inst:  # order.is_alo, without the property call
-        return maker
-    return maker if maker > taker else taker

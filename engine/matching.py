@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .ledger import Balance, buy_bound, held_asset, hold_rate, order_hold
+from .ledger import Balance, buy_bound, hold_rate, order_hold
 from .order import BUY, CANCELED, FILLED, Execution, Order
 from .records import MAKER, TAKER, Fill
 from .reference import STP_CANCEL_BOTH, STP_NONE
@@ -50,10 +50,10 @@ def effective_stp(order: Order) -> str:
 
 def end_order(v: "Venue", order: Order, status: str, reason: str | None, events: list[Event]) -> None:
     """Finish a working or pending order: FILLED or CANCELED (the caller takes it out of the book)."""
-    held, fee_held = order_hold(order)
+    asset_id, held, fee_held = order_hold(order)
     order.status = status
     if held:
-        bal = order.client.balances[held_asset(order)]  # created when the hold was taken
+        bal = order.client.balances[asset_id]  # created when the hold was taken
         bal.hold -= held
         bal.fees_hold -= fee_held
     ts = v.clock.stamp()
@@ -67,11 +67,6 @@ def end_order(v: "Venue", order: Order, status: str, reason: str | None, events:
     counts = client.open_orders
     counts[order.instrument.id] -= 1
     events.append(("order", ts, order.id, client.id, status, reason))
-
-
-def _first_fill(order: Order) -> Execution:
-    exe = order.execution = Execution()
-    return exe
 
 
 def fill(
@@ -92,8 +87,12 @@ def fill(
     else:
         buyer, seller, b_rates = maker, taker, m_rates
         b_rate, s_rate = m_rates[0], t_rates[1]
-    bx = buyer.execution or _first_fill(buyer)
-    sx = seller.execution or _first_fill(seller)
+    bx = buyer.execution
+    if bx is None:  # the first fill of the order
+        bx = buyer.execution = Execution()
+    sx = seller.execution
+    if sx is None:
+        sx = seller.execution = Execution()
     rate = hold_rate(buyer, b_rates)
     b_cost, b_fee_held = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
 
@@ -126,11 +125,11 @@ def fill(
     bal.hold += b_cost2 + b_fee_held2 - b_cost - b_fee_held
     bal.fees_hold += b_fee_held2 - b_fee_held
     bal.unsettled_fees += b_fee
-    balance(bc, b_id).total += base_units
+    (bc.balances.get(b_id) or balance(bc, b_id)).total += base_units
     bal = sc.balances[b_id]
     bal.total -= base_units
     bal.hold -= base_units
-    bal = balance(sc, q_id)
+    bal = sc.balances.get(q_id) or balance(sc, q_id)
     bal.total += quote - s_fee
     bal.unsettled_fees += s_fee
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .commands import ModifyOrder
 from .entry import end_unless_rests, find_order
-from .ledger import buy_hold, held_asset, order_hold
+from .ledger import buy_hold, order_hold
 from .matching import balance, end_order, match
 from .order import ACTIVE, BUY, CANCELED, FINAL, LIMIT, MARKET, MODIFY_PENDING, Order
 from .pricing import protection_price, within_band, would_trade
@@ -105,8 +105,9 @@ def _cannot_afford(order: Order, new_qty: int, new_price: int) -> bool:
         new_held = cost + fee
     else:
         new_held = (new_qty - order.executed) * order.instrument.base_per_lot
-    bal = balance(order.client, held_asset(order))
-    return new_held - order_hold(order)[0] > bal.total - bal.hold
+    asset_id, held, _ = order_hold(order)
+    bal = balance(order.client, asset_id)
+    return new_held - held > bal.total - bal.hold
 
 
 def _late_modify_reject(v: "Venue", order: Order, new_qty: int, new_price: int) -> Reject | None:
@@ -189,7 +190,7 @@ def apply_modify(
             return
     mods.append((ts, "MODIFIED"))
     resting = book.contains(order)
-    held, fee_held = order_hold(order)
+    _, held, fee_held = order_hold(order)
     open_before = order.remaining
     if new_qty <= order.executed:
         if resting:
@@ -213,8 +214,8 @@ def apply_modify(
         order.price = new_price
         if to_market:
             order.type = MARKET
-    held2, fee_held2 = order_hold(order)
-    bal = balance(client, held_asset(order))
+    asset_id, held2, fee_held2 = order_hold(order)
+    bal = balance(client, asset_id)
     bal.hold += held2 - held
     bal.fees_hold += fee_held2 - fee_held
     events.append(("order", ts, order.id, client.id, ACTIVE, "MODIFIED"))

@@ -29,18 +29,29 @@ def reference_price2(v: "Venue", inst: "Instrument") -> int | None:
     book = v.books[inst.id]
     if book.last_price is not None:
         return 2 * book.last_price
-    bid, ask = book.best_bid(), book.best_ask()
-    if bid is None or ask is None:
+    bid_key, ask = book.bid_key, book.ask_key  # bid_key is -(best bid)
+    if bid_key is None or ask is None:
         return None
-    return bid + ask
+    return ask - bid_key
 
 
 def within_band(v: "Venue", inst: "Instrument", price: int) -> bool:
+    """Whether a limit price lies within ``price_band`` of the reference price (inclusive).
+
+    ref2 * (1 - band) <= 2 * price <= ref2 * (1 + band), in ticks: the bounds are worked out once
+    per reference price and kept on the book, since most orders meet the same reference.
+    """
     ref2 = reference_price2(v, inst)
     if ref2 is None:
         return True
-    band = inst.price_band
-    return ref2 * (RATE_ONE - band) <= 2 * price * RATE_ONE <= ref2 * (RATE_ONE + band)
+    book = v.books[inst.id]
+    band = book.band
+    if band is None or band[0] != ref2:
+        width = inst.price_band
+        low = -(-ref2 * (RATE_ONE - width) // (2 * RATE_ONE))
+        high = ref2 * (RATE_ONE + width) // (2 * RATE_ONE)
+        band = book.band = (ref2, low, high)
+    return band[1] <= price <= band[2]
 
 
 def protection_price(v: "Venue", order_side: str, inst: "Instrument", aggressive: bool) -> int | None:

@@ -425,11 +425,9 @@ class Venue:
         for client in self.clients.values():
             counts: dict[int, int] = {}
             for order in client.orders.values():
-                held, fee_held = order_hold(order)
+                asset_id, held, fee_held = order_hold(order)
                 if held:
-                    from .ledger import held_asset
-
-                    slot = expected_hold.setdefault((client.id, held_asset(order)), [0, 0])
+                    slot = expected_hold.setdefault((client.id, asset_id), [0, 0])
                     slot[0] += held
                     slot[1] += fee_held
                 if order.status not in FINAL:
