@@ -27,15 +27,16 @@ Workloads (seeded; sizes full / --quick):
           1,000,000 / 200,000 ops on ``bench_engine``'s venue (``EngineRunner``: the same journal
           form into a BytesIO), the engine rate ``bench_engine.py`` reports as ``mixed_ops_per_s``.
 
-Method: the scenario and the stream are built before any timing; one warm-up pass of each (the first
+Method: the scenario and the stream are built before any timing; one warm-up pass (the first
 seconds of the scenario; 20,000 ops); then N repetitions (default 3, --quick 1), each a full replay,
-a full direct run and a full mixed run, each on a fresh venue, timed as one batch with perf_counter_ns
-(wall) and process_time_ns (CPU of this process: on a busy shared machine the wall rates understate
-the code, and the CPU/wall share printed says by how much). Rates are commands (or ops) / median
-batch time; the ratios are medians of the per-repetition ratios. GC:
-``gc.freeze()`` after setup and ``gc.disable()`` around each timed batch, for both, unless
-``--gc-on``. ``--profile`` runs the quick replay once under cProfile and prints where the time goes,
-by module and by function.
+a full direct run and a full mixed run on fresh venues, in lockstep: 40 chunks, each workload
+advancing by a fortieth of its commands in turn, every chunk timed with perf_counter_ns (wall) and
+process_time_ns (CPU of this process), so load from other processes falls on the three alike (on a
+busy shared machine the wall rates understate the code, and the CPU/wall share printed says by how
+much). Rates are commands (or ops) / median summed time; the ratios are medians of the
+per-repetition ratios. GC: ``gc.freeze()`` after setup and ``gc.disable()`` around each
+repetition, for all three, unless ``--gc-on``. ``--profile`` runs the quick replay once under
+cProfile and prints where the time goes, by module and by function.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import cProfile
 import datetime
 import gc
 import io
+import itertools
 import json
 import os
 import pstats
@@ -133,70 +135,73 @@ def _since(start: Timing) -> Timing:
     return wall - start[0], cpu - start[1]
 
 
-def replay_once(scenario: Scenario, until_ns: int, gc_on: bool) -> tuple[Timing, int, int, int]:
-    """One replay on a fresh venue: (timing, commands, events, journal bytes)."""
-    stats = ReplayStats()
-    sink = io.BytesIO()
-    venue = scenario.build_venue(journal=journal_writer(sink, stats))
-    runner = scenario.runner(venue)
+CHUNKS = 40  # each repetition runs the three workloads in turn, a fortieth of each at a time
+
+
+def lockstep(
+    scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]], engine: bench_engine.EngineRunner,
+    cmds: list, gc_on: bool, chunks: int = CHUNKS,
+) -> tuple[dict[str, Timing], int, int]:
+    """One repetition: replay, direct and mixed on fresh venues, in lockstep chunks.
+
+    Each workload advances by a ``chunks``-th of its commands in turn (replay, then direct, then
+    mixed), every chunk timed on its own, so a burst of load from other processes falls on all three
+    alike instead of on whichever ran at the time. Returns the summed (wall, CPU) per workload, the
+    replay's command count and its event count.
+    """
+    r_stats, d_stats = ReplayStats(), ReplayStats()
+    replay_venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), r_stats))
+    steps = scenario.runner(replay_venue).steps(until_ns)
+    direct_venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), d_stats))
+    submit = direct_venue.submit
+    mixed_venue = engine.new()
+    took = {"replay": [0, 0], "direct": [0, 0], "mixed": [0, 0]}
     events = 0
     if not gc_on:
         gc.disable()
     try:
-        t0 = _clocks()
-        for _, _, result in runner.steps(until_ns):
-            events += len(result.events)
-        took = _since(t0)
+        for k in range(chunks):
+            n_replay = len(pairs) * (k + 1) // chunks - len(pairs) * k // chunks
+            t0 = _clocks()
+            for _, _, result in itertools.islice(steps, n_replay):
+                events += len(result.events)
+            _add(took["replay"], _since(t0))
+            t0 = _clocks()
+            for at, cmd in pairs[len(pairs) * k // chunks:len(pairs) * (k + 1) // chunks]:
+                submit(cmd, at)
+            _add(took["direct"], _since(t0))
+            part = cmds[len(cmds) * k // chunks:len(cmds) * (k + 1) // chunks]
+            t0 = _clocks()
+            engine.run(mixed_venue, part)
+            _add(took["mixed"], _since(t0))
+        for _ in steps:  # nothing may be left: the recorded pairs are the whole replay
+            raise AssertionError("the replay made more commands than recorded")
     finally:
         gc.enable()
-    size = sink.tell()
-    del venue, runner, sink
+    assert r_stats.commands == d_stats.commands == len(pairs), (r_stats.commands, d_stats.commands, len(pairs))
+    del replay_venue, direct_venue, mixed_venue, steps, submit
     gc.collect()
-    return took, stats.commands, events, size
+    return {name: (wall, cpu) for name, (wall, cpu) in took.items()}, r_stats.commands, events
 
 
-def record(scenario: Scenario, until_ns: int) -> list[tuple[int, Any]]:
-    """The replay's (at, command) pairs, in order (an untimed pass)."""
-    venue = scenario.build_venue()
-    return [(at, cmd) for at, cmd, _ in scenario.runner(venue).steps(until_ns)]
+def _add(total: list[int], timing: Timing) -> None:
+    total[0] += timing[0]
+    total[1] += timing[1]
 
 
-def direct_once(scenario: Scenario, pairs: list[tuple[int, Any]], gc_on: bool) -> Timing:
-    """The replay's own commands submitted straight to a fresh venue, same journal, no agents."""
-    stats = ReplayStats()
+def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], int]:
+    """The replay's (at, command) pairs, in order, and its journal bytes (an untimed pass)."""
     sink = io.BytesIO()
-    venue = scenario.build_venue(journal=journal_writer(sink, stats))
-    submit = venue.submit
-    if not gc_on:
-        gc.disable()
-    try:
-        t0 = _clocks()
-        for at, cmd in pairs:
-            submit(cmd, at)
-        took = _since(t0)
-    finally:
-        gc.enable()
-    assert stats.commands == len(pairs)
-    del venue, submit, sink
-    gc.collect()
-    return took
+    venue = scenario.build_venue(journal=journal_writer(sink, ReplayStats()))
+    pairs = [(at, cmd) for at, cmd, _ in scenario.runner(venue).steps(until_ns)]
+    return pairs, sink.tell()
 
 
-def mixed_once(runner: bench_engine.EngineRunner, cmds: list, gc_on: bool) -> Timing:
-    """One mixed stream on a fresh venue (``bench_engine.EngineRunner.run``)."""
-    venue = runner.new()
-    if not gc_on:
-        gc.disable()
-    try:
-        cpu0 = time.process_time_ns()
-        got = runner.run(venue, cmds)  # wall ns, or (wall ns, CPU ns) in newer versions of bench_engine
-        cpu = time.process_time_ns() - cpu0
-        wall = got[0] if isinstance(got, tuple) else got
-    finally:
-        gc.enable()
-    del venue
-    gc.collect()
-    return wall, cpu
+def warm_up(scenario: Scenario, engine: bench_engine.EngineRunner, cmds: list, gc_on: bool) -> None:
+    """The first seconds of the scenario, replayed and submitted directly, and the first ops of the stream."""
+    until = scenario.start_ns + WARMUP_S * 10**9
+    pairs, _ = record(scenario, until)
+    lockstep(scenario, until, pairs, engine, cmds[:WARMUP_OPS], gc_on, chunks=4)
 
 
 def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
@@ -269,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         profile_replay(scenario, until_ns)
         return 0
-    pairs = record(scenario, until_ns)
+    pairs, journal_bytes = record(scenario, until_ns)
     mixed = streams.mixed(MIXED_OPS[args.quick], args.seed)
     cmds = mixed.phases[0].cmds
     engine = bench_engine.EngineRunner(io.BytesIO())
@@ -288,22 +293,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}")
     print(f"  setup {t_setup:.1f}s (not timed)")
 
-    # warm-up: the first seconds of the scenario and the first ops of the stream, discarded
-    replay_once(scenario, scenario.start_ns + WARMUP_S * 10**9, args.gc_on)
-    mixed_once(engine, cmds[:WARMUP_OPS], args.gc_on)
-
-    direct_once(scenario, pairs[:WARMUP_OPS], args.gc_on)
+    warm_up(scenario, engine, cmds, args.gc_on)  # discarded
 
     replay_t: list[Timing] = []
     direct_t: list[Timing] = []
     mixed_t: list[Timing] = []
-    commands = events = journal_bytes = 0
+    commands = events = 0
     for _ in range(reps):
-        took, commands, events, journal_bytes = replay_once(scenario, until_ns, args.gc_on)
-        replay_t.append(took)
-        direct_t.append(direct_once(scenario, pairs, args.gc_on))
-        mixed_t.append(mixed_once(engine, cmds, args.gc_on))
-    assert commands == len(pairs), (commands, len(pairs))
+        took, commands, events = lockstep(scenario, until_ns, pairs, engine, cmds, args.gc_on)
+        replay_t.append(took["replay"])
+        direct_t.append(took["direct"])
+        mixed_t.append(took["mixed"])
     if not args.quick and commands < MIN_COMMANDS:
         raise SystemExit(f"the full replay made only {commands:,} commands (< {MIN_COMMANDS:,}): lengthen SPAN_S")
     total_s = time.perf_counter() - t_start
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             "events": events / (median(r) / 1e9),
             "direct": commands / (median(d) / 1e9),
             "mixed": len(cmds) / (median(m) / 1e9),
-            # medians of the per-repetition ratios: each repetition ran its three batches back to back
+            # medians of the per-repetition ratios: each repetition ran the three in lockstep chunks
             "ratio": median((commands / a) / (len(cmds) / c) for a, c in zip(r, m)),
             "agent_share": median(1 - b / a for a, b in zip(r, d)),
             "spread_replay": (max(r) - min(r)) / median(r),
@@ -348,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"journal {journal_bytes / commands:.0f} bytes/command; this process got {load:.0%} of a CPU while "
           f"timed (CPU / wall: below ~95% the machine was busy and wall rates understate the code); "
           f"total wall time {total_s:.0f}s")
-    print(f"rates: count / median of {reps} rep(s), each a full batch timed with perf_counter_ns and "
-          f"process_time_ns; ratios: medians of the per-rep ratios")
+    print(f"rates: count / median of {reps} rep(s), each the three workloads in {CHUNKS} lockstep chunks timed "
+          f"with perf_counter_ns and process_time_ns; ratios: medians of the per-rep ratios")
 
     if args.json:
         out = {

@@ -59,12 +59,13 @@ def exponential(rng: "Random") -> float:
     Each uniform is an exact binary fraction from the Mersenne Twister, so the result is the same
     on every machine (``expovariate`` would depend on the platform's ``log``).
     """
+    uniform = rng.random
     k = 0
     while True:
-        first = prev = rng.random()
+        first = prev = uniform()
         n = 1
         while True:
-            u = rng.random()
+            u = uniform()
             if u >= prev:
                 break
             prev = u
@@ -193,30 +194,40 @@ class MarketMaker:
         if inst.status != I_ACTIVE and inst.status != OPENING:
             return
         target = self.ladder(mid)
-        current = [(o.side, o.price, o.qty) for o in self._live if o.status == ACTIVE and not o.executed]
+        # an order that has not traded has no execution yet (and its qty is what remains)
+        current = [(o.side, o.price, o.remaining) for o in self._live if o.status == ACTIVE and o.execution is None]
         if current == target and len(current) == len(self._live):
             return  # nothing changed: keep the queue position
-        yield from self._cancel_all()
-        grid_p, grid_q = inst.price_grid, inst.qty_grid
-        exec_inst = (ALO,) if spec.post_only else ()
+        for cmd in self._cancels():
+            yield cmd
+        self._keep_pending()
+        price_text, qty_text = inst.price_grid.format, inst.qty_grid.format
+        client_id, instrument_id = spec.client_id, spec.instrument_id
         for side, price, lots in target:
-            result = yield PlaceOrder(
-                spec.client_id, spec.instrument_id, side, LIMIT, grid_q.format(lots),
-                grid_p.format(price), exec_inst=exec_inst,
-            )
+            cmd = PlaceOrder(client_id, instrument_id, side, LIMIT, qty_text(lots), price_text(price))
+            if spec.post_only:
+                cmd.exec_inst = (ALO,)
+            result = yield cmd
             order = result.order
             if order is not None and order.status not in FINAL:
                 self._live.append(order)
 
     def _cancel_all(self) -> Action:
         """Cancel every working order; orders still pending an acknowledgement are kept for later."""
-        keep = []
-        for order in self._live:
-            if order.status == ACTIVE:
-                yield CancelOrder(self.spec.client_id, str(order.id))
-            if order.status not in FINAL and order.status != CANCEL_PENDING:
-                keep.append(order)
-        self._live = keep
+        for cmd in self._cancels():
+            yield cmd
+        self._keep_pending()
+
+    def _cancels(self) -> list[CancelOrder]:
+        """A cancel for each working order. (One action's commands all apply at the same engine time,
+        so cancelling one order never changes another's status: the list can be made up front.)"""
+        client_id = self.spec.client_id
+        return [CancelOrder(client_id, str(order.id)) for order in self._live if order.status == ACTIVE]
+
+    def _keep_pending(self) -> None:
+        """After the cancels: keep the orders still waiting for an acknowledgement (entry or cancel
+        latency), to cancel or forget them at a later requote."""
+        self._live = [o for o in self._live if o.status not in FINAL and o.status != CANCEL_PENDING]
 
 
 class NoiseTaker:
@@ -240,7 +251,7 @@ class NoiseTaker:
         rng = self.rng
         self._schedule(now)
         side = BUY if chance(rng, spec.buy_rate) else SELL
-        lots = rng.randint(spec.qty_min, spec.qty_max)
+        lots = rng.randrange(spec.qty_min, spec.qty_max + 1)  # randint(qty_min, qty_max), one call less
         market = chance(rng, spec.market_rate)
         inst = venue.instruments[spec.instrument_id]
         if inst.status != I_ACTIVE:
@@ -254,9 +265,7 @@ class NoiseTaker:
         if touch is None:
             return
         price = touch + spec.through if side == BUY else max(1, touch - spec.through)
-        yield PlaceOrder(
-            spec.client_id, spec.instrument_id, side, LIMIT, qty, inst.price_grid.format(price), tif=IOC,
-        )
+        yield PlaceOrder(spec.client_id, spec.instrument_id, side, LIMIT, qty, inst.price_grid.format(price), IOC)
 
 
 Agent = MarketMaker | NoiseTaker

@@ -115,7 +115,8 @@ def fill(
     s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid
     sx.fees_paid += s_fee
 
-    b_cost2, b_fee_held2 = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
+    # what the BUY order holds after the fill (nothing once it has traded its whole quantity)
+    b_cost2, b_fee_held2 = buy_bound(inst, bx, buyer.remaining, buyer.price, rate) if buyer.remaining else (0, 0)
     base_units = lots * inst.base_per_lot
     q_id, b_id = inst.quote.id, inst.base.id
     bc, sc = buyer.client, seller.client

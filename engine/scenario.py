@@ -69,6 +69,7 @@ class ScenarioRunner:
     def steps(self, t_ns: int) -> Iterator[Step]:
         """Submit everything due at or before ``t_ns``, yielding each submission; then move to ``t_ns``."""
         venue = self.venue
+        submit = venue.submit
         events = self._events
         heap = self._heap
         while True:
@@ -83,7 +84,7 @@ class ScenarioRunner:
                 try:
                     cmd = next(action)
                     while True:
-                        result = venue.submit(cmd, at=now)
+                        result = submit(cmd, now)
                         yield now, cmd, result
                         cmd = action.send(result)
                 except StopIteration:
@@ -95,7 +96,7 @@ class ScenarioRunner:
             elif ev_due is not None and ev_due <= t_ns:
                 at, cmd = events[self._event_index]
                 self._event_index += 1
-                yield at, cmd, venue.submit(cmd, at=at)
+                yield at, cmd, submit(cmd, at)
             else:
                 break
         if venue.clock.now < t_ns:

@@ -91,6 +91,11 @@ class Grid:
             if len(self._texts) >= 4096:
                 self._texts.clear()
             self._texts[units] = text
+            if units >= 0:
+                # the text parses back to these units: agents format the prices the engine then parses
+                if len(self._cache) >= 4096:
+                    self._cache.clear()
+                self._cache[text] = (units, True)
         return text
 
     def _format(self, units: int) -> str:
