@@ -34,7 +34,7 @@ from api.scenario.command import parse_and_load
 from engine.commands import Command
 from engine.journal import event_digest, to_record
 from engine.order import BUY, SELL
-from engine.venue import Venue
+from engine.venue import Result, Venue
 
 PROGRESS_EVERY = 0.25  # seconds of wall time between two progress lines
 TOP_LEVELS = 3
@@ -83,9 +83,12 @@ def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
     runner = scenario.runner(venue)
     started = last = time.monotonic()
     shown = False
-    for n, (_, _, result) in enumerate(runner.steps(until_ns), 1):
-        stats.add(result.events)
-        if progress is not None and not n & 1023:
+    add = stats.add
+
+    def on_step(at: int, cmd: Command, result: Result) -> None:
+        nonlocal last, shown
+        add(result.events)
+        if progress is not None and not stats.commands & 1023:
             now = time.monotonic()
             if now - started > 1 and now - last > PROGRESS_EVERY:
                 last = now
@@ -97,6 +100,8 @@ def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
                     f"{trades} trades "
                 )
                 progress.flush()
+
+    runner.run(until_ns, on_step)
     if shown and progress is not None:
         progress.write("\r\033[K")
         progress.flush()

@@ -16,10 +16,9 @@ Workloads (seeded; sizes full / --quick):
           engine commands (the count is printed). The agents build their commands as they go (the
           mixed stream's are built before timing). The scenario is parsed by
           ``api.scenario.parse_scenario`` and run through ``Scenario.build_venue(journal=...)`` and
-          ``Scenario.runner(venue).steps(end)`` — the loop ``run_until`` collects, here consumed as
-          ``cefisim replay`` does so the million Results are not kept — with the journal callback of
-          ``api/replay.py`` (``engine.journal.to_record`` + orjson, one line per command)
-          writing into a BytesIO.
+          ``Scenario.runner(venue).run(end, on_step)`` as ``cefisim replay`` runs it (a callback per
+          step, so the million Results are not kept), with the journal callback of ``api/replay.py``
+          (``engine.journal.to_record`` + orjson, one line per command) writing into a BytesIO.
   direct  the same (at, command) pairs, recorded in an untimed pass, submitted straight to a fresh
           venue with the same journal: the engine's share of the replay, so 1 - direct / replay is
           what the agents and the runner cost.
@@ -29,8 +28,9 @@ Workloads (seeded; sizes full / --quick):
 
 Method: the scenario and the stream are built before any timing; one warm-up pass (the first
 seconds of the scenario; 20,000 ops); then N repetitions (default 3, --quick 1), each a full replay,
-a full direct run and a full mixed run on fresh venues, in lockstep: 40 chunks, each workload
-advancing by a fortieth of its commands in turn, every chunk timed with perf_counter_ns (wall) and
+a full direct run and a full mixed run on fresh venues, in lockstep: 40 chunks, the replay running
+a fortieth of its engine time, then the direct run the same commands and the mixed stream the same
+share of its ops, every chunk timed with perf_counter_ns (wall) and
 process_time_ns (CPU of this process), so load from other processes falls on the three alike (on a
 busy shared machine the wall rates understate the code, and the CPU/wall share printed says by how
 much). Rates are commands (or ops) / median summed time; the ratios are medians of the
@@ -46,7 +46,6 @@ import cProfile
 import datetime
 import gc
 import io
-import itertools
 import json
 import os
 import pstats
@@ -144,42 +143,47 @@ def lockstep(
 ) -> tuple[dict[str, Timing], int, int]:
     """One repetition: replay, direct and mixed on fresh venues, in lockstep chunks.
 
-    Each workload advances by a ``chunks``-th of its commands in turn (replay, then direct, then
-    mixed), every chunk timed on its own, so a burst of load from other processes falls on all three
-    alike instead of on whichever ran at the time. Returns the summed (wall, CPU) per workload, the
+    The replay runs a ``chunks``-th of its engine time, then the direct run submits the commands it
+    made and the mixed stream the same share of its ops, every chunk timed on its own, so a burst of
+    load from other processes falls on all three alike instead of on whichever ran at the time. Returns the summed (wall, CPU) per workload, the
     replay's command count and its event count.
     """
     r_stats, d_stats = ReplayStats(), ReplayStats()
     replay_venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), r_stats))
-    steps = scenario.runner(replay_venue).steps(until_ns)
+    runner = scenario.runner(replay_venue)
+    events = 0
+
+    def on_step(at: int, cmd: Any, result: Any) -> None:  # what `cefisim replay` does per step, less the sums
+        nonlocal events
+        events += len(result.events)
+
     direct_venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), d_stats))
     submit = direct_venue.submit
     mixed_venue = engine.new()
     took = {"replay": [0, 0], "direct": [0, 0], "mixed": [0, 0]}
-    events = 0
+    start_ns, done = scenario.start_ns, 0
     if not gc_on:
         gc.disable()
     try:
-        for k in range(chunks):
-            n_replay = len(pairs) * (k + 1) // chunks - len(pairs) * k // chunks
+        for k in range(1, chunks + 1):
+            # the replay runs to the end of its k-th slice of engine time (the clock moves on only at
+            # the end, so the slices submit exactly what one run does); the others follow its count
             t0 = _clocks()
-            for _, _, result in itertools.islice(steps, n_replay):
-                events += len(result.events)
+            runner.run(start_ns + (until_ns - start_ns) * k // chunks, on_step, advance_clock=k == chunks)
             _add(took["replay"], _since(t0))
+            before, done = done, r_stats.commands
             t0 = _clocks()
-            for at, cmd in pairs[len(pairs) * k // chunks:len(pairs) * (k + 1) // chunks]:
+            for at, cmd in pairs[before:done]:
                 submit(cmd, at)
             _add(took["direct"], _since(t0))
-            part = cmds[len(cmds) * k // chunks:len(cmds) * (k + 1) // chunks]
+            part = cmds[len(cmds) * before // len(pairs):len(cmds) * done // len(pairs)]
             t0 = _clocks()
             engine.run(mixed_venue, part)
             _add(took["mixed"], _since(t0))
-        for _ in steps:  # nothing may be left: the recorded pairs are the whole replay
-            raise AssertionError("the replay made more commands than recorded")
     finally:
         gc.enable()
     assert r_stats.commands == d_stats.commands == len(pairs), (r_stats.commands, d_stats.commands, len(pairs))
-    del replay_venue, direct_venue, mixed_venue, steps, submit
+    del replay_venue, direct_venue, mixed_venue, runner, submit
     gc.collect()
     return {name: (wall, cpu) for name, (wall, cpu) in took.items()}, r_stats.commands, events
 
@@ -193,7 +197,8 @@ def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], in
     """The replay's (at, command) pairs, in order, and its journal bytes (an untimed pass)."""
     sink = io.BytesIO()
     venue = scenario.build_venue(journal=journal_writer(sink, ReplayStats()))
-    pairs = [(at, cmd) for at, cmd, _ in scenario.runner(venue).steps(until_ns)]
+    pairs: list[tuple[int, Any]] = []
+    scenario.runner(venue).run(until_ns, lambda at, cmd, result: pairs.append((at, cmd)))
     return pairs, sink.tell()
 
 
@@ -212,8 +217,7 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
     prof = cProfile.Profile()
     gc.disable()
     prof.enable()
-    for _ in runner.steps(until_ns):
-        pass
+    runner.run(until_ns, lambda at, cmd, result: None)
     prof.disable()
     gc.enable()
     st = pstats.Stats(prof)
@@ -225,16 +229,15 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
         own[where] = own.get(where, 0.0) + tottime
     submit = cum.get("venue.py:submit", 0.0)
     journal = cum.get("replay.py:write", 0.0)
-    agents = cum.get("agents.py:act", 0.0)
-    runner_own = own.get("scenario.py:steps", 0.0)
-    whole = cum.get("scenario.py:steps", 0.0)
+    runner_own = sum(own.get(f"scenario.py:{name}", 0.0) for name in ("run", "_turn", "_submitter", "submit"))
+    runner_own += own.get("scenario.py:<lambda>", 0.0) + own.get("bench_replay.py:<lambda>", 0.0)
+    whole = cum.get("scenario.py:run", 0.0)
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")
     for label, secs in (
         ("engine: Venue.submit without the journal", submit - journal),
         ("journal: to_record + orjson (api.replay.journal_writer)", journal),
-        ("agents: MarketMaker.act + NoiseTaker.act (generator frames)", agents),
-        ("runner: ScenarioRunner.steps own time (heap, send, yield)", runner_own),
-        ("rest (the loop around steps, generator switches)", whole - submit - agents - runner_own),
+        ("runner: ScenarioRunner turns, submit wrappers, on_step", runner_own),
+        ("agents: MarketMaker.act + NoiseTaker.act, own time", whole - submit - runner_own),
     ):
         print(f"  {label:<62} {secs:>6.2f} s {secs / whole:>6.1%}")
     print()

@@ -2,9 +2,11 @@
 
 Contract:
 - An agent acts only at engine times it chose itself (``next_time()``), reads the venue only through
-  its state (books, instruments, its own orders) and changes it only through the commands it yields:
-  ``act(venue, now)`` is a generator that yields commands; the runner (``engine/scenario.py``) submits
-  each at ``now`` and sends the :class:`~engine.venue.Result` back before the agent yields the next.
+  its state (books, instruments, its own orders) and changes it only through the commands it submits:
+  ``act(venue, now, submit)`` calls ``submit(command)``, which the runner (``engine/scenario.py``)
+  applies at ``now``, and gets the :class:`~engine.venue.Result` back before it makes the next. (A
+  call, not a generator the runner drives: a turn then costs no generator switch per command and no
+  ``StopIteration`` at its end, which matters for agents that send one order per turn.)
 - Randomness comes only from the ``random.Random`` handed to the agent, seeded from
   ``agent_seed(scenario seed, agent index)``; this module never imports ``random`` and never uses
   float arithmetic on a price or quantity. Random draws that decide *when* or *what* never depend on
@@ -29,7 +31,7 @@ Complexity: a requote is O(levels) commands; an arrival is O(1) commands.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Generator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 
     from .venue import Result, Venue
 
-Action = Generator[Command, "Result", None]
+Submit = Callable[[Command], "Result"]
 
 
 def agent_seed(scenario_seed: int, index: int) -> int:
@@ -180,12 +182,12 @@ class MarketMaker:
             out.append((SELL, ask0 + i * spec.spacing, lots))
         return out
 
-    def act(self, venue: "Venue", now: int) -> Action:
+    def act(self, venue: "Venue", now: int, submit: Submit) -> None:
         spec = self.spec
         end = spec.end_ns
         if end is not None and now >= end:
             self._next = None
-            yield from self._cancel_all()
+            self._cancel_all(submit)
             return
         nxt = now + spec.interval_ns
         self._next = nxt if end is None or nxt < end else end
@@ -198,36 +200,27 @@ class MarketMaker:
         current = [(o.side, o.price, o.remaining) for o in self._live if o.status == ACTIVE and o.execution is None]
         if current == target and len(current) == len(self._live):
             return  # nothing changed: keep the queue position
-        for cmd in self._cancels():
-            yield cmd
-        self._keep_pending()
+        self._cancel_all(submit)
         price_text, qty_text = inst.price_grid.format, inst.qty_grid.format
         client_id, instrument_id = spec.client_id, spec.instrument_id
         for side, price, lots in target:
             cmd = PlaceOrder(client_id, instrument_id, side, LIMIT, qty_text(lots), price_text(price))
             if spec.post_only:
                 cmd.exec_inst = (ALO,)
-            result = yield cmd
-            order = result.order
+            order = submit(cmd).order
             if order is not None and order.status not in FINAL:
                 self._live.append(order)
 
-    def _cancel_all(self) -> Action:
+    def _cancel_all(self, submit: Submit) -> None:
         """Cancel every working order; orders still pending an acknowledgement are kept for later."""
-        for cmd in self._cancels():
-            yield cmd
-        self._keep_pending()
-
-    def _cancels(self) -> list[CancelOrder]:
-        """A cancel for each working order. (One action's commands all apply at the same engine time,
-        so cancelling one order never changes another's status: the list can be made up front.)"""
         client_id = self.spec.client_id
-        return [CancelOrder(client_id, str(order.id)) for order in self._live if order.status == ACTIVE]
-
-    def _keep_pending(self) -> None:
-        """After the cancels: keep the orders still waiting for an acknowledgement (entry or cancel
-        latency), to cancel or forget them at a later requote."""
-        self._live = [o for o in self._live if o.status not in FINAL and o.status != CANCEL_PENDING]
+        keep = []
+        for order in self._live:
+            if order.status == ACTIVE:
+                submit(CancelOrder(client_id, str(order.id)))
+            if order.status not in FINAL and order.status != CANCEL_PENDING:
+                keep.append(order)
+        self._live = keep
 
 
 class NoiseTaker:
@@ -246,7 +239,7 @@ class NoiseTaker:
         end = self.spec.end_ns
         self._next = nxt if end is None or nxt <= end else None
 
-    def act(self, venue: "Venue", now: int) -> Action:
+    def act(self, venue: "Venue", now: int, submit: Submit) -> None:
         spec = self.spec
         rng = self.rng
         self._schedule(now)
@@ -258,14 +251,14 @@ class NoiseTaker:
             return
         qty = inst.qty_grid.format(lots)
         if market:
-            yield PlaceOrder(spec.client_id, spec.instrument_id, side, MARKET, qty)
+            submit(PlaceOrder(spec.client_id, spec.instrument_id, side, MARKET, qty))
             return
         book = venue.books[spec.instrument_id]
         touch = book.best_ask() if side == BUY else book.best_bid()
         if touch is None:
             return
         price = touch + spec.through if side == BUY else max(1, touch - spec.through)
-        yield PlaceOrder(spec.client_id, spec.instrument_id, side, LIMIT, qty, inst.price_grid.format(price), IOC)
+        submit(PlaceOrder(spec.client_id, spec.instrument_id, side, LIMIT, qty, inst.price_grid.format(price), IOC))
 
 
 Agent = MarketMaker | NoiseTaker
@@ -278,6 +271,6 @@ def build_agent(spec: AgentSpec, rng: "Random") -> Agent:
 
 
 __all__ = [
-    "Agent", "AgentSpec", "MarketMaker", "MarketMakerSpec", "NoiseTaker", "NoiseTakerSpec",
+    "Agent", "AgentSpec", "Submit", "MarketMaker", "MarketMakerSpec", "NoiseTaker", "NoiseTakerSpec",
     "PriceSeries", "RandomWalk", "agent_seed", "build_agent", "chance", "exponential",
 ]

@@ -5,11 +5,13 @@ Contract:
   the file's order breaks ties), and agent specs (``engine/agents.py``). Agent number ``i`` gets its
   own generator ``make_rng(agent_seed(rng_seed, i))``: the caller passes ``random.Random`` so that
   nothing in ``engine/`` imports ``random``.
-- ``steps(t)`` submits everything due at or before ``t`` with ``venue.submit(command, at=time)`` in
-  (time, sequence) order: at one instant the events come first in file order, then the agents in
+- ``run(t, on_step)`` submits everything due at or before ``t`` with ``venue.submit(command, at=time)``
+  in (time, sequence) order: at one instant the events come first in file order, then the agents in
   their declared order. It then moves the clock to ``t`` with a journaled ``AdvanceClock`` (when the
-  clock is not already there), so every timer due by ``t`` fires. Each submission is yielded as
-  ``(at, command, result)``; an agent sees each result before it yields its next command.
+  clock is not already there), so every timer due by ``t`` fires. ``on_step(at, command, result)`` is
+  called after each submission; an agent gets each result back before it submits its next command.
+  ``steps(t)`` is the same run as an iterator of ``(at, command, result)``: each turn's steps come
+  once the turn (an event, or one agent's action) is done.
 - An agent's next action time must be later than the action it just took; a runner therefore always
   makes progress, and the same inputs give the same submissions, events and journal.
 - The runner holds no state of the venue besides what the agents remember (their own orders); the
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from .venue import Result, Venue
 
 Step = tuple[int, Command, "Result"]
+OnStep = Callable[[int, Command, "Result"], None]
 
 
 class ScenarioRunner:
@@ -66,46 +69,82 @@ class ScenarioRunner:
         """Whether the run ends by itself (every agent has an end)."""
         return all(agent.spec.end_ns is not None for agent in self.agents)
 
+    def run(self, t_ns: int, on_step: OnStep | None = None, advance_clock: bool = True) -> None:
+        """Submit everything due at or before ``t_ns``, calling ``on_step`` after each submission; then
+        move the clock to ``t_ns`` (``advance_clock=False``: leave it where the last submission put it,
+        to run a scenario in slices that submit exactly what one run would)."""
+        while self._turn(t_ns, on_step):
+            pass
+        if advance_clock:
+            self._close(t_ns, on_step)
+
     def steps(self, t_ns: int) -> Iterator[Step]:
-        """Submit everything due at or before ``t_ns``, yielding each submission; then move to ``t_ns``."""
-        venue = self.venue
-        submit = venue.submit
+        """:meth:`run` as an iterator: the steps of each turn, once the turn is done."""
+        made: list[Step] = []
+
+        def on_step(at: int, cmd: Command, result: "Result") -> None:
+            made.append((at, cmd, result))
+
+        while self._turn(t_ns, on_step):
+            yield from made
+            made.clear()
+        self._close(t_ns, on_step)
+        yield from made
+
+    def _turn(self, t_ns: int, on_step: OnStep | None) -> bool:
+        """Take the next turn due at or before ``t_ns``: one event, or one agent's action. False when
+        nothing is due by then."""
         events = self._events
         heap = self._heap
-        while True:
-            ev_due = events[self._event_index][0] if self._event_index < len(events) else None
-            if heap and (ev_due is None or heap[0][0] < ev_due):
-                now, i = heap[0]
-                if now > t_ns:
-                    break
-                heapq.heappop(heap)
-                agent = self.agents[i]
-                action = agent.act(venue, now)
-                try:
-                    cmd = next(action)
-                    while True:
-                        result = submit(cmd, now)
-                        yield now, cmd, result
-                        cmd = action.send(result)
-                except StopIteration:
-                    pass
-                due = agent.next_time()
-                if due is not None:
-                    assert due > now, f"agent {i} would act again at {due}, not after {now}"
-                    heapq.heappush(heap, (due, i))
-            elif ev_due is not None and ev_due <= t_ns:
-                at, cmd = events[self._event_index]
-                self._event_index += 1
-                yield at, cmd, submit(cmd, at)
-            else:
-                break
+        venue = self.venue
+        ev_due = events[self._event_index][0] if self._event_index < len(events) else None
+        if heap and (ev_due is None or heap[0][0] < ev_due):
+            now, i = heap[0]
+            if now > t_ns:
+                return False
+            heapq.heappop(heap)
+            agent = self.agents[i]
+            agent.act(venue, now, self._submitter(now, on_step))
+            due = agent.next_time()
+            if due is not None:
+                assert due > now, f"agent {i} would act again at {due}, not after {now}"
+                heapq.heappush(heap, (due, i))
+            return True
+        if ev_due is not None and ev_due <= t_ns:
+            at, cmd = events[self._event_index]
+            self._event_index += 1
+            result = venue.submit(cmd, at)
+            if on_step is not None:
+                on_step(at, cmd, result)
+            return True
+        return False
+
+    def _submitter(self, now: int, on_step: OnStep | None) -> Callable[[Command], "Result"]:
+        """The ``submit`` an agent acting at ``now`` is given."""
+        venue_submit = self.venue.submit
+        if on_step is None:
+            return lambda cmd: venue_submit(cmd, now)
+
+        def submit(cmd: Command) -> "Result":
+            result = venue_submit(cmd, now)
+            on_step(now, cmd, result)
+            return result
+
+        return submit
+
+    def _close(self, t_ns: int, on_step: OnStep | None) -> None:
+        venue = self.venue
         if venue.clock.now < t_ns:
             cmd = AdvanceClock(t_ns)
-            yield t_ns, cmd, venue.submit(cmd, at=t_ns)
+            result = venue.submit(cmd, t_ns)
+            if on_step is not None:
+                on_step(t_ns, cmd, result)
 
     def run_until(self, t_ns: int) -> list["Result"]:
-        """:meth:`steps` to ``t_ns``, collecting the results."""
-        return [result for _, _, result in self.steps(t_ns)]
+        """:meth:`run` to ``t_ns``, collecting the results."""
+        results: list["Result"] = []
+        self.run(t_ns, lambda at, cmd, result: results.append(result))
+        return results
 
     def end_time(self) -> int | None:
         """The time by which every event and every bounded agent is done; None if an agent never ends."""
@@ -124,4 +163,4 @@ class ScenarioRunner:
         return self.run_until(limit_ns)
 
 
-__all__ = ["ScenarioRunner", "Step"]
+__all__ = ["OnStep", "ScenarioRunner", "Step"]

@@ -124,7 +124,9 @@ def test_noise_taker_arrivals_and_skips() -> None:
         now = taker.next_time()
         assert now is not None
         times.append(now)
-        assert list(taker.act(venue, now)) == []  # an empty book: a marketable limit has nothing to take
+        sent: list = []
+        taker.act(venue, now, sent.append)
+        assert sent == []  # an empty book: a marketable limit has nothing to take
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert min(gaps) >= 1 and abs(sum(gaps) / len(gaps) / S - 1) < 0.06
 
@@ -217,6 +219,24 @@ def test_two_runners_on_one_scenario_agree() -> None:
     other = ScenarioRunner(s.build_venue(), s.events, s.agents, s.seed + 1, random.Random)
     changed = [(at, c, [e for e in r.events]) for at, c, r in other.steps(s.end_ns)]
     assert changed != runs[0]  # the seed matters
+
+
+def test_run_steps_and_slices_submit_the_same() -> None:
+    """``run`` with a callback, ``steps`` and a run in slices of engine time (the clock moved only at
+    the end) make one and the same stream of submissions."""
+    s = parse_scenario(full_doc(), "x.json")
+    whole: list = []
+    s.runner(s.build_venue()).run(s.end_ns, lambda at, c, r: whole.append((at, c, list(r.events))))
+    assert len(whole) > 20 and isinstance(whole[-1][1], AdvanceClock)
+    stepped = [(at, c, list(r.events)) for at, c, r in s.runner(s.build_venue()).steps(s.end_ns)]
+    assert stepped == whole
+    sliced: list = []
+    runner = s.runner(s.build_venue())
+    span = s.end_ns - s.start_ns
+    for k in range(1, 8):
+        runner.run(s.start_ns + span * k // 7, lambda at, c, r: sliced.append((at, c, list(r.events))),
+                   advance_clock=k == 7)
+    assert sliced == whole
 
 
 def test_loader_reads_series_relative_to_the_scenario(tmp_path: Path) -> None:
