@@ -1,4 +1,4 @@
-"""The aiohttp application: one route table, the simulation under a typed key, middlewares.
+"""The aiohttp application: one route table, the simulation under a typed key, one middleware.
 
 ``create_app(sim, options)`` builds the app that ``cefisim serve``, the pytest plugin and the tests
 all run. CeFi direct is served under ``/v1/cefi/``, Auth under ``/v1/auth/``, paper trading under
@@ -23,11 +23,11 @@ from .auth import AUTH_STORE
 from .auth.routes import auth_routes
 from .auth.store import AuthStore
 from .control import control_routes
-from .faults import FAULTS, dispatch_middleware, fault_routes
+from .faults import FAULTS, fault_routes
 from .funds import paper_funds_for
 from .keys import OPTIONS, SIM, ServerOptions
-from .limits import handler_args, limit_middlewares
-from .middleware import problems_middleware
+from .limits import handler_args
+from .middleware import request_middleware
 from .openapi import openapi_routes
 from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from .sim import Simulation
@@ -129,7 +129,7 @@ async def _close_journal(app: web.Application) -> None:
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
     app = web.Application(
-        middlewares=[problems_middleware, *limit_middlewares(options), dispatch_middleware],
+        middlewares=[request_middleware(options)],
         client_max_size=options.max_body_bytes,
         handler_args=handler_args(options),
     )

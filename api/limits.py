@@ -30,11 +30,14 @@ Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults
   refuses unknown keys); memory is one bucket per scenario key. Whoever knows a key's UUID (it
   travels in every request) can spend its bucket: fine for a sandbox (docs/security.md).
 
-Wiring: ``api/app.py`` puts :func:`limit_middlewares` right after the problem middleware and passes
-:func:`handler_args` to ``web.Application``; ``api/cli.py`` adds :func:`add_limit_arguments` to
-``serve`` and builds ``ServerOptions(**limit_options(args))`` and the venue configuration with
-:func:`venue_config_for`. ``--max-open-orders`` and ``--quote-max-levels`` set limits that live in the
-engine (``VenueConfig.max_open_orders``) and in the quote handlers (``ServerOptions.quote_max_levels``).
+Wiring: the app's one middleware (``api/middleware.py``) runs :func:`body_pending` /
+:func:`read_body_within` and the check of :func:`rate_limiter` right after choosing the request's id
+and schema version, with the settings of :func:`limit_settings`, and ``api/app.py`` passes
+:func:`handler_args` to ``web.Application``; :func:`limit_middlewares` builds the same checks as
+stand-alone middlewares. ``api/cli.py`` adds :func:`add_limit_arguments` to ``serve`` and builds
+``ServerOptions(**limit_options(args))`` and the venue configuration with :func:`venue_config_for`.
+``--max-open-orders`` and ``--quote-max-levels`` set limits that live in the engine
+(``VenueConfig.max_open_orders``) and in the quote handlers (``ServerOptions.quote_max_levels``).
 """
 
 from __future__ import annotations
@@ -169,16 +172,20 @@ class TokenBuckets:
         return len(self._buckets)
 
 
-def rate_limit_middleware(limits: RateLimits, known_keys: Callable[[web.Request], Mapping[str, Any]],
-                          clock: Callable[[], float] = time.monotonic) -> Middleware:
-    """429 problem with ``Retry-After`` when the request's key has spent its bucket.
+RateCheck = Callable[[web.Request], None]
+
+
+def rate_limiter(limits: RateLimits, known_keys: Callable[[web.Request], Mapping[str, Any]],
+                 clock: Callable[[], float] = time.monotonic) -> RateCheck:
+    """The rate-limit check: raises a 429 problem with ``Retry-After`` when the request's key has
+    spent its bucket, returns otherwise. Synchronous: the app's middleware calls it without a
+    coroutine of its own.
 
     ``known_keys(request)`` is the mapping of HMAC keys the scenario defines (only those get a bucket).
     """
     buckets = TokenBuckets()
 
-    @web.middleware
-    async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def check(request: web.Request) -> None:
         key = request.headers.get(TOKEN_HEADER)
         if key and request.path.startswith(CEFI_PREFIX) and key in known_keys(request):
             limit = limits.for_key(key)
@@ -189,17 +196,38 @@ def rate_limit_middleware(limits: RateLimits, known_keys: Callable[[web.Request]
                     raise Problem(429, "rate-limited",
                                   f"{TOKEN_HEADER}: this key may send {limit}; retry after {retry_after} s",
                                   headers={"Retry-After": str(retry_after)})
+
+    check.buckets = buckets  # type: ignore[attr-defined]  # for tests and introspection
+    return check
+
+
+def rate_limit_middleware(limits: RateLimits, known_keys: Callable[[web.Request], Mapping[str, Any]],
+                          clock: Callable[[], float] = time.monotonic) -> Middleware:
+    """:func:`rate_limiter` as a middleware of its own."""
+    return _rate_limit_middleware(rate_limiter(limits, known_keys, clock))
+
+
+def _rate_limit_middleware(check: RateCheck) -> Middleware:
+    @web.middleware
+    async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        check(request)
         return await handler(request)
 
-    setattr(rate_limit, _LIMIT_MARK, True)
-    rate_limit.buckets = buckets  # type: ignore[attr-defined]  # for tests and introspection
-    return rate_limit
+    rate_limit.buckets = check.buckets  # type: ignore[attr-defined]  # for tests and introspection
+    return mark_limit_middleware(rate_limit)
 
 
 # --- read timeout -----------------------------------------------------------------------------------
 
-def read_timeout_middleware(seconds: float) -> Middleware:
-    """408 problem, connection closed, when a ``/v1/`` body does not arrive within ``seconds``.
+def body_pending(request: web.Request) -> bool:
+    """A ``/v1/`` request whose body has not fully arrived with its headers (rare: nearly every API
+    call's body comes in the same read), so there is something to wait for."""
+    return request.body_exists and not request.content.is_eof() and request.path.startswith("/v1/")
+
+
+async def read_body_within(request: web.Request, seconds: float) -> web.StreamResponse | None:
+    """Read a pending body within ``seconds``: None when it arrived, else the 408 problem, already
+    written, with the connection closed.
 
     The answer is written here and the connection closed at once: left to aiohttp, a response with
     an unread body is followed by up to 10 s of "lingering" reads of the rest, which is exactly what
@@ -207,34 +235,41 @@ def read_timeout_middleware(seconds: float) -> Middleware:
     """
     from . import versions
     from .keys import REQUEST_ID, VERSION
-    from .middleware import render_problem  # api.middleware imports api.keys, which may import this module
+    from .middleware import render_problem  # api.middleware imports this module
+
+    try:
+        async with asyncio.timeout(seconds):  # no extra task per request, unlike wait_for
+            await request.read()
+        return None
+    except TimeoutError:
+        problem = Problem(408, "request-timeout", f"body: not received within {seconds:g} s; the connection is closed",
+                          title="Request Timeout")
+        response = render_problem(request, problem)
+        response.force_close()
+        if REQUEST_ID in request:
+            response.headers["X-Request-Id"] = request[REQUEST_ID]
+        if request.get(VERSION) is not None:
+            response.headers.update(versions.deprecation_headers(request[VERSION]))
+        await response.prepare(request)
+        await response.write_eof()
+        if request.protocol is not None:
+            request.protocol.force_close()  # no lingering read of the body's remainder
+        return response
+
+
+def read_timeout_middleware(seconds: float) -> Middleware:
+    """:func:`read_body_within` as a middleware of its own: 408 problem, connection closed, when a
+    ``/v1/`` body does not arrive within ``seconds``."""
 
     @web.middleware
     async def read_timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        # a body that came in with the headers (nearly every API call) has nothing left to wait for
-        if request.body_exists and not request.content.is_eof() and request.path.startswith("/v1/"):
-            try:
-                async with asyncio.timeout(seconds):  # no extra task per request, unlike wait_for
-                    await request.read()
-            except TimeoutError:
-                problem = Problem(408, "request-timeout",
-                                  f"body: not received within {seconds:g} s; the connection is closed",
-                                  title="Request Timeout")
-                response = render_problem(request, problem)
-                response.force_close()
-                if REQUEST_ID in request:
-                    response.headers["X-Request-Id"] = request[REQUEST_ID]
-                if request.get(VERSION) is not None:
-                    response.headers.update(versions.deprecation_headers(request[VERSION]))
-                await response.prepare(request)
-                await response.write_eof()
-                if request.protocol is not None:
-                    request.protocol.force_close()  # no lingering read of the body's remainder
+        if body_pending(request):
+            response = await read_body_within(request, seconds)
+            if response is not None:
                 return response
         return await handler(request)
 
-    setattr(read_timeout, _LIMIT_MARK, True)
-    return read_timeout
+    return mark_limit_middleware(read_timeout)
 
 
 def is_limit_middleware(middleware: object) -> bool:
@@ -279,19 +314,31 @@ def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
     return request.app[SIM].scenario.hmac_keys
 
 
-def limit_middlewares(options: Any, clock: Callable[[], float] = time.monotonic) -> list[Middleware]:
-    """The middlewares ``options`` asks for (``read_timeout_s``, ``rate_limits``), in their order.
+def limit_settings(options: Any, clock: Callable[[], float] = time.monotonic) -> tuple[float | None, RateCheck | None]:
+    """What ``options`` asks for: the read timeout in seconds (None: off) and the rate-limit check
+    (None: off)."""
+    seconds = getattr(options, "read_timeout_s", DEFAULT_READ_TIMEOUT_S) or None
+    limits = getattr(options, "rate_limits", None)
+    check = rate_limiter(limits, _scenario_keys, clock) if limits is not None and limits.active else None
+    return seconds, check
 
-    ``create_app`` puts them right after the problem middleware, so their problems are rendered like
-    every other one and a limited request never reaches the control guard, the faults or a handler.
-    """
+
+def mark_limit_middleware(middleware: Middleware) -> Middleware:
+    """Say that ``middleware`` enforces the limits (what :func:`is_limit_middleware` looks for)."""
+    setattr(middleware, _LIMIT_MARK, True)
+    return middleware
+
+
+def limit_middlewares(options: Any, clock: Callable[[], float] = time.monotonic) -> list[Middleware]:
+    """The limits ``options`` asks for (``read_timeout_s``, ``rate_limits``) as stand-alone middlewares,
+    in the order the app's own middleware applies them (after the request id and version, before the
+    control guard, the faults and the handler)."""
+    seconds, check = limit_settings(options, clock)
     out: list[Middleware] = []
-    seconds = getattr(options, "read_timeout_s", DEFAULT_READ_TIMEOUT_S)
     if seconds:
         out.append(read_timeout_middleware(seconds))
-    limits = getattr(options, "rate_limits", None)
-    if limits is not None and limits.active:
-        out.append(rate_limit_middleware(limits, _scenario_keys, clock))
+    if check is not None:
+        out.append(_rate_limit_middleware(check))
     return out
 
 
