@@ -11,7 +11,7 @@ from engine.queries import page, transfers
 from engine.records import DEPOSIT, FIAT, T_INITIALIZED
 
 from .cefi_orders import _listing_client, _paging
-from .http import read_json, respond, respond_list, same_client, signed_client
+from .http import respond, respond_list, same_client, signed_client, signed_json
 from .keys import SIM
 from .problems import Problem, bad_request
 from .rejects import problem_for
@@ -59,8 +59,8 @@ async def get_clients(request: web.Request) -> web.Response:
 
 
 async def patch_clients(request: web.Request) -> web.Response:
-    client_id = await signed_client(request)
-    body = check_object(await read_json(request), PATCH_CLIENT, "")
+    client_id, body = await signed_json(request)
+    body = check_object(body, PATCH_CLIENT, "")
     same_client(request, client_id, body["id"], "id")
     stp = body["info"]["self_trade_prevention"]
     result = request.app[SIM].submit(SetClientInfo(client_id, stp))
@@ -136,8 +136,8 @@ def _instructions(req: dict[str, Any]) -> tuple[tuple[str, object], ...]:
 
 
 async def post_transfer(request: web.Request) -> web.Response:
-    client_id = await signed_client(request)
-    body = check_object(await read_json(request), POST_TRANSFER, "")
+    client_id, body = await signed_json(request)
+    body = check_object(body, POST_TRANSFER, "")
     req = body["request"]
     same_client(request, client_id, req["client_id"], "request.client_id")
     venue = request.app[SIM].venue

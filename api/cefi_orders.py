@@ -15,7 +15,7 @@ from engine.queries import activity, order_status, orders, trades
 from engine.reference import ID_RE
 from engine.units import parse_rate
 
-from .http import read_json, respond, respond_list, same_client, signed_client
+from .http import respond, respond_list, same_client, signed_client, signed_json
 from .keys import SIM
 from .problems import Problem, bad_request
 from .rejects import problem_for
@@ -61,8 +61,8 @@ def _instrument(request: web.Request, text: str, field: str) -> int:
 
 
 async def post_order(request: web.Request) -> web.Response:
-    client_id = await signed_client(request)
-    body = check_object(await read_json(request), POST_ORDER, "")
+    client_id, body = await signed_json(request)
+    body = check_object(body, POST_ORDER, "")
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
     if info["type"] == LIMIT and info.get("price") is None:
@@ -93,8 +93,8 @@ async def post_order(request: web.Request) -> web.Response:
 
 
 async def patch_order(request: web.Request) -> web.Response:
-    client_id = await signed_client(request)
-    body = check_object(await read_json(request), PATCH_ORDER, "")
+    client_id, body = await signed_json(request)
+    body = check_object(body, PATCH_ORDER, "")
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
     if body.get("id") is None and body.get("external_id") is None:

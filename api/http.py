@@ -42,12 +42,21 @@ async def read_json(request: web.Request) -> Any:
 
 async def signed_client(request: web.Request) -> int:
     """The client a signed CeFi request acts for; 401 problem when the signature does not hold."""
-    sim = request.app[SIM]
-    opts = request.app[OPTIONS]
+    return _verified(request, await request.read() if request.body_exists else b"")
+
+
+async def signed_json(request: web.Request) -> tuple[int, Any]:
+    """:func:`signed_client` and the JSON body it signed (read once, checked, then parsed)."""
     body = await request.read() if request.body_exists else b""
+    return _verified(request, body), parse_json(body)
+
+
+def _verified(request: web.Request, body: bytes) -> int:
+    app = request.app
+    opts = app[OPTIONS]
     h = request.headers
     outcome = verify(
-        h.get(H_TOKEN), h.get(H_SIGNATURE), h.get(H_TIMESTAMP), h.get(H_USERID), sim.scenario.hmac_keys,
+        h.get(H_TOKEN), h.get(H_SIGNATURE), h.get(H_TIMESTAMP), h.get(H_USERID), app[SIM].scenario.hmac_keys,
         request.method, request.rel_url.raw_path, body, opts.wall_s(), opts.signature_layout,
     )
     if isinstance(outcome, int):

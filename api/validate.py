@@ -8,7 +8,7 @@ number where a string is expected is an error, never coerced), ids match ``^[1-9
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,9 @@ def is_external_id(text: str) -> bool:
     return bool(UUID4_RE.fullmatch(text) or EXTERNAL_ID_RE.fullmatch(text))
 
 
+Check = Callable[[Any, "F"], "tuple[str, str] | None"]
+
+
 @dataclass(frozen=True)
 class F:
     """One field of a closed JSON object."""
@@ -40,6 +43,13 @@ class F:
     values: tuple[str, ...] = ()
     fields: Mapping[str, "F"] = field(default_factory=dict)  # for kind == "object"
     open: bool = False  # for kind == "object": unknown keys allowed
+    #: the kind's check, looked up once here rather than by comparing ``kind`` for every value
+    check: Check = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind != "object" and self.kind not in _CHECKS:  # pragma: no cover - a bug in a schema table
+            raise AssertionError(self.kind)
+        object.__setattr__(self, "check", _CHECKS.get(self.kind, _no_check))
 
 
 def parse_json(body: bytes) -> Any:
@@ -70,7 +80,7 @@ def check_object(value: Any, spec: Mapping[str, F], path: str, open_: bool = Fal
         if f.kind == "object":
             check_object(v, f.fields, _join(path, name), f.open)
             continue
-        problem = _problem(v, f)
+        problem = f.check(v, f)
         if problem is not None:
             suffix, reason = problem
             raise bad_request(_join(path, name) + suffix, reason)
@@ -81,54 +91,91 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _problem(v: Any, f: F) -> tuple[str, str] | None:
-    """(suffix of the path, reason) when ``v`` does not fit ``f``; None when it does."""
-    kind = f.kind
-    if kind == "bool":
-        return None if isinstance(v, bool) else ("", "must be a boolean")
-    if kind == "number":  # a non-negative whole number, or a decimal string
-        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-            return None
-        if not isinstance(v, str) or not DECIMAL_RE.fullmatch(v):
-            return "", "must be a non-negative number or decimal string"
+# Each check: (suffix of the path, reason) when ``v`` does not fit ``f``; None when it does.
+
+def _bool(v: Any, f: F) -> tuple[str, str] | None:
+    return None if isinstance(v, bool) else ("", "must be a boolean")
+
+
+def _number(v: Any, f: F) -> tuple[str, str] | None:
+    """A non-negative whole number, or a decimal string."""
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
         return None
-    if kind == "enums":
-        if not isinstance(v, list):
-            return "", "must be an array of strings"
-        seen: list[str] = []
-        for i, item in enumerate(v):
-            if not isinstance(item, str) or item not in f.values:
-                return f"[{i}]", "must be one of " + ", ".join(f.values)
-            if item in seen:
-                return f"[{i}]", f"duplicate value {item!r}"
-            seen.append(item)
-        return None
-    if not isinstance(v, str):
-        return "", "must be a string"
-    if kind == "str":
-        if len(v) > MAX_TEXT:
-            return "", f"longer than {MAX_TEXT} characters"
-    elif kind == "id":
-        if len(v) > 19 or not ID_RE.fullmatch(v):
-            return "", "must match ^[1-9][0-9]*$"
-    elif kind == "id0":
-        if not (v == "0" or (len(v) <= 19 and ID_RE.fullmatch(v))):
-            return "", "must be \"0\" or match ^[1-9][0-9]*$"
-    elif kind == "decimal":
-        if len(v) > 40 or not DECIMAL_RE.fullmatch(v):
-            return "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$"
-    elif kind == "enum":
-        if v not in f.values:
-            return "", "must be one of " + ", ".join(f.values)
-    elif kind == "external_id":
-        if not is_external_id(v):
-            return "", "must be a lowercase UUID v4 or 1-18 characters of letters, digits, -_.~"
-    elif kind == "uuid":
-        if not UUID_RE.fullmatch(v):
-            return "", "must be a UUID"
-    else:  # pragma: no cover - a bug in a schema table
-        raise AssertionError(kind)
+    if not isinstance(v, str) or not DECIMAL_RE.fullmatch(v):
+        return "", "must be a non-negative number or decimal string"
     return None
+
+
+def _enums(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, list):
+        return "", "must be an array of strings"
+    seen: list[str] = []
+    for i, item in enumerate(v):
+        if not isinstance(item, str) or item not in f.values:
+            return f"[{i}]", "must be one of " + ", ".join(f.values)
+        if item in seen:
+            return f"[{i}]", f"duplicate value {item!r}"
+        seen.append(item)
+    return None
+
+
+_NOT_A_STRING = ("", "must be a string")
+
+
+def _str(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    return ("", f"longer than {MAX_TEXT} characters") if len(v) > MAX_TEXT else None
+
+
+def _id(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    return ("", "must match ^[1-9][0-9]*$") if len(v) > 19 or not ID_RE.fullmatch(v) else None
+
+
+def _id0(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    return None if v == "0" or (len(v) <= 19 and ID_RE.fullmatch(v)) else ("", "must be \"0\" or match ^[1-9][0-9]*$")
+
+
+def _decimal(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    if len(v) > 40 or not DECIMAL_RE.fullmatch(v):
+        return "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$"
+    return None
+
+
+def _enum(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    return None if v in f.values else ("", "must be one of " + ", ".join(f.values))
+
+
+def _external_id(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    if not is_external_id(v):
+        return "", "must be a lowercase UUID v4 or 1-18 characters of letters, digits, -_.~"
+    return None
+
+
+def _uuid(v: Any, f: F) -> tuple[str, str] | None:
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    return None if UUID_RE.fullmatch(v) else ("", "must be a UUID")
+
+
+def _no_check(v: Any, f: F) -> tuple[str, str] | None:  # kind "object": check_object recurses instead
+    return None
+
+
+_CHECKS: dict[str, Check] = {
+    "bool": _bool, "number": _number, "enums": _enums, "str": _str, "id": _id, "id0": _id0,
+    "decimal": _decimal, "enum": _enum, "external_id": _external_id, "uuid": _uuid,
+}
 
 
 # --- query strings --------------------------------------------------------------------------------
