@@ -23,10 +23,16 @@ RATE_ONE = 10**RATE_SCALE
 
 
 def parse_decimal(text: str) -> tuple[int, int] | None:
-    """``"12.340"`` -> ``(12340, 3)``: coefficient and number of decimals; None if not a decimal string."""
-    if not isinstance(text, str) or len(text) > 64 or not DECIMAL_RE.fullmatch(text):
+    """``"12.340"`` -> ``(12340, 3)``: coefficient and number of decimals; None if not a decimal string.
+
+    Accepts exactly what ``DECIMAL_RE`` matches, checked with string methods (``isascii`` rules out the
+    other scripts' digits ``isdigit`` accepts): this runs on every price the engine has not seen yet.
+    """
+    if not isinstance(text, str) or len(text) > 64:
         return None
-    whole, _, frac = text.partition(".")
+    whole, dot, frac = text.partition(".")
+    if not (whole.isdigit() and whole.isascii()) or (dot and not (frac.isdigit() and frac.isascii())):
+        return None
     return int(whole + frac), len(frac)
 
 
@@ -65,11 +71,17 @@ class Grid:
         if hit is not None:
             return hit
         units = self.to_units(text)
-        hit = (units, units is not None and self.format(units) == text)
+        hit = (units, units is not None and self._is_canonical(text))
         if len(self._cache) >= 4096:
             self._cache.clear()
         self._cache[text] = hit
         return hit
+
+    def _is_canonical(self, text: str) -> bool:
+        """Whether a decimal string on this grid is spelt as ``format`` writes it: exactly the
+        increment's number of decimals and no leading zero."""
+        whole, _, frac = text.partition(".")
+        return len(frac) == self.scale and (len(whole) == 1 or whole[0] != "0")
 
     def to_units(self, text: str) -> int | None:
         """Exact number of increments in ``text``; None when malformed or off the grid."""

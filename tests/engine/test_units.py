@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.units import (
-    RATE_ONE, Grid, ceil_div, format_rate, format_ratio, parse_decimal, parse_rate,
+    DECIMAL_RE, RATE_ONE, Grid, ceil_div, format_rate, format_ratio, parse_decimal, parse_rate,
 )
 
 increments = st.sampled_from(["1", "0.01", "0.05", "0.0001", "0.25", "5", "0.00000001", "2.5", "10"])
@@ -55,6 +55,20 @@ def test_to_units_is_exact_or_none(inc: str, num: int, scale: int) -> None:
                                       ("7", "5"), ("0.1", "0.25")])
 def test_off_grid_values_are_none(text: str, inc: str) -> None:
     assert Grid(inc).to_units(text) is None
+
+
+@given(text=st.text(alphabet="0123456789.٣²-+e ", max_size=8) | st.from_regex(DECIMAL_RE, fullmatch=True))
+def test_parse_decimal_accepts_what_the_pattern_matches(text: str) -> None:
+    assert (parse_decimal(text) is not None) == bool(DECIMAL_RE.fullmatch(text))
+
+
+@given(inc=increments, text=st.from_regex(r"[0-9]{1,6}(\.[0-9]{1,10})?", fullmatch=True))
+def test_parse_says_canonical_exactly_when_format_writes_the_same(inc: str, text: str) -> None:
+    g = Grid(inc)
+    units, canonical = g.parse(text)
+    assert units == g.to_units(text)
+    if units is not None:
+        assert canonical == (g.format(units) == text)
 
 
 @pytest.mark.parametrize("bad", ["", "-1", "+1", "1.", ".5", "1e3", " 1", "1 ", "1,5", "0x10", "1.2.3",
