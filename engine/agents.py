@@ -77,9 +77,23 @@ def exponential(rng: "Random") -> float:
         k += 1
 
 
+def below(rng: "Random", n: int) -> int:
+    """A uniform integer in [0, n), n >= 1, by rejection from ``getrandbits``.
+
+    The draws of ``randrange(n)`` in CPython 3.11, written out: Python promises a stable stream for
+    ``random()`` and ``getrandbits`` but not for how ``randrange`` uses them, and the agents' streams
+    must not change with the interpreter (it is also two calls cheaper).
+    """
+    k = n.bit_length()
+    r = rng.getrandbits(k)
+    while r >= n:
+        r = rng.getrandbits(k)
+    return r
+
+
 def chance(rng: "Random", rate: int) -> bool:
     """True with probability ``rate`` / 10**9 (a fraction as :func:`engine.units.parse_rate` gives)."""
-    return rng.randrange(RATE_ONE) < rate
+    return below(rng, RATE_ONE) < rate
 
 
 # --- price paths -------------------------------------------------------------------------------
@@ -244,7 +258,7 @@ class NoiseTaker:
         rng = self.rng
         self._schedule(now)
         side = BUY if chance(rng, spec.buy_rate) else SELL
-        lots = rng.randrange(spec.qty_min, spec.qty_max + 1)  # randint(qty_min, qty_max), one call less
+        lots = spec.qty_min + below(rng, spec.qty_max - spec.qty_min + 1)
         market = chance(rng, spec.market_rate)
         inst = venue.instruments[spec.instrument_id]
         if inst.status != I_ACTIVE:
@@ -272,5 +286,5 @@ def build_agent(spec: AgentSpec, rng: "Random") -> Agent:
 
 __all__ = [
     "Agent", "AgentSpec", "Submit", "MarketMaker", "MarketMakerSpec", "NoiseTaker", "NoiseTakerSpec",
-    "PriceSeries", "RandomWalk", "agent_seed", "build_agent", "chance", "exponential",
+    "PriceSeries", "RandomWalk", "agent_seed", "below", "build_agent", "chance", "exponential",
 ]

@@ -9,7 +9,8 @@ import pytest
 
 from api.scenario import parse_scenario
 from engine.agents import (
-    MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, exponential,
+    MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, below,
+    exponential,
 )
 from engine.commands import AdvanceClock, CancelOrder, PaperFunds, PlaceOrder, RequestTransfer, SetLatency
 from engine.scenario import ScenarioRunner
@@ -40,6 +41,13 @@ def test_exponential_is_exact_and_has_mean_one() -> None:
     assert min(draws) >= 0
     again = random.Random(1)
     assert [exponential(again) for _ in range(5)] == draws[:5]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 10**9, 5000, 2**31 + 1])
+def test_below_draws_what_randrange_draws(n: int) -> None:
+    """The agents' streams stay those of randrange(n) on Python 3.11, whatever a later Python does."""
+    mine, ref = random.Random(n), random.Random(n)
+    assert [below(mine, n) for _ in range(500)] == [ref.randrange(n) for _ in range(500)]
 
 
 def test_random_walk_moves_in_steps_above_its_floor() -> None:
