@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import entry, modify
+from . import entry, modify, transfers
 from .book import Book
 from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
 from .commands import (
@@ -35,7 +35,7 @@ from .commands import (
 from .ledger import Balance, open_qty, order_hold
 from .matching import balance
 from .order import FINAL, NO_FILLS, WORKING, Execution, Order
-from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, T_REJECTED, Transfer
+from .records import DEPOSIT, T_INITIALIZED, Transfer
 from .reference import ACTIVE, DISABLED, OPENING, STP_VALUES, Asset, Client, Instrument
 from .rejects import Reject
 
@@ -107,8 +107,8 @@ class Venue:
             ModifyOrder: modify.modify,
             CancelOrder: entry.cancel,
             SetClientInfo: Venue._set_client_info,
-            RequestTransfer: Venue._request_transfer,
-            PaperFunds: Venue._paper_funds,
+            RequestTransfer: transfers.request_transfer,
+            PaperFunds: transfers.paper_funds,
             SetInstrumentStatus: Venue._set_instrument_status,
             SetLatency: Venue._set_latency,
             SetSettlementDelay: Venue._set_settlement_delay,
@@ -236,7 +236,7 @@ class Venue:
             order, qty, price, to_market = payload
             modify.apply_modify(self, order, qty, price, to_market, events)
         elif action == "settle_transfer":
-            self._settle_transfer(payload, events)
+            transfers.settle_transfer(self, payload, events)
         else:  # pragma: no cover - a bug, not an input
             raise AssertionError(f"unknown timer action {action}")
 
@@ -279,9 +279,9 @@ class Venue:
                 keep += 1
             if keep:
                 del fills[:keep]
-            transfers = client.transfers
-            for tid in [tid for tid, t in transfers.items() if t.status != T_INITIALIZED and t.updated < fill_cutoff]:
-                del transfers[tid]
+            kept = client.transfers
+            for tid in [tid for tid, t in kept.items() if t.status != T_INITIALIZED and t.updated < fill_cutoff]:
+                del kept[tid]
             funds = client.funds_log
             keep = 0
             while keep < len(funds) and funds[keep][0] < fill_cutoff:
@@ -333,80 +333,6 @@ class Venue:
         elif cmd.status == ACTIVE and book.opening is not None:
             # from OPENING, possibly by way of HALTED: the book may be crossed
             entry.uncross(self, book, events)
-        return result
-
-    def _funds_target(self, client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
-        """The client, asset and positive amount in units that a transfer or paper funds move."""
-        client = self.clients.get(client_id)
-        if client is None:
-            return Reject.UNKNOWN_CLIENT
-        asset = self.assets.get(asset_id)
-        if asset is None:
-            return Reject.UNKNOWN_ASSET
-        units = asset.grid.to_units(amount)
-        if units is None:
-            return Reject.QTY_OFF_GRID
-        if units <= 0:
-            return Reject.QTY_NOT_POSITIVE
-        return client, asset, units
-
-    def _request_transfer(self, cmd: RequestTransfer, result: Result) -> Result:
-        target = self._funds_target(cmd.client_id, cmd.asset_id, cmd.amount)
-        if isinstance(target, Reject):
-            result.reject = target
-            return result
-        client, asset, units = target
-        tid = self.next_transfer_id
-        self.next_transfer_id = tid + 1
-        transfer = Transfer(
-            tid, client, asset, units, cmd.type, cmd.platform, cmd.instructions, self.clock.stamp(),
-            cmd.amount,
-        )
-        client.transfers[tid] = transfer
-        result.transfer = transfer
-        bal = balance(client, asset.id)
-        if cmd.type != DEPOSIT:
-            if bal.total - bal.hold < units:
-                transfer.status = T_REJECTED
-                transfer.reject_reason = Reject.INSUFFICIENT_BALANCE.value
-                result.events.append(("transfer", transfer.created, tid, client.id, T_REJECTED))
-                return result
-            bal.hold += units
-        result.events.append(("transfer", transfer.created, tid, client.id, T_INITIALIZED))
-        result.snapshot_status = T_INITIALIZED
-        if self.settlement_delay_ns:
-            self.schedule(self.clock.now + self.settlement_delay_ns, "settle_transfer", transfer)
-        else:
-            self._settle_transfer(transfer, result.events)
-        return result
-
-    def _settle_transfer(self, transfer: Transfer, events: list[Event]) -> None:
-        bal = balance(transfer.client, transfer.asset.id)
-        if transfer.type == DEPOSIT:
-            bal.total += transfer.amount
-        else:
-            bal.hold -= transfer.amount
-            bal.total -= transfer.amount
-        transfer.status = T_COMPLETED
-        transfer.updated = self.clock.stamp()
-        events.append(("transfer", transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
-
-    def _paper_funds(self, cmd: PaperFunds, result: Result) -> Result:
-        target = self._funds_target(cmd.client_id, cmd.asset_id, cmd.amount)
-        if isinstance(target, Reject):
-            result.reject = target
-            return result
-        client, asset, units = target
-        bal = balance(client, asset.id)
-        if cmd.remove:
-            if bal.total - bal.hold < units:
-                result.reject = Reject.INSUFFICIENT_BALANCE
-                return result
-            units = -units
-        bal.total += units
-        ts = self.clock.stamp()
-        client.funds_log.append((ts, asset.id, units))
-        result.events.append(("funds", ts, client.id, asset.id, units))
         return result
 
     # --- checks -----------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from engine.backtest import Figures, Harness
+from engine.backtest import Harness
+from engine.figures import Figures
 from engine.clock import NS_PER_SECOND
 from engine.reference import Instrument
 

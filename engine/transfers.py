@@ -1,0 +1,103 @@
+"""Transfers and paper funds: the commands that move an asset in or out of a client's balance.
+
+Contract:
+- The amount is a decimal string on the asset's grid (its ``decimals``); off the grid or not positive
+  is a typed rejection, as is an unknown client or asset, and changes nothing.
+- A transfer is recorded INITIALIZED at once and settles COMPLETED after the venue's settlement delay
+  (engine time; at once when it is 0). A WITHDRAW holds its amount until it settles, or is REJECTED
+  at once when the available balance cannot cover it. A DEPOSIT credits on settlement.
+- Paper funds change ``total`` at once; removing more than is available is refused.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .commands import PaperFunds, RequestTransfer
+from .matching import balance
+from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, T_REJECTED, Transfer
+from .reference import Asset, Client
+from .rejects import Reject
+
+if TYPE_CHECKING:
+    from .venue import Result, Venue
+
+Event = tuple
+
+
+def _funds_target(v: "Venue", client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
+    """The client, asset and positive amount in units that a transfer or paper funds move."""
+    client = v.clients.get(client_id)
+    if client is None:
+        return Reject.UNKNOWN_CLIENT
+    asset = v.assets.get(asset_id)
+    if asset is None:
+        return Reject.UNKNOWN_ASSET
+    units = asset.grid.to_units(amount)
+    if units is None:
+        return Reject.QTY_OFF_GRID
+    if units <= 0:
+        return Reject.QTY_NOT_POSITIVE
+    return client, asset, units
+
+def request_transfer(v: "Venue", cmd: RequestTransfer, result: "Result") -> "Result":
+    """A DEPOSIT or WITHDRAW: INITIALIZED now (a WITHDRAW holds its amount), COMPLETED after the
+    settlement delay (at once without one); a WITHDRAW the available balance cannot cover is REJECTED."""
+    target = _funds_target(v, cmd.client_id, cmd.asset_id, cmd.amount)
+    if isinstance(target, Reject):
+        result.reject = target
+        return result
+    client, asset, units = target
+    tid = v.next_transfer_id
+    v.next_transfer_id = tid + 1
+    transfer = Transfer(
+        tid, client, asset, units, cmd.type, cmd.platform, cmd.instructions, v.clock.stamp(),
+        cmd.amount,
+    )
+    client.transfers[tid] = transfer
+    result.transfer = transfer
+    bal = balance(client, asset.id)
+    if cmd.type != DEPOSIT:
+        if bal.total - bal.hold < units:
+            transfer.status = T_REJECTED
+            transfer.reject_reason = Reject.INSUFFICIENT_BALANCE.value
+            result.events.append(("transfer", transfer.created, tid, client.id, T_REJECTED))
+            return result
+        bal.hold += units
+    result.events.append(("transfer", transfer.created, tid, client.id, T_INITIALIZED))
+    result.snapshot_status = T_INITIALIZED
+    if v.settlement_delay_ns:
+        v.schedule(v.clock.now + v.settlement_delay_ns, "settle_transfer", transfer)
+    else:
+        settle_transfer(v, transfer, result.events)
+    return result
+
+def settle_transfer(v: "Venue", transfer: Transfer, events: list[Event]) -> None:
+    bal = balance(transfer.client, transfer.asset.id)
+    if transfer.type == DEPOSIT:
+        bal.total += transfer.amount
+    else:
+        bal.hold -= transfer.amount
+        bal.total -= transfer.amount
+    transfer.status = T_COMPLETED
+    transfer.updated = v.clock.stamp()
+    events.append(("transfer", transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
+
+def paper_funds(v: "Venue", cmd: PaperFunds, result: "Result") -> "Result":
+    """Add paper funds to a client's balance, or remove what its available balance covers."""
+    target = _funds_target(v, cmd.client_id, cmd.asset_id, cmd.amount)
+    if isinstance(target, Reject):
+        result.reject = target
+        return result
+    client, asset, units = target
+    bal = balance(client, asset.id)
+    if cmd.remove:
+        if bal.total - bal.hold < units:
+            result.reject = Reject.INSUFFICIENT_BALANCE
+            return result
+        units = -units
+    bal.total += units
+    ts = v.clock.stamp()
+    client.funds_log.append((ts, asset.id, units))
+    result.events.append(("funds", ts, client.id, asset.id, units))
+    return result
