@@ -71,10 +71,11 @@ def end_order(v: "Venue", order: Order, status: str, reason: str | None, events:
 
 def fill(
     v: "Venue", taker: Order, maker: Order, lots: int, price: int, events: list[Event],
-    t_rates: tuple[int, int],
+    t_rates: tuple[int, int], t_hold_rate: int,
 ) -> None:
     """Trade ``lots`` at ``price`` between an incoming and a resting order; ``t_rates`` are the
-    (maker, taker) fee rates of the taker's client (the same for all its fills).
+    (maker, taker) fee rates of the taker's client and ``t_hold_rate`` the fee rate its hold covers
+    when it buys (the same for all its fills). The caller records ``price`` as the last trade price.
 
     Both orders are working (the taker has been activated, the maker rests), so the SELL order's
     hold shrinks by exactly the base it delivers; only the BUY order's hold is worked out again.
@@ -82,10 +83,10 @@ def fill(
     inst = taker.instrument
     m_rates = inst.fee_rates_for(maker.client)
     if taker.side == BUY:
-        buyer, seller, b_rates = taker, maker, t_rates
+        buyer, seller, rate = taker, maker, t_hold_rate
         b_rate, s_rate = t_rates[1], m_rates[0]
     else:
-        buyer, seller, b_rates = maker, taker, m_rates
+        buyer, seller, rate = maker, taker, hold_rate(maker, m_rates)
         b_rate, s_rate = m_rates[0], t_rates[1]
     bx = buyer.execution
     if bx is None:  # the first fill of the order
@@ -93,7 +94,6 @@ def fill(
     sx = seller.execution
     if sx is None:
         sx = seller.execution = Execution()
-    rate = hold_rate(buyer, b_rates)
     b_cost, b_fee_held = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
 
     lt = lots * price
@@ -142,7 +142,6 @@ def fill(
     # a self-trade puts both sides in one client's list: a timestamp of its own keeps cursors exact
     s_ts = v.clock.stamp() if sc is bc else ts
     sc.fills.append(Fill(match_id, s_ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
-    v.books[inst.id].last_price = price
     m_fee, t_fee = (b_fee, s_fee) if buyer is maker else (s_fee, b_fee)
     events.append(("trade", ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee))
 
@@ -162,6 +161,7 @@ def match(v: "Venue", taker: Order, events: list[Event]) -> bool:
     prevent = stp != STP_NONE
     client = taker.client
     t_rates = taker.instrument.fee_rates_for(client)
+    t_hold_rate = hold_rate(taker, t_rates) if taker.side == BUY else 0
     remaining = taker.remaining
     stopped = False
     while remaining and key is not None and key <= limit:
@@ -180,7 +180,8 @@ def match(v: "Venue", taker: Order, events: list[Event]) -> bool:
                 break
             maker_open = maker.remaining
             lots = remaining if remaining < maker_open else maker_open
-            fill(v, taker, maker, lots, price, events, t_rates)
+            fill(v, taker, maker, lots, price, events, t_rates, t_hold_rate)
+            book.last_price = price
             remaining -= lots
             traded += lots
             if lots == maker_open:
