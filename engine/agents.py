@@ -187,13 +187,14 @@ class MarketMaker:
         spec = self.spec
         bid0 = mid - spec.spread // 2
         ask0 = bid0 + spec.spread
+        qty, qty_step, spacing = spec.qty, spec.qty_step, spec.spacing
         out = []
         for i in range(spec.levels):
-            lots = spec.qty + i * spec.qty_step
-            bid = bid0 - i * spec.spacing
+            lots = qty + i * qty_step
+            bid = bid0 - i * spacing
             if bid >= 1:
                 out.append((BUY, bid, lots))
-            out.append((SELL, ask0 + i * spec.spacing, lots))
+            out.append((SELL, ask0 + i * spacing, lots))
         return out
 
     def act(self, venue: "Venue", now: int, submit: Submit) -> None:
