@@ -19,6 +19,7 @@ from .http import respond, respond_list, same_client, signed_client, signed_json
 from .keys import SIM
 from .problems import Problem, bad_request
 from .rejects import problem_for
+from .sim import Simulation
 from .serialize import activity_item, order_record, trade_record
 from .validate import F, check_object, is_external_id, query_id, query_int, query_timestamp
 
@@ -53,9 +54,9 @@ PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object
 MAX_SKIP = 2_147_483_647
 
 
-def _instrument(request: web.Request, text: str, field: str) -> int:
+def _instrument(sim: Simulation, text: str, field: str) -> int:
     inst_id = int(text)
-    if inst_id not in request.app[SIM].venue.instruments:
+    if inst_id not in sim.venue.instruments:
         raise bad_request(field, f"unknown instrument {text}")
     return inst_id
 
@@ -65,13 +66,14 @@ async def post_order(request: web.Request) -> web.Response:
     body = check_object(body, POST_ORDER, "")
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
+    sim = request.app[SIM]
     if info["type"] == LIMIT and info.get("price") is None:
         raise bad_request("info.price", "is required for LIMIT orders")
     if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
         raise bad_request("info.hold_fee_rate", "has more than 9 decimals")
     cmd = PlaceOrder(
         client_id=client_id,
-        instrument_id=_instrument(request, info["instrument_id"], "info.instrument_id"),
+        instrument_id=_instrument(sim, info["instrument_id"], "info.instrument_id"),
         side=info["side"],
         type=info["type"],
         qty=info["qty"],
@@ -85,7 +87,7 @@ async def post_order(request: web.Request) -> web.Response:
         msg_id=info.get("msg_id"),
         parent_id=info.get("parent_id"),
     )
-    result = request.app[SIM].submit(cmd)
+    result = sim.submit(cmd)
     if result.order is None:
         assert result.reject is not None
         raise problem_for(result.reject, "info")

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from engine.ledger import Balance
-from engine.order import LIMIT, MARKET, NEW_PENDING, WORKING, Order
+from engine.order import LIMIT, MARKET, NEW_PENDING, WORKING, Order, OrderExtra
 from engine.queries import A_TRADE
 from engine.quotes import format_vwap
 from engine.records import Fill, Transfer
@@ -20,8 +20,12 @@ from engine.reference import Asset, Client, Instrument
 from engine.units import format_rate
 
 
+_NS_19_DIGITS = 10**18
+
+
 def ns(ts: int) -> str:
-    return f"{ts:019d}"
+    # str() of a 19-digit number (every timestamp since 2001) costs half the zero-padding format
+    return str(ts) if ts >= _NS_19_DIGITS else f"{ts:019d}"
 
 
 def iso(ts_ns: int) -> str:
@@ -29,51 +33,57 @@ def iso(ts_ns: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: the details of an order without any (``order.extra is None``): every field at its default
+_NO_EXTRA = OrderExtra()
+
+
 def order_info(order: Order) -> dict[str, Any]:
     inst = order.instrument
-    extra = order.extra
-    if extra is not None and extra.qty_given is not None:  # spelling of the request, or pre-modify terms
+    extra = order.extra or _NO_EXTRA
+    if extra.qty_given is not None:  # spelling of the request, or pre-modify terms
         qty, price = extra.qty_given, extra.price_given
     else:
         qty = inst.qty_grid.format(order.qty)
         price = inst.price_grid.format(order.price) if order.type == LIMIT else None
-    converted = extra is not None and extra.modify_info is not None and extra.modify_info.get("new_type") == MARKET
+    modify_info = extra.modify_info
+    converted = modify_info is not None and modify_info.get("new_type") == MARKET
     return {
-        "msg_id": extra.msg_id if extra is not None else None,
-        "parent_id": extra.parent_id if extra is not None else None,
+        "msg_id": extra.msg_id,
+        "parent_id": extra.parent_id,
         "client_id": str(order.client.id),
         "instrument_id": str(inst.id),
         "qty": qty,
         "price": price,
-        "flags": list(extra.flags) if extra is not None else [],
+        "flags": list(extra.flags),
         "side": order.side,
         "type": LIMIT if converted else order.type,
         "tif": order.tif,
-        "exec_inst_flags": list(extra.exec_inst) if extra is not None else [],
-        "hold_fee_rate": extra.hold_fee_rate_given if extra is not None else None,
-        "stp": extra.stp if extra is not None else None,
+        "exec_inst_flags": list(extra.exec_inst),
+        "hold_fee_rate": extra.hold_fee_rate_given,
+        "stp": extra.stp,
     }
 
 
 def order_record(order: Order, status: str | None = None) -> dict[str, Any]:
     inst = order.instrument
     qgrid = inst.qty_grid
-    extra = order.extra
+    extra = order.extra or _NO_EXTRA
     status = status or order.status
-    open_lots = order.qty - order.executed
+    open_lots = order.remaining  # = qty - executed
+    executed = order.executed
     zero = qgrid.zero
     return {
         "id": str(order.id),
         "status": status,
         "order_info": order_info(order),
-        "modify_info": extra.modify_info if extra is not None else None,
+        "modify_info": extra.modify_info,
         "external_id": order.external_id,
-        "ref_external_id": extra.ref_external_id if extra is not None else None,
+        "ref_external_id": extra.ref_external_id,
         "pending_qty": qgrid.format(open_lots) if status == NEW_PENDING else zero,
         "leaves_qty": qgrid.format(open_lots) if status in WORKING else zero,
-        "exeuted_qty": qgrid.format(order.executed) if order.executed else zero,
-        "executed_vwap": format_vwap(inst, order.cum_lt, order.executed),
-        "reject_reason": extra.reject_reason if extra is not None else None,
+        "exeuted_qty": qgrid.format(executed) if executed else zero,
+        "executed_vwap": format_vwap(inst, order.cum_lt, executed) if executed else inst.price_grid.zero,
+        "reject_reason": extra.reject_reason,
         "cancel_reason": order.cancel_reason,  # derived: REQUESTED is not stored
         "timestamp": ns(order.created),
         "updated_timestamp": ns(order.updated),
