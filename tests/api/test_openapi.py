@@ -15,7 +15,8 @@ from api import cefi_account, cefi_market, cefi_orders
 from api.app import CEFI_ROUTES, create_app
 from api.client import V2024, V2026, CefiClient, RawResponse
 from api.keys import ServerOptions
-from api.openapi import CEFI, OPENAPI_PATH, OPERATIONS, openapi_document, openapi_routes
+from api.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
+from api.openapi_operations import OPERATIONS
 from api.problems import Problem
 from api.scenario import parse_scenario
 from api.sim import Simulation

@@ -1,0 +1,227 @@
+"""The operations of the OpenAPI document: parameters, the operations table, problem answers, security.
+
+:data:`OPERATIONS` describes each (METHOD, path) of ``api.app.CEFI_ROUTES`` (the tests fail on a route
+it lacks); :func:`operation` turns a row into the OpenAPI operation object, with the problem statuses
+the route can answer and the signing it needs. The body and record schemas it names are in
+``api/openapi_schemas.py``; ``api/openapi.py`` assembles the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import cefi_orders as orders
+from . import versions
+from .openapi_schemas import ID_PATTERN, REF_ID_PATTERN, TIMESTAMP_PATTERN, list_of, ref
+from .problems import PROBLEM_CONTENT_TYPE
+from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
+
+MAX_SKIP = orders.MAX_SKIP
+SECURITY = {"svcAuthToken": [], "svcAuthSignature": [], "svcAuthTimestamp": [], "svcAuthUserid": []}
+
+
+def _q(name: str, description: str, schema: dict[str, Any], required: bool = False) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
+
+
+PARAMETERS: dict[str, dict[str, Any]] = {
+    "VersionHeader": {"name": versions.HEADER, "in": "header", "required": False,
+                      "description": "schema version; v2024_01_01 is the default until 2026-11-01 (engine clock), "
+                                     "then v2026_01_23",
+                      "schema": {"type": "string", "enum": list(versions.KNOWN)}},
+    "VersionQuery": _q(versions.QUERY, f"schema version, when the {versions.HEADER} header is not sent "
+                       "(both given and different: 400)", {"type": "string", "enum": list(versions.KNOWN)}),
+    "id": _q("id", "record id", {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}),
+    "name": _q("name", "asset name, exact match", {"type": "string"}),
+    "symbol": _q("symbol", "instrument symbol, exact or substring match, case-sensitive", {"type": "string"}),
+    "instrument_id": _q("instrument_id", "one instrument; omitted: all",
+                        {"type": "string", "pattern": ID_PATTERN, "minLength": 1, "maxLength": 19}),
+    "size": _q("size", "page size, 1 to 100 (larger values are clamped)",
+               {"type": "integer", "minimum": 1, "default": 10}),
+    "skip": _q("skip", "records to skip", {"type": "integer", "minimum": 0, "maximum": MAX_SKIP, "default": 0}),
+    "timestamp": _q("timestamp", "only records created strictly before this nanosecond timestamp (a cursor)",
+                    {"type": "string", "pattern": TIMESTAMP_PATTERN}),
+    "timestamp_required": _q("timestamp", "only records created strictly before this nanosecond timestamp "
+                             "(a cursor); required", {"type": "string", "pattern": TIMESTAMP_PATTERN}, required=True),
+    "client_id": _q("client_id", "must name the client the request is signed for (else 403)",
+                    {"type": "string", "pattern": ID_PATTERN}),
+    "client_id_self": _q("id", "client id; must be the client the request is signed for (else 403)",
+                         {"type": "string", "pattern": ID_PATTERN}),
+    "mnemonic": _q("mnemonic", "client mnemonic, exact match", {"type": "string"}),
+    "asset_id": _q("asset_id", "one asset", {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}),
+    "asset_name": _q("asset_name", "one asset, by name", {"type": "string"}),
+    "transfer_id": _q("transfer_id", "one transfer; omitted: every active transfer",
+                      {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}),
+    "order_id": _q("order_id", "alias of `id`", {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}),
+    "active_id": _q("id", "one order (404 when the client has no such order; an empty list when it has ended)",
+                    {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}),
+    "ref_id": {"name": "ref_id", "in": "path", "required": True,
+               "description": "the exchange order id or the order's external id",
+               "schema": {"type": "string", "pattern": REF_ID_PATTERN}},
+}
+
+PAGE = ["size", "skip", "timestamp"]
+
+_ERRORS = {
+    400: "malformed request (the detail names the field), or an unsupported schema version",
+    401: "missing, unknown or stale signing headers, or a signature that does not match the request",
+    403: "a client id in the query or body names another client than the signed one",
+    404: "no such record for this client",
+    409: "the record is not in a state that allows the request",
+    413: "body larger than the server accepts",
+    500: "internal error (the detail carries the request id)",
+    503: "the command journal cannot be written; nothing was changed",
+}
+_DEFAULT_ERROR = ("any other status, as a problem: e.g. a fault injected through the emulator's control "
+                  "plane (POST /_sim/faults)")
+
+
+def _op(op_id: str, summary: str, response: dict[str, Any] | str, *, params: Sequence[str] = (),
+        body: str | None = None, errors: tuple[int, ...] = (), description: str = "",
+        tags: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"operationId": op_id, "summary": summary, "description": description, "tags": list(tags),
+            "x-params": list(params), "x-body": body, "x-response": response, "x-errors": errors}
+
+
+#: (METHOD, path) -> the operation; every row of api.app.CEFI_ROUTES must have one
+OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
+    ("GET", "/health"): _op("health", "Service health", "Health", tags=("public",)),
+    ("GET", "/versions"): _op("versions", "Supported schema versions", "Versions", tags=("public",)),
+    ("GET", "/assets"): _op("assets", "Assets", list_of("Asset"), params=["id", "name"], tags=("reference",),
+                            description="public unless the server runs with --sign-reference-data"),
+    ("GET", "/instruments"): _op("instruments", "Instruments", list_of("Instrument"), params=["id", "symbol"],
+                                 tags=("reference",),
+                                 description="public unless the server runs with --sign-reference-data"),
+    ("GET", "/market/quote"): _op("market_quote", "Best bid and offer per instrument", list_of("MarketDataEntry"),
+                                  params=["instrument_id"], tags=("market",)),
+    ("POST", "/market/quote"): _op("quote_vwap", "VWAP quote for a quote-asset amount", "VwapQuote",
+                                   body="MarketQuoteRequest", errors=(413,), tags=("market",)),
+    ("POST", "/markets/quote"): _op("markets_quote", "Quote a base or quote quantity against visible depth",
+                                    {"oneOf": [ref("MarketsQuote"), ref("MarketsQuoteV2024")]},
+                                    body="MarketsQuoteRequest", errors=(413,), tags=("market",),
+                                    description="notional and notional_residual under v2026_01_23 only"),
+    ("GET", "/clients"): _op("clients", "The signed client", list_of("Client"),
+                             params=["client_id_self", "mnemonic"], errors=(403,), tags=("account",)),
+    ("PATCH", "/clients"): _op("set_self_trade_prevention", "Set the client's self-trade prevention",
+                               list_of("Client"), body="PatchClientRequest", errors=(403, 404, 409, 503),
+                               tags=("account",)),
+    ("GET", "/orders"): _op("trades", "The client's trade records", list_of("TradeRecord"),
+                            params=["client_id", "size", "skip", "timestamp_required"], errors=(403,),
+                            tags=("orders",), description="newest first; `timestamp` is required"),
+    ("POST", "/orders"): _op("place_order", "Enter an order", "OrderRecord", body="PostOrderRequest",
+                             errors=(403, 404, 409, 503), tags=("orders",),
+                             description="a business rejection is a 200 with a REJECTED record and reject_reason"),
+    ("PATCH", "/orders"): _op("modify_order", "Modify an order", "OrderRecord", body="PatchOrderRequest",
+                              errors=(403, 404, 409, 503), tags=("orders",)),
+    ("GET", "/orders/all"): _op("orders_all", "Orders of the last 24 hours", list_of("OrderRecord"),
+                                params=["client_id", *PAGE], errors=(403,), tags=("orders",)),
+    ("GET", "/orders/active"): _op("orders_active", "Orders currently active", list_of("OrderRecord"),
+                                   params=["client_id", "active_id", "order_id", *PAGE], errors=(403, 404),
+                                   tags=("orders",)),
+    ("GET", "/orders/trade"): _op("orders_trade", "Trades of the last 24 hours", list_of("TradeRecord"),
+                                  params=["client_id", *PAGE], errors=(403,), tags=("orders",)),
+    ("GET", "/orders/activity"): _op("orders_activity", "Confirms, rejects, trades, modifications, cancels",
+                                     list_of("OrderActivity"), params=["client_id", *PAGE], errors=(403,),
+                                     tags=("orders",)),
+    ("GET", "/orders/status/{ref_id}"): _op("order_status", "One order's current status", "OrderRecord",
+                                            params=["ref_id", "client_id"], errors=(403, 404), tags=("orders",)),
+    ("DELETE", "/orders/{ref_id}"): _op("cancel_order", "Begin cancelling an order", "OrderRecord",
+                                        params=["ref_id"], errors=(404, 409, 503), tags=("orders",),
+                                        description="trades can still arrive while CANCEL_PENDING"),
+    ("GET", "/balances"): _op("balances", "Balances per asset", list_of("BalanceRecord"),
+                              params=["client_id", "asset_id", "asset_name"], errors=(403,), tags=("account",)),
+    ("GET", "/balances/activity"): _op("balances_activity", "Every change to the client's balances",
+                                       list_of("BalanceActivity"), params=["client_id", "asset_id", *PAGE],
+                                       errors=(403,), tags=("account",)),
+    ("GET", "/transfers"): _op("transfers", "Transfers of the last 24 hours", list_of("TransferListing"),
+                               params=["client_id", "size", "skip", "timestamp_required"], errors=(403,),
+                               tags=("transfers",), description="newest first; `timestamp` is required"),
+    ("POST", "/transfers"): _op("create_transfer", "Request a deposit or withdrawal", "Transfer",
+                                body="PostTransferRequest", errors=(403, 404, 409, 503), tags=("transfers",)),
+    ("GET", "/transfers/active"): _op("transfers_active", "Active (INITIALIZED) transfers",
+                                      list_of("TransferListing"), params=["client_id", "transfer_id"],
+                                      errors=(403, 404), tags=("transfers",)),
+}
+
+HEADERS = {
+    "X-Request-Id": {"description": "the request's id (echoed from the request, or assigned)",
+                     "schema": {"type": "string"}},
+    "Deprecation": {"description": "RFC 8594: on responses of schema v2024_01_01", "schema": {"type": "string"}},
+    "Sunset": {"description": "RFC 8594: on responses of schema v2024_01_01", "schema": {"type": "string"}},
+}
+
+
+def _headers() -> dict[str, Any]:
+    return {name: {"$ref": f"#/components/headers/{name}"} for name in HEADERS}
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {"description": description, "headers": _headers(),
+            "content": {PROBLEM_CONTENT_TYPE: {"schema": ref("ProblemResponse")}}}
+
+
+def problem_responses() -> dict[str, Any]:
+    """``components.responses``: one problem answer per status of :data:`_ERRORS`, and the default."""
+    responses = {f"Problem{code}": _problem(text) for code, text in _ERRORS.items()}
+    responses["ProblemDefault"] = _problem(_DEFAULT_ERROR)
+    return responses
+
+
+def operation(method: str, path: str, signed: bool) -> dict[str, Any]:
+    """The OpenAPI operation object of one row of ``api.app.CEFI_ROUTES``."""
+    spec = OPERATIONS.get((method, path))
+    if spec is None:  # a route the document does not know yet: the tests fail on this marker
+        return {"operationId": f"undocumented_{method.lower()}_{path.strip('/').replace('/', '_')}",
+                "summary": "undocumented", "x-undocumented": True,
+                "responses": {"default": {"description": "undocumented"}}}
+    body_read = signed or spec["x-body"] is not None
+    reference = path in ("/assets", "/instruments")
+    op: dict[str, Any] = {k: v for k, v in spec.items() if not k.startswith("x-") and v not in ("", [])}
+    op["parameters"] = [{"$ref": "#/components/parameters/VersionHeader"},
+                        {"$ref": "#/components/parameters/VersionQuery"}]
+    op["parameters"] += [{"$ref": f"#/components/parameters/{name}"} for name in spec["x-params"]]
+    if spec["x-body"] is not None:
+        op["requestBody"] = {"required": True,
+                             "content": {"application/json": {"schema": ref(spec["x-body"])}}}
+    response = spec["x-response"]
+    schema = ref(response) if isinstance(response, str) else response
+    responses: dict[str, Any] = {"200": {"description": "OK", "headers": _headers(),
+                                         "content": {"application/json": {"schema": schema}}}}
+    codes = {400, 500, *spec["x-errors"]}
+    if signed or reference:
+        codes |= {401}
+    if body_read or reference:
+        codes |= {413}
+    for code in sorted(codes):
+        text = _ERRORS[code]
+        if reference and code in (401, 413):
+            text += " (only when the server runs with --sign-reference-data)"
+        responses[str(code)] = ({"$ref": f"#/components/responses/Problem{code}"} if text == _ERRORS[code]
+                                else _problem(text))
+    responses["default"] = {"$ref": "#/components/responses/ProblemDefault"}
+    op["responses"] = responses
+    if signed:
+        op["security"] = [dict(SECURITY)]
+    elif reference:
+        op["security"] = [{}, dict(SECURITY)]
+    else:
+        op["security"] = []
+    return op
+
+
+def security_schemes() -> dict[str, Any]:
+    """``components.securitySchemes``: the four ``x-svc-auth-*`` headers of a signed request."""
+    layout = ("Signature = base64(HMAC-SHA256(secret, payload)). Payload layout (server option "
+              "--signature-layout): `concat` (default) = timestamp + METHOD + path + body; `newline` = METHOD, "
+              "path, timestamp, body joined by \\n. The path is the one requested, without the query string; "
+              "the body is the exact raw body (empty when none). All four headers are required together.")
+    return {
+        "svcAuthToken": {"type": "apiKey", "in": "header", "name": H_TOKEN, "description": "UUID of the HMAC key"},
+        "svcAuthSignature": {"type": "apiKey", "in": "header", "name": H_SIGNATURE, "description": layout},
+        "svcAuthTimestamp": {"type": "apiKey", "in": "header", "name": H_TIMESTAMP,
+                             "description": f"Unix seconds; at most {MAX_AGE_S} s old and {MAX_AHEAD_S} s ahead "
+                                            "of the server's wall clock"},
+        "svcAuthUserid": {"type": "apiKey", "in": "header", "name": H_USERID,
+                          "description": "the client id the request acts for; the key must belong to it"},
+    }
