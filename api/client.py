@@ -14,22 +14,24 @@
   unwrapped from the ``error`` nesting of v2026_01_23.
 - Quantities, prices and amounts are decimal strings; ``int`` and ``decimal.Decimal`` are accepted and
   formatted exactly; ``float`` is refused (it cannot say 0.1 exactly).
+
+The answer types live in ``api/client_response.py`` and the argument formatting in
+``api/client_params.py``; import the public names (``__all__``) from here.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 import orjson
-from multidict import CIMultiDictProxy
 from yarl import URL
 
+from .client_params import decimal_value, drop_none, id_value, query_params
+from .client_response import ProblemError, RawResponse
 from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
 
 __all__ = ["CefiClient", "ProblemError", "RawResponse", "V2024", "V2026", "NEWEST"]
@@ -53,82 +55,6 @@ PAGED = {
     "transfers": "/transfers",
 }
 _TIMESTAMP_REQUIRED = ("/orders", "/transfers")
-
-
-class ProblemError(Exception):
-    """An error answer: its HTTP status and RFC 7807 fields (unwrapped from ``error``) and the body."""
-
-    def __init__(self, status: int, type: str | None, title: str | None, detail: str | None, body: Any,
-                 headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(f"{status} {title or ''}: {detail or ''}".strip())
-        self.status = status
-        self.type = type
-        self.title = title
-        self.detail = detail
-        self.body = body
-        self.headers = headers or {}
-
-    @property
-    def slug(self) -> str | None:
-        """The last segment of ``type`` (``invalid-request``, ``unsupported-version`` ...)."""
-        return self.type.rsplit("/", 1)[-1] if self.type else None
-
-    @classmethod
-    def from_response(cls, status: int, body: Any, headers: Mapping[str, str] | None = None) -> "ProblemError":
-        problem = body
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            problem = body["error"]
-        if not isinstance(problem, dict):
-            return cls(status, None, None, None if body is None else str(body), body, headers)
-        return cls(status, problem.get("type"), problem.get("title"), problem.get("detail"), body, headers)
-
-
-@dataclass(frozen=True)
-class RawResponse:
-    """What came back, untouched: status, headers, body bytes and the body parsed (``None`` if not JSON)."""
-
-    status: int
-    headers: CIMultiDictProxy[str]
-    body: bytes
-    json: Any
-
-    @property
-    def body_bytes(self) -> bytes:
-        return self.body
-
-    @property
-    def text(self) -> str:
-        return self.body.decode("utf-8", errors="replace")
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("Content-Type", "").split(";", 1)[0].strip()
-
-    def problem(self) -> ProblemError:
-        return ProblemError.from_response(self.status, self.json, self.headers)
-
-
-def _decimal(value: Any, name: str) -> str:
-    if isinstance(value, bool) or isinstance(value, float):
-        raise TypeError(f"{name}: give a decimal string, int or Decimal, not {type(value).__name__}")
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    if isinstance(value, (int, str)):
-        return str(value)
-    raise TypeError(f"{name}: give a decimal string, int or Decimal, not {type(value).__name__}")
-
-
-def _id(value: Any) -> str:
-    return str(value)
-
-
-def _query(**params: Any) -> dict[str, str]:
-    """Query parameters with the ``None`` ones left out, every value as a string."""
-    return {k: str(v) for k, v in params.items() if v is not None}
-
-
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None}
 
 
 class CefiClient:
@@ -267,29 +193,31 @@ class CefiClient:
 
     async def assets(self, id: Any = None, name: str | None = None) -> Any:
         """Signed when the client has credentials (servers run with --sign-reference-data need it)."""
-        return await self.request("GET", "/assets", params=_query(id=id, name=name))
+        return await self.request("GET", "/assets", params=query_params(id=id, name=name))
 
     async def instruments(self, id: Any = None, symbol: str | None = None) -> Any:
-        return await self.request("GET", "/instruments", params=_query(id=id, symbol=symbol))
+        return await self.request("GET", "/instruments", params=query_params(id=id, symbol=symbol))
 
     async def market_quote(self, instrument_id: Any = None) -> Any:
         """GET /market/quote: best bid and offer per instrument."""
-        return await self.request("GET", "/market/quote", params=_query(instrument_id=instrument_id), signed=False)
+        return await self.request("GET", "/market/quote", params=query_params(instrument_id=instrument_id),
+                                  signed=False)
 
     async def quote_vwap(self, instrument_id: Any, qty: Any) -> Any:
         """POST /market/quote: VWAP for spending ``qty`` of the quote asset."""
-        body = {"qty": _decimal(qty, "qty"), "instrument_id": _id(instrument_id)}
+        body = {"qty": decimal_value(qty, "qty"), "instrument_id": id_value(instrument_id)}
         return await self.request("POST", "/market/quote", json=body, signed=False)
 
     async def markets_quote(self, instrument_id: Any, qty: Any, side: str, qty_unit: str) -> Any:
         """POST /markets/quote: price a BASE or QUOTE quantity against the visible book."""
-        body = {"qty": _decimal(qty, "qty"), "instrument_id": _id(instrument_id), "side": side, "qty_unit": qty_unit}
+        body = {"qty": decimal_value(qty, "qty"), "instrument_id": id_value(instrument_id), "side": side,
+                "qty_unit": qty_unit}
         return await self.request("POST", "/markets/quote", json=body, signed=False)
 
     # --- clients ----------------------------------------------------------------------------------
 
     async def clients(self, id: Any = None, mnemonic: str | None = None) -> Any:
-        return await self.request("GET", "/clients", params=_query(id=id, mnemonic=mnemonic))
+        return await self.request("GET", "/clients", params=query_params(id=id, mnemonic=mnemonic))
 
     async def set_self_trade_prevention(self, stp: str) -> Any:
         body = {"id": self.client_id, "info": {"self_trade_prevention": stp}}
@@ -314,22 +242,22 @@ class CefiClient:
         parent_id: Any = None,
     ) -> Any:
         """POST /orders; ``info.client_id`` is this client's. Returns the order record."""
-        info = _drop_none({
+        info = drop_none({
             "msg_id": msg_id,
-            "parent_id": None if parent_id is None else _id(parent_id),
+            "parent_id": None if parent_id is None else id_value(parent_id),
             "client_id": self.client_id,
-            "instrument_id": _id(instrument_id),
-            "qty": _decimal(qty, "qty"),
-            "price": None if price is None else _decimal(price, "price"),
+            "instrument_id": id_value(instrument_id),
+            "qty": decimal_value(qty, "qty"),
+            "price": None if price is None else decimal_value(price, "price"),
             "flags": flags,
             "side": side,
             "type": type,
             "tif": tif,
             "exec_inst_flags": exec_inst_flags,
-            "hold_fee_rate": None if hold_fee_rate is None else _decimal(hold_fee_rate, "hold_fee_rate"),
+            "hold_fee_rate": None if hold_fee_rate is None else decimal_value(hold_fee_rate, "hold_fee_rate"),
             "stp": stp,
         })
-        return await self.request("POST", "/orders", json=_drop_none({"external_id": external_id, "info": info}))
+        return await self.request("POST", "/orders", json=drop_none({"external_id": external_id, "info": info}))
 
     async def modify_order(
         self,
@@ -343,69 +271,71 @@ class CefiClient:
         prev_modify: str | None = None,
     ) -> Any:
         """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
-        info = _drop_none({
+        info = drop_none({
             "msg_id": msg_id,
-            "parent_id": None if parent_id is None else _id(parent_id),
+            "parent_id": None if parent_id is None else id_value(parent_id),
             "client_id": self.client_id,
             "prev_modify": prev_modify,
-            "new_qty": _decimal(new_qty, "new_qty"),
-            "new_price": None if new_price is None else _decimal(new_price, "new_price"),
+            "new_qty": decimal_value(new_qty, "new_qty"),
+            "new_price": None if new_price is None else decimal_value(new_price, "new_price"),
             "new_type": new_type,
         })
-        body = _drop_none({"id": None if id is None else _id(id), "external_id": external_id, "info": info})
+        body = drop_none({"id": None if id is None else id_value(id), "external_id": external_id, "info": info})
         return await self.request("PATCH", "/orders", json=body)
 
     async def cancel_order(self, ref_id: Any) -> Any:
         """DELETE /orders/{ref_id} (exchange id or external id): begins cancellation."""
-        return await self.request("DELETE", "/orders/" + quote(_id(ref_id), safe=""))
+        return await self.request("DELETE", "/orders/" + quote(id_value(ref_id), safe=""))
 
     async def order_status(self, ref_id: Any) -> Any:
-        return await self.request("GET", "/orders/status/" + quote(_id(ref_id), safe=""))
+        return await self.request("GET", "/orders/status/" + quote(id_value(ref_id), safe=""))
 
     async def trades(self, timestamp: Any = None, size: int | None = None, skip: int | None = None) -> Any:
         """GET /orders: the client's trade records, newest first before ``timestamp`` (default: newest)."""
-        return await self.request("GET", "/orders", params=_query(
+        return await self.request("GET", "/orders", params=query_params(
             size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp))
 
     async def orders_all(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
-        return await self.request("GET", "/orders/all", params=_query(size=size, skip=skip, timestamp=timestamp))
+        return await self.request("GET", "/orders/all", params=query_params(size=size, skip=skip, timestamp=timestamp))
 
     async def orders_active(self, id: Any = None, size: int | None = None, skip: int | None = None,
                             timestamp: Any = None) -> Any:
         return await self.request("GET", "/orders/active",
-                                  params=_query(id=id, size=size, skip=skip, timestamp=timestamp))
+                                  params=query_params(id=id, size=size, skip=skip, timestamp=timestamp))
 
     async def orders_trade(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
-        return await self.request("GET", "/orders/trade", params=_query(size=size, skip=skip, timestamp=timestamp))
+        return await self.request("GET", "/orders/trade",
+                                  params=query_params(size=size, skip=skip, timestamp=timestamp))
 
     async def orders_activity(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
-        return await self.request("GET", "/orders/activity", params=_query(size=size, skip=skip, timestamp=timestamp))
+        return await self.request("GET", "/orders/activity",
+                                  params=query_params(size=size, skip=skip, timestamp=timestamp))
 
     # --- balances and transfers -------------------------------------------------------------------
 
     async def balances(self, asset_id: Any = None, asset_name: str | None = None) -> Any:
-        return await self.request("GET", "/balances", params=_query(asset_id=asset_id, asset_name=asset_name))
+        return await self.request("GET", "/balances", params=query_params(asset_id=asset_id, asset_name=asset_name))
 
     async def balances_activity(self, asset_id: Any = None, size: int | None = None, skip: int | None = None,
                                 timestamp: Any = None) -> Any:
         return await self.request("GET", "/balances/activity",
-                                  params=_query(asset_id=asset_id, size=size, skip=skip, timestamp=timestamp))
+                                  params=query_params(asset_id=asset_id, size=size, skip=skip, timestamp=timestamp))
 
     async def transfers(self, timestamp: Any = None, size: int | None = None, skip: int | None = None) -> Any:
         """GET /transfers: newest first before ``timestamp`` (default: newest)."""
-        return await self.request("GET", "/transfers", params=_query(
+        return await self.request("GET", "/transfers", params=query_params(
             size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp))
 
     async def create_transfer(self, asset_id: Any, amount: Any, type: str, platform: str,
                               instructions: Mapping[str, Any]) -> Any:
         """POST /transfers (``request.client_id`` is this client's)."""
-        body = {"request": {"amount": _decimal(amount, "amount"), "asset_id": _id(asset_id),
+        body = {"request": {"amount": decimal_value(amount, "amount"), "asset_id": id_value(asset_id),
                             "client_id": self.client_id, "type": type, "platform": platform,
                             "instructions": dict(instructions)}}
         return await self.request("POST", "/transfers", json=body)
 
     async def transfers_active(self, transfer_id: Any = None) -> Any:
-        return await self.request("GET", "/transfers/active", params=_query(transfer_id=transfer_id))
+        return await self.request("GET", "/transfers/active", params=query_params(transfer_id=transfer_id))
 
     # --- pagination -------------------------------------------------------------------------------
 
@@ -428,7 +358,7 @@ class CefiClient:
             path = PAGED[name]
         else:
             raise ValueError(f"unknown list read {name!r}; one of {', '.join(PAGED)} or a path")
-        query = _query(**params)
+        query = query_params(**params)
         if path in _TIMESTAMP_REQUIRED:
             query.setdefault("timestamp", NEWEST)
         while True:
