@@ -17,7 +17,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .keys import ServerOptions
-from .limits import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
+from .limit_flags import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from .scenario import Scenario, ScenarioError, load_scenario
 from .signing import LAYOUTS
 from .sim import JournalError, Simulation

@@ -16,10 +16,8 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from api.limits import (
-    RateLimit, RateLimits, TokenBuckets, add_limit_arguments, limit_options, parse_rate, parse_rate_limits,
-    rate_limit_middleware, venue_config_for,
-)
+from api.limit_flags import add_limit_arguments, limit_options, parse_rate, parse_rate_limits, venue_config_for
+from api.limits import RateLimit, RateLimits, TokenBuckets, rate_limit_middleware
 from api.problems import Problem
 from api.scenario import parse_scenario
 from api.sim import Simulation
@@ -336,7 +334,7 @@ def test_bad_limit_flags_are_usage_errors(argv: list[str]) -> None:
 
 
 def _serve_wired() -> bool:
-    """Whether ``cefisim serve`` has the limit flags (the lead wires api/limits.py into api/cli.py)."""
+    """Whether ``cefisim serve`` has the limit flags (the lead wires api/limit_flags.py into api/cli.py)."""
     from api import cli
 
     sub = argparse.ArgumentParser().add_subparsers()

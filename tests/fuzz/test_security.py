@@ -22,7 +22,7 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from api import control, signing
-from api.limits import parse_rate_limits
+from api.limit_flags import parse_rate_limits
 from api.problems import Problem
 from api.signing import sign
 from tests.api.conftest import ALICE_KEY, BOB_KEY, SECRETS
@@ -324,7 +324,7 @@ def test_the_control_plane_refuses_remote_peers_unless_a_token_is_set() -> None:
 
 
 def test_a_refused_oversized_header_does_not_log_its_bytes(caplog: pytest.LogCaptureFixture) -> None:
-    from api.limits import install_log_redaction
+    from api.limit_flags import install_log_redaction
 
     install_log_redaction()
     install_log_redaction()  # idempotent
