@@ -25,7 +25,7 @@ from .auth.store import AuthStore
 from .control import control_routes
 from .faults import FAULTS, fault_routes
 from .funds import paper_funds_for
-from .keys import OPTIONS, SIM, ServerOptions
+from .keys import CEFI, OPTIONS, SIM, ServerOptions
 from .limits import handler_args
 from .middleware import request_middleware
 from .openapi import openapi_routes
@@ -33,7 +33,6 @@ from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from .sim import Simulation
 
 log = logging.getLogger("cefisim.app")
-CEFI = "/v1/cefi"
 
 #: (method, path, handler, signed) — the CeFi direct interface, one row per operation
 CEFI_ROUTES: list[tuple[str, str, object, bool]] = [

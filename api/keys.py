@@ -10,6 +10,10 @@ from aiohttp import web
 
 from .sim import Simulation
 
+#: where CeFi direct is served (its routes, its OpenAPI document, its versions and rate limits)
+CEFI = "/v1/cefi"
+CEFI_PREFIX = CEFI + "/"
+
 if TYPE_CHECKING:
     from .limits import RateLimits
 

@@ -49,6 +49,7 @@ from typing import Any
 
 from aiohttp import web
 
+from .keys import CEFI_PREFIX
 from .problems import Problem
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -57,7 +58,6 @@ Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 DEFAULT_READ_TIMEOUT_S = 30.0
 DEFAULT_MAX_HEADER_BYTES = 8190  # aiohttp's default for max_line_size and max_field_size
 TOKEN_HEADER = "x-svc-auth-token"
-CEFI_PREFIX = "/v1/cefi/"
 _LIMIT_MARK = "__cefisim_limit__"  # set on every middleware made here (create_app and tests look for it)
 
 

@@ -28,13 +28,12 @@ from multidict import istr
 from . import versions
 from .faults import dispatch
 from .http import dumps
-from .keys import REQUEST_ID, SIM, VERSION
+from .keys import CEFI_PREFIX, REQUEST_ID, SIM, VERSION
 from .limits import body_pending, limit_settings, mark_limit_middleware, read_body_within
 from .problems import PROBLEM_CONTENT_TYPE, Problem
 from .sim import JournalWriteError
 
 log = logging.getLogger("cefisim.http")
-CEFI_PREFIX = "/v1/cefi/"
 _request_ids = itertools.count(1)
 # istr: multidict skips folding the header name's case on every lookup
 H_REQUEST_ID = istr("X-Request-Id")

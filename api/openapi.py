@@ -23,10 +23,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from .keys import CEFI
 from .openapi_operations import HEADERS, PARAMETERS, operation, problem_responses, security_schemes
 from .openapi_schemas import LIST_ITEMS, page_name, page_schema, request_schemas, response_schemas
 
-CEFI = "/v1/cefi"
 OPENAPI_PATH = CEFI + "/openapi.json"
 API_VERSION = "1.0.8"  # the CeFi direct release this emulator follows
 

@@ -131,10 +131,6 @@ def _s(**extra: Any) -> dict[str, Any]:
     return {"type": "string", **extra}
 
 
-def _null(schema: dict[str, Any]) -> dict[str, Any]:
-    return _nullable(schema)
-
-
 ID = _s(pattern=ID_PATTERN)
 DEC = _s(pattern=DECIMAL_RE.pattern)
 TS = _s(pattern=TIMESTAMP_PATTERN, description="nanoseconds since the Unix epoch, 19 digits")
@@ -160,7 +156,7 @@ def _order_info_record() -> dict[str, Any]:
         if name in ("flags", "exec_inst_flags", "tif") or f.required:
             props[name] = schema
         else:
-            props[name] = _null(schema)
+            props[name] = _nullable(schema)
     return record(props, description="the order as entered (quantity and price as the request spelled them)")
 
 
@@ -187,7 +183,7 @@ def response_schemas() -> dict[str, Any]:
                             "description": "nested in `error` under v2026_01_23, bare under v2024_01_01"},
         "Pagination": record({
             "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
-            "next_cursor": _null(_s(pattern=TIMESTAMP_PATTERN, description=(
+            "next_cursor": _nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
                 "timestamp of the oldest record on the page; send it back as `timestamp` for the next page; "
                 "null at the end of results"))),
         }),
@@ -213,8 +209,8 @@ def response_schemas() -> dict[str, Any]:
             "fields": record({"name": _s(), "decimals": {"type": "integer", "minimum": 0}}),
         }),
         "InstrumentStats": record({
-            "last_price": _null(DEC), "best_bid": _null(DEC), "best_bid_qty": _null(DEC),
-            "best_ask": _null(DEC), "best_ask_qty": _null(DEC),
+            "last_price": _nullable(DEC), "best_bid": _nullable(DEC), "best_bid_qty": _nullable(DEC),
+            "best_ask": _nullable(DEC), "best_ask_qty": _nullable(DEC),
         }),
         "Instrument": record({
             "id": ID,
@@ -230,8 +226,8 @@ def response_schemas() -> dict[str, Any]:
             "id": ID,
             "symbol": _s(maxLength=SYMBOL_MAX),
             "info": record({
-                "last_price": _null(DEC), "best_bid": _null(DEC), "best_bid_qty": _null(DEC),
-                "best_ask": _null(DEC), "best_ask_qty": _null(DEC), "timestamp": TS,
+                "last_price": _nullable(DEC), "best_bid": _nullable(DEC), "best_bid_qty": _nullable(DEC),
+                "best_ask": _nullable(DEC), "best_ask_qty": _nullable(DEC), "timestamp": TS,
             }),
         }, description="exchange best bid and offer"),
         "VwapQuote": record({"quote": DEC, "buy_amount": DEC},
@@ -254,14 +250,14 @@ def response_schemas() -> dict[str, Any]:
             "status": _s(enum=order_statuses),
             "order_info": ref("OrderInfoRecord"),
             "modify_info": {"oneOf": [ref("ModifyInfoRecord"), {"type": "null"}]},
-            "external_id": _null(_s(pattern=EXTERNAL_ID_PATTERN)),
-            "ref_external_id": _null(_s()),
+            "external_id": _nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
+            "ref_external_id": _nullable(_s()),
             "pending_qty": DEC,
             "leaves_qty": DEC,
             "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
             "executed_vwap": DEC,
-            "reject_reason": _null(_s(enum=[r.value for r in Reject])),
-            "cancel_reason": _null(_s(enum=[r.value for r in CancelReason])),
+            "reject_reason": _nullable(_s(enum=[r.value for r in Reject])),
+            "cancel_reason": _nullable(_s(enum=[r.value for r in CancelReason])),
             "timestamp": TS,
             "updated_timestamp": TS,
         }),
@@ -276,12 +272,12 @@ def response_schemas() -> dict[str, Any]:
             "type": _s(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
             "timestamp": TS,
             "order_id": ID,
-            "external_id": _null(_s()),
+            "external_id": _nullable(_s()),
             "client_id": ID,
             "instrument_id": ID,
             "side": _s(enum=["BUY", "SELL"]),
             "status": _s(enum=order_statuses, description="the order's current status"),
-            "detail": _null(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
+            "detail": _nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
             "trade": ref("TradeRecord"),
         }, required=["type", "timestamp", "order_id", "external_id", "client_id", "instrument_id", "side",
                      "status", "detail"], description="`trade` is present on TRADE items only"),

@@ -48,7 +48,7 @@ def examples(n: int) -> int:
     return n * FUZZ_SCALE
 
 
-#: the fields ``api/limits.py`` adds to ServerOptions once the lead wires it (see docs/limits.md)
+#: the fields of ServerOptions that ``api/limits.py`` enforces (see docs/limits.md)
 LIMIT_FIELDS = ("max_header_bytes", "read_timeout_s", "rate_limits")
 REDIRECT = "https://app.example/cb"
 RESOURCE = "https://mcp.cefisim.test/"
