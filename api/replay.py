@@ -61,11 +61,13 @@ class ReplayStats:
 
 
 def journal_writer(out: IO[bytes], stats: ReplayStats) -> Callable[[int, Command], None]:
+    """The venue's journal callback for a replay: one JSON line per command into ``out``."""
     option = orjson.OPT_APPEND_NEWLINE
+    dumps, put = orjson.dumps, out.write  # looked up once: this runs for every command
 
     def write(at: int, cmd: Command) -> None:
         stats.commands += 1
-        out.write(orjson.dumps(to_record(at, "scn", cmd), option=option))
+        put(dumps(to_record(at, "scn", cmd), option=option))
 
     return write
 

@@ -102,13 +102,16 @@ class ScenarioRunner:
             now, i = heap[0]
             if now > t_ns:
                 return False
-            heapq.heappop(heap)
             agent = self.agents[i]
             agent.act(venue, now, self._submitter(now, on_step))
+            # the agent's entry is still the heap's first: replace it (one sift instead of two;
+            # entries are unique (time, index) pairs, so the order they come out in is the same)
             due = agent.next_time()
-            if due is not None:
+            if due is None:
+                heapq.heappop(heap)
+            else:
                 assert due > now, f"agent {i} would act again at {due}, not after {now}"
-                heapq.heappush(heap, (due, i))
+                heapq.heapreplace(heap, (due, i))
             return True
         if ev_due is not None and ev_due <= t_ns:
             at, cmd = events[self._event_index]
