@@ -30,7 +30,9 @@ import engine
 FORMAT = "cefisim-snapshot/2"  # /2: orders keep `remaining` and an execution record
 _MAX_JSON_INT = 2**53
 #: attributes that are wiring, not state
-_TRANSIENT = {("Venue", "journal"), ("Venue", "_handlers"), ("Grid", "_cache"), ("Grid", "_texts")}
+_TRANSIENT = {
+    ("Venue", "journal"), ("Venue", "_handlers"), ("Grid", "_cache"), ("Grid", "_texts"), ("Book", "band"),
+}
 
 
 def _registry() -> dict[str, type]:

@@ -50,6 +50,10 @@ class Book:
         self.ask_key: int | None = None  # best ask, the first key of asks
         self.last_price: int | None = None  # ticks of the last trade
         self.opening: dict[int, Order] | None = None  # id -> order joined since OPENING, in order
+        self.reset_caches()
+
+    def reset_caches(self) -> None:
+        """Empty the memo caches (not state: a snapshot leaves them out)."""
         # (2 x reference price, lowest, highest price within the band), kept by pricing.within_band
         self.band: tuple[int, int, int] | None = None
 

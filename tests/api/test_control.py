@@ -74,6 +74,9 @@ async def test_snapshot_restore_continues_identically(api_factory) -> None:
     await _activity(first)
     status, snap, _ = await first.call("GET", "/_sim/snapshot", client_id=None)
     assert status == 200 and snap["format"] == "cefisim-snapshot/2"
+    # memo caches (the grids' parse and format caches, a book's band bounds) are not state
+    attrs = [o["attrs"] for o in snap["objects"] if isinstance(o, dict) and "attrs" in o]
+    assert not any({"band", "_cache", "_texts"} & set(a) for a in attrs)
     # continue on the original
     await first.order(100, side="BUY", qty="0.5", price="50000.00")
     await first.advance(1)
