@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from .commands import CancelOrder, Command, PlaceOrder
-from .order import ACTIVE, ALO, BUY, CANCEL_PENDING, FINAL, IOC, LIMIT, MARKET, SELL, Order
+from .order import ACTIVE, ALO, BUY, CANCEL_PENDING, FINAL, GTC, IOC, LIMIT, MARKET, SELL, Order
 from .reference import ACTIVE as I_ACTIVE
 from .reference import OPENING
 from .units import RATE_ONE
@@ -218,11 +218,11 @@ class MarketMaker:
         self._cancel_all(submit)
         price_text, qty_text = inst.price_grid.format, inst.qty_grid.format
         client_id, instrument_id = spec.client_id, spec.instrument_id
+        exec_inst = (ALO,) if spec.post_only else ()
         for side, price, lots in target:
-            cmd = PlaceOrder(client_id, instrument_id, side, LIMIT, qty_text(lots), price_text(price))
-            if spec.post_only:
-                cmd.exec_inst = (ALO,)
-            order = submit(cmd).order
+            order = submit(PlaceOrder(
+                client_id, instrument_id, side, LIMIT, qty_text(lots), price_text(price), GTC, (), exec_inst,
+            )).order
             if order is not None and order.status not in FINAL:
                 self._live.append(order)
 

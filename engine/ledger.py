@@ -101,8 +101,3 @@ def order_hold(order: Order) -> tuple[int, int, int]:
     if order.status not in OPEN:
         return inst.base.id, 0, 0
     return inst.base.id, lots * inst.base_per_lot, 0
-
-
-def held_asset(order: Order) -> int:
-    inst: Instrument = order.instrument
-    return inst.quote.id if order.side == BUY else inst.base.id
