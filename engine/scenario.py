@@ -116,9 +116,7 @@ class ScenarioRunner:
         if ev_due is not None and ev_due <= t_ns:
             at, cmd = events[self._event_index]
             self._event_index += 1
-            result = venue.submit(cmd, at)
-            if on_step is not None:
-                on_step(at, cmd, result)
+            self._submit(at, cmd, on_step)
             return True
         return False
 
@@ -136,12 +134,14 @@ class ScenarioRunner:
         return submit
 
     def _close(self, t_ns: int, on_step: OnStep | None) -> None:
-        venue = self.venue
-        if venue.clock.now < t_ns:
-            cmd = AdvanceClock(t_ns)
-            result = venue.submit(cmd, t_ns)
-            if on_step is not None:
-                on_step(t_ns, cmd, result)
+        if self.venue.clock.now < t_ns:
+            self._submit(t_ns, AdvanceClock(t_ns), on_step)
+
+    def _submit(self, at: int, cmd: Command, on_step: OnStep | None) -> None:
+        """One of the runner's own submissions (an event, the closing clock move)."""
+        result = self.venue.submit(cmd, at)
+        if on_step is not None:
+            on_step(at, cmd, result)
 
     def run_until(self, t_ns: int) -> list["Result"]:
         """:meth:`run` to ``t_ns``, collecting the results."""
