@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -108,14 +109,19 @@ STRINGY = st.one_of(st.text(max_size=20), st.sampled_from(["", "S256", "plain", 
                                                            "http://127.0.0.1:9/cb", "mcp:trade", RESOURCE]))
 
 
+def _json_text(value: Any) -> str:
+    # the standard library's encoder: the mutations include integers beyond 64 bits, which orjson refuses
+    return json.dumps(value, default=str)
+
+
 def _form(params: Any) -> str:
     """Mutated parameters as a query or form string (non-strings as JSON text; lists repeat)."""
     if not isinstance(params, dict):
-        return quote(orjson.dumps(params, default=str).decode(), safe="=&")
+        return quote(_json_text(params), safe="=&")
     pairs: list[tuple[str, str]] = []
     for k, v in params.items():
         for item in (v if isinstance(v, list) else [v]):
-            pairs.append((str(k), item if isinstance(item, str) else orjson.dumps(item, default=str).decode()))
+            pairs.append((str(k), item if isinstance(item, str) else _json_text(item)))
     return urlencode(pairs, quote_via=quote)
 
 
@@ -141,12 +147,12 @@ KEY_EXCHANGE = mutated({"key_id": "k-alice", "timestamp": "<TS>", "signature": "
 def test_key_exchange(world: World, doc: Any, raw: bytes | None, headers: dict[str, str]) -> None:
     ts = int(time.time())
     live = _live(doc, {"<TS>": ts, "<SIG>": es256(USER_KEY, "k-alice", ts)})
-    body = raw if raw is not None else orjson.dumps(live, default=str)
+    body = raw if raw is not None else _json_text(live).encode()
     world.exchange("POST", "/v1/auth/api-key/token", body, {**headers, "Content-Type": "application/json"})
 
 
 @FUZZ
-@given(body=st.one_of(ANY_BODY, st.builds(lambda v: orjson.dumps({"refresh_token": v}, default=str), JSON_VALUES),
+@given(body=st.one_of(ANY_BODY, st.builds(lambda v: _json_text({"refresh_token": v}).encode(), JSON_VALUES),
                       st.just(b"template")), headers=HEADERS)
 def test_token_refresh(world: World, body: bytes, headers: dict[str, str]) -> None:
     if body == b"template":
@@ -163,7 +169,7 @@ def test_authorize_and_consent_page(world: World, path: str, query: str, headers
 
 
 @FUZZ
-@given(body=st.one_of(mutated({**AUTHORIZE, "decision": "approve"}).map(lambda v: orjson.dumps(v, default=str)),
+@given(body=st.one_of(mutated({**AUTHORIZE, "decision": "approve"}).map(lambda v: _json_text(v).encode()),
                       ANY_BODY),
        bearer=BEARERS, headers=HEADERS)
 def test_consent_decision(world: World, body: bytes, bearer: str, headers: dict[str, str]) -> None:

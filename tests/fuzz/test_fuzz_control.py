@@ -119,7 +119,8 @@ def _broken_snapshot(draw: st.DrawFn, doc: dict[str, Any]) -> bytes:
     elif choice == "null":
         out[key] = None
     elif choice == "junk":
-        out[key] = draw(st.one_of(st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=3)))
+        ints = st.integers(min_value=-(2**63), max_value=2**64 - 1)  # what JSON (orjson) writes
+        out[key] = draw(st.one_of(ints, st.text(max_size=5), st.lists(ints, max_size=3)))
     elif choice == "truncate":
         out["objects"] = list(doc["objects"])[: draw(st.integers(min_value=0, max_value=3))]
     else:
