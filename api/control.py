@@ -76,6 +76,16 @@ def _is_loopback(peer: str | None) -> bool:
     return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
+def _query_count(request: web.Request, name: str, default: int) -> int:
+    """A whole number from 1 to 1000 in the query (``default`` when absent), else a 400 naming it."""
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+        raise bad_request(name, "must be a whole number from 1 to 1000")
+    return int(raw)
+
+
 def _instrument_id(request: web.Request) -> int:
     raw = request.match_info["instrument_id"]
     venue = request.app[SIM].venue
@@ -160,14 +170,12 @@ async def advance_clock(request: web.Request) -> web.Response:
 async def book(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     inst = venue.instruments[_instrument_id(request)]
-    raw = request.query.get("depth", "10")
-    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
-        raise bad_request("depth", "must be a whole number from 1 to 1000")
+    depth = _query_count(request, "depth", 10)
     b = venue.books[inst.id]
     fmt_p, fmt_q = inst.price_grid.format, inst.qty_grid.format
 
     def side(name: str) -> list[dict]:
-        return [{"price": fmt_p(p), "qty": fmt_q(q), "orders": n} for p, q, n in b.depth(name, int(raw))]
+        return [{"price": fmt_p(p), "qty": fmt_q(q), "orders": n} for p, q, n in b.depth(name, depth)]
 
     return respond({
         "instrument_id": str(inst.id), "symbol": inst.symbol, "status": inst.status,
@@ -180,9 +188,7 @@ async def book(request: web.Request) -> web.Response:
 async def recent_trades(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     inst = venue.instruments[_instrument_id(request)]
-    raw = request.query.get("limit", "50")
-    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
-        raise bad_request("limit", "must be a whole number from 1 to 1000")
+    limit = _query_count(request, "limit", 50)
     taker_fills = [
         f for c in venue.clients.values() for f in c.fills
         if f.order.instrument is inst and f.liq_flag == "TAKER"
@@ -191,7 +197,7 @@ async def recent_trades(request: web.Request) -> web.Response:
     return respond([
         {"match_id": str(f.match_id), "price": inst.price_grid.format(f.price), "qty": inst.qty_grid.format(f.qty),
          "taker_side": f.order.side, "taker_order_id": str(f.order.id), "timestamp": ns(f.timestamp)}
-        for f in taker_fills[: int(raw)]
+        for f in taker_fills[:limit]
     ])
 
 

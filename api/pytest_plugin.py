@@ -28,6 +28,7 @@ Fixtures:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -207,23 +208,30 @@ class CefisimServer:
         return "concat" if layout == "either" else layout
 
 
-@_async_fixture
-async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
-                         ) -> AsyncIterator[CefisimServer]:
-    """The emulator serving ``cefisim_scenario`` on 127.0.0.1 and a free port, for one test."""
+@asynccontextmanager
+async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[CefisimServer]:
+    """The emulator serving ``sim`` on 127.0.0.1 and a free port, until the block ends."""
     from aiohttp.test_utils import TestServer
 
     from .app import create_app
-    from .sim import Simulation
 
-    sim = Simulation(load(cefisim_scenario), clock=cefisim_clock)
-    app = create_app(sim, cefisim_server_options)
+    app = create_app(sim, options)
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:
         yield CefisimServer(str(server.make_url("")).rstrip("/"), sim, app, server)
     finally:
         await server.close()
+
+
+@_async_fixture
+async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
+                         ) -> AsyncIterator[CefisimServer]:
+    """The emulator serving ``cefisim_scenario`` on 127.0.0.1 and a free port, for one test."""
+    from .sim import Simulation
+
+    async with serving(Simulation(load(cefisim_scenario), clock=cefisim_clock), cefisim_server_options) as server:
+        yield server
 
 
 @_async_fixture

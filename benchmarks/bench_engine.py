@@ -376,18 +376,32 @@ def machine() -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller streams, 1 repetition (< 1 min)")
+def bench_arguments(doc: str, quick: str, seed: int,
+                    gc_on: str = "leave the garbage collector on while timing") -> argparse.ArgumentParser:
+    """A parser holding the flags every ``bench_*.py`` takes: --quick, --json, --gc-on, --reps, --seed."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help=quick)
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    ap.add_argument("--gc-on", action="store_true", help="leave the garbage collector on while timing")
+    ap.add_argument("--gc-on", action="store_true", help=gc_on)
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 3, --quick 1)")
-    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--seed", type=int, default=seed)
+    return ap
+
+
+def parse_bench_arguments(ap: argparse.ArgumentParser, argv: list[str] | None, name: str) -> argparse.Namespace:
+    """Parse, ignoring (and saying so) flags meant for another benchmark: run_all.py passes every
+    benchmark the same ones."""
+    args, unknown = ap.parse_known_args(argv)
+    if unknown:
+        print(f"{name}: ignoring {' '.join(unknown)}", file=sys.stderr)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = bench_arguments(__doc__, "smaller streams, 1 repetition (< 1 min)", SEED)
     ap.add_argument("--profile", nargs="?", const="cprofile", choices=("cprofile", "pyinstrument"),
                     help="only profile the engine on the mixed stream and print the hot spots")
-    args, unknown = ap.parse_known_args(argv)  # run_all.py passes every benchmark the same flags
-    if unknown:
-        print(f"bench_engine: ignoring {' '.join(unknown)}", file=sys.stderr)
+    args = parse_bench_arguments(ap, argv, "bench_engine")
     reps = args.reps or (1 if args.quick else 3)
     sizes = SIZES[args.quick]
     mach = machine()

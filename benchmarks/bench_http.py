@@ -401,16 +401,15 @@ def run_inproc(mode: str, args: argparse.Namespace, requests: int) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="1 repetition of 5 s windows (< 1 min)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    ap.add_argument("--reps", type=int, default=None, help="repetitions (default 3, --quick 1)")
+    from bench_engine import bench_arguments, parse_bench_arguments
+
+    ap = bench_arguments(__doc__, "1 repetition of 5 s windows (< 1 min)", 1,
+                         gc_on="accepted for run_all.py; the servers keep their own GC setting")
     ap.add_argument("--duration", type=float, default=None, help="measured window per run, s (10, --quick 5)")
     ap.add_argument("--warmup", type=float, default=None, help="discarded warm-up per run, s (2, --quick 1.5)")
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--depth", type=int, default=25, help="open orders each connection keeps")
     ap.add_argument("--clock", choices=("virtual", "wall"), default="virtual")
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-inproc", action="store_true", help="skip the in-process CPU-per-request figures")
     ap.add_argument("--profile", nargs="?", const="inproc",
                     choices=("inproc", "server", "py-spy", "cprofile", "pyinstrument"),
@@ -419,10 +418,7 @@ def main(argv: list[str] | None = None) -> int:
                          "py-spy/cprofile/pyinstrument = inproc with that profiler (pyinstrument = cprofile)")
     ap.add_argument("--profiler", choices=("auto", "py-spy", "cprofile"), default="auto",
                     help="auto = py-spy if installed next to this Python, else cProfile")
-    ap.add_argument("--gc-on", action="store_true", help="accepted for run_all.py; the servers keep their own GC setting")
-    args, unknown = ap.parse_known_args(argv)
-    if unknown:
-        print(f"bench_http: ignoring {' '.join(unknown)}", file=sys.stderr)
+    args = parse_bench_arguments(ap, argv, "bench_http")
     base_reps, base_duration, base_warmup, inproc_requests = QUICK if args.quick else FULL
     reps: int = args.reps or base_reps
     duration: float = args.duration or base_duration

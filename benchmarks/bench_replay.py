@@ -43,7 +43,6 @@ cProfile and prints where the time goes, by module and by function.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import datetime
 import gc
@@ -264,14 +263,9 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller runs, 1 repetition (< 1 min)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    ap.add_argument("--gc-on", action="store_true", help="leave the garbage collector on while timing")
-    ap.add_argument("--reps", type=int, default=None, help="repetitions (default 3, --quick 1)")
-    ap.add_argument("--seed", type=int, default=SEED)
+    ap = bench_engine.bench_arguments(__doc__, "a shorter replay, 1 repetition (< 1 min)", SEED)
     ap.add_argument("--profile", action="store_true", help="only profile the (quick) replay and print the hot spots")
-    args = ap.parse_args(argv)
+    args = bench_engine.parse_bench_arguments(ap, argv, "bench_replay")
     reps = args.reps or (1 if args.quick else 3)
     mach = bench_engine.machine()
 

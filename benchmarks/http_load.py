@@ -293,6 +293,15 @@ class Conn(asyncio.Protocol):
             return
         self.send()
 
+    def _signed_post(self, path: bytes) -> bytes:
+        """A signed JSON POST of the next body in turn to ``path``."""
+        body = self.bodies[self.next_body]
+        self.next_body = (self.next_body + 1) % len(self.bodies)
+        assert self.signer is not None
+        return (b"POST " + path + b" HTTP/1.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n"
+                + self.signer.headers(b"POST" + path, body) + b"\r\n" + body)
+
     def send(self) -> None:
         assert self.transport is not None
         if self.mode == "hello":
@@ -304,22 +313,14 @@ class Conn(asyncio.Protocol):
         assert signer is not None
         signer.stamp()
         if self.mode == "echo":
-            body = self.bodies[self.next_body]
-            self.next_body = (self.next_body + 1) % len(self.bodies)
-            req = (b"POST " + ECHO_PATH.encode() + b" HTTP/1.1\r\nContent-Type: application/json\r\n"
-                   b"Content-Length: " + str(len(body)).encode() + b"\r\n"
-                   + signer.headers(b"POST" + ECHO_PATH.encode(), body) + b"\r\n" + body)
+            req = self._signed_post(ECHO_PATH.encode())
             self.kind = "ECHO"
         elif len(self.open_ids) > self.depth:
             path = b"/v1/cefi/orders/" + self.open_ids.popleft()
             req = b"DELETE " + path + b" HTTP/1.1\r\n" + signer.headers(b"DELETE" + path, b"") + b"\r\n"
             self.kind = "DELETE"
         else:
-            body = self.bodies[self.next_body]
-            self.next_body = (self.next_body + 1) % len(self.bodies)
-            req = (b"POST " + ORDERS_PATH.encode() + b" HTTP/1.1\r\nContent-Type: application/json\r\n"
-                   b"Content-Length: " + str(len(body)).encode() + b"\r\n"
-                   + signer.headers(b"POST" + ORDERS_PATH.encode(), body) + b"\r\n" + body)
+            req = self._signed_post(ORDERS_PATH.encode())
             self.kind = "POST"
         self.sent_at = time.perf_counter_ns()
         self.transport.write(req)

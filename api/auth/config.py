@@ -10,6 +10,7 @@ for shape first (``api/scenario/auth_entries.py``), with every problem at once.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -44,11 +45,7 @@ def _parse_api_keys(entries: object) -> dict[str, ApiKey]:
         )
         _optional(p, e, "name", str, "a string")
         _optional(p, e, "revoked", bool, "true or false")
-        key_id = e.get("key_id")
-        if not isinstance(key_id, str) or not key_id:
-            raise ValueError(f"{p}.key_id: must be a non-empty string")
-        if key_id in keys:
-            raise ValueError(f"{p}.key_id: duplicate key id {key_id}")
+        key_id = _new_id(p, e, "key_id", keys, "key id")
         kind = e.get("kind")
         if kind not in ("user", "organization"):
             raise ValueError(f'{p}.kind: must be "user" or "organization"')
@@ -85,11 +82,7 @@ def _parse_oauth_clients(entries: object) -> dict[str, OAuthClient]:
         p = f"oauth_clients[{i}]"
         _check_object(p, e, {"client_id", "redirect_uris", "scopes", "disabled", "name"})
         _optional(p, e, "name", str, "a string")
-        client_id = e.get("client_id")
-        if not isinstance(client_id, str) or not client_id:
-            raise ValueError(f"{p}.client_id: must be a non-empty string")
-        if client_id in clients:
-            raise ValueError(f"{p}.client_id: duplicate client id {client_id}")
+        client_id = _new_id(p, e, "client_id", clients, "client id")
         uris = _string_list(f"{p}.redirect_uris", e.get("redirect_uris"))
         for j, uri in enumerate(uris):
             if not _URI.fullmatch(uri) or "#" in uri:
@@ -101,6 +94,16 @@ def _parse_oauth_clients(entries: object) -> dict[str, OAuthClient]:
         _optional(p, e, "disabled", bool, "true or false")
         clients[client_id] = OAuthClient(client_id, tuple(uris), tuple(scopes), e.get("disabled", False), e.get("name"))
     return clients
+
+
+def _new_id(path: str, entry: dict[str, Any], name: str, seen: Mapping[str, object], what: str) -> str:
+    """The entry's identifier ``name``: a non-empty string not among the ids ``seen`` so far."""
+    value = entry.get(name)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{path}.{name}: must be a non-empty string")
+    if value in seen:
+        raise ValueError(f"{path}.{name}: duplicate {what} {value}")
+    return value
 
 
 def _check_object(path: str, entry: object, allowed: set[str]) -> None:

@@ -21,11 +21,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from api.app import CEFI_ROUTES, create_app
+from api.app import CEFI_ROUTES
 from api.client import NEWEST, PAGED, V2024, V2026, CefiClient, ProblemError
 from api.keys import ServerOptions
-from api.openapi import OPENAPI_PATH, openapi_routes
-from api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer
+from api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer, serving
 from api.scenario import load_scenario, parse_scenario
 from api.sim import Simulation
 
@@ -59,17 +58,10 @@ FIAT = {"fiat_account_id": UUID_A, "identity_id": UUID_A, "account_id": UUID_A, 
 
 @asynccontextmanager
 async def running(doc: dict[str, Any] | None = None, **options: Any) -> AsyncIterator[CefisimServer]:
-    """The emulator (plus GET /v1/cefi/openapi.json) on 127.0.0.1 and a free port."""
+    """The emulator on 127.0.0.1 and a free port."""
     sim = Simulation(parse_scenario(copy.deepcopy(doc or DOC), "test_client"), clock="virtual")
-    app = create_app(sim, ServerOptions(**options))
-    if not any(r.resource is not None and r.resource.canonical == OPENAPI_PATH for r in app.router.routes()):
-        app.add_routes(openapi_routes())
-    server = TestServer(app, host="127.0.0.1", port=0)
-    await server.start_server()
-    try:
-        yield CefisimServer(str(server.make_url("")).rstrip("/"), sim, app, server)
-    finally:
-        await server.close()
+    async with serving(sim, ServerOptions(**options)) as server:
+        yield server
 
 
 @pytest.fixture
