@@ -71,6 +71,13 @@ def test_parse_says_canonical_exactly_when_format_writes_the_same(inc: str, text
         assert canonical == (g.format(units) == text)
 
 
+@given(inc=increments, units=st.integers(min_value=0, max_value=10**15))
+def test_format_seeds_the_parse_cache_with_what_parse_would_say(inc: str, units: int) -> None:
+    seeded, fresh = Grid(inc), Grid(inc)
+    text = seeded.format(units)  # also files text -> units in the parse cache
+    assert seeded.parse(text) == fresh.parse(text) == (units, True)
+
+
 @pytest.mark.parametrize("bad", ["", "-1", "+1", "1.", ".5", "1e3", " 1", "1 ", "1,5", "0x10", "1.2.3",
                                  "١٢", "1" * 65])
 def test_malformed_decimals_are_none(bad: str) -> None:
