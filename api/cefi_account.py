@@ -6,9 +6,9 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.commands import RequestTransfer, SetClientInfo
-from engine.queries import page, transfers
-from engine.records import DEPOSIT, FIAT, T_INITIALIZED
+from cefisim.engine.commands import RequestTransfer, SetClientInfo
+from cefisim.engine.queries import page, transfers
+from cefisim.engine.records import DEPOSIT, FIAT, T_INITIALIZED
 
 from .cefi_orders import _listing_client, _paging
 from .http import respond, respond_list, same_client, signed_client, signed_json

@@ -10,8 +10,8 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
-from engine.reference import Instrument
+from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
+from cefisim.engine.reference import Instrument
 
 from . import versions
 from .http import respond, respond_list, signed_client

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from engine.order import LIMIT, MARKET
-from engine.queries import activity, order_status, orders, trades
-from engine.reference import ID_RE
-from engine.units import parse_rate
+from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.order import LIMIT, MARKET
+from cefisim.engine.queries import activity, order_status, orders, trades
+from cefisim.engine.reference import ID_RE
+from cefisim.engine.units import parse_rate
 
 from .http import respond, respond_list, same_client, signed_client, signed_json
 from .keys import SIM

@@ -30,10 +30,10 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
-from engine.clock import NS_PER_SECOND
-from engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
-from engine.reference import INSTRUMENT_STATUSES
-from engine.units import Grid
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
+from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.units import Grid
 
 from .auth import AUTH_STORE
 from .http import read_json, respond

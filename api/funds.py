@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.commands import PaperFunds
-from engine.reference import ID_RE
-from engine.rejects import Reject
+from cefisim.engine.commands import PaperFunds
+from cefisim.engine.reference import ID_RE
+from cefisim.engine.rejects import Reject
 
 from .problems import Problem, bad_request
 from .rejects import problem_for

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from engine.reference import ID_RE
+from cefisim.engine.reference import ID_RE
 
 from . import versions
 from .keys import CLIENT_ID, OPTIONS, SIM, VERSION

@@ -23,7 +23,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from .limits import DEFAULT_MAX_HEADER_BYTES, DEFAULT_READ_TIMEOUT_S, RateLimit, RateLimits
 
 if TYPE_CHECKING:
-    from engine.venue import VenueConfig
+    from cefisim.engine.venue import VenueConfig
 
     from .scenario import Scenario
 

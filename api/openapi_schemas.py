@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.order import ORDER_STATUSES
-from engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
-from engine.records import MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER
-from engine.reference import INSTRUMENT_STATUSES, STP_VALUES, SYMBOL_MAX
-from engine.rejects import CancelReason, Reject
-from engine.units import DECIMAL_RE
+from cefisim.engine.order import ORDER_STATUSES
+from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
+from cefisim.engine.records import MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER
+from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES, SYMBOL_MAX
+from cefisim.engine.rejects import CancelReason, Reject
+from cefisim.engine.units import DECIMAL_RE
 
 from . import cefi_account as account
 from . import cefi_market as market

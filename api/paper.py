@@ -23,9 +23,9 @@ from typing import Any, Protocol
 import orjson
 from aiohttp import web
 
-from api.auth.bearer import require_bearer
-from api.problems import Problem, bad_request
-from api.validate import F, check_object, parse_json
+from cefisim.api.auth.bearer import require_bearer
+from cefisim.api.problems import Problem, bad_request
+from cefisim.api.validate import F, check_object, parse_json
 
 PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
 

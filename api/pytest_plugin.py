@@ -1,7 +1,7 @@
 """pytest plugin: run the emulator in-process and talk to it, from any test suite.
 
-Installed with the package (entry point ``pytest11: cefisim = "api.pytest_plugin"``); from a source
-checkout that is not installed, put ``pytest_plugins = ["api.pytest_plugin"]`` in your root
+Installed with the package (entry point ``pytest11: cefisim = "cefisim.api.pytest_plugin"``); from a source
+checkout that is not installed, put ``pytest_plugins = ["cefisim.api.pytest_plugin"]`` in your root
 ``conftest.py``. Needs pytest-asyncio (strict or auto mode).
 
 Fixtures:

@@ -7,7 +7,7 @@ conflicts 409, the rest 400. The slug is the reason in lower case with dashes.
 
 from __future__ import annotations
 
-from engine.rejects import Reject, Stage
+from cefisim.engine.rejects import Reject, Stage
 
 from .problems import Problem
 

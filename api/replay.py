@@ -29,12 +29,12 @@ from typing import IO
 
 import orjson
 
-from api.scenario import Scenario, format_time, parse_time
-from api.scenario.command import parse_and_load
-from engine.commands import Command
-from engine.journal import event_digest, to_record
-from engine.order import BUY, SELL
-from engine.venue import Result, Venue
+from cefisim.api.scenario import Scenario, format_time, parse_time
+from cefisim.api.scenario.command import parse_and_load
+from cefisim.engine.commands import Command
+from cefisim.engine.journal import event_digest, to_record
+from cefisim.engine.order import BUY, SELL
+from cefisim.engine.venue import Result, Venue
 
 PROGRESS_EVERY = 0.25  # seconds of wall time between two progress lines
 TOP_LEVELS = 3

@@ -11,13 +11,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from engine.ledger import Balance
-from engine.order import LIMIT, MARKET, NEW_PENDING, WORKING, Order, OrderExtra
-from engine.queries import A_TRADE
-from engine.quotes import format_vwap
-from engine.records import Fill, Transfer
-from engine.reference import Asset, Client, Instrument
-from engine.units import format_rate
+from cefisim.engine.ledger import Balance
+from cefisim.engine.order import LIMIT, MARKET, NEW_PENDING, WORKING, Order, OrderExtra
+from cefisim.engine.queries import A_TRADE
+from cefisim.engine.quotes import format_vwap
+from cefisim.engine.records import Fill, Transfer
+from cefisim.engine.reference import Asset, Client, Instrument
+from cefisim.engine.units import format_rate
 
 
 _NS_19_DIGITS = 10**18

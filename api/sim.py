@@ -32,9 +32,9 @@ from typing import IO, Any
 
 import orjson
 
-from engine.commands import AdvanceClock, Command
-from engine.journal import from_record, to_record
-from engine.venue import Result, Venue, VenueConfig
+from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.journal import from_record, to_record
+from cefisim.engine.venue import Result, Venue, VenueConfig
 
 from . import snapshot
 from .scenario import Scenario

@@ -25,7 +25,7 @@ from typing import Any
 
 from sortedcontainers import SortedDict
 
-import engine
+from cefisim import engine
 
 FORMAT = "cefisim-snapshot/2"  # /2: orders keep `remaining` and an execution record
 _MAX_JSON_INT = 2**53
@@ -38,7 +38,7 @@ _TRANSIENT = {
 def _registry() -> dict[str, type]:
     classes: dict[str, type] = {"random.Random": random.Random, "SortedDict": SortedDict, "deque": deque}
     for info in pkgutil.iter_modules(engine.__path__):
-        module = importlib.import_module(f"engine.{info.name}")
+        module = importlib.import_module(f"{engine.__name__}.{info.name}")
         for name, obj in vars(module).items():
             if inspect.isclass(obj) and obj.__module__ == module.__name__:
                 classes[f"{info.name}.{name}"] = obj

@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from engine.reference import ID_RE
-from engine.units import DECIMAL_RE
+from cefisim.engine.reference import ID_RE
+from cefisim.engine.units import DECIMAL_RE
 
 from .problems import bad_request
 

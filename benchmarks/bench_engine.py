@@ -48,8 +48,8 @@ for _p in (HERE, ROOT):
 import streams  # noqa: E402
 from floor_book import FloorBook  # noqa: E402
 
-from engine.reference import STP_NONE, Asset, Client, Instrument  # noqa: E402
-from engine.venue import Venue, VenueConfig  # noqa: E402
+from cefisim.engine.reference import STP_NONE, Asset, Client, Instrument  # noqa: E402
+from cefisim.engine.venue import Venue, VenueConfig  # noqa: E402
 
 START_NS = 1_767_225_600 * 1_000_000_000  # 2026-01-01T00:00:00Z, engine time
 STEP_NS = 1_000  # engine time between two commands
@@ -70,7 +70,7 @@ def make_journal(sink):  # type: ignore[no-untyped-def]
     try:
         import orjson
 
-        from engine.journal import to_record
+        from cefisim.engine.journal import to_record
 
         write = sink.write
         dumps = orjson.dumps

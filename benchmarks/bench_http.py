@@ -5,7 +5,7 @@
     PYTHONPATH=. python benchmarks/bench_http.py --profile [inproc|server] [--profiler py-spy|cprofile]
 
 Servers (each run gets a fresh one, in its own process, on a free loopback port):
-  orders  ``python -m api.cli serve --host 127.0.0.1 --scenario benchmarks/bench_http_scenario.json
+  orders  ``python -m cefisim.api.cli serve --host 127.0.0.1 --scenario benchmarks/bench_http_scenario.json
           --clock virtual --log-level WARNING``: the server as shipped, with its own GC setting
           (``gc.freeze()`` after loading, collector on), no journal. Virtual clock: engine time stands
           still, the scenario's market maker quotes once at the start and never acts again, so nothing
@@ -69,16 +69,16 @@ LOAD = os.path.join(HERE, "http_load.py")
 SCENARIO = os.path.join(HERE, "bench_http_scenario.json")
 HOST = "127.0.0.1"
 
-#: cProfile with a CPU-time timer around `python -m api.cli serve ...`: time the process spent
+#: cProfile with a CPU-time timer around `python -m cefisim.api.cli serve ...`: time the process spent
 #: descheduled (2 shared cores) is not charged to whatever frame it happened in.
 CPROFILE_CPU = """
 import cProfile, runpy, sys, time
 out = sys.argv[1]
 args = sys.argv[2:]
-sys.argv = ["api.cli"] + (args[2:] if args[:2] == ["-m", "api.cli"] else args)
+sys.argv = ["cefisim.api.cli"] + (args[2:] if args[:2] == ["-m", "cefisim.api.cli"] else args)
 prof = cProfile.Profile(time.process_time)
 try:
-    prof.runcall(runpy.run_module, "api.cli", run_name="__main__", alter_sys=True)
+    prof.runcall(runpy.run_module, "cefisim.api.cli", run_name="__main__", alter_sys=True)
 except SystemExit:
     pass
 finally:
@@ -113,7 +113,7 @@ class Server:
         if kind == "hello":
             cmd = [sys.executable, LOAD, "hello-server", "--port", str(self.port), "--scenario", SCENARIO]
         else:
-            cmd = ["-m", "api.cli", "serve", "--host", HOST, "--port", str(self.port), "--scenario", SCENARIO,
+            cmd = ["-m", "cefisim.api.cli", "serve", "--host", HOST, "--port", str(self.port), "--scenario", SCENARIO,
                    "--clock", clock, "--log-level", "WARNING"]
             cmd = [sys.executable, *(prefix or []), *cmd]
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - open for the server's life

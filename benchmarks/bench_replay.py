@@ -65,8 +65,8 @@ for _p in (HERE, ROOT):
 import bench_engine  # noqa: E402
 import streams  # noqa: E402
 
-from api.replay import ReplayStats, journal_writer  # noqa: E402
-from api.scenario import Scenario, parse_scenario  # noqa: E402
+from cefisim.api.replay import ReplayStats, journal_writer  # noqa: E402
+from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
 
 SEED = 20260105
 SPAN_S = {False: 6_300, True: 600}  # engine seconds of the replay

@@ -7,7 +7,7 @@ What it does:
 
 1. Writes a soak scenario (2 instruments, ``processes x connections`` API clients with balances far
    larger than the run can spend, no agents) to a temporary directory and starts
-   ``python -m api.cli serve --clock virtual --scenario <it> --log-level WARNING`` on a free loopback
+   ``python -m cefisim.api.cli serve --clock virtual --scenario <it> --log-level WARNING`` on a free loopback
    port, in its own process.
 2. Starts ``--processes`` client processes (multiprocessing, spawn). Each runs ``--connections``
    closed-loop keep-alive connections, one API client per connection, for ``--seconds``: passive
@@ -61,7 +61,7 @@ if str(ROOT) not in sys.path:
 import aiohttp  # noqa: E402
 import orjson  # noqa: E402
 
-from api.signing import sign  # noqa: E402
+from cefisim.api.signing import sign  # noqa: E402
 
 MAX_OPEN = 20  # open orders per client, per instrument at most (the client cancels past it)
 INSTRUMENTS = {"1": {"mid": 50_000.0, "tick": 2, "lot": "0.001"}, "2": {"mid": 3_000.0, "tick": 2, "lot": "0.01"}}
@@ -358,7 +358,7 @@ def rss_kib(pid: int) -> int | None:
 
 def start_server(scenario: Path, port: int, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--clock", "virtual",
+        [sys.executable, "-m", "cefisim.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--clock", "virtual",
          "--scenario", str(scenario), "--log-level", "WARNING"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log.open("wb"), stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 from floor_book import FloorBook
 
-from engine.commands import CancelOrder, PlaceOrder
-from engine.units import Grid
+from cefisim.engine.commands import CancelOrder, PlaceOrder
+from cefisim.engine.units import Grid
 
 MID = 1_000_000  # ticks: 10000.00 on a 0.01 grid
 PRICE_GRID = Grid("0.01")

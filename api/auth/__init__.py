@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api.auth.store import AuthStore, Principal
+from cefisim.api.auth.store import AuthStore, Principal
 
 AUTH_STORE = web.AppKey("auth_store", AuthStore)
 

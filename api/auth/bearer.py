@@ -20,9 +20,9 @@ import re
 
 from aiohttp import web
 
-from api.auth import AUTH_STORE
-from api.auth.store import AuthError, Forbidden, Principal, Unauthenticated
-from api.problems import Problem
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.store import AuthError, Forbidden, Principal, Unauthenticated
+from cefisim.api.problems import Problem
 
 ON_BEHALF_OF = "SVC-On-Behalf-Of"
 _REALM = 'Bearer realm="cefisim"'

@@ -23,7 +23,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from api.auth.model import (
+from cefisim.api.auth.model import (
     _URI, ACCESS_TTL_NS, NS, REFRESH_TTL_NS, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest,
     LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _Code, _Grant, _OAuthRefresh, _Table,
     with_query,

@@ -19,9 +19,9 @@ from urllib.parse import quote, urlencode
 import orjson
 from aiohttp import web
 
-from api.auth import AUTH_STORE
-from api.auth.bearer import ON_BEHALF_OF, as_problem, authenticate
-from api.auth.store import (
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.bearer import ON_BEHALF_OF, as_problem, authenticate
+from cefisim.api.auth.store import (
     SENSITIVE_SCOPES,
     AuthError,
     AuthorizeRedirect,
@@ -31,7 +31,7 @@ from api.auth.store import (
     Unauthenticated,
     iso_utc,
 )
-from api.problems import PROBLEM_CONTENT_TYPE, Problem
+from cefisim.api.problems import PROBLEM_CONTENT_TYPE, Problem
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 

@@ -44,12 +44,12 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from api.auth.config import _parse_api_keys, _parse_oauth_clients
-from api.auth.model import (
+from cefisim.api.auth.config import _parse_api_keys, _parse_oauth_clients
+from cefisim.api.auth.model import (
     ACCESS_TTL_NS, REFRESH_TTL_NS, ApiKey, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest, Forbidden,
     IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _KeyRefresh, _Table, iso_utc,
 )
-from api.auth.oauth import SENSITIVE_SCOPES, OAuth
+from cefisim.api.auth.oauth import SENSITIVE_SCOPES, OAuth
 
 KEY_WINDOW_S = 30  # key-exchange timestamp window, wall clock
 _B64URL = re.compile(r"[A-Za-z0-9_\-]*={0,2}")

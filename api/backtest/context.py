@@ -14,15 +14,15 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from engine.backtest import Harness
-from engine.clock import NS_PER_SECOND
-from engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from engine.order import BUY, LIMIT, MARKET, NEW_PENDING, SELL, WORKING
-from engine.queries import order_status
-from engine.quotes import format_vwap
-from engine.records import Fill
-from engine.reference import ID_RE, STP_VALUES, Instrument
-from engine.units import DECIMAL_RE, parse_rate
+from cefisim.engine.backtest import Harness
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.order import BUY, LIMIT, MARKET, NEW_PENDING, SELL, WORKING
+from cefisim.engine.queries import order_status
+from cefisim.engine.quotes import format_vwap
+from cefisim.engine.records import Fill
+from cefisim.engine.reference import ID_RE, STP_VALUES, Instrument
+from cefisim.engine.units import DECIMAL_RE, parse_rate
 
 from ..client import ProblemError
 from ..problems import PROBLEM_BASE, Problem, bad_request

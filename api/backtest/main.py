@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from engine.backtest import Harness, StrategyLoop
-from engine.figures import Figures, figures
+from cefisim.engine.backtest import Harness, StrategyLoop
+from cefisim.engine.figures import Figures, figures
 
 from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load

@@ -11,10 +11,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from engine.backtest import Harness
-from engine.figures import Figures
-from engine.clock import NS_PER_SECOND
-from engine.reference import Instrument
+from cefisim.engine.backtest import Harness
+from cefisim.engine.figures import Figures
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.reference import Instrument
 
 from ..scenario import Scenario, format_time
 

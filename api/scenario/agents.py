@@ -11,9 +11,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from engine.agents import AgentSpec, MarketMakerSpec, NoiseTakerSpec, PriceSeries, RandomWalk
-from engine.reference import Instrument
-from engine.units import RATE_ONE, Grid
+from cefisim.engine.agents import AgentSpec, MarketMakerSpec, NoiseTakerSpec, PriceSeries, RandomWalk
+from cefisim.engine.reference import Instrument
+from cefisim.engine.units import RATE_ONE, Grid
 
 from .document import _join, _kind, _no_constant, _os_reason
 from .keys import AGENT_COMMON, AGENT_KEYS, RANDOM_WALK_KEYS

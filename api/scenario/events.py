@@ -8,13 +8,13 @@ exact in the asset.
 
 from __future__ import annotations
 
-from engine.commands import (
+from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from engine.order import GTC, LIMIT, MARKET
-from engine.records import FIAT
-from engine.reference import ID_RE, INSTRUMENT_STATUSES, STP_VALUES, Asset
+from cefisim.engine.order import GTC, LIMIT, MARKET
+from cefisim.engine.records import FIAT
+from cefisim.engine.reference import ID_RE, INSTRUMENT_STATUSES, STP_VALUES, Asset
 
 from ..validate import UUID_RE, is_external_id
 from .document import _join, _kind

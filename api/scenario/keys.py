@@ -9,8 +9,8 @@ re-exports this table). Data only, no logic.
 
 from __future__ import annotations
 
-from engine.order import ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, SELL, USE_AGGRESSIVE_PRICING
-from engine.records import CRYPTO, DEPOSIT, FIAT, WITHDRAW
+from cefisim.engine.order import ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, SELL, USE_AGGRESSIVE_PRICING
+from cefisim.engine.records import CRYPTO, DEPOSIT, FIAT, WITHDRAW
 
 # --- the format's keys: (required, optional) per object; schema.json must say the same -----------
 

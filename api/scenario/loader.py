@@ -30,7 +30,7 @@ from typing import Any
 # The format's tables and enums (``keys.py`` and the engine's and API's own) are also read from this
 # module: tests/scenarios/test_scenario_schema.py holds schema.json to them through it. Hence the
 # names imported but not used here (noqa: F401).
-from engine.reference import INSTRUMENT_STATUSES, STP_VALUES  # noqa: F401
+from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES  # noqa: F401
 
 from ..signing import LAYOUTS as SIGNATURE_LAYOUTS
 from ..validate import is_external_id  # noqa: F401

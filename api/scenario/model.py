@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from engine.agents import AgentSpec
-from engine.clock import NS_PER_SECOND
-from engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
-from engine.reference import Asset, Client, Instrument
-from engine.scenario import ScenarioRunner
-from engine.venue import Journal, Venue, VenueConfig
+from cefisim.engine.agents import AgentSpec
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
+from cefisim.engine.reference import Asset, Client, Instrument
+from cefisim.engine.scenario import ScenarioRunner
+from cefisim.engine.venue import Journal, Venue, VenueConfig
 
 from .document import _kind
 

@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from engine.clock import NS_PER_SECOND
-from engine.reference import ID_RE, Asset, Client, Instrument
-from engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.reference import ID_RE, Asset, Client, Instrument
+from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
 
 from .document import _is_int, _join, _kind
 from .model import MAX_NS, REL_RE, Problem, _seconds_ns, format_time, parse_time

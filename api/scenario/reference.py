@@ -9,7 +9,7 @@ units of the asset; a client's ``key``/``secret`` pair goes into ``hmac_keys``.
 
 from __future__ import annotations
 
-from engine.reference import ACTIVE, INSTRUMENT_STATUSES, STP_NONE, STP_VALUES, SYMBOL_MAX, Asset, Client, Instrument
+from cefisim.engine.reference import ACTIVE, INSTRUMENT_STATUSES, STP_NONE, STP_VALUES, SYMBOL_MAX, Asset, Client, Instrument
 
 from ..validate import UUID_RE
 from .document import _join, _kind

@@ -32,7 +32,7 @@ from __future__ import annotations
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from api.client import ProblemError
+from cefisim.api.client import ProblemError
 
 WORKING = ("ACTIVE", "NEW_PENDING", "MODIFY_PENDING", "CANCEL_PENDING")
 

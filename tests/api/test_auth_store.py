@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from api.auth.store import AuthorizeRedirect, AuthStore, BadRequest, Forbidden, Unauthenticated
+from cefisim.api.auth.store import AuthorizeRedirect, AuthStore, BadRequest, Forbidden, Unauthenticated
 from tests.api.test_auth_support import (
     REDIRECT,
     RESOURCE,

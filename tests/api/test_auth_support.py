@@ -24,12 +24,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from api.auth import AUTH_STORE
-from api.auth.bearer import require_bearer
-from api.auth.routes import auth_routes
-from api.auth.store import AuthStore
-from api.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
-from api.problems import PROBLEM_CONTENT_TYPE, Problem
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.bearer import require_bearer
+from cefisim.api.auth.routes import auth_routes
+from cefisim.api.auth.store import AuthStore
+from cefisim.api.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
+from cefisim.api.problems import PROBLEM_CONTENT_TYPE, Problem
 
 NS = 1_000_000_000
 START = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)

@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from api.cli import example_request, main
-from api.scenario import parse_scenario
-from api.sim import Simulation
+from cefisim.api.cli import example_request, main
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.sim import Simulation
 from tests.api.conftest import scenario_doc
 
 
@@ -50,7 +50,7 @@ def test_example_request_signs_with_the_first_key() -> None:
 def _serve_args(*argv: str):
     import argparse
 
-    from api.cli import _serve_parser
+    from cefisim.api.cli import _serve_parser
 
     parser = argparse.ArgumentParser()
     _serve_parser(parser.add_subparsers(dest="command"))
@@ -58,7 +58,7 @@ def _serve_args(*argv: str):
 
 
 def test_signing_settings_come_from_the_scenario_unless_a_flag_says_otherwise() -> None:
-    from api.cli import server_options
+    from cefisim.api.cli import server_options
 
     scenario = parse_scenario(scenario_doc(settings={"signature_layout": "newline", "sign_reference_data": True}),
                               "s.json")
@@ -71,7 +71,7 @@ def test_signing_settings_come_from_the_scenario_unless_a_flag_says_otherwise() 
 
 
 def test_speed_applies_to_the_virtual_clock_only() -> None:
-    from api.cli import server_options
+    from cefisim.api.cli import server_options
 
     scenario = parse_scenario(scenario_doc(), "s.json")
     assert server_options(_serve_args("--clock", "virtual", "--speed", "60"), scenario).speed == 60.0

@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 import pytest
 
-from api.signing import sign
+from cefisim.api.signing import sign
 from tests.api.conftest import SECRETS, scenario_doc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def _free_port() -> int:
 
 def _start(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--scenario", str(scenario),
+        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--scenario", str(scenario),
          "--journal", str(journal), "--clock", "virtual", "--log-level", "WARNING"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from api.scenario import parse_scenario
-from api.sim import JournalError, JournalWriteError, Simulation
-from engine.commands import CancelOrder, PlaceOrder, SetLatency
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.sim import JournalError, JournalWriteError, Simulation
+from cefisim.engine.commands import CancelOrder, PlaceOrder, SetLatency
 from tests.api.conftest import scenario_doc
 
 
@@ -100,8 +100,8 @@ def test_unwritable_journal_refuses_the_command_and_changes_nothing(tmp_path: Pa
 
 
 def test_a_server_journal_replays_offline_to_the_same_events(tmp_path: Path, sims, capsys) -> None:
-    from api.replay import ReplayStats, replay_main
-    from api.scenario import load_scenario
+    from cefisim.api.replay import ReplayStats, replay_main
+    from cefisim.api.scenario import load_scenario
 
     demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
     live = ReplayStats()

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from api import cefi_account, cefi_market, cefi_orders
-from api.app import CEFI_ROUTES, create_app
-from api.client import V2024, V2026, CefiClient, RawResponse
-from api.keys import ServerOptions
-from api.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
-from api.openapi_operations import OPERATIONS
-from api.problems import Problem
-from api.scenario import parse_scenario
-from api.sim import Simulation
-from api.validate import check_object
+from cefisim.api import cefi_account, cefi_market, cefi_orders
+from cefisim.api.app import CEFI_ROUTES, create_app
+from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
+from cefisim.api.keys import ServerOptions
+from cefisim.api.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
+from cefisim.api.openapi_operations import OPERATIONS
+from cefisim.api.problems import Problem
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.sim import Simulation
+from cefisim.api.validate import check_object
 from tests.api.test_client import ALICE_KEY, BOB_KEY, DOC, FIAT, running
 
 DOCUMENT = openapi_document()
@@ -416,8 +416,8 @@ async def test_real_responses_validate_against_the_document(version: str) -> Non
 
 async def test_demo_scenario_responses_validate() -> None:
     """The shipped demo (agents trading, v2026_01_23 only after 2026-11-01) conforms as well."""
-    from api.pytest_plugin import DEFAULT_SCENARIO
-    from api.scenario import load_scenario
+    from cefisim.api.pytest_plugin import DEFAULT_SCENARIO
+    from cefisim.api.scenario import load_scenario
 
     doc = load_scenario(DEFAULT_SCENARIO).doc
     async with running(doc=doc) as server:

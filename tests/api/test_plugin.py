@@ -1,6 +1,6 @@
 """The pytest plugin, used exactly as a user would: small test suites run by pytest's own ``pytester``.
 
-The suites load the plugin with ``-p no:cefisim -p api.pytest_plugin``: that works whether or not the
+The suites load the plugin with ``-p no:cefisim -p cefisim.api.pytest_plugin``: that works whether or not the
 package is installed (installed, its ``pytest11`` entry point registers the same module as
 ``cefisim``; blocking that name first avoids a second registration under another name).
 """
@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from api.pytest_plugin import DEFAULT_SCENARIO
+from cefisim.api.pytest_plugin import DEFAULT_SCENARIO
 from tests.api.test_client import DOC, doc_examples
 
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[2]
-LOAD = ("-p", "no:cefisim", "-p", "api.pytest_plugin", "-p", "no:cacheprovider",
+LOAD = ("-p", "no:cefisim", "-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider",
         # in-process runs: this process imported the plugin already, so pytest cannot rewrite its asserts
         "-W", "ignore::pytest.PytestAssertRewriteWarning")
 STRICT_INI = "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
@@ -64,7 +64,7 @@ def test_auto_mode_needs_no_marks(pytester: pytest.Pytester) -> None:
 def test_server_fixture_and_virtual_clock(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_server='''
         import pytest
-        from api.client import CefiClient
+        from cefisim.api.client import CefiClient
 
         @pytest.mark.asyncio
         async def test_server(cefisim_server):
@@ -183,7 +183,7 @@ def test_marker_option_and_server_options_are_registered(suite: pytest.Pytester)
     result.stdout.fnmatch_lines(["*--cefisim-scenario=FILE*"])
     suite.makepyfile(test_layout='''
         import pytest
-        from api.keys import ServerOptions
+        from cefisim.api.keys import ServerOptions
 
         @pytest.fixture
         def cefisim_server_options():
@@ -203,17 +203,17 @@ def test_marker_option_and_server_options_are_registered(suite: pytest.Pytester)
 def test_installed_entry_point_and_explicit_p_do_not_clash(pytester: pytest.Pytester,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """With the package installed (simulated by a dist-info with the pytest11 entry point), the plugin
-    loads by itself, and ``-p no:cefisim -p api.pytest_plugin`` does not register it twice (a bare
-    ``-p api.pytest_plugin`` would: "Plugin already registered under a different name")."""
+    loads by itself, and ``-p no:cefisim -p cefisim.api.pytest_plugin`` does not register it twice (a bare
+    ``-p cefisim.api.pytest_plugin`` would: "Plugin already registered under a different name")."""
     site = pytester.path / "site"
     dist = site / "cefisim_fake-0.0.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: cefisim-fake\nVersion: 0.0.0\n")
-    (dist / "entry_points.txt").write_text("[pytest11]\ncefisim = api.pytest_plugin\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\ncefisim = cefisim.api.pytest_plugin\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(REPO)]))
     pytester.makeini(STRICT_INI)
     pytester.makepyfile(test_readme=README_EXAMPLE)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    result = pytester.runpytest_subprocess("-p", "no:cefisim", "-p", "api.pytest_plugin", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cefisim", "-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)

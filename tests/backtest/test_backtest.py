@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from api.backtest import StrategyFailed, backtest_main, run_backtest
-from api.client import ProblemError
-from api.scenario import load_scenario, parse_scenario
-from api.serialize import trade_record
+from cefisim.api.backtest import StrategyFailed, backtest_main, run_backtest
+from cefisim.api.client import ProblemError
+from cefisim.api.scenario import load_scenario, parse_scenario
+from cefisim.api.serialize import trade_record
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"

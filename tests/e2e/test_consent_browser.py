@@ -23,9 +23,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from api.auth import AUTH_STORE
-from api.auth.routes import auth_routes
-from api.auth.store import AuthStore
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.routes import auth_routes
+from cefisim.api.auth.store import AuthStore
 from tests.api.test_auth_support import RESOURCE, FakeClock, default_world, pkce, problem_middleware, sign, whoami
 
 pytestmark = pytest.mark.e2e

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.clock import NS_PER_SECOND
-from engine.commands import (
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from engine.ledger import Balance
-from engine.order import BUY, SELL, Order
-from engine.reference import Asset, Client, Instrument
-from engine.units import Grid, parse_rate
-from engine.venue import Result, Venue, VenueConfig
+from cefisim.engine.ledger import Balance
+from cefisim.engine.order import BUY, SELL, Order
+from cefisim.engine.reference import Asset, Client, Instrument
+from cefisim.engine.units import Grid, parse_rate
+from cefisim.engine.venue import Result, Venue, VenueConfig
 
 START = 1_793_610_000 * NS_PER_SECOND  # 2026-11-02T09:00:00Z
 SECOND = NS_PER_SECOND

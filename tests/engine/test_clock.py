@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.clock import Clock
+from cefisim.engine.clock import Clock
 
 from .builders import ALICE, BOB, START, Sim
 

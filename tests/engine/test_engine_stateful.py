@@ -24,12 +24,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from engine.commands import (
+from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetClientInfo, SetInstrumentStatus,
 )
-from engine.order import BUY, CANCELED, FILLED, REJECTED, SELL
-from engine.units import RATE_ONE
-from engine.venue import Result
+from cefisim.engine.order import BUY, CANCELED, FILLED, REJECTED, SELL
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.venue import Result
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAY, ETH_USD, HOUR, SECOND, book_rows, build_venue, state_hash, trades
 

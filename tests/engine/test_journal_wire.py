@@ -5,11 +5,11 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from engine.commands import (
+from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer, SetClientInfo,
     SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from engine.journal import from_record, to_record
+from cefisim.engine.journal import from_record, to_record
 
 COMMANDS = [
     PlaceOrder(100, 1, "BUY", "LIMIT", "1", "2.00", flags=(), exec_inst=("ALO",), external_id="e1"),

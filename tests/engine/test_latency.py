@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.order import ACTIVE, CANCEL_PENDING, CANCELED, FILLED, MODIFY_PENDING, NEW_PENDING
-from engine.rejects import Reject
+from cefisim.engine.order import ACTIVE, CANCEL_PENDING, CANCELED, FILLED, MODIFY_PENDING, NEW_PENDING
+from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC, SECOND, USD, Sim, order_events, trades
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
-from engine.rejects import Reject
+from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
+from cefisim.engine.rejects import Reject
 
 from .builders import (
     ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, START, USD, Sim, fingerprint, trades,

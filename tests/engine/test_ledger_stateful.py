@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from engine.commands import (
+from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from engine.order import ACTIVE, BUY, SELL
-from engine.records import DEPOSIT, T_COMPLETED, Transfer
-from engine.venue import Result, Venue
+from cefisim.engine.order import ACTIVE, BUY, SELL
+from cefisim.engine.records import DEPOSIT, T_COMPLETED, Transfer
+from cefisim.engine.venue import Result, Venue
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, SECOND, USD, build_venue, state_hash
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.commands import PlaceOrder
-from engine.entry import protection_price
-from engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
-from engine.rejects import Reject
+from cefisim.engine.commands import PlaceOrder
+from cefisim.engine.entry import protection_price
+from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
+from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, DAY, ETH_USD, RICH, SECOND, START, Sim, fingerprint, trades
 
@@ -485,7 +485,7 @@ def test_ids_come_from_counters(sim: Sim) -> None:
 
 
 def test_max_open_orders_per_client_and_instrument() -> None:
-    from engine.venue import VenueConfig
+    from cefisim.engine.venue import VenueConfig
 
     sim = Sim(config=VenueConfig(max_open_orders=2))
     a = sim.buy(ALICE, "1", "99.00").order

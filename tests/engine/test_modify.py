@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.order import ACTIVE, BUY, CANCELED, FILLED, MARKET
-from engine.rejects import Reject
+from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, MARKET
+from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, trades
 

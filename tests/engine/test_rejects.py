@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine.commands import (
+from cefisim.engine.commands import (
     CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer, SetClientInfo,
     SetInstrumentStatus,
 )
-from engine.order import REJECTED
-from engine.rejects import Reject, Stage
+from cefisim.engine.order import REJECTED
+from cefisim.engine.rejects import Reject, Stage
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim, fingerprint
 

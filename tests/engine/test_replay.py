@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.commands import Command
+from cefisim.engine.commands import Command
 
 from .builders import (
     ALICE, BOB, BTC, CAROL, DAY, ETH_USD, HOUR, SECOND, START, USD, Sim, build_venue, fingerprint, state_hash,

@@ -3,8 +3,8 @@ orders and modifies but accepts cancels; DISABLED rejects everything and cancels
 
 from __future__ import annotations
 
-from engine.order import ACTIVE, BUY, CANCELED, REJECTED, SELL
-from engine.rejects import Reject
+from cefisim.engine.order import ACTIVE, BUY, CANCELED, REJECTED, SELL
+from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, trades
 

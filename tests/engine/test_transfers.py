@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.records import T_COMPLETED, T_INITIALIZED, T_REJECTED
-from engine.rejects import Reject
+from cefisim.engine.records import T_COMPLETED, T_INITIALIZED, T_REJECTED
+from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BTC, DAVE, SECOND, USD, Sim, fingerprint
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.units import (
+from cefisim.engine.units import (
     DECIMAL_RE, RATE_ONE, Grid, ceil_div, format_rate, format_ratio, parse_decimal, parse_rate,
 )
 

@@ -29,13 +29,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from api.app import create_app
-from api.keys import ServerOptions
-from api.limits import handler_args, is_limit_middleware, limit_middlewares
-from api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
-from api.scenario import parse_scenario
-from api.signing import sign
-from api.sim import Simulation
+from cefisim.api.app import create_app
+from cefisim.api.keys import ServerOptions
+from cefisim.api.limits import handler_args, is_limit_middleware, limit_middlewares
+from cefisim.api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.signing import sign
+from cefisim.api.sim import Simulation
 from tests.api.conftest import SECRETS, scenario_doc
 
 T = TypeVar("T")

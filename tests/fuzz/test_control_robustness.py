@@ -87,7 +87,7 @@ def _free_port() -> int:
 def test_a_huge_clock_advance_answers_at_once_without_a_5xx(tmp_path: Path) -> None:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--clock", "virtual", "--log-level", "ERROR"],
+        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--clock", "virtual", "--log-level", "ERROR"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.app import CEFI_ROUTES
-from engine.commands import PlaceOrder
+from cefisim.api.app import CEFI_ROUTES
+from cefisim.engine.commands import PlaceOrder
 from tests.fuzz.strategies import extra_headers, json_body, path_segment, query_string
 from tests.fuzz.support import Client, Served, check_answer, examples, serve_sim, signed_headers
 

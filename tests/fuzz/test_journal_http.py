@@ -9,8 +9,8 @@ from pathlib import Path
 
 import orjson
 
-from api.scenario import parse_scenario
-from api.sim import Simulation
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.sim import Simulation
 from tests.fuzz.support import (
     USER_KEY, Client, assert_problem, build_app, es256, fuzz_doc, serve, signed_headers, state,
 )

@@ -16,13 +16,13 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from api.limit_flags import add_limit_arguments, limit_options, parse_rate, parse_rate_limits, venue_config_for
-from api.limits import RateLimit, RateLimits, TokenBuckets, rate_limit_middleware
-from api.problems import Problem
-from api.scenario import parse_scenario
-from api.sim import Simulation
-from engine.commands import PlaceOrder
-from engine.venue import VenueConfig
+from cefisim.api.limit_flags import add_limit_arguments, limit_options, parse_rate, parse_rate_limits, venue_config_for
+from cefisim.api.limits import RateLimit, RateLimits, TokenBuckets, rate_limit_middleware
+from cefisim.api.problems import Problem
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.sim import Simulation
+from cefisim.engine.commands import PlaceOrder
+from cefisim.engine.venue import VenueConfig
 from tests.api.conftest import ALICE_KEY, BOB_KEY
 from tests.fuzz.support import (
     Client, Reply, Served, assert_problem, build_app, fuzz_doc, raw_exchange, serve, signed_headers,
@@ -174,7 +174,7 @@ def test_a_slow_but_timely_body_is_served(limited) -> None:
 
 
 def test_read_timeout_zero_turns_it_off(limited) -> None:
-    from api.limits import is_limit_middleware
+    from cefisim.api.limits import is_limit_middleware
 
     served, _ = limited(read_timeout_s=None)
     assert not any(is_limit_middleware(m) for m in served.app.middlewares)
@@ -335,7 +335,7 @@ def test_bad_limit_flags_are_usage_errors(argv: list[str]) -> None:
 
 def _serve_wired() -> bool:
     """Whether ``cefisim serve`` has the limit flags (the lead wires api/limit_flags.py into api/cli.py)."""
-    from api import cli
+    from cefisim.api import cli
 
     sub = argparse.ArgumentParser().add_subparsers()
     cli._serve_parser(sub)
@@ -358,7 +358,7 @@ def test_serve_flags_reach_the_server(tmp_path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--clock", "virtual",
+        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--clock", "virtual",
          "--scenario", str(scenario), "--log-level", "ERROR", "--max-open-orders", "1", "--read-timeout", "0.4",
          "--max-header-bytes", "1024",
          "--rate-limit", f"{ALICE_KEY}=0.001:3"],

@@ -25,12 +25,12 @@ requests = pytest.importorskip("requests")
 
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
-from api.openapi import OPENAPI_PATH, openapi_document, openapi_routes  # noqa: E402
-from api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
-from api.scenario import parse_scenario  # noqa: E402
-from api.signing import HEADERS, sign  # noqa: E402
-from api.sim import Simulation  # noqa: E402
-from engine.commands import PlaceOrder  # noqa: E402
+from cefisim.api.openapi import OPENAPI_PATH, openapi_document, openapi_routes  # noqa: E402
+from cefisim.api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
+from cefisim.api.scenario import parse_scenario  # noqa: E402
+from cefisim.api.signing import HEADERS, sign  # noqa: E402
+from cefisim.api.sim import Simulation  # noqa: E402
+from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.fuzz.support import FUZZ_SCALE, Served, build_app, examples, fuzz_doc, serve  # noqa: E402
 

@@ -31,9 +31,9 @@ def test_a_short_soak_passes_its_checks() -> None:
 
 
 def test_settled_transfers_are_forgotten_after_the_listing_window_like_fills() -> None:
-    from api.scenario import parse_scenario
-    from api.sim import Simulation
-    from engine.commands import PaperFunds, RequestTransfer
+    from cefisim.api.scenario import parse_scenario
+    from cefisim.api.sim import Simulation
+    from cefisim.engine.commands import PaperFunds, RequestTransfer
     from tests.fuzz.support import fuzz_doc
 
     sim = Simulation(parse_scenario(fuzz_doc(), "memory.json"), clock="virtual")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import orjson
 
-from api.scenario import Scenario, load_scenario
-from engine.commands import Command
-from engine.journal import event_digest, to_record
-from engine.order import Order
-from engine.venue import Result, Venue
+from cefisim.api.scenario import Scenario, load_scenario
+from cefisim.engine.commands import Command
+from cefisim.engine.journal import event_digest, to_record
+from cefisim.engine.order import Order
+from cefisim.engine.venue import Result, Venue
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from api.scenario import parse_scenario
-from engine.agents import (
+from cefisim.api.scenario import parse_scenario
+from cefisim.engine.agents import (
     MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, below,
     exponential,
 )
-from engine.commands import AdvanceClock, CancelOrder, PaperFunds, PlaceOrder, RequestTransfer, SetLatency
-from engine.scenario import ScenarioRunner
+from cefisim.engine.commands import AdvanceClock, CancelOrder, PaperFunds, PlaceOrder, RequestTransfer, SetLatency
+from cefisim.engine.scenario import ScenarioRunner
 
 from .replay_support import ROOT, full_doc
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from api.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
+from cefisim.api.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 
 from .replay_support import full_doc
 

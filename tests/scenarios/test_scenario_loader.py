@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_scenario, parse_time
-from engine.commands import AdvanceClock, PlaceOrder, SetLatency, SetSettlementDelay
-from engine.units import RATE_ONE
+from cefisim.api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_scenario, parse_time
+from cefisim.engine.commands import AdvanceClock, PlaceOrder, SetLatency, SetSettlementDelay
+from cefisim.engine.units import RATE_ONE
 
 from .replay_support import full_doc
 

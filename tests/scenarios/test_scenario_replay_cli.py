@@ -8,10 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from api.replay import replay_main, run
-from api.scenario import load_scenario
-from engine.commands import ModifyOrder
-from engine.journal import event_digest, from_record
+from cefisim.api.replay import replay_main, run
+from cefisim.api.scenario import load_scenario
+from cefisim.engine.commands import ModifyOrder
+from cefisim.engine.journal import event_digest, from_record
 
 from .replay_support import SCENARIOS, SHIPPED
 from .test_scenario_shipped import GOLDEN

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from api.scenario import loader
+from cefisim.api.scenario import loader
 
 from .replay_support import ROOT, SCENARIOS, full_doc
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from engine.rejects import Reject
+from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.rejects import Reject
 
 from .replay_support import SHIPPED, replay
 
@@ -56,7 +56,7 @@ def test_demo_reference_data() -> None:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_auth_store_accepts_the_keys(name: str) -> None:
-    from api.auth.store import AuthStore
+    from cefisim.api.auth.store import AuthStore
 
     s = replay(name, until=0).scenario
     store = AuthStore.from_scenario(s.api_keys, s.oauth_clients, clock=lambda: s.start_ns)
