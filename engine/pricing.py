@@ -5,9 +5,11 @@ Contract:
   (and no band applies). Prices are in ticks; the mid is kept doubled (``reference_price2``) so that
   it stays an integer.
 - A limit price is within the band when it lies within ``price_band`` (a fraction) of the reference.
-- The protection price of a MARKET order is the best contra price moved by the band away from it
-  (with USE_AGGRESSIVE_PRICING: the reference price, when there is one, instead of the best price);
+- The protection price of a MARKET order is the best contra price moved by the band away from it;
   BUY rounds down and SELL up, so the bound never exceeds the band. None without contra liquidity.
+- USE_AGGRESSIVE_PRICING makes it the more aggressive (BUY: higher, SELL: lower) of that price and
+  the band's far edge around the reference price (when there is one): a flagged order never trades
+  less than the same order without the flag. It holds at that price, so it may need more balance.
 
 Complexity: O(1) (the book caches its best keys).
 """
@@ -60,12 +62,19 @@ def protection_price(v: "Venue", order_side: str, inst: "Instrument", aggressive
     best = book.best_ask() if order_side == BUY else book.best_bid()
     if best is None:
         return None
+    prot = _band_edge(2 * best, order_side, inst.price_band)
     if aggressive:
         ref2 = reference_price2(v, inst)
-        base2 = ref2 if ref2 is not None else 2 * best
-    else:
-        base2 = 2 * best
-    band = inst.price_band
+        if ref2 is not None:
+            edge = _band_edge(ref2, order_side, inst.price_band)
+            # never less aggressive than the unflagged price: the flag only ever widens the reach
+            prot = max(prot, edge) if order_side == BUY else min(prot, edge)
+    return prot
+
+
+def _band_edge(base2: int, order_side: str, band: int) -> int:
+    """The band's far edge, in ticks, from twice a price: above it for a BUY (rounded down), below
+    it for a SELL (rounded up, at least one tick)."""
     if order_side == BUY:
         return base2 * (RATE_ONE + band) // (2 * RATE_ONE)
     return max(1, -(-base2 * (RATE_ONE - band) // (2 * RATE_ONE)))

@@ -122,11 +122,12 @@ class Model:
         best = self.best(inst, SELL if side == BUY else BUY)
         if best is None:
             return None
+        # USE_AGGRESSIVE_PRICING: the further of the two band edges (best price, reference price)
         ref = self.reference(inst) if aggressive else None
-        base = ref if ref is not None else Fraction(best)
+        bases = [Fraction(best)] if ref is None else [Fraction(best), ref]
         if side == BUY:
-            return floor(base * (1 + self.band[inst]))
-        return max(1, ceil(base * (1 - self.band[inst])))
+            return max(floor(base * (1 + self.band[inst])) for base in bases)
+        return min(max(1, ceil(base * (1 - self.band[inst]))) for base in bases)
 
     def would_trade(self, inst: int, side: str, price: int) -> bool:
         best = self.best(inst, SELL if side == BUY else BUY)

@@ -220,34 +220,64 @@ def _asks_then_trade_at_100(sim: Sim) -> None:
     assert sim.v.books[BTC_USD].last_price == 10000
 
 
-def test_aggressive_pricing_uses_last_trade(sim: Sim) -> None:
+def test_aggressive_pricing_never_reaches_less_than_plain(sim: Sim) -> None:
     _asks_then_trade_at_100(sim)
     inst = sim.v.instruments[BTC_USD]
-    assert protection_price(sim.v, BUY, inst, False) == 10920  # 104 * 1.05
-    assert protection_price(sim.v, BUY, inst, True) == 10500  # 100 * 1.05
+    # the band edge around the last trade (100 * 1.05 = 105) lies inside the plain reach (104 * 1.05)
+    assert protection_price(sim.v, BUY, inst, False) == 10920
+    assert protection_price(sim.v, BUY, inst, True) == 10920
     r = sim.market(BOB, BUY, "2", flags=("USE_AGGRESSIVE_PRICING",))
-    assert [t[0] for t in trades(r)] == [10400]
-    assert r.order.price == 10500 and r.order.status == CANCELED
-
-
-def test_plain_market_goes_further_than_aggressive(sim: Sim) -> None:
-    _asks_then_trade_at_100(sim)
-    r = sim.market(BOB, BUY, "2")
     assert [t[0] for t in trades(r)] == [10400, 10600]
-    assert r.order.status == FILLED
+    assert r.order.price == 10920 and r.order.status == FILLED
+    sim.check()
 
 
-def test_aggressive_pricing_uses_mid_without_a_trade(sim: Sim) -> None:
-    sim.sell(CAROL, "1", "104.00")
-    sim.sell(CAROL, "1", "106.00")
-    sim.buy(ALICE, "1", "99.00")
-    sim.sell(CAROL, "1", "101.00")
+def test_aggressive_pricing_trades_where_the_band_edge_of_the_last_trade_ends_short(sim: Sim) -> None:
+    # the repro: the best offer lies beyond the band around the last trade
+    sim.sell(ALICE, "0.1", "316.00")
+    sim.sell(ALICE, "0.1", "300.00")
+    sim.buy(BOB, "0.1", "300.00")
     inst = sim.v.instruments[BTC_USD]
-    assert protection_price(sim.v, BUY, inst, True) == 10500  # mid 100 * 1.05
-    assert protection_price(sim.v, SELL, inst, True) == 9500  # mid 100 * 0.95
-    assert protection_price(sim.v, BUY, inst, False) == 10605  # 101 * 1.05
-    r = sim.market(BOB, BUY, "3", flags=("USE_AGGRESSIVE_PRICING",))
-    assert [t[0] for t in trades(r)] == [10100, 10400]
+    assert protection_price(sim.v, BUY, inst, False) == 33180  # 316 * 1.05
+    assert protection_price(sim.v, BUY, inst, True) == 33180  # not 300 * 1.05, which ends short
+    r = sim.market(BOB, BUY, "0.05", flags=("USE_AGGRESSIVE_PRICING",))
+    assert [t[0] for t in trades(r)] == [31600]
+    assert r.order.status == FILLED
+    sim.check()
+
+
+@pytest.mark.parametrize(("side", "resting", "plain", "flagged", "traded"), [
+    # the best offer (96) lies below the last trade (100): the flag reaches 100 * 1.05, not 96 * 1.05
+    (BUY, ("104.00", "96.00"), 10080, 10500, [9600, 10400]),
+    # the best bid (104) lies above the last trade: the flag reaches 100 * 0.95, not 104 * 0.95
+    (SELL, ("96.00", "104.00"), 9880, 9500, [10400, 9600]),
+])
+def test_aggressive_pricing_reaches_the_band_edge_around_the_last_trade(
+    sim: Sim, side: str, resting: tuple[str, str], plain: int, flagged: int, traded: list[int]
+) -> None:
+    sim.sell(ALICE, "1", "100.00")
+    sim.buy(BOB, "1", "100.00")
+    contra = SELL if side == BUY else BUY
+    for price in resting:
+        sim.limit(CAROL, contra, "1", price)
+    inst = sim.v.instruments[BTC_USD]
+    assert protection_price(sim.v, side, inst, False) == plain
+    assert protection_price(sim.v, side, inst, True) == flagged
+    r = sim.market(BOB, side, "2", flags=("USE_AGGRESSIVE_PRICING",))
+    assert [t[0] for t in trades(r)] == traded
+    assert r.order.status == FILLED and r.order.price == flagged
+    sim.check()
+
+
+def test_aggressive_pricing_with_the_mid_changes_nothing(sim: Sim) -> None:
+    # the mid never lies beyond the contra touch, so its band edge never reaches further
+    sim.sell(CAROL, "1", "96.00")
+    sim.buy(ALICE, "1", "94.00")
+    inst = sim.v.instruments[BTC_USD]
+    for side in (BUY, SELL):
+        assert protection_price(sim.v, side, inst, True) == protection_price(sim.v, side, inst, False)
+    assert protection_price(sim.v, BUY, inst, True) == 10080  # 96 * 1.05, not mid 95 * 1.05
+    assert protection_price(sim.v, SELL, inst, True) == 8930  # 94 * 0.95, not mid 95 * 0.95
 
 
 def test_aggressive_pricing_only_on_market(sim: Sim) -> None:
