@@ -212,10 +212,12 @@ def _take_hold(order: Order) -> Reject | None:
     return None
 
 
-def activate(v: "Venue", order: Order, events: list[Event]) -> None:
-    """An accepted order goes live: confirm, trade what it can, then rest or end."""
+def activate(v: "Venue", order: Order, events: list[Event], confirmed: int | None = None) -> None:
+    """An accepted order goes live: confirm, trade what it can, then rest or end. ``confirmed`` is the
+    timestamp an acknowledgement after a latency delay already took for the confirmation."""
     order.status = ACTIVE
-    events.append(("order", v.clock.stamp(), order.id, order.client.id, ACTIVE, None))
+    ts = v.clock.stamp() if confirmed is None else confirmed
+    events.append(("order", ts, order.id, order.client.id, ACTIVE, None))
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst
     if is_aon and not available_to(v, order, order.price, order.remaining):
@@ -343,7 +345,9 @@ def cancel_now(v: "Venue", order: Order, reason: str, events: list[Event]) -> No
 def ack_entry(v: "Venue", order: Order, events: list[Event]) -> None:
     if order.status != NEW_PENDING:
         return
-    order.ex().acked = v.clock.now
+    # the CONFIRM record's timestamp: a stamp of its own, never shared with a record made at the
+    # same instant (another acknowledgement, a fill), so that activity cursors page exactly
+    acked = order.ex().acked = v.clock.stamp()
     inst = order.instrument
     if inst.status in (DISABLED, HALTED):
         end_order(v, order, CANCELED, "INSTRUMENT_" + inst.status, events)
@@ -360,7 +364,7 @@ def ack_entry(v: "Venue", order: Order, events: list[Event]) -> None:
     elif order.is_alo and would_trade(v, order.side, inst, order.price):
         end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
         return
-    activate(v, order, events)
+    activate(v, order, events, acked)
 
 
 def ack_cancel(v: "Venue", order: Order, events: list[Event]) -> None:

@@ -38,3 +38,52 @@ async def test_aggressive_market_buy_reaches_the_band_edge_above_the_last_trade(
     await api.order(100, side="SELL", qty="1", price="29000.00")  # plain reach: 29000 * 1.05 = 30450
     rec = await _market(api, 101, "BUY", "1.5", "USE_AGGRESSIVE_PRICING")  # reach 30000 * 1.05
     assert rec["status"] == "FILLED" and rec["executed_vwap"] == "29733.333333"
+
+
+# --- unique timestamps on the delayed paths -------------------------------------------------------
+
+async def _walk(api: Api, path: str) -> list[dict[str, Any]]:
+    """Every record of a listing by pages of one, following ``next_cursor``."""
+    seen: list[dict[str, Any]] = []
+    params = {"size": "1"}
+    while True:
+        status, page, _ = await api.call("GET", path, params=params)
+        assert status == 200, page
+        seen += page["data"]
+        cursor = page["pagination"]["next_cursor"]
+        if cursor is None or not page["data"]:
+            return seen
+        params = {"size": "1", "timestamp": cursor}
+
+
+async def test_a_walk_by_pages_of_one_sees_every_delayed_record(api: Api) -> None:
+    for path, body in (("/_sim/latency", {"entry_ms": 100, "modify_ms": 100, "cancel_ms": 100}),
+                       ("/_sim/settlement-delay", {"ms": 100})):
+        status, got, _ = await api.call("POST", path, client_id=None, json=body)
+        assert status == 200, got
+    a = await api.order(qty="1", price="49000.00")
+    b = await api.order(qty="1", price="48000.00")
+    await api.order(instrument_id="2", qty="1", price="3000.00")  # rejected late: its instrument halts
+    status, _, _ = await api.call("POST", "/_sim/instruments/2/status", client_id=None, json={"status": "HALTED"})
+    assert status == 200
+    await api.advance(0.1)  # three acknowledgements at one instant
+    status, _, _ = await api.call("PATCH", "/v1/cefi/orders", json={
+        "id": a["id"], "info": {"client_id": "100", "new_qty": "0.5", "new_price": "49000.00"}})
+    assert status == 200
+    status, _, _ = await api.call("DELETE", f"/v1/cefi/orders/{b['id']}")
+    assert status == 200
+    await api.order(qty="1", price="47000.00")
+    for _ in range(2):
+        status, got, _ = await api.call("POST", "/v1/cefi/transfers", json={"request": {
+            "amount": "10", "asset_id": "2", "client_id": "100", "type": "DEPOSIT", "platform": "CRYPTO",
+            "instructions": {"address": "addr", "network": "net"}}})
+        assert status == 200, got
+    await api.advance(0.1)  # a modify, a cancel, a confirm and two settlements at one instant
+
+    for path, kinds in (("/v1/cefi/orders/activity", 7), ("/v1/cefi/balances/activity", 2)):
+        status, page, _ = await api.call("GET", path, params={"size": "100"})
+        assert status == 200
+        stamps = [item["timestamp"] for item in page["data"]]
+        assert len(stamps) == kinds
+        assert stamps == sorted(set(stamps), reverse=True)  # unique, newest first
+        assert await _walk(api, path) == page["data"]

@@ -200,3 +200,48 @@ def test_expiry_is_on_time_when_orders_are_acknowledged_out_of_creation_order(si
     sim.advance_to(START + 30 * DAY + SECOND)
     assert b.status == CANCELED
     sim.check()
+
+
+def _walk_activity(sim: Sim, client: int) -> list[tuple[str, int]]:
+    """Every activity item of ``client`` by pages of one, following the cursor."""
+    from cefisim.engine.queries import activity
+
+    seen: list[tuple[str, int]] = []
+    before = sim.v.clock.peek() + 1
+    while True:
+        items, cursor = activity(sim.v, client, before, 0, 1)
+        seen += [(kind, ts) for kind, ts, _, _, _ in items]
+        if cursor is None:
+            return seen
+        before = cursor
+
+
+def test_every_delayed_record_has_a_timestamp_of_its_own() -> None:
+    """Acknowledgements (confirm, late reject, modify, cancel) and expiries that fall due at one instant
+    each get a unique timestamp, so a walk by pages of one sees every activity item."""
+    from cefisim.engine.queries import activity
+    from cefisim.engine.venue import VenueConfig
+
+    from .builders import ETH_USD
+
+    sim = Sim(config=VenueConfig(gtc_life_ns=10 * MS))
+    sim.latency(entry=5 * MS, modify=5 * MS, cancel=5 * MS)
+    a = sim.buy(ALICE, "1", "99.00").order
+    b = sim.buy(ALICE, "1", "98.00").order
+    late = sim.buy(ALICE, "1", "99.00", inst=ETH_USD).order
+    sim.status(ETH_USD, "HALTED")
+    r = sim.advance(5 * MS)  # three acknowledgements at one instant
+    assert a.status == ACTIVE and b.status == ACTIVE and late.status == CANCELED
+    # the CONFIRM of a delayed order is the ACTIVE event's own timestamp
+    assert a.ex().acked == next(e[1] for e in r.events if e[0] == "order" and e[2] == a.id)
+    assert sim.modify(ALICE, a.id, "0.5", "99.00").ok
+    assert sim.cancel(ALICE, b.id).ok
+    sim.buy(ALICE, "1", "97.00")
+    sim.advance(5 * MS)  # a modify, a cancel and a confirm at one instant
+    sim.advance(10 * MS)  # the GTC orders still working expire
+    items, _ = activity(sim.v, ALICE, sim.v.clock.peek() + 1, 0, 100)
+    stamps = [ts for _, ts, _, _, _ in items]
+    assert len(stamps) == len(set(stamps)) == 9
+    assert stamps == sorted(stamps, reverse=True)
+    assert _walk_activity(sim, ALICE) == [(kind, ts) for kind, ts, _, _, _ in items]
+    sim.check()
