@@ -39,11 +39,15 @@ TRANSFER_REQUEST = {
     "instructions": F("object", required=True, open=True),
 }
 POST_TRANSFER = {"request": F("object", required=True, fields=TRANSFER_REQUEST)}
+# ``info`` is a partial update: any subset of the writable fields. The read-only fields of the record
+# GET /clients returns are accepted when unchanged, so a client can send back what it read.
+CLIENT_INFO_WRITABLE = {
+    "self_trade_prevention": F("enum", values=("INVALID", "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH")),
+}
+CLIENT_INFO_READ_ONLY = {"mnemonic": F("str")}
 PATCH_CLIENT = {
     "id": F("id", required=True),
-    "info": F("object", required=True, fields={
-        "self_trade_prevention": F("enum", required=True, values=("INVALID", "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH")),
-    }),
+    "info": F("object", required=True, fields={**CLIENT_INFO_WRITABLE, **CLIENT_INFO_READ_ONLY}),
 }
 
 
@@ -59,14 +63,23 @@ async def get_clients(request: web.Request) -> web.Response:
 
 
 async def patch_clients(request: web.Request) -> web.Response:
+    """Change the writable fields ``info`` names (none: nothing changes); a read-only field must equal
+    its current value. Answers the client's record."""
     client_id, body = await signed_json(request)
     body = check_object(body, PATCH_CLIENT, "")
     same_client(request, client_id, body["id"], "id")
-    stp = body["info"]["self_trade_prevention"]
-    result = request.app[SIM].submit(SetClientInfo(client_id, stp))
-    if result.reject is not None:
-        raise problem_for(result.reject, "info.self_trade_prevention")
-    return respond_list(request, [client_record(request.app[SIM].venue.clients[client_id])])
+    sim = request.app[SIM]
+    info = body["info"]
+    current = client_record(sim.venue.clients[client_id])["info"]
+    for name in CLIENT_INFO_READ_ONLY:
+        if info.get(name) is not None and info[name] != current[name]:
+            raise bad_request(f"info.{name}", f"is read-only (currently {current[name]!r})")
+    stp = info.get("self_trade_prevention")
+    if stp is not None:
+        result = sim.submit(SetClientInfo(client_id, stp))
+        if result.reject is not None:
+            raise problem_for(result.reject, "info.self_trade_prevention")
+    return respond_list(request, [client_record(sim.venue.clients[client_id])])
 
 
 # --- balances -----------------------------------------------------------------------------------

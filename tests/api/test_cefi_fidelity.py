@@ -87,3 +87,33 @@ async def test_a_walk_by_pages_of_one_sees_every_delayed_record(api: Api) -> Non
         assert len(stamps) == kinds
         assert stamps == sorted(set(stamps), reverse=True)  # unique, newest first
         assert await _walk(api, path) == page["data"]
+
+
+# --- PATCH /clients: a partial update -------------------------------------------------------------
+
+async def test_patch_clients_takes_back_what_get_clients_returns(api: Api) -> None:
+    _, body, _ = await api.call("GET", "/v1/cefi/clients")
+    record = body["data"][0]
+    record["info"]["self_trade_prevention"] = "CANCEL_BOTH"
+    status, body, _ = await api.call("PATCH", "/v1/cefi/clients", json={"id": record["id"], "info": record["info"]})
+    assert status == 200, body
+    assert body["data"] == [record]
+    assert api.sim.venue.clients[100].self_trade_prevention == "CANCEL_BOTH"
+
+
+async def test_patch_clients_with_empty_info_changes_nothing(api: Api) -> None:
+    _, before, _ = await api.call("GET", "/v1/cefi/clients")
+    state = len(api.sim.venue.clients[100].orders), api.sim.venue.clock.last
+    status, body, _ = await api.call("PATCH", "/v1/cefi/clients", json={"id": "100", "info": {}})
+    assert status == 200 and body == before
+    assert (len(api.sim.venue.clients[100].orders), api.sim.venue.clock.last) == state
+
+
+async def test_patch_clients_refuses_a_changed_read_only_field(api: Api) -> None:
+    status, problem, _ = await api.call("PATCH", "/v1/cefi/clients", json={
+        "id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH", "mnemonic": "mallory"}})
+    assert status == 400
+    assert problem["error"]["detail"].startswith("info.mnemonic") and "read-only" in problem["error"]["detail"]
+    assert api.sim.venue.clients[100].self_trade_prevention == "NONE"  # nothing changed
+    status, problem, _ = await api.call("PATCH", "/v1/cefi/clients", json={"id": "100", "info": {"colour": "red"}})
+    assert status == 400 and problem["error"]["detail"].startswith("info.colour")
