@@ -16,12 +16,13 @@ from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import parse_rate
 
 from .http import respond, respond_list, same_client, signed_client, signed_json
-from .keys import SIM
+from .keys import SIM, VERSION
 from .problems import Problem, bad_request
 from .rejects import problem_for
 from .sim import Simulation
 from .serialize import activity_item, order_record, trade_record
 from .validate import F, check_object, is_external_id, query_id, query_int, query_timestamp
+from .versions import V2024
 
 ORDER_INFO = {
     "msg_id": F("str"),
@@ -146,9 +147,12 @@ async def get_order_status(request: web.Request) -> web.Response:
     return respond(order_record(order))
 
 
-def _paging(request: web.Request, timestamp_required: bool) -> tuple[int, int, int]:
+def _paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, int, int]:
+    """(size, skip, before) of a list read. Pages exist under v2026_01_23 only: v2024_01_01 answers
+    every matching record (size None; ``size`` is not one of its parameters), ``skip`` and
+    ``timestamp`` apply to both."""
     q = request.query
-    size = query_int(q, "size", 10, 1, 100, clamp=True)
+    size = None if request.get(VERSION) == V2024 else query_int(q, "size", 10, 1, 100, clamp=True)
     skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
     before = query_timestamp(q, "timestamp", timestamp_required)
     if before is None:

@@ -34,9 +34,10 @@ A_FILLED = "FILLED"
 
 
 def page(
-    newest_first: Iterable[T], stamp: Callable[[T], int], before: int, since: int | None, skip: int, size: int
+    newest_first: Iterable[T], stamp: Callable[[T], int], before: int, since: int | None, skip: int,
+    size: int | None,
 ) -> tuple[list[T], int | None]:
-    """One page of a newest-first stream: (records, next cursor)."""
+    """One page of a newest-first stream: (records, next cursor). ``size`` None: every record."""
     out: list[T] = []
     skipped = 0
     last_ts = None
@@ -63,7 +64,7 @@ def _fills_newest_first(fills: list[Fill], before: int) -> Iterator[Fill]:
 
 
 def trades(
-    v: "Venue", client_id: int, before: int, skip: int, size: int, window: bool
+    v: "Venue", client_id: int, before: int, skip: int, size: int | None, window: bool
 ) -> tuple[list[Fill], int | None]:
     """The client's fills (trade records), newest first; ``window`` limits to the listing window."""
     client = v.clients[client_id]
@@ -80,7 +81,7 @@ def _order_ts(o: Order) -> int:
 
 
 def orders(
-    v: "Venue", client_id: int, before: int, skip: int, size: int, active_only: bool = False,
+    v: "Venue", client_id: int, before: int, skip: int, size: int | None, active_only: bool = False,
     window: bool = True,
 ) -> tuple[list[Order], int | None]:
     """The client's orders, newest first (all within the window, or only those still open)."""
@@ -103,7 +104,7 @@ def order_status(v: "Venue", client_id: int, ref: str) -> Order | None:
 
 
 def transfers(
-    v: "Venue", client_id: int, before: int, skip: int, size: int, active_only: bool = False
+    v: "Venue", client_id: int, before: int, skip: int, size: int | None, active_only: bool = False
 ) -> tuple[list[Transfer], int | None]:
     client = v.clients[client_id]
     stream: Iterable[Transfer] = reversed(client.transfers.values())
@@ -116,7 +117,7 @@ def transfers(
 
 
 def activity(
-    v: "Venue", client_id: int, before: int, skip: int, size: int
+    v: "Venue", client_id: int, before: int, skip: int, size: int | None
 ) -> tuple[list[tuple[str, int, Order, Fill | None, str | None]], int | None]:
     """Trades, confirms, rejects, cancels and modifications of the client's orders, newest first.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, scenario_doc
 
 
 async def _market(api: Api, client_id: int, side: str, qty: str, *flags: str) -> dict[str, Any]:
@@ -117,3 +117,29 @@ async def test_patch_clients_refuses_a_changed_read_only_field(api: Api) -> None
     assert api.sim.venue.clients[100].self_trade_prevention == "NONE"  # nothing changed
     status, problem, _ = await api.call("PATCH", "/v1/cefi/clients", json={"id": "100", "info": {"colour": "red"}})
     assert status == 400 and problem["error"]["detail"].startswith("info.colour")
+
+
+# --- v2024_01_01 lists: every matching record --------------------------------------------------------
+
+async def test_v2024_lists_answer_every_matching_record(api_factory) -> None:
+    api = await api_factory(scenario_doc(start="2026-10-01T09:00:00Z"))  # v2024_01_01 is the default
+    ids = [(await api.order(qty="0.1", price=f"{49000 + i}.00"))["id"] for i in range(12)]
+    newest_first = list(reversed(ids))
+    for path in ("/v1/cefi/orders/all", "/v1/cefi/orders/active"):
+        status, body, headers = await api.call("GET", path)
+        assert status == 200 and "Deprecation" in headers
+        assert [o["id"] for o in body] == newest_first
+        _, body, _ = await api.call("GET", path, params={"skip": "3"})  # skip still applies
+        assert [o["id"] for o in body] == newest_first[3:]
+        _, body, _ = await api.call("GET", path, params={"size": "2"})  # not a v2024 parameter
+        assert len(body) == 12
+    _, body, _ = await api.call("GET", "/v1/cefi/orders/activity")
+    assert len(body) == 12
+    _, body, _ = await api.call("GET", "/v1/cefi/orders/all", params={"timestamp": body[4]["timestamp"]})
+    assert [o["id"] for o in body] == newest_first[5:]  # created strictly before the timestamp
+    await api.advance(86_401)
+    _, body, _ = await api.call("GET", "/v1/cefi/orders/all")
+    assert body == []  # the 24-hour window still applies
+    # under v2026_01_23 the same list is paged
+    _, body, _ = await api.call("GET", "/v1/cefi/orders/active", headers={"X-Svc-Version": "v2026_01_23"})
+    assert len(body["data"]) == 10 and body["pagination"]["next_cursor"] is not None
