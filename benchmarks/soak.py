@@ -73,7 +73,7 @@ EXPECTED = {
     (404, "unknown-order"),  # cancel/modify/status of an order forgotten after its retention
     (409, "order-not-active"),  # cancel/modify of an order another client's IOC has just filled
     (409, "order-pending"),
-    (400, "not-enough-liquidity"),  # a quote larger than the visible book
+    (400, "not-enough-liquidity"),  # a BASE quote larger than the visible side, or an empty side
     (400, "no-liquidity"),
     (400, "insufficient-balance"),
 }

@@ -4,9 +4,11 @@
 - ``quote_base``: the cost of trading a base quantity against the contra side (POST /markets/quote
   with qty_unit BASE): VWAP and notional; the book must hold the whole quantity.
 - ``quote_notional``: the largest base quantity on the lot grid whose cost fits a quote-asset amount
-  (qty_unit QUOTE, and POST /market/quote): levels are consumed whole while they fit; at the last
-  consumed level as many whole lots as fit. ``residual`` = amount - notional (normally small: less
-  than one lot's cost at the last level).
+  (qty_unit QUOTE, and POST /market/quote; the description's quote note 4): levels are consumed whole
+  while they fit; at the last consumed level as many whole lots as fit. ``residual`` = amount -
+  notional: normally less than one lot's cost at the last level, the shortfall when the amount buys
+  the whole visible side, the whole amount when not even one lot fits. Only an empty side has no
+  answer (``NOT_ENOUGH_LIQUIDITY``).
 Notional rounds like a fill: ceil(sum(lots x ticks) x k) quote units, so a quote equals what the same
 order would pay if the book did not change. At most ``max_levels`` levels are walked.
 """
@@ -84,13 +86,14 @@ def quote_base(v: "Venue", inst: "Instrument", side: str, lots: int, max_levels:
 def quote_notional(
     v: "Venue", inst: "Instrument", side: str, amount: int, max_levels: int
 ) -> QuoteResult | Reject:
-    """Largest lot count whose notional fits ``amount`` quote units."""
+    """Largest lot count (possibly 0, possibly the whole side) whose notional fits ``amount`` quote units."""
     levels = v.books[inst.id].asks if side == BUY else v.books[inst.id].bids
+    if not levels:
+        return Reject.NOT_ENOUGH_LIQUIDITY
     kn, kd = inst.notional_num, inst.notional_den
     lots = 0
     sum_lt = 0
     budget = amount * kd  # in units of lt x kn: ceil(lt*kn/kd) <= amount  <=>  lt*kn <= amount*kd
-    exhausted = True
     for walked, level in enumerate(levels.values()):
         if walked >= max_levels:
             return Reject.QUOTE_DEPTH_LIMIT
@@ -101,11 +104,6 @@ def quote_notional(
             continue
         lots += fit
         sum_lt += fit * level.price
-        exhausted = False
         break
     notional = notional_of(inst, sum_lt)
-    if exhausted and notional != amount:
-        return Reject.NOT_ENOUGH_LIQUIDITY
-    if not lots:
-        return Reject.QTY_BELOW_MINIMUM
     return QuoteResult(lots, sum_lt, notional, amount - notional)

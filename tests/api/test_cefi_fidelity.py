@@ -143,3 +143,43 @@ async def test_v2024_lists_answer_every_matching_record(api_factory) -> None:
     # under v2026_01_23 the same list is paged
     _, body, _ = await api.call("GET", "/v1/cefi/orders/active", headers={"X-Svc-Version": "v2026_01_23"})
     assert len(body["data"]) == 10 and body["pagination"]["next_cursor"] is not None
+
+
+# --- quote note 4: the largest base quantity whose cost fits ---------------------------------------
+
+async def _two_asks(api: Api) -> None:
+    await api.order(101, side="SELL", qty="0.1", price="30000.00")
+    await api.order(101, side="SELL", qty="0.2", price="30001.00")
+
+
+async def _quote(api: Api, qty: str, side: str = "BUY") -> tuple[int, Any]:
+    status, body, _ = await api.call("POST", "/v1/cefi/markets/quote", client_id=None, json={
+        "qty": qty, "instrument_id": "1", "side": side, "qty_unit": "QUOTE"})
+    return status, body
+
+
+async def test_quote_amount_beyond_the_book_answers_the_whole_side_and_the_shortfall(api: Api) -> None:
+    await _two_asks(api)
+    status, body = await _quote(api, "100000")
+    assert status == 200, body
+    assert body == {"qty": "0.3000", "price": "30000.666667", "notional": "9000.20",
+                    "notional_residual": "90999.80"}
+    status, body, _ = await api.call("POST", "/v1/cefi/market/quote", client_id=None,
+                                     json={"qty": "100000", "instrument_id": "1"})
+    assert status == 200 and body == {"quote": "30000.666667", "buy_amount": "0.3000"}
+
+
+async def test_quote_amount_below_one_lot_answers_zero_and_the_whole_amount(api: Api) -> None:
+    await _two_asks(api)
+    status, body = await _quote(api, "1")
+    assert status == 200, body
+    assert body == {"qty": "0.0000", "price": "0.00", "notional": "0.00", "notional_residual": "1.00"}
+    status, body, _ = await api.call("POST", "/v1/cefi/market/quote", client_id=None,
+                                     json={"qty": "1", "instrument_id": "1"})
+    assert status == 200 and body == {"quote": "0.00", "buy_amount": "0.0000"}
+
+
+async def test_quote_amount_against_an_empty_side_is_a_problem(api: Api) -> None:
+    await _two_asks(api)
+    status, problem = await _quote(api, "100", side="SELL")
+    assert status == 400 and problem["error"]["type"].endswith("not-enough-liquidity")
