@@ -3,12 +3,16 @@
 ``require_bearer(request)`` returns the :class:`~api.auth.store.Principal` the request acts for, or
 raises a :class:`~api.problems.Problem`:
 
-- 401 ``missing-token``: no ``Authorization: Bearer`` header (challenge without an error code);
+- 401 ``missing-token``: no ``Authorization`` header (challenge without an error code);
 - 401 ``invalid-token``: unknown, malformed, expired or revoked token, or an OAuth token whose
   audience is not the route's;
 - 401 ``on-behalf-of-required``: an organization token without ``SVC-On-Behalf-Of``;
 - 403 ``on-behalf-of-forbidden``: ``SVC-On-Behalf-Of`` names a user the token does not act for;
 - 403 ``insufficient-scope``: an OAuth token without the scope the route asks for.
+
+Every 401 carries a ``WWW-Authenticate: Bearer`` challenge; it names an ``error`` only when the request
+presented a bearer credential (RFC 6750 section 3.1: no header, another scheme such as Basic, or a
+failure that is not about a bearer token, such as a disabled OAuth client, gets the realm alone).
 
 Key-exchange tokens are platform tokens and valid on every route. OAuth access tokens are bound to
 their ``resource`` (RFC 8707): a route accepts them only when it names that audience.
@@ -57,17 +61,30 @@ def require_bearer(request: web.Request, *, audience: str | None = None, scope: 
     try:
         return authenticate(request, audience=audience, scope=scope)
     except AuthError as exc:
-        raise as_problem(exc) from None
+        raise as_problem(exc, presents_bearer(request)) from None
 
 
-def as_problem(exc: AuthError) -> Problem:
-    """The problem for a bearer failure, with its RFC 6750 ``WWW-Authenticate`` challenge."""
+def presents_bearer(request: web.Request) -> bool:
+    """Whether the request carries a bearer credential: an ``Authorization`` header of the Bearer
+    scheme (well formed or not)."""
+    scheme = request.headers.get("Authorization", "").strip().partition(" ")[0]
+    return scheme.lower() == "bearer"
+
+
+def as_problem(exc: AuthError, bearer: bool) -> Problem:
+    """The problem for an authentication failure, with its RFC 6750 ``WWW-Authenticate`` challenge.
+
+    ``bearer``: the failure concerns a bearer credential the request presented. Only then does a 401
+    challenge carry an error code (section 3.1); otherwise it is the realm alone.
+    """
     if isinstance(exc, Unauthenticated):
         status = 401
-        challenge = {
-            "missing_token": _REALM,
-            "on_behalf_of_required": f'{_REALM}, error="invalid_request"',
-        }.get(exc.error, f'{_REALM}, error="invalid_token"')
+        if not bearer:
+            challenge = _REALM
+        elif exc.error == "on_behalf_of_required":
+            challenge = f'{_REALM}, error="invalid_request"'
+        else:
+            challenge = f'{_REALM}, error="invalid_token"'
     else:
         status = 403
         challenge = f'{_REALM}, error="insufficient_scope"' if exc.error == "insufficient_scope" else ""

@@ -20,7 +20,7 @@ import orjson
 from aiohttp import web
 
 from cefisim.api.auth import AUTH_STORE
-from cefisim.api.auth.bearer import ON_BEHALF_OF, as_problem, authenticate
+from cefisim.api.auth.bearer import ON_BEHALF_OF, as_problem, authenticate, presents_bearer
 from cefisim.api.auth.store import (
     SENSITIVE_SCOPES,
     AuthError,
@@ -101,8 +101,10 @@ async def oauth_consent_page(request: web.Request) -> web.Response:
     except AuthorizeRedirect as exc:
         return _redirect(exc.location)
     except AuthError as exc:
-        status = 401 if isinstance(exc, Unauthenticated) else 400
-        return _html(_ERROR_PAGE.format(detail=html.escape(exc.detail)), status)
+        page = _ERROR_PAGE.format(detail=html.escape(exc.detail))
+        if isinstance(exc, Unauthenticated):  # a 401 carries its challenge (no credential was sent)
+            return _html(page, 401, as_problem(exc, bearer=False).headers)
+        return _html(page, 400)
     return _html(render_consent(req), 200)
 
 
@@ -118,7 +120,7 @@ async def oauth_consent(request: web.Request) -> web.Response:
         params = {k: v for k, v in body.items() if k != "decision"}
         redirect_to = store.consent(principal, params, body["decision"])
     except AuthError as exc:
-        return _error_response(exc)
+        return _error_response(exc, bearer=presents_bearer(request))
     return _json({"redirect_to": redirect_to})
 
 
@@ -148,9 +150,16 @@ def _json(
     )
 
 
-def _error_response(exc: AuthError) -> web.Response:
-    """RFC 7807 problem (as the app's middleware renders it) plus the store's ``error`` code."""
-    problem = Problem(400, exc.error.replace("_", "-"), exc.detail) if isinstance(exc, BadRequest) else as_problem(exc)
+def _error_response(exc: AuthError, bearer: bool = False) -> web.Response:
+    """RFC 7807 problem (as the app's middleware renders it) plus the store's ``error`` code.
+
+    ``bearer``: the request presented a bearer credential the failure may concern (consent). The key
+    exchange, refresh and authorize take none, so their 401 challenge names no error code.
+    """
+    if isinstance(exc, BadRequest):
+        problem = Problem(400, exc.error.replace("_", "-"), exc.detail)
+    else:
+        problem = as_problem(exc, bearer)
     return _json({**problem.body(), "error": exc.error}, problem.status, PROBLEM_CONTENT_TYPE, problem.headers)
 
 
@@ -344,8 +353,9 @@ def render_consent(req: AuthorizeRequest) -> str:
     )
 
 
-def _html(text: str, status: int) -> web.Response:
-    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8", headers=_PAGE_HEADERS)
+def _html(text: str, status: int, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8",
+                        headers={**_PAGE_HEADERS, **(headers or {})})
 
 
 __all__ = ["ON_BEHALF_OF", "auth_routes", "render_consent"]

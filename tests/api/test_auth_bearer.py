@@ -25,7 +25,7 @@ async def test_missing_token_is_401_with_a_challenge(harness: Harness) -> None:
     assert body["type"].endswith("/missing-token") and body["status"] == 401
 
 
-@pytest.mark.parametrize("header", ["Basic dXNlcjpwYXNz", "Bearer", "Bearer a b", "Bearer ===", "bearer made-up"])
+@pytest.mark.parametrize("header", ["Bearer", "Bearer a b", "Bearer ===", "bearer made-up"])
 async def test_malformed_or_unknown_token_is_401(harness: Harness, header: str) -> None:
     resp = await harness.client.get("/_test/whoami", headers={"Authorization": header})
     assert resp.status == 401
