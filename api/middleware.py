@@ -5,8 +5,8 @@ and this one runs, in order, what used to be four:
 
 - every request gets an ``X-Request-Id`` (the client's, when printable and at most 128 characters);
 - CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
-  version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the RFC 8594
-  ``Deprecation`` and ``Sunset`` headers on every response, errors included;
+  version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
+  ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
 - the limits of ``api/limits.py``: the body read timeout (408) and the per-key rate limit (429);
 - the control plane's guard (``/_sim``) or the injected faults (``api/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:

@@ -3,7 +3,8 @@
 - ``X-Svc-Version`` header, else the ``version`` query parameter, else the default. A header and a query
   parameter that disagree are a 400 problem (the request is ambiguous).
 - Before 1 November 2026 (engine clock) the default is v2024_01_01, which is deprecated: its responses
-  carry ``Deprecation`` and ``Sunset`` (RFC 8594) headers. From that date v2026_01_23 is the default,
+  carry ``Deprecation`` (RFC 9745: a structured-field date, ``@<Unix seconds>``) and ``Sunset``
+  (RFC 8594: an HTTP-date) headers. From that date v2026_01_23 is the default,
   only version listed, and an explicit v2024_01_01 is a 400 problem of type ``.../unsupported-version``.
 - v2026_01_23 wraps lists in ``{"data": [...], "pagination": {"size", "next_cursor"}}`` and nests
   problems in ``{"error": {...}}``; v2024_01_01 returns raw arrays and bare problems.
@@ -28,6 +29,12 @@ SUNSET_ON = datetime(2026, 8, 5, tzinfo=timezone.utc)
 
 def http_date(when: datetime) -> str:
     return format_datetime(when, usegmt=True)
+
+
+def sf_date(when: datetime) -> str:
+    """An RFC 9651 structured-field Date (``@`` and whole Unix seconds), as RFC 9745 writes
+    ``Deprecation``."""
+    return f"@{int(when.timestamp())}"
 
 
 @dataclass(frozen=True)
@@ -60,8 +67,8 @@ def default(engine_now_ns: int) -> str:
     return V2026 if engine_now_ns >= REMOVAL_NS else V2024
 
 
-#: RFC 8594 headers on every response of the deprecated version
-DEPRECATION_HEADERS = {"Deprecation": http_date(DEPRECATED_ON), "Sunset": http_date(SUNSET_ON)}
+#: on every response of the deprecated version: ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594)
+DEPRECATION_HEADERS = {"Deprecation": sf_date(DEPRECATED_ON), "Sunset": http_date(SUNSET_ON)}
 
 
 def versions_document(engine_now_ns: int) -> dict:

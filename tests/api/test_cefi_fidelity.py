@@ -1,10 +1,14 @@
 """Where the emulator follows the interface description to the letter, over real HTTP (issue 12):
 aggressive pricing, partial client updates, unique activity timestamps under latency, v2024 lists,
-quote-unit quotes."""
+quote-unit quotes, the Deprecation and Sunset headers."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timezone
 from typing import Any
+
+import pytest
 
 from tests.api.conftest import Api, scenario_doc
 
@@ -183,3 +187,51 @@ async def test_quote_amount_against_an_empty_side_is_a_problem(api: Api) -> None
     await _two_asks(api)
     status, problem = await _quote(api, "100", side="SELL")
     assert status == 400 and problem["error"]["type"].endswith("not-enough-liquidity")
+
+
+# --- Deprecation (RFC 9745) and Sunset (RFC 8594) ------------------------------------------------------
+
+_SF_DATE = re.compile(r"@(-?[0-9]{1,15})")  # RFC 9651 section 3.3.7: "@" sf-integer
+_IMF_FIXDATE = re.compile(  # RFC 9110 section 5.6.7
+    r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} "
+    r"[0-9]{2}:[0-9]{2}:[0-9]{2} GMT"
+)
+
+
+def parse_deprecation(value: str) -> datetime:
+    """A strict RFC 9745 ``Deprecation`` value: a structured-field Date and nothing else."""
+    m = _SF_DATE.fullmatch(value)
+    if m is None:
+        raise ValueError(f"Deprecation: not a structured-field date: {value!r}")
+    return datetime.fromtimestamp(int(m.group(1)), timezone.utc)
+
+
+def parse_sunset(value: str) -> datetime:
+    """A strict RFC 8594 ``Sunset`` value: an IMF-fixdate whose weekday matches its date."""
+    if _IMF_FIXDATE.fullmatch(value) is None:
+        raise ValueError(f"Sunset: not an IMF-fixdate: {value!r}")
+    when = datetime.strptime(value, "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=timezone.utc)
+    if when.strftime("%a") != value[:3]:
+        raise ValueError(f"Sunset: the weekday does not match the date: {value!r}")
+    return when
+
+
+def test_the_strict_parsers_refuse_the_other_format() -> None:
+    with pytest.raises(ValueError):
+        parse_deprecation("Fri, 23 Jan 2026 00:00:00 GMT")
+    with pytest.raises(ValueError):
+        parse_sunset("@1785888000")
+    with pytest.raises(ValueError):
+        parse_sunset("Mon, 05 Aug 2026 00:00:00 GMT")
+
+
+async def test_deprecated_version_headers_are_a_structured_date_and_an_http_date(api_factory) -> None:
+    api = await api_factory(scenario_doc(start="2026-10-01T09:00:00Z"))
+    for method, path in (("GET", "/v1/cefi/orders/all"), ("GET", "/v1/cefi/orders")):  # a 200 and a 400
+        status, _, headers = await api.call(method, path)
+        assert status in (200, 400)
+        deprecated = parse_deprecation(headers["Deprecation"])
+        sunset = parse_sunset(headers["Sunset"])
+        assert deprecated == datetime(2026, 1, 23, tzinfo=timezone.utc)
+        assert sunset == datetime(2026, 8, 5, tzinfo=timezone.utc)
+        assert deprecated < sunset

@@ -33,7 +33,7 @@ async def test_versions_before_removal_date(api_factory) -> None:
     assert old["version"] == "v2024_01_01" and old["deprecated"] is True
     assert old["deprecation_date"].endswith("GMT")
     assert headers["Sunset"] == "Wed, 05 Aug 2026 00:00:00 GMT"
-    assert headers["Deprecation"].endswith("GMT")
+    assert headers["Deprecation"] == "@1769126400"  # RFC 9745: 2026-01-23, a structured-field date
     # the default switches when the engine clock passes 1 November 2026
     await api.advance(60)
     status, body, headers = await api.call("GET", "/v1/cefi/versions", client_id=None)
