@@ -340,15 +340,14 @@ class CefiClient:
     # --- pagination -------------------------------------------------------------------------------
 
     async def paginate(self, method_name_or_path: str, **params: Any) -> AsyncIterator[dict[str, Any]]:
-        """Every record of a list read, page after page (schema v2026_01_23 only).
+        """Every record of a list read, page after page.
 
         Give a method name (``"orders_all"``, ``"trades"``, ...) or a path (``"/orders/all"`` or
-        ``"/v1/cefi/orders/all"``) and its query parameters. Sends each page's ``next_cursor`` back as
-        ``timestamp`` until it is null; an empty page is the end even when it carries a cursor.
-        ``skip`` applies to the first page only (the cursor already counts it).
+        ``"/v1/cefi/orders/all"``) and its query parameters. Under v2026_01_23 it sends each page's
+        ``next_cursor`` back as ``timestamp`` until it is null; an empty page is the end even when it
+        carries a cursor. ``skip`` applies to the first page only (the cursor already counts it).
+        Under v2024_01_01 a list read answers every matching record at once: one request.
         """
-        if self.version != V2026:
-            raise ValueError(f"paginate needs schema {V2026} (v2024_01_01 lists carry no cursor)")
         name = method_name_or_path
         if name.startswith(CEFI + "/"):
             path = name[len(CEFI):]
@@ -363,6 +362,10 @@ class CefiClient:
             query.setdefault("timestamp", NEWEST)
         while True:
             page = await self.request("GET", path, params=query)
+            if isinstance(page, list):  # v2024_01_01: the raw array holds every record
+                for record in page:
+                    yield record
+                return
             if not isinstance(page, dict) or not isinstance(page.get("data"), list):
                 raise ValueError(f"GET {path} did not answer with a {V2026} page")
             for record in page["data"]:

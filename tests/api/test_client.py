@@ -317,10 +317,11 @@ async def test_paginate_stops_on_an_empty_page_with_a_cursor() -> None:
     assert calls == [{"size": "1"}, {"size": "1", "timestamp": "0000000000000000005"}]
 
 
-async def test_paginate_needs_the_current_schema(server: CefisimServer) -> None:
+async def test_paginate_takes_a_v2024_list_whole(server: CefisimServer, alice: CefiClient) -> None:
+    ids = [(await alice.place_order("1", "BUY", "LIMIT", "0.01", price=f"2900{i}.00"))["id"] for i in range(12)]
     async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100", version=V2024) as c:
-        with pytest.raises(ValueError, match=V2026):
-            [r async for r in c.paginate("orders_all")]
+        assert [r["id"] async for r in c.paginate("orders_all")] == list(reversed(ids))
+        assert [r["id"] async for r in c.paginate("orders_all", skip=2)] == list(reversed(ids))[2:]
     async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100") as c:
         with pytest.raises(ValueError, match="unknown list read"):
             [r async for r in c.paginate("place_order")]
