@@ -20,15 +20,19 @@ DECIMAL_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 #: Fee rates and price bands are fractions held as integers in units of 10**-RATE_SCALE.
 RATE_SCALE = 9
 RATE_ONE = 10**RATE_SCALE
+#: The longest decimal string parse_decimal reads.
+MAX_DECIMAL_CHARS = 64
 
 
 def parse_decimal(text: str) -> tuple[int, int] | None:
     """``"12.340"`` -> ``(12340, 3)``: coefficient and number of decimals; None if not a decimal string.
 
-    Accepts exactly what ``DECIMAL_RE`` matches, checked with string methods (``isascii`` rules out the
-    other scripts' digits ``isdigit`` accepts): this runs on every price the engine has not seen yet.
+    Accepts exactly what ``DECIMAL_RE`` matches, up to ``MAX_DECIMAL_CHARS`` characters (longer text is
+    never a venue amount and is refused before any work), checked with string methods (``isascii``
+    rules out the other scripts' digits ``isdigit`` accepts): this runs on every price the engine has
+    not seen yet.
     """
-    if not isinstance(text, str) or len(text) > 64:
+    if not isinstance(text, str) or len(text) > MAX_DECIMAL_CHARS:
         return None
     whole, dot, frac = text.partition(".")
     if not (whole.isdigit() and whole.isascii()) or (dot and not (frac.isdigit() and frac.isascii())):

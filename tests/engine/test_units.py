@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cefisim.engine.units import (
-    DECIMAL_RE, RATE_ONE, Grid, ceil_div, format_rate, format_ratio, parse_decimal, parse_rate,
+    DECIMAL_RE, MAX_DECIMAL_CHARS, RATE_ONE, Grid, ceil_div, format_rate, format_ratio, parse_decimal, parse_rate,
 )
 
 increments = st.sampled_from(["1", "0.01", "0.05", "0.0001", "0.25", "5", "0.00000001", "2.5", "10"])
@@ -59,7 +59,13 @@ def test_off_grid_values_are_none(text: str, inc: str) -> None:
 
 @given(text=st.text(alphabet="0123456789.٣²-+e ", max_size=8) | st.from_regex(DECIMAL_RE, fullmatch=True))
 def test_parse_decimal_accepts_what_the_pattern_matches(text: str) -> None:
-    assert (parse_decimal(text) is not None) == bool(DECIMAL_RE.fullmatch(text))
+    expected = len(text) <= MAX_DECIMAL_CHARS and bool(DECIMAL_RE.fullmatch(text))
+    assert (parse_decimal(text) is not None) == expected
+
+
+def test_parse_decimal_refuses_text_past_the_length_cap() -> None:
+    assert parse_decimal("1" * MAX_DECIMAL_CHARS) == (int("1" * MAX_DECIMAL_CHARS), 0)
+    assert parse_decimal("1" * (MAX_DECIMAL_CHARS + 1)) is None
 
 
 @given(inc=increments, text=st.from_regex(r"[0-9]{1,6}(\.[0-9]{1,10})?", fullmatch=True))
