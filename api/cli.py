@@ -1,4 +1,4 @@
-"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sign``.
+"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``sign``.
 
 ``cefisim serve [--host 127.0.0.1] [--port 8080] [--scenario FILE] [--journal FILE] [--clock wall|virtual]``
 serves the emulator; with no scenario it loads ``scenarios/demo.json``. Scenario and journal problems
@@ -138,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         from .backtest import backtest_main
 
         return backtest_main(argv[1:])
+    sub.add_parser("sweep", help="run a strategy over seeds, parameters and latencies (see `cefisim sweep --help`)",
+                   add_help=False)
+    if argv and argv[0] == "sweep":
+        from .sweep import sweep_main
+
+        return sweep_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_main(args)

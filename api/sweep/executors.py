@@ -1,0 +1,219 @@
+"""Where a sweep's runs execute: this process, a local process pool, or a Dask cluster.
+
+Contract: an executor is a context manager with ``workers`` (how many runs go at once) and
+``run(settings, specs, on_row)``, which calls ``on_row(row)`` in this process once per spec as the
+runs finish (in completion order: the caller sorts by ``row["run"]``). Each run is
+:func:`.run.run_spec`, the same function whatever the executor, so the rows do not depend on it.
+
+- A run's own problems are rows (``run_spec`` never raises for them). A worker that dies (killed,
+  out of memory) gives an ``error`` row for the run it held, and the sweep goes on.
+- At most ``2 x workers`` runs are in flight: the rest are submitted as runs finish, so a sweep of a
+  million runs holds no million futures, and Ctrl-C has little to cancel.
+- ``KeyboardInterrupt`` (Ctrl-C) while ``run`` waits cancels what is queued, stops the runs in
+  progress (pool workers are terminated; Dask futures are cancelled) and re-raises, after the
+  ``on_row`` calls of every run that had finished. Pool workers ignore SIGINT so that only this
+  process decides.
+- Pool: ``concurrent.futures.ProcessPoolExecutor`` in ``forkserver`` mode where the platform has it
+  (else ``spawn``): no fork of a process that may hold threads. The settings (with the scenario and
+  strategy files) go to each worker once, at its start.
+- Dask (``dask.distributed``, the ``[dask]`` extra): ``"local"`` starts a ``LocalCluster`` of
+  ``workers`` single-threaded worker processes (no dashboard); any other address connects a
+  ``Client`` to a running scheduler and uses all its worker threads. The settings are scattered to
+  the workers once (``broadcast``), each run is one task.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import signal
+import traceback
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any
+
+from .grid import RunSpec
+from .run import Settings, failed_row, run_task
+
+__all__ = ["DaskExecutor", "DaskMissing", "PoolExecutor", "SerialExecutor", "run_spec"]
+
+OnRow = Callable[[dict[str, Any]], None]
+IN_FLIGHT = 2  # runs in flight per worker: one running, one queued so a worker never waits
+
+
+class DaskMissing(RuntimeError):
+    """``--dask`` without dask.distributed installed."""
+
+
+def run_spec(settings: Settings, spec: RunSpec) -> dict[str, Any]:
+    """The task every executor runs (module level: workers import it by name)."""
+    return run_task(settings, spec)
+
+
+class _Executor:
+    workers: int = 1
+
+    def __enter__(self) -> "_Executor":
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the workers (idempotent)."""
+
+
+class SerialExecutor(_Executor):
+    """Every run in this process, one after the other (``--workers 0``: debuggers and profilers)."""
+
+    def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
+        for spec in specs:
+            on_row(run_spec(settings, spec))
+
+
+# --- process pool ----------------------------------------------------------------------------------
+
+_worker_settings: Settings | None = None
+
+
+def _pool_init(settings: Settings) -> None:
+    global _worker_settings
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _worker_settings = settings
+
+
+def _pool_run(spec: RunSpec) -> dict[str, Any]:
+    assert _worker_settings is not None, "the pool initializer sets the settings"
+    return run_spec(_worker_settings, spec)
+
+
+def _windowed(specs: list[RunSpec], window: int, submit: Callable[[RunSpec], Any],
+              completed: Callable[[list[Any]], Iterator[Any]], result: Callable[[Any, RunSpec], dict[str, Any]],
+              on_row: OnRow) -> None:
+    """Keep ``window`` runs in flight; hand each finished one's row to ``on_row``."""
+    pending = iter(specs)
+    live: dict[Any, RunSpec] = {}
+    for spec in pending:
+        live[submit(spec)] = spec
+        if len(live) >= window:
+            break
+    while live:
+        for fut in completed(list(live)):
+            spec = live.pop(fut)
+            on_row(result(fut, spec))
+            nxt = next(pending, None)
+            if nxt is not None:
+                live[submit(nxt)] = nxt
+
+
+class PoolExecutor(_Executor):
+    """``workers`` local processes (``--workers N``)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if ctx.get_start_method() == "forkserver":
+            # the server imports cefisim once; every worker forks from it already loaded
+            ctx.set_forkserver_preload([__name__])
+        self._pool = pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_pool_init,
+                                                   initargs=(settings,))
+
+        def result(fut: cf.Future, spec: RunSpec) -> dict[str, Any]:
+            exc = fut.exception()
+            if exc is None:
+                return fut.result()
+            return failed_row(spec, "error", f"the worker process failed: {type(exc).__name__}: {exc}",
+                              "".join(traceback.format_exception(exc)), 0.0)
+
+        def completed(futs: list[Any]) -> Iterator[Any]:
+            done, _ = cf.wait(futs, return_when=cf.FIRST_COMPLETED)
+            return iter(sorted(done, key=futs.index))
+
+        try:
+            _windowed(specs, IN_FLIGHT * self.workers, lambda s: pool.submit(_pool_run, s), completed, result, on_row)
+        except KeyboardInterrupt:
+            self._terminate()
+            raise
+
+    def _terminate(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # the processes must stop now, not after their current run: ProcessPoolExecutor has no public
+        # way before Python 3.14 (terminate_workers), hence its _processes
+        processes = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            p.terminate()
+        for p in processes:
+            p.join()
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+# --- Dask ---------------------------------------------------------------------------------------------
+
+class DaskExecutor(_Executor):
+    """Runs as tasks of a Dask cluster: ``address`` ``"local"`` (a LocalCluster of ``workers``
+    processes) or a scheduler's address (``tcp://host:8786``)."""
+
+    def __init__(self, address: str, workers: int) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise DaskMissing("--dask needs dask.distributed: pip install 'cefisim[dask]'") from None
+        self.cluster: Any = None
+        if address == "local":
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                        dashboard_address=None)
+            self.client = Client(self.cluster)
+        else:
+            self.client = Client(address)
+        threads = sum(w["nthreads"] for w in self.client.scheduler_info()["workers"].values())
+        self.workers = max(1, threads)
+
+    def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
+        from distributed import as_completed
+
+        client = self.client
+        shared = client.scatter(settings, broadcast=True, hash=False)
+        ac = as_completed()
+        inflight: set[Any] = set()
+
+        def submit(spec: RunSpec) -> Any:
+            fut = client.submit(run_spec, shared, spec, pure=False)
+            inflight.add(fut)
+            ac.add(fut)
+            return fut
+
+        def completed(_: list[Any]) -> Iterator[Any]:
+            return iter([next(ac)])
+
+        def result(fut: Any, spec: RunSpec) -> dict[str, Any]:
+            inflight.discard(fut)
+            if fut.status == "finished":
+                return fut.result()
+            exc = fut.exception()
+            return failed_row(spec, "error", f"the Dask task failed: {type(exc).__name__}: {exc}", None, 0.0)
+
+        try:
+            _windowed(specs, IN_FLIGHT * self.workers, submit, completed, result, on_row)
+        except KeyboardInterrupt:
+            client.cancel(list(inflight), force=True)
+            raise
+
+    def close(self) -> None:
+        client, cluster = getattr(self, "client", None), self.cluster
+        self.cluster = None
+        if client is not None:
+            client.close()
+            self.client = None
+        if cluster is not None:
+            cluster.close()

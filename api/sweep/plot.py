@@ -1,0 +1,57 @@
+"""``cefisim sweep --plot FILE``: the PnL distribution of each parameter set, best first.
+
+Contract: ``check_plotting()`` raises :class:`PlotUnavailable` (with the install hint) when
+matplotlib is missing, so the command can refuse ``--plot`` before the sweep starts.
+``plot_sets(sets, path, quote)`` draws one horizontal box plot per parameter set (the runs with a
+PnL; whiskers at 1.5 IQR) with every run as a dot on it and the bootstrap 95% interval of the mean
+as a bar, ranked as on the terminal, and saves it in the format the suffix names (``.png``,
+``.svg``, ``.pdf``). matplotlib is the ``[plot]`` extra; the Agg backend draws without a display.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+from .output import label
+from .stats import SetStats, ranked
+
+__all__ = ["PlotUnavailable", "check_plotting", "plot_sets"]
+
+
+class PlotUnavailable(RuntimeError):
+    """matplotlib is not installed."""
+
+
+def check_plotting() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise PlotUnavailable("--plot needs matplotlib: pip install 'cefisim[plot]'") from None
+
+
+def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
+    check_plotting()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    order = [s for s in ranked(sets) if s.pnl][::-1]  # matplotlib draws the first box at the bottom
+    fig = Figure(figsize=(9, max(2.5, 0.45 * len(order) + 1.2)))
+    ax = fig.add_subplot()
+    data = [[float(Decimal(v)) for v in s.pnl] for s in order]
+    ys = list(range(1, len(order) + 1))
+    ax.boxplot(data, positions=ys, vert=False, widths=0.6, showfliers=False)
+    for y, values in zip(ys, data):
+        ax.plot(values, [y] * len(values), "o", markersize=3, alpha=0.5, color="tab:blue")
+    for y, s in zip(ys, order):
+        if s.ci_low is not None and s.ci_high is not None:
+            lo, hi = float(Decimal(s.ci_low)), float(Decimal(s.ci_high))
+            ax.plot([lo, hi], [y + 0.38, y + 0.38], color="tab:red", linewidth=2)
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_yticks(ys, [f"{label(s)} (n={len(s.pnl)})" for s in order], fontsize=8)
+    ax.set_xlabel(f"PnL ({quote}); red: bootstrap 95% CI of the mean")
+    ax.set_title("PnL per parameter set, best mean at the top")
+    fig.tight_layout()
+    fig.savefig(path)

@@ -1,0 +1,28 @@
+"""Strategies for the sweep tests, loaded by file path (so a Dask worker gets them with the task)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+
+class Quoter:
+    """Buys ``qty`` at market on the first two-sided book; with ``boom=yes`` raises there instead."""
+
+    def __init__(self, qty: str = "0.001", boom: str = "no", sleep: str = "0") -> None:
+        self.qty = qty
+        self.boom = boom == "yes"
+        self.sleep = float(sleep)
+        self.done = False
+
+    def on_start(self, ctx: Any) -> None:
+        if self.sleep:
+            time.sleep(self.sleep)  # only the Ctrl-C test: a run that takes wall time
+
+    def on_book(self, ctx: Any, instrument_id: str, book: dict[str, Any]) -> None:
+        if self.done or book["mid"] is None:
+            return
+        self.done = True
+        if self.boom:
+            raise ZeroDivisionError("boom on the first book")
+        ctx.place_order(instrument_id, "BUY", "MARKET", self.qty)
