@@ -30,6 +30,10 @@ def check_plotting() -> None:
         raise PlotUnavailable("--plot needs matplotlib: pip install 'cefisim[plot]'") from None
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+
+
 def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
     check_plotting()
     import matplotlib
@@ -42,7 +46,9 @@ def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
     ax = fig.add_subplot()
     data = [[float(Decimal(v)) for v in s.pnl] for s in order]
     ys = list(range(1, len(order) + 1))
-    ax.boxplot(data, positions=ys, vert=False, widths=0.6, showfliers=False)
+    # matplotlib 3.10 has orientation=; 3.11 deprecates vert=, which 3.8 and 3.9 need
+    sideways = {"orientation": "horizontal"} if _version(matplotlib.__version__) >= (3, 10) else {"vert": False}
+    ax.boxplot(data, positions=ys, widths=0.6, showfliers=False, **sideways)
     for y, values in zip(ys, data):
         ax.plot(values, [y] * len(values), "o", markersize=3, alpha=0.5, color="tab:blue")
     for y, s in zip(ys, order):
