@@ -14,10 +14,10 @@ runs finish (in completion order: the caller sorts by ``row["run"]``). Each run 
   ``on_row`` calls of every run that had finished. Pool workers ignore SIGINT so that only this
   process decides.
 - Pool: ``concurrent.futures.ProcessPoolExecutor`` in ``forkserver`` mode where the platform has it
-  (else ``spawn``): no fork of a process that may hold threads. The settings (with the scenario and
-  strategy files) go to each worker once, at its start.
+  (else ``spawn``): no fork of a process that may hold threads. The pool starts with the first
+  ``run`` and serves later ones; the settings (paths: a pool never sends files) go with each run.
 - Dask (``dask.distributed``, the ``[dask]`` extra): ``"local"`` starts a ``LocalCluster`` of
-  ``workers`` single-threaded worker processes (no dashboard); any other address connects a
+  ``workers`` single-threaded worker processes (its HTTP server on a free port); any other address connects a
   ``Client`` to a running scheduler and uses all its worker threads. The settings are scattered to
   the workers once (``broadcast``), each run is one task.
 """
@@ -25,6 +25,7 @@ runs finish (in completion order: the caller sorts by ``row["run"]``). Each run 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import multiprocessing
 import signal
 import traceback
@@ -73,18 +74,8 @@ class SerialExecutor(_Executor):
 
 # --- process pool ----------------------------------------------------------------------------------
 
-_worker_settings: Settings | None = None
-
-
-def _pool_init(settings: Settings) -> None:
-    global _worker_settings
+def _pool_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _worker_settings = settings
-
-
-def _pool_run(spec: RunSpec) -> dict[str, Any]:
-    assert _worker_settings is not None, "the pool initializer sets the settings"
-    return run_spec(_worker_settings, spec)
 
 
 def _windowed(specs: list[RunSpec], window: int, submit: Callable[[RunSpec], Any],
@@ -114,13 +105,14 @@ class PoolExecutor(_Executor):
         self._pool: cf.ProcessPoolExecutor | None = None
 
     def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if ctx.get_start_method() == "forkserver":
-            # the server imports cefisim once; every worker forks from it already loaded
-            ctx.set_forkserver_preload([__name__])
-        self._pool = pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_pool_init,
-                                                   initargs=(settings,))
+        if self._pool is None:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+            if ctx.get_start_method() == "forkserver":
+                # the server imports cefisim once; every worker forks from it already loaded
+                ctx.set_forkserver_preload([__name__])
+            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_pool_init)
+        pool = self._pool
 
         def result(fut: cf.Future, spec: RunSpec) -> dict[str, Any]:
             exc = fut.exception()
@@ -134,7 +126,7 @@ class PoolExecutor(_Executor):
             return iter(sorted(done, key=futs.index))
 
         try:
-            _windowed(specs, IN_FLIGHT * self.workers, lambda s: pool.submit(_pool_run, s), completed, result, on_row)
+            _windowed(specs, IN_FLIGHT * self.workers, lambda s: pool.submit(run_spec, settings, s), completed, result, on_row)
         except KeyboardInterrupt:
             self._terminate()
             raise
@@ -171,8 +163,9 @@ class DaskExecutor(_Executor):
             raise DaskMissing("--dask needs dask.distributed: pip install 'cefisim[dask]'") from None
         self.cluster: Any = None
         if address == "local":
+            # ":0": the scheduler's HTTP server (always started) on a free port, never a clash on 8787
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None)
+                                        dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
             self.client = Client(address)
