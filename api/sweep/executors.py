@@ -6,7 +6,10 @@ runs finish (in completion order: the caller sorts by ``row["run"]``). Each run 
 :func:`.run.run_spec`, the same function whatever the executor, so the rows do not depend on it.
 
 - A run's own problems are rows (``run_spec`` never raises for them). A worker that dies (killed,
-  out of memory) gives an ``error`` row for the run it held, and the sweep goes on.
+  out of memory, ``os._exit`` in the strategy) gives ``error`` rows and the sweep goes on: on the
+  pool, for every run in flight when it died (the pool cannot tell whose it was; it is restarted);
+  on Dask, for the run that killed its worker ``distributed.scheduler.allowed-failures`` times
+  (Dask retries a task whose worker died).
 - At most ``2 x workers`` runs are in flight: the rest are submitted as runs finish, so a sweep of a
   million runs holds no million futures, and Ctrl-C has little to cancel.
 - ``KeyboardInterrupt`` (Ctrl-C) while ``run`` waits cancels what is queued, stops the runs in
@@ -29,6 +32,7 @@ import logging
 import multiprocessing
 import signal
 import traceback
+from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
@@ -104,7 +108,8 @@ class PoolExecutor(_Executor):
         self.workers = workers
         self._pool: cf.ProcessPoolExecutor | None = None
 
-    def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
+    def _started(self) -> cf.ProcessPoolExecutor:
+        """The pool, started on first use and again after it broke."""
         if self._pool is None:
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
@@ -112,12 +117,26 @@ class PoolExecutor(_Executor):
                 # the server imports cefisim once; every worker forks from it already loaded
                 ctx.set_forkserver_preload([__name__])
             self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_pool_init)
-        pool = self._pool
+        return self._pool
+
+    def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
+        def submit(spec: RunSpec) -> cf.Future:
+            try:
+                return self._started().submit(run_spec, settings, spec)
+            except BrokenProcessPool:  # a worker died: the runs it took down have their rows; go on
+                broken, self._pool = self._pool, None
+                assert broken is not None
+                broken.shutdown(wait=False, cancel_futures=True)
+                return self._started().submit(run_spec, settings, spec)
 
         def result(fut: cf.Future, spec: RunSpec) -> dict[str, Any]:
             exc = fut.exception()
             if exc is None:
                 return fut.result()
+            if isinstance(exc, BrokenProcessPool):
+                return failed_row(spec, "error", "a worker process died (killed, out of memory, or the strategy "
+                                  "ended the process) while this run was in flight; the pool was restarted for "
+                                  "the runs after it", None, 0.0)
             return failed_row(spec, "error", f"the worker process failed: {type(exc).__name__}: {exc}",
                               "".join(traceback.format_exception(exc)), 0.0)
 
@@ -126,7 +145,7 @@ class PoolExecutor(_Executor):
             return iter(sorted(done, key=futs.index))
 
         try:
-            _windowed(specs, IN_FLIGHT * self.workers, lambda s: pool.submit(run_spec, settings, s), completed, result, on_row)
+            _windowed(specs, IN_FLIGHT * self.workers, submit, completed, result, on_row)
         except KeyboardInterrupt:
             self._terminate()
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -26,3 +27,14 @@ class Quoter:
         if self.boom:
             raise ZeroDivisionError("boom on the first book")
         ctx.place_order(instrument_id, "BUY", "MARKET", self.qty)
+
+
+class Dies:
+    """With ``die=yes``, ends its worker process on start, as a crash or the OOM killer would."""
+
+    def __init__(self, die: str = "no") -> None:
+        self.die = die == "yes"
+
+    def on_start(self, ctx: Any) -> None:
+        if self.die:
+            os._exit(3)

@@ -206,3 +206,27 @@ def test_ctrl_c_stops_the_pool_and_writes_the_finished_rows(tmp_path: Path) -> N
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_bytes().splitlines()]
     assert summary["complete"] is False and 0 < len(rows) < 40
     assert all(r["status"] == "ok" for r in rows)
+
+
+def test_a_worker_that_dies_gives_error_rows_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    dies = STRATEGY.replace(":Quoter", ":Dies")
+    assert sweep_main([DEMO, "--strategy", dies, "--seeds", "1-3", "--param", "die=no,yes", "--until", "+2",
+                       "--workers", "1", "--quiet", "--out", str(out)]) == 1
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_bytes().splitlines()]
+    assert [r["run"] for r in rows] == list(range(6))
+    assert [r["status"] for r in rows[:2]] == ["ok", "ok"]
+    assert [r["status"] for r in rows[3:]] == ["error"] * 3
+    assert all(r["error"].startswith("a worker process died") for r in rows[3:])
+
+
+def test_the_progress_bar_shows_only_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    from cefisim.api.sweep import execute, plan_sweep, sweep_parser
+    from cefisim.api.sweep.executors import SerialExecutor
+
+    plan = plan_sweep(sweep_parser().parse_args([DEMO, "--strategy", STRATEGY, "--seeds", "1-2", "--until", "+2"]))
+    rows: list[dict[str, Any]] = []
+    execute(plan, SerialExecutor(), rows, progress=False)
+    assert capsys.readouterr().err == "" and len(rows) == 2
+    execute(plan, SerialExecutor(), rows, progress=True)  # the command asks when stderr is a terminal
+    assert "2/2" in capsys.readouterr().err and len(rows) == 4
