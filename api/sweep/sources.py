@@ -10,7 +10,8 @@ Contract:
 - A scenario references files through keys named ``file`` or ending in ``_file`` (``prices_file`` of
   a market maker), relative to the scenario file (``docs/scenarios.md``).
 - ``load(sources)`` on a worker returns the scenario and the strategy class; a worker process loads
-  a given set of files once (cached by content digest, or by path) and reuses it for every run. A
+  a given set of files once (cached by content digest, or by path, size and modification time) and
+  reuses it for every run. A
   file missing on the worker raises :class:`WorkerFileError`, which names the file, the host and what
   to do: the run fails, the others go on. Inline files are written once per host under the temporary
   folder (``cefisim-sweep/<digest>/``, atomically, so concurrent worker processes agree), and the
@@ -60,7 +61,8 @@ class Sources:
                 limit: int = SEND_LIMIT) -> "Sources":
         """Describe the sweep's files; with ``inline``, read them to send when they qualify."""
         by_path = cls(scenario_path, Path(scenario_path).name, strategy, None, None,
-                      _digest([("path", scenario_path.encode()), ("strategy", strategy.encode())]))
+                      _digest([("path", scenario_path.encode()), ("strategy", strategy.encode()),
+                               ("stamps", _stamps(scenario, scenario_path, strategy).encode())]))
         if not inline:
             return by_path
         base = Path(scenario_path).parent
@@ -81,6 +83,24 @@ class Sources:
             return by_path
         digest = _digest([(n.encode(), b) for n, b in files] + [("class", cls_name.encode())])
         return cls(scenario_path, names[0], strategy, strategy_file, tuple(files), digest)
+
+
+def _stamps(scenario: Scenario, scenario_path: str, strategy: str) -> str:
+    """Size and modification time of every file of the sweep here: a worker that keeps its loaded
+    files between sweeps (a Dask cluster) reloads them when one has changed."""
+    base = Path(scenario_path).parent
+    paths = [Path(scenario_path)] + [base / n for n in referenced_files(scenario.doc)]
+    where = strategy.rpartition(":")[0]
+    if _is_path(where):
+        paths.append(Path(where))
+    out = []
+    for p in paths:
+        try:
+            st = p.stat()
+            out.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            out.append(f"{p}:-")
+    return "|".join(out)
 
 
 def referenced_files(doc: Any) -> list[str]:

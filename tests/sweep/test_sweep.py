@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -230,3 +231,15 @@ def test_the_progress_bar_shows_only_when_asked(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().err == "" and len(rows) == 2
     execute(plan, SerialExecutor(), rows, progress=True)  # the command asks when stderr is a terminal
     assert "2/2" in capsys.readouterr().err and len(rows) == 4
+
+
+def test_a_worker_reloads_a_scenario_that_changed_between_sweeps(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    doc = json.loads(Path(DEMO).read_text())
+    path.write_text(json.dumps(doc))
+    first = Sources.collect(load_scenario(path), str(path), STRATEGY, inline=False)
+    assert load(first)[0].seed == doc["seed"]
+    path.write_text(json.dumps({**doc, "seed": 99, "description": "edited"}))
+    os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
+    second = Sources.collect(load_scenario(path), str(path), STRATEGY, inline=False)
+    assert second.digest != first.digest and load(second)[0].seed == 99
