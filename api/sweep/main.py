@@ -26,7 +26,7 @@ from ..backtest.main import BacktestError, load_strategy_class
 from ..scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
 from .executors import DaskExecutor, DaskMissing, PoolExecutor, SerialExecutor
 from .grid import Axes, GridError, RunSpec, load_sweep_file, parse_latency, parse_param, parse_seeds, runs
-from .output import table, write_rows, write_summary
+from .output import table, write_reports, write_rows, write_summary
 from .plot import PlotUnavailable, check_plotting, plot_sets
 from .run import Settings
 from .sources import Sources
@@ -68,6 +68,8 @@ def sweep_parser() -> argparse.ArgumentParser:
                         "or the processes of a --dask local cluster")
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask cluster (tcp://host:8786) or a LocalCluster")
     p.add_argument("--out", metavar="DIR", help="write runs.csv, runs.jsonl and summary.json here")
+    p.add_argument("--reports", action="store_true",
+                   help="with --out: also write each run's backtest report as DIR/reports/run-N.json")
     p.add_argument("--plot", metavar="FILE", help="draw the PnL distributions per parameter set (.png, .svg, .pdf)")
     p.add_argument("--bootstrap", type=_count, default=DEFAULT_RESAMPLES, metavar="N",
                    help=f"bootstrap resamples for the 95%% CI (default {DEFAULT_RESAMPLES})")
@@ -138,7 +140,7 @@ def plan_sweep(args: argparse.Namespace) -> Plan:
                 given = ", ".join(f"{k}={v!r}" for k, v in spec.params)
                 raise SweepError(f"--strategy: {strategy}({given}) raised {type(exc).__name__}: {exc}") from None
     sources = Sources.collect(scenario, scenario_path, strategy, inline=args.dask is not None)
-    settings = Settings(sources, until_ns, client, quote)
+    settings = Settings(sources, until_ns, client, quote, reports=bool(getattr(args, "reports", False)))
     meta = {
         "scenario": scenario_path, "strategy": strategy, "until": None if until_ns is None else format_time(until_ns),
         "client": client, "quote_asset": quote_name, "seeds": axes.seeds, "params": axes.params,
@@ -215,6 +217,9 @@ def sweep_main(argv: list[str]) -> int:
     if args.workers == 0 and args.dask == "local":
         print("cefisim sweep: --dask local needs --workers 1 or more", file=sys.stderr)
         return 2
+    if args.reports and not args.out:
+        print("cefisim sweep: --reports goes with --out DIR", file=sys.stderr)
+        return 2
     try:
         if args.plot:
             check_plotting()
@@ -241,9 +246,11 @@ def sweep_main(argv: list[str]) -> int:
         print(f"\ncefisim sweep: interrupted after {len(rows)} of {len(plan.specs)} runs", file=sys.stderr)
     wall = time.perf_counter() - started
     rows.sort(key=lambda r: r["run"])
+    reports = [(r["run"], r.pop("report")) for r in rows if "report" in r]
     sets = summarise(rows, args.bootstrap, args.bootstrap_seed)
     if args.out:
         try:
+            write_reports(Path(args.out), reports)
             write_rows(Path(args.out), rows)
             write_summary(Path(args.out), {**plan.meta, "complete": complete}, sets)
         except OSError as exc:

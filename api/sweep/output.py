@@ -5,7 +5,8 @@ Contract:
   :data:`~.run.ROW_KEYS` order, ``params`` an object) and ``runs.csv`` (the same but ``traceback``;
   each parameter a column ``param.KEY``; null is empty), rows in run order. ``write_summary`` writes
   ``summary.json``: what ran, and per parameter set in grid order the figures of :mod:`.stats` with
-  the rank. Given the same rows, every file is the same bytes but for the ``wall_s`` column and the
+  the rank. ``write_reports`` writes ``reports/run-N.json``, each run's backtest report
+  (``--reports``). Given the same rows, every file is the same bytes but for the ``wall_s`` column and the
   ``traceback`` key (see :data:`~.run.UNSTABLE`).
 - ``table(sets)`` is the ranked table (lines), best first.
 """
@@ -46,6 +47,16 @@ def write_rows(out: Path, rows: list[dict[str, Any]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "runs.jsonl").write_bytes(jsonl_bytes(rows))
     (out / "runs.csv").write_text(csv_text(rows), encoding="utf-8")
+
+
+def write_reports(out: Path, reports: list[tuple[int, dict[str, Any]]]) -> None:
+    """``reports/run-N.json`` per run: the report ``cefisim backtest --report`` writes for that run."""
+    if not reports:
+        return
+    folder = out / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    for run, report in reports:
+        (folder / f"run-{run}.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
 
 
 def write_summary(out: Path, meta: dict[str, Any], sets: list[SetStats]) -> None:

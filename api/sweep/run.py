@@ -11,7 +11,8 @@ Contract:
 - Row keys, in order (:data:`ROW_KEYS`): ``run``, ``seed``, ``params``, ``latency_ms``, ``status``,
   ``pnl``, ``fees``, ``volume`` (decimal strings in the report's quote asset), ``fills``,
   ``max_inventory`` (base units), ``drawdown`` (quote asset), ``events``, ``commands``, ``error``,
-  ``traceback``, ``wall_s``. Every key but :data:`UNSTABLE` is the same on every executor, worker
+  ``traceback``, ``wall_s``; with ``Settings.reports`` also ``report``, the run's whole backtest
+  report (``docs/backtest.md``). Every key but :data:`UNSTABLE` is the same on every executor, worker
   count and machine; ``wall_s`` is wall time and ``traceback`` names files where the worker has them.
 - ``max_inventory``: the largest |balance - start| over the inventory samples of the base asset of
   the first instrument the report lists under ``pnl.by_instrument`` (those the strategy traded or
@@ -46,6 +47,7 @@ class Settings:
     until_ns: int | None
     client: str | None
     quote: str | None
+    reports: bool = False  # also return each run's whole backtest report (``row["report"]``)
 
 
 def run_task(s: Settings, spec: RunSpec) -> dict[str, Any]:
@@ -60,7 +62,7 @@ def run_task(s: Settings, spec: RunSpec) -> dict[str, Any]:
             return failed_row(spec, "error", f"the strategy's constructor raised {type(exc).__name__}: {exc}",
                               traceback.format_exc(), time.perf_counter() - started)
         latency_ns = None if spec.latency_ms is None else int(Decimal(spec.latency_ms) * 1_000_000)
-        meta = {"strategy": s.sources.strategy, "params": params, "seed": spec.seed}
+        meta = {"strategy": s.sources.strategy, "params": params}  # as cefisim backtest: the same report
         bt = run_backtest(replace(scenario, seed=spec.seed), strategy, client=s.client, until_ns=s.until_ns,
                           latency_ns=latency_ns, quote=s.quote, meta=meta)
     except StrategyFailed as exc:
@@ -68,7 +70,10 @@ def run_task(s: Settings, spec: RunSpec) -> dict[str, Any]:
         return failed_row(spec, "failed", f"the strategy failed in {exc}", tb, time.perf_counter() - started)
     except (WorkerFileError, BacktestError) as exc:
         return failed_row(spec, "error", str(exc), None, time.perf_counter() - started)
-    return row_from_report(spec, bt.report, scenario_base(bt.report, scenario), time.perf_counter() - started)
+    row = row_from_report(spec, bt.report, scenario_base(bt.report, scenario), time.perf_counter() - started)
+    if s.reports:
+        row["report"] = bt.report
+    return row
 
 
 def scenario_base(report: dict[str, Any], scenario: Any) -> str | None:

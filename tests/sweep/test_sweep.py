@@ -58,12 +58,13 @@ def test_serial_pool_and_dask_local_cluster_give_the_same_rows(tmp_path: Path) -
 
 
 def test_each_run_is_the_backtest_of_its_seed(tmp_path: Path) -> None:
-    from cefisim.api.backtest import backtest_main
+    from cefisim.api.backtest import WALL_FIELDS, backtest_main
     from cefisim.api.sweep import plan_sweep, sweep_parser
 
-    out = sweep(tmp_path, "serial", "--workers", "0")
+    out = sweep(tmp_path, "serial", "--workers", "2", "--reports")
     row = json.loads((out / "runs.jsonl").read_bytes().splitlines()[3])  # seed 4, qty 0.001, latency 5
     plan = plan_sweep(sweep_parser().parse_args(GRID))
+    assert plan.specs[3] == RunSpec(3, 4, (("qty", "0.001"),), "5")
     reseeded = tmp_path / "seed4.json"
     doc = json.loads(Path(DEMO).read_text())
     reseeded.write_text(json.dumps({**doc, "seed": 4}))
@@ -73,7 +74,14 @@ def test_each_run_is_the_backtest_of_its_seed(tmp_path: Path) -> None:
     r = json.loads(report.read_text())
     assert (row["pnl"], row["fees"], row["volume"], row["fills"], row["events"]) == (
         r["pnl"]["total"], r["fees"]["total"], r["volume"]["total"], r["fills"]["count"], r["run"]["events"])
-    assert plan.specs[3] == RunSpec(3, 4, (("qty", "0.001"),), "5")
+    kept = json.loads((out / "reports" / "run-3.json").read_text())
+    assert kept["scenario"] == DEMO and r["scenario"] == str(reseeded)
+    for rep in (kept, r):
+        del rep["scenario"]
+        for key in WALL_FIELDS:
+            del rep["run"][key]
+    assert kept == r  # the sweep's run is that backtest, report and all
+    assert len(list((out / "reports").iterdir())) == 8
 
 
 def test_a_raising_strategy_gives_one_failed_row_and_the_others_run(tmp_path: Path,
@@ -134,6 +142,7 @@ def test_a_bad_sweep_file_is_one_message_naming_the_key(text: str, message: str,
     (["--client", "nobody"], "--client: the scenario has no client 'nobody'"),
     (["--quote", "EUR"], "--quote: the scenario has no asset 'EUR'"),
     (["--dask", "tcp://10.0.0.1:8786", "--workers", "2"], "--workers does not go with a Dask scheduler"),
+    (["--reports"], "--reports goes with --out DIR"),
 ])
 def test_bad_options_stop_before_any_run(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert sweep_main([DEMO, "--strategy", STRATEGY, *extra]) == 2
@@ -243,3 +252,4 @@ def test_a_worker_reloads_a_scenario_that_changed_between_sweeps(tmp_path: Path)
     os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
     second = Sources.collect(load_scenario(path), str(path), STRATEGY, inline=False)
     assert second.digest != first.digest and load(second)[0].seed == 99
+
