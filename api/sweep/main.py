@@ -224,8 +224,13 @@ def sweep_main(argv: list[str]) -> int:
         if args.plot:
             check_plotting()
         plan = plan_sweep(args)
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)  # a bad --out stops the sweep before it runs
     except (SweepError, GridError, BacktestError, PlotUnavailable) as exc:
         print(f"cefisim sweep: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"cefisim sweep: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
     complete = True
