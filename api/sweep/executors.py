@@ -31,6 +31,7 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import signal
+import threading
 import traceback
 from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterator
@@ -183,8 +184,16 @@ class DaskExecutor(_Executor):
         self.cluster: Any = None
         if address == "local":
             # ":0": the scheduler's HTTP server (always started) on a free port, never a clash on 8787
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=":0", silence_logs=logging.ERROR)
+            # the worker processes inherit an ignored SIGINT: Ctrl-C on a terminal reaches the whole process
+            # group, and it is this process's to handle (cancel, then close the cluster), not theirs
+            main = threading.current_thread() is threading.main_thread()
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+            try:
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                            dashboard_address=":0", silence_logs=logging.ERROR)
+            finally:
+                if main:
+                    signal.signal(signal.SIGINT, previous)
             self.client = Client(self.cluster)
         else:
             self.client = Client(address)
