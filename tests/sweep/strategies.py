@@ -10,13 +10,17 @@ from typing import Any
 class Quoter:
     """Buys ``qty`` at market on the first two-sided book; with ``boom=yes`` raises there instead."""
 
-    def __init__(self, qty: str = "0.001", boom: str = "no", sleep: str = "0") -> None:
+    def __init__(self, qty: str = "0.001", boom: str = "no", sleep: str = "0", log: str = "") -> None:
         self.qty = qty
         self.boom = boom == "yes"
         self.sleep = float(sleep)
+        self.log = log
         self.done = False
 
     def on_start(self, ctx: Any) -> None:
+        if self.log:  # only the Ctrl-C test: tells it that runs have started
+            with open(self.log, "a") as f:
+                f.write("started\n")
         if self.sleep:
             time.sleep(self.sleep)  # only the Ctrl-C test: a run that takes wall time
 

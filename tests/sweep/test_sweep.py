@@ -201,23 +201,25 @@ def test_plot_draws_the_distributions(tmp_path: Path) -> None:
 
 # --- Ctrl-C ------------------------------------------------------------------------------------------
 
-def test_ctrl_c_stops_the_pool_and_writes_the_finished_rows(tmp_path: Path) -> None:
-    out = tmp_path / "out"
+@pytest.mark.parametrize("where", [["--workers", "2"], ["--dask", "local", "--workers", "2"]], ids=["pool", "dask"])
+def test_ctrl_c_stops_the_runs_and_writes_the_finished_rows(where: list[str], tmp_path: Path) -> None:
+    out, log = tmp_path / "out", tmp_path / "started.log"
     cmd = [sys.executable, "-m", "cefisim", "sweep", DEMO, "--strategy", STRATEGY, "--seeds", "1-40",
-           "--param", "sleep=0.5", "--until", "+2", "--workers", "2", "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # the pool is up and a few runs are done; all 40 take 10 s of sleep on 2 workers
-    proc.send_signal(signal.SIGINT)
+           "--param", "sleep=0.5", "--param", f"log={log}", "--until", "+2", *where, "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while (not log.exists() or len(log.read_text().splitlines()) < 5) and time.monotonic() < deadline:
+        time.sleep(0.1)  # until a few runs have started: all 40 take 10 s of sleep on 2 workers
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
     interrupted = time.monotonic()
-    _, err = proc.communicate(timeout=30)
-    assert time.monotonic() - interrupted < 5.0  # the runs in progress were stopped, not awaited
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - interrupted < 6.0  # the runs in progress were stopped, not awaited
     assert proc.returncode == 130, err
-    assert "interrupted after" in err and "Traceback" not in err
+    assert "interrupted after" in err and "Traceback" not in err  # no worker printed one either
     summary = json.loads((out / "summary.json").read_text())
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_bytes().splitlines()]
     assert summary["complete"] is False and 0 < len(rows) < 40
     assert all(r["status"] == "ok" for r in rows)
-
 
 def test_a_worker_that_dies_gives_error_rows_and_the_sweep_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "out"
