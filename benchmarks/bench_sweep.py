@@ -38,7 +38,6 @@ import bench_engine  # noqa: E402  (the shared flags and the machine description
 
 from cefisim.api.sweep import plan_sweep, sweep_parser  # noqa: E402
 from cefisim.api.sweep.executors import DaskExecutor, PoolExecutor, run_spec  # noqa: E402
-from cefisim.api.sweep.grid import RunSpec  # noqa: E402
 from cefisim.api.sweep.run import UNSTABLE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

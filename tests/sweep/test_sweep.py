@@ -256,3 +256,16 @@ def test_a_worker_reloads_a_scenario_that_changed_between_sweeps(tmp_path: Path)
     second = Sources.collect(load_scenario(path), str(path), STRATEGY, inline=False)
     assert second.digest != first.digest and load(second)[0].seed == 99
 
+
+
+def test_a_json_sweep_file_is_read_and_checked_like_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "sweep.json"
+    good.write_text(json.dumps({"strategy": STRATEGY, "seeds": "3-4", "params": {"qty": ["0.001", "0.002"]},
+                                "latency_ms": [0, "5"], "until": "+20"}))
+    out = tmp_path / "out"
+    assert sweep_main([DEMO, "--file", str(good), "--workers", "0", "--quiet", "--out", str(out)]) == 0
+    assert stable(out)[0] == stable(sweep(tmp_path, "flags", "--workers", "0"))[0]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"seeds": "3-x"}')
+    assert sweep_main([DEMO, "--strategy", STRATEGY, "--file", str(bad)]) == 2
+    assert f"{bad}: $.seeds: '3-x' is not a seed or a range A-B" in capsys.readouterr().err
