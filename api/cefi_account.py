@@ -31,7 +31,7 @@ CRYPTO_INSTRUCTIONS = {
     "memo": F("str"),
 }
 TRANSFER_REQUEST = {
-    "amount": F("decimal", required=True),
+    "amount": F("positive", required=True),
     "asset_id": F("id", required=True),
     "client_id": F("id", required=True),
     "type": F("enum", required=True, values=("DEPOSIT", "WITHDRAW")),

@@ -22,9 +22,9 @@ from .serialize import asset_record, instrument_record, iso, ns
 from .validate import F, check_object, query_id
 from .http import read_json
 
-MARKET_QUOTE = {"qty": F("decimal", required=True), "instrument_id": F("id", required=True)}
+MARKET_QUOTE = {"qty": F("positive", required=True), "instrument_id": F("id", required=True)}
 MARKETS_QUOTE = {
-    "qty": F("decimal", required=True),
+    "qty": F("positive", required=True),
     "instrument_id": F("id", required=True),
     "side": F("enum", required=True, values=("BUY", "SELL")),
     "qty_unit": F("enum", required=True, values=("BASE", "QUOTE")),

@@ -13,8 +13,9 @@ from typing import Any
 
 from . import cefi_orders as orders
 from . import versions
-from .openapi_schemas import ID_PATTERN, REF_ID_PATTERN, TIMESTAMP_PATTERN, list_of, ref
+from .openapi_schemas import ID_PATTERN, REF_ID_PATTERN, TIMESTAMP_PATTERN, list_of, ref, versioned
 from .problems import PROBLEM_CONTENT_TYPE
+from .validate import MAX_QUERY_DIGITS
 from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
 
 MAX_SKIP = orders.MAX_SKIP
@@ -25,20 +26,36 @@ def _q(name: str, description: str, schema: dict[str, Any], required: bool = Fal
     return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
 
 
+def version_schema(served: Sequence[str]) -> dict[str, Any]:
+    """The schema versions a request may name: ``served`` (the current one first), v2024_01_01 marked
+    deprecated while it is served."""
+    return {"type": "string", "default": versions.V2024 if versions.V2024 in served else versions.V2026,
+            "oneOf": [{"const": v, "deprecated": True, "description": "deprecated; removed on 2026-11-01"}
+                      if v == versions.V2024 else {"const": v} for v in sorted(served, reverse=True)]}
+
+
+def parameters(served: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``components.parameters``: the schema version (header or query) of a document of ``served``
+    versions, and every query and path parameter of :data:`OPERATIONS`."""
+    default = "v2024_01_01 until 2026-11-01, then v2026_01_23" if versions.V2024 in served else versions.V2026
+    return {
+        "VersionHeader": {"name": versions.HEADER, "in": "header", "required": False,
+                          "description": f"schema version (default {default}, engine clock)",
+                          "schema": version_schema(served)},
+        "VersionQuery": _q(versions.QUERY, f"schema version, when the {versions.HEADER} header is not sent "
+                           "(both given and different: 400)", version_schema(served)),
+        **PARAMETERS,
+    }
+
+
 PARAMETERS: dict[str, dict[str, Any]] = {
-    "VersionHeader": {"name": versions.HEADER, "in": "header", "required": False,
-                      "description": "schema version; v2024_01_01 is the default until 2026-11-01 (engine clock), "
-                                     "then v2026_01_23",
-                      "schema": {"type": "string", "enum": list(versions.KNOWN)}},
-    "VersionQuery": _q(versions.QUERY, f"schema version, when the {versions.HEADER} header is not sent "
-                       "(both given and different: 400)", {"type": "string", "enum": list(versions.KNOWN)}),
     "id": _q("id", "record id", {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}),
     "name": _q("name", "asset name, exact match", {"type": "string"}),
     "symbol": _q("symbol", "instrument symbol, exact or substring match, case-sensitive", {"type": "string"}),
     "instrument_id": _q("instrument_id", "one instrument; omitted: all",
                         {"type": "string", "pattern": ID_PATTERN, "minLength": 1, "maxLength": 19}),
     "size": _q("size", "page size, 1 to 100 (larger values are clamped)",
-               {"type": "integer", "minimum": 1, "default": 10}),
+               {"type": "integer", "minimum": 1, "maximum": 10 ** MAX_QUERY_DIGITS - 1, "default": 10}),
     "skip": _q("skip", "records to skip", {"type": "integer", "minimum": 0, "maximum": MAX_SKIP, "default": 0}),
     "timestamp": _q("timestamp", "only records created strictly before this nanosecond timestamp (a cursor)",
                     {"type": "string", "pattern": TIMESTAMP_PATTERN}),
@@ -67,14 +84,15 @@ _ERRORS = {
     400: "malformed request (the detail names the field), or an unsupported schema version",
     401: "missing, unknown or stale signing headers, or a signature that does not match the request",
     403: "a client id in the query or body names another client than the signed one",
+    408: "the body did not arrive within the server's read timeout (--read-timeout)",
     404: "no such record for this client",
     409: "the record is not in a state that allows the request",
     413: "body larger than the server accepts",
+    429: "the HMAC key named in x-svc-auth-token has spent its request budget (only when the server runs "
+         "with --rate-limit); nothing was applied",
     500: "internal error (the detail carries the request id)",
     503: "the command journal cannot be written; nothing was changed",
 }
-_DEFAULT_ERROR = ("any other status, as a problem: e.g. a fault injected through the emulator's control "
-                  "plane (POST /_sim/faults)")
 
 
 def _op(op_id: str, summary: str, response: dict[str, Any] | str, *, params: Sequence[str] = (),
@@ -98,7 +116,7 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/market/quote"): _op("quote_vwap", "VWAP quote for a quote-asset amount", "VwapQuote",
                                    body="MarketQuoteRequest", errors=(413,), tags=("market",)),
     ("POST", "/markets/quote"): _op("markets_quote", "Quote a base or quote quantity against visible depth",
-                                    {"oneOf": [ref("MarketsQuote"), ref("MarketsQuoteV2024")]},
+                                    versioned(ref("MarketsQuote"), ref("MarketsQuoteV2024")),
                                     body="MarketsQuoteRequest", errors=(413,), tags=("market",),
                                     description="notional and notional_residual under v2026_01_23 only"),
     ("GET", "/clients"): _op("clients", "The signed client", list_of("Client"),
@@ -144,32 +162,49 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                       errors=(403, 404), tags=("transfers",)),
 }
 
-HEADERS = {
-    "X-Request-Id": {"description": "the request's id (echoed from the request, or assigned)",
-                     "schema": {"type": "string"}},
-    "Deprecation": {"description": "RFC 8594: on responses of schema v2024_01_01", "schema": {"type": "string"}},
-    "Sunset": {"description": "RFC 8594: on responses of schema v2024_01_01", "schema": {"type": "string"}},
-}
+#: an HTTP-date (RFC 9110 IMF-fixdate), as ``Sunset`` carries it
+HTTP_DATE_PATTERN = (r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                     r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$")
 
 
-def _headers() -> dict[str, Any]:
-    return {name: {"$ref": f"#/components/headers/{name}"} for name in HEADERS}
+def headers(served: Sequence[str]) -> dict[str, Any]:
+    """``components.headers``: what responses carry; ``Deprecation`` and ``Sunset`` only while
+    v2024_01_01 is served (``served``: the schema versions of the document)."""
+    out: dict[str, Any] = {
+        "X-Request-Id": {"description": "the request's id (echoed from the request, or assigned)",
+                         "schema": {"type": "string", "minLength": 1, "maxLength": 128}},
+        "Retry-After": {"description": "whole seconds until the key's bucket holds a token again",
+                        "required": True, "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"}},
+    }
+    if versions.V2024 in served:
+        out["Deprecation"] = {"description": "RFC 9745, on every response of schema v2024_01_01: when it was "
+                                             "deprecated, as a structured-field date (@ Unix seconds)",
+                              "schema": {"type": "string", "pattern": "^@[0-9]+$"}}
+        out["Sunset"] = {"description": "RFC 8594, on every response of schema v2024_01_01: when it is removed "
+                                        "(an HTTP-date)",
+                         "schema": {"type": "string", "pattern": HTTP_DATE_PATTERN}}
+    return out
 
 
-def _problem(description: str) -> dict[str, Any]:
-    return {"description": description, "headers": _headers(),
+def _headers(served: Sequence[str], *extra: str) -> dict[str, Any]:
+    names = [n for n in ("X-Request-Id", "Deprecation", "Sunset") if n in headers(served)]
+    return {name: {"$ref": f"#/components/headers/{name}"} for name in [*names, *extra]}
+
+
+def _problem(description: str, served: Sequence[str], *extra: str) -> dict[str, Any]:
+    return {"description": description, "headers": _headers(served, *extra),
             "content": {PROBLEM_CONTENT_TYPE: {"schema": ref("ProblemResponse")}}}
 
 
-def problem_responses() -> dict[str, Any]:
-    """``components.responses``: one problem answer per status of :data:`_ERRORS`, and the default."""
-    responses = {f"Problem{code}": _problem(text) for code, text in _ERRORS.items()}
-    responses["ProblemDefault"] = _problem(_DEFAULT_ERROR)
-    return responses
+def problem_responses(served: Sequence[str]) -> dict[str, Any]:
+    """``components.responses``: one problem answer per status of :data:`_ERRORS`."""
+    return {f"Problem{code}": _problem(text, served, *(("Retry-After",) if code == 429 else ()))
+            for code, text in _ERRORS.items()}
 
 
-def operation(method: str, path: str, signed: bool) -> dict[str, Any]:
-    """The OpenAPI operation object of one row of ``api.app.CEFI_ROUTES``."""
+def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> dict[str, Any]:
+    """The OpenAPI operation object of one row of ``api.app.CEFI_ROUTES`` for a document of the
+    schema versions ``served``."""
     spec = OPERATIONS.get((method, path))
     if spec is None:  # a route the document does not know yet: the tests fail on this marker
         return {"operationId": f"undocumented_{method.lower()}_{path.strip('/').replace('/', '_')}",
@@ -186,20 +221,21 @@ def operation(method: str, path: str, signed: bool) -> dict[str, Any]:
                              "content": {"application/json": {"schema": ref(spec["x-body"])}}}
     response = spec["x-response"]
     schema = ref(response) if isinstance(response, str) else response
-    responses: dict[str, Any] = {"200": {"description": "OK", "headers": _headers(),
+    responses: dict[str, Any] = {"200": {"description": "OK", "headers": _headers(served),
                                          "content": {"application/json": {"schema": schema}}}}
-    codes = {400, 500, *spec["x-errors"]}
+    codes = {400, 429, 500, *spec["x-errors"]}
     if signed or reference:
         codes |= {401}
     if body_read or reference:
         codes |= {413}
+    if spec["x-body"] is not None:
+        codes |= {408}
     for code in sorted(codes):
         text = _ERRORS[code]
         if reference and code in (401, 413):
             text += " (only when the server runs with --sign-reference-data)"
         responses[str(code)] = ({"$ref": f"#/components/responses/Problem{code}"} if text == _ERRORS[code]
-                                else _problem(text))
-    responses["default"] = {"$ref": "#/components/responses/ProblemDefault"}
+                                else _problem(text, served))
     op["responses"] = responses
     if signed:
         op["security"] = [dict(SECURITY)]

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cefisim.engine.order import ORDER_STATUSES
+from cefisim.engine.order import BUY, ORDER_STATUSES, SELL
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
-from cefisim.engine.records import MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER
+from cefisim.engine.records import (
+    CRYPTO, DEPOSIT, FIAT, MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER, WITHDRAW,
+)
 from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES, SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import DECIMAL_RE
@@ -24,7 +26,7 @@ from . import cefi_account as account
 from . import cefi_market as market
 from . import cefi_orders as orders
 from . import versions
-from .validate import EXTERNAL_ID_RE, MAX_TEXT, UUID4_RE, UUID_RE, F
+from .validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
 
 ID_PATTERN = "^[1-9][0-9]*$"
 ID0_PATTERN = "^(0|[1-9][0-9]*)$"
@@ -32,6 +34,13 @@ TIMESTAMP_PATTERN = "^[0-9]{19}$"
 SIGNED_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
 REF_ID_PATTERN = f"({ID_PATTERN})|{EXTERNAL_ID_PATTERN}"
+SIDES = [BUY, SELL]
+#: ``cancel_reason``: why the engine ended an order CANCELED, or, for an order acknowledged late
+#: (entry latency) that could no longer enter the book, the reject it met then (ALO_WOULD_TRADE,
+#: NO_LIQUIDITY, INSTRUMENT_HALTED, INSTRUMENT_DISABLED, ...): both engine enumerations
+CANCEL_REASONS = [*(r.value for r in CancelReason), *(r.value for r in Reject if r.value not in CancelReason.__members__)]
+#: marks a ``oneOf`` of the v2026_01_23 shape and the v2024_01_01 one (:func:`versioned`)
+LEGACY_MARK = "x-legacy-v2024"
 
 
 def ref(name: str) -> dict[str, Any]:
@@ -61,7 +70,10 @@ def field_schema(f: F) -> dict[str, Any]:
     if kind == "id0":
         return {"type": "string", "pattern": ID0_PATTERN, "maxLength": 19}
     if kind == "decimal":
-        return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": 40}
+        return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL}
+    if kind == "positive":
+        return {"type": "string", "pattern": POSITIVE_DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL,
+                "description": "a decimal string greater than zero"}
     if kind == "number":
         return {"type": ["integer", "string"], "minimum": 0, "pattern": DECIMAL_RE.pattern}
     if kind == "enum":
@@ -167,7 +179,8 @@ def _modify_info_record() -> dict[str, Any]:
     return schema
 
 
-def response_schemas() -> dict[str, Any]:
+def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
+    """The records responses carry, in a document of the schema versions ``served``."""
     order_statuses = list(ORDER_STATUSES)
     return {
         "Problem": record({
@@ -179,8 +192,7 @@ def response_schemas() -> dict[str, Any]:
         }, description="RFC 7807 problem details"),
         "NestedProblem": record({"error": ref("Problem")},
                                 description="schema v2026_01_23: the problem nested in `error`"),
-        "ProblemResponse": {"oneOf": [ref("NestedProblem"), ref("Problem")],
-                            "description": "nested in `error` under v2026_01_23, bare under v2024_01_01"},
+        "ProblemResponse": versioned(ref("NestedProblem"), {**ref("Problem"), "description": "v2024_01_01: bare"}),
         "Pagination": record({
             "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
             "next_cursor": _nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
@@ -194,13 +206,14 @@ def response_schemas() -> dict[str, Any]:
             "service": _s(),
         }),
         "VersionItem": record({
-            "version": _s(enum=list(versions.KNOWN)),
+            "version": _s(enum=list(served)),
             "deprecated": {"type": "boolean"},
             "deprecation_date": _s(description="HTTP-date; present only when deprecated"),
         }, required=["version", "deprecated"]),
         "Versions": record({
-            "supported_versions": {"type": "array", "items": ref("VersionItem")},
-            "default_version": _s(enum=list(versions.KNOWN)),
+            "supported_versions": {"type": "array", "items": ref("VersionItem"), "minItems": len(served),
+                                   "maxItems": len(served)},
+            "default_version": _s(enum=[versions.V2024 if versions.V2024 in served else versions.V2026]),
             "version_header": _s(enum=[versions.HEADER]),
         }),
         "Asset": record({
@@ -257,7 +270,7 @@ def response_schemas() -> dict[str, Any]:
             "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
             "executed_vwap": DEC,
             "reject_reason": _nullable(_s(enum=[r.value for r in Reject])),
-            "cancel_reason": _nullable(_s(enum=[r.value for r in CancelReason])),
+            "cancel_reason": _nullable(_s(enum=CANCEL_REASONS)),
             "timestamp": TS,
             "updated_timestamp": TS,
         }),
@@ -275,7 +288,7 @@ def response_schemas() -> dict[str, Any]:
             "external_id": _nullable(_s()),
             "client_id": ID,
             "instrument_id": ID,
-            "side": _s(enum=["BUY", "SELL"]),
+            "side": _s(enum=SIDES),
             "status": _s(enum=order_statuses, description="the order's current status"),
             "detail": _nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
             "trade": ref("TradeRecord"),
@@ -291,7 +304,7 @@ def response_schemas() -> dict[str, Any]:
         }),
         "BalanceChange": record({"asset_id": ID, "amount": _s(pattern=SIGNED_DECIMAL_PATTERN)}),
         "BalanceActivity": record({
-            "type": _s(enum=["TRADE", "DEPOSIT", "WITHDRAW", "PAPER_FUNDS"]),
+            "type": _s(enum=[A_TRADE, DEPOSIT, WITHDRAW, "PAPER_FUNDS"]),
             "timestamp": TS,
             "changes": {"type": "array", "items": ref("BalanceChange")},
             "order_id": ID,
@@ -301,21 +314,21 @@ def response_schemas() -> dict[str, Any]:
             description="order_id and match_id on TRADE, transfer_id on DEPOSIT and WITHDRAW"),
         "TransferRequestRecord": record({
             "amount": DEC, "asset_id": ID, "client_id": ID,
-            "type": _s(enum=list(account.TRANSFER_REQUEST["type"].values)),
-            "platform": _s(enum=list(account.TRANSFER_REQUEST["platform"].values)),
+            "type": _s(enum=[DEPOSIT, WITHDRAW]),
+            "platform": _s(enum=[FIAT, CRYPTO]),
             "instructions": {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")]},
         }),
         "Transfer": record({
             "id": ID,
             "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
             "request": ref("TransferRequestRecord"),
-            "reject_reason": _s(description="present only on REJECTED transfers"),
+            "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
         }, required=["id", "status", "request"], description="response of POST /transfers"),
         "TransferListing": record({
             "id": ID,
             "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
             "request": ref("TransferRequestRecord"),
-            "reject_reason": _s(description="present only on REJECTED transfers"),
+            "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
             "timestamp": TS,
             "updated_timestamp": TS,
         }, required=["id", "status", "request", "timestamp", "updated_timestamp"],
@@ -339,5 +352,25 @@ def list_of(item: str) -> dict[str, Any]:
     """The response schema of a list read of ``item`` records (registers its page schema)."""
     if item not in LIST_ITEMS:
         LIST_ITEMS.append(item)
-    return {"oneOf": [ref(page_name(item)), {"type": "array", "items": ref(item),
-                                             "description": "schema v2024_01_01: the raw array"}]}
+    return versioned(ref(page_name(item)), {"type": "array", "items": ref(item),
+                                            "description": "schema v2024_01_01: the raw array"})
+
+
+def versioned(current: dict[str, Any], legacy: dict[str, Any]) -> dict[str, Any]:
+    """A response shape that differs by schema version: ``oneOf`` both while v2024_01_01 is served,
+    ``current`` alone once it is not (:func:`for_versions` decides)."""
+    return {"oneOf": [current, legacy], LEGACY_MARK: True}
+
+
+def for_versions(node: Any, served: tuple[str, ...]) -> Any:
+    """``node`` (a document or part of one) with every :func:`versioned` shape resolved for ``served``."""
+    if isinstance(node, dict):
+        if node.get(LEGACY_MARK):
+            if versions.V2024 not in served:
+                rest = {k: v for k, v in node.items() if k not in ("oneOf", LEGACY_MARK)}
+                return {**for_versions(node["oneOf"][0], served), **rest}
+            node = {k: v for k, v in node.items() if k != LEGACY_MARK}
+        return {k: for_versions(v, served) for k, v in node.items()}
+    if isinstance(node, list):
+        return [for_versions(v, served) for v in node]
+    return node

@@ -6,10 +6,14 @@ from __future__ import annotations
 import copy
 import inspect
 import re
+from datetime import datetime, timezone
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import pytest
+
+import cefisim
 
 from cefisim.api import cefi_account, cefi_market, cefi_orders
 from cefisim.api.app import CEFI_ROUTES, create_app
@@ -21,6 +25,7 @@ from cefisim.api.problems import Problem
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.sim import Simulation
 from cefisim.api.validate import check_object
+from cefisim.api.versions import REMOVAL_NS
 from tests.api.test_client import ALICE_KEY, BOB_KEY, DOC, FIAT, running
 
 DOCUMENT = openapi_document()
@@ -430,10 +435,65 @@ async def test_demo_scenario_responses_validate() -> None:
             await c.call("GET", "/assets", expect=400, params={"version": V2024})
 
 
-async def test_openapi_json_is_served() -> None:
+async def test_openapi_json_is_served_for_the_engine_clock_and_the_address_asked() -> None:
+    """Before 2026-11-01 (engine clock) both versions (v2024_01_01 deprecated, Deprecation and Sunset
+    declared); from then on only v2026_01_23. ``servers`` is the address the request came to;
+    ``info.version`` the package's."""
     async with running() as server:
         async with CefiClient(server.url, version=None) as c:
-            resp = await c.raw("GET", OPENAPI_PATH, signed=False)
-    assert resp.status == 200 and resp.content_type == "application/json"
-    assert resp.json == DOCUMENT
+            before = await c.raw("GET", OPENAPI_PATH, signed=False)
+            proxied = await c.raw("GET", OPENAPI_PATH, signed=False, headers={"Host": "venue.test:9443"})
+            server.advance(int((datetime(2026, 11, 1, tzinfo=timezone.utc)
+                                - datetime(2026, 6, 1, 9, tzinfo=timezone.utc)).total_seconds()))
+            after = await c.raw("GET", OPENAPI_PATH, signed=False)
+            versions_after = await c.raw("GET", CEFI + "/versions", signed=False)
+    assert before.status == 200 and before.content_type == "application/json"
+    now_before = int(datetime(2026, 6, 1, 9, tzinfo=timezone.utc).timestamp()) * 10**9
+    assert before.json == openapi_document(now_before, server.url) == DOCUMENT | {"servers": before.json["servers"]}
+    assert before.json["servers"][0]["url"] == server.url
+    assert proxied.json["servers"][0]["url"] == "http://venue.test:9443"
+    assert before.json["info"]["version"] == cefisim.__version__
+    offered = before.json["components"]["parameters"]["VersionHeader"]["schema"]["oneOf"]
+    assert offered == [{"const": V2026}, {"const": V2024, "deprecated": True,
+                                          "description": "deprecated; removed on 2026-11-01"}]
+    assert {"Deprecation", "Sunset"} <= set(before.json["components"]["headers"])
+
+    doc = after.json
+    assert doc == openapi_document(REMOVAL_NS, server.url)
+    for name in ("VersionHeader", "VersionQuery"):
+        assert doc["components"]["parameters"][name]["schema"]["oneOf"] == [{"const": V2026}]
+    assert not {"Deprecation", "Sunset"} & set(doc["components"]["headers"])
+    assert V2024 not in orjson.dumps(doc["paths"]).decode() + orjson.dumps(doc["components"]).decode()
+    listing = doc["paths"][CEFI + "/orders/all"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert listing["schema"] == {"$ref": "#/components/schemas/OrderRecordPage"}
+    assert versions_after.json["supported_versions"] == [{"version": V2026, "deprecated": False}]
     assert openapi_routes()[0].path == OPENAPI_PATH
+
+
+@pytest.mark.parametrize("now_ns", [0, REMOVAL_NS], ids=["both versions", "v2026 only"])
+def test_document_passes_a_real_openapi_validator(now_ns: int) -> None:
+    validate_spec = pytest.importorskip("openapi_spec_validator").validate
+    validate_spec(openapi_document(now_ns))
+
+
+def test_a_real_validator_catches_a_broken_document() -> None:
+    validate_spec = pytest.importorskip("openapi_spec_validator").validate
+    broken = openapi_document()
+    broken["paths"][CEFI + "/health"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = \
+        {"type": "no-such-type"}
+    with pytest.raises(Exception, match="no-such-type"):
+        validate_spec(broken)
+
+
+async def test_an_undeclared_method_is_405_whatever_version_it_names() -> None:
+    """The route and method are checked before the schema version: 405 with Allow, not 400."""
+    async with running() as server:
+        server.advance(int((datetime(2026, 11, 2, tzinfo=timezone.utc)
+                            - datetime(2026, 6, 1, 9, tzinfo=timezone.utc)).total_seconds()))
+        async with CefiClient(server.url, version=None) as c:
+            trace = await c.raw("TRACE", CEFI + "/health", signed=False, params={"version": V2024})
+            unknown = await c.raw("GET", CEFI + "/nowhere", signed=False, params={"version": V2024})
+            refused = await c.raw("GET", CEFI + "/health", signed=False, params={"version": V2024})
+    assert trace.status == 405 and trace.headers["Allow"] == "GET, HEAD"
+    assert unknown.status == 404
+    assert refused.status == 400 and refused.json["error"]["type"].endswith("/unsupported-version")
