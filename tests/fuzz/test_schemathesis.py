@@ -24,7 +24,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,6 +41,7 @@ from cefisim.api.signing import HEADERS, sign  # noqa: E402
 from cefisim.api.sim import Simulation  # noqa: E402
 from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
+from tests.api.test_openapi_states import rfc9745_deprecation  # noqa: E402
 from tests.fuzz.support import Served, build_app, examples, fuzz_doc, serve  # noqa: E402
 
 CLIENT = 100
@@ -68,7 +68,7 @@ class HmacAuth(requests.auth.AuthBase):
     """Sign the prepared request exactly as sent: timestamp, METHOD, path without query, raw body."""
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        r.register_hook("response", _rfc9745_deprecation)
+        r.register_hook("response", rfc9745_deprecation)
         if not all(name in r.headers for name in HEADERS):
             return r
         body = r.body or b""
@@ -115,16 +115,6 @@ def test_the_served_document_is_the_one_tested(served_api: tuple[str, Served, re
     assert response.status_code == 200
     assert response.json() == {**SCHEMAS[era].raw_schema, "servers": [
         {"url": served.base, "description": "the cefisim server this document was read from"}]}
-
-
-def _rfc9745_deprecation(response: requests.Response, *args: Any, **kwargs: Any) -> requests.Response:
-    """Until the RFC 9745 ``Deprecation`` (``@<unix seconds>``, issue #12 item 9) is merged, read the
-    HTTP-date the server still sends as that form; inert once the server sends it itself."""
-    value = response.headers.get("Deprecation")
-    if value is not None and not value.startswith("@"):
-        rfc9745 = f"@{int(parsedate_to_datetime(value).timestamp())}"
-        response.headers["Deprecation"] = response.raw.headers["Deprecation"] = rfc9745  # schemathesis reads raw
-    return response
 
 
 def _own(value: Any) -> Any:
