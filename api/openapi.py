@@ -33,7 +33,9 @@ import cefisim
 
 from . import versions
 from .keys import CEFI, SIM
-from .openapi_operations import headers, operation, parameters, problem_responses, security_schemes
+from .openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
+from .openapi_control import CONTROL_OPENAPI_PATH, control_template, servers
+from .openapi_operations import described, headers, operation, parameters, problem_responses, security_schemes
 from .openapi_schemas import LIST_ITEMS, for_versions, page_name, page_schema, request_schemas, response_schemas
 
 OPENAPI_PATH = CEFI + "/openapi.json"
@@ -45,22 +47,21 @@ def openapi_document(now_ns: int = 0, server_url: str = DEFAULT_SERVER) -> dict[
     """The OpenAPI 3.1 document of every CeFi direct operation the app serves at engine time
     ``now_ns`` (which schema versions it offers), naming ``server_url`` (a fresh copy)."""
     doc = copy.deepcopy(_document(tuple(versions.supported(now_ns))))
-    doc["servers"] = _servers(server_url)
+    doc["servers"] = servers(server_url)
     return doc
-
-
-def _servers(url: str) -> list[dict[str, str]]:
-    return [{"url": url, "description": "the cefisim server this document was read from"}]
 
 
 @functools.cache
 def _document(served: tuple[str, ...]) -> dict[str, Any]:
     from .app import CEFI_ROUTES  # api.app adds this module's routes: import it late
+    from .auth.routes import auth_routes
 
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _handler, signed in CEFI_ROUTES:
         paths.setdefault(CEFI + path, {})[method.lower()] = operation(method, path, signed, served)
-    schemas = {**request_schemas(), **response_schemas(served)}
+    for route in auth_routes():
+        paths.setdefault(route.path, {})[route.method.lower()] = described(AUTH_OPERATIONS, route.method, route.path)
+    schemas = {**request_schemas(), **response_schemas(served), **auth_schemas()}
     for item in LIST_ITEMS:
         schemas[page_name(item)] = page_schema(item)
     if versions.V2024 not in served:
@@ -86,15 +87,16 @@ def _document(served: tuple[str, ...]) -> dict[str, Any]:
             "license": {"name": "MIT", "identifier": "MIT"},
             "x-interface-release": INTERFACE_RELEASE,
         },
-        "servers": _servers(DEFAULT_SERVER),
-        "tags": [{"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")],
+        "servers": servers(DEFAULT_SERVER),
+        "tags": [*({"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")),
+                 {"name": "auth", "description": "API-key exchange and OAuth (/v1/auth/): bearer tokens"}],
         "paths": paths,
         "components": {
             "schemas": schemas,
             "parameters": parameters(served),
-            "responses": problem_responses(served),
+            "responses": {**problem_responses(served), **plain_responses()},
             "headers": headers(served),
-            "securitySchemes": security_schemes(),
+            "securitySchemes": {**security_schemes(), **auth_security_schemes()},
         },
     }, served)
 
@@ -106,7 +108,7 @@ def server_url(request: web.Request) -> str:
 
 def serve_document(request: web.Request, document: dict[str, Any]) -> web.Response:
     """``document`` with ``servers`` naming the address the request came to, as JSON."""
-    body = orjson.dumps({**document, "servers": _servers(server_url(request))})
+    body = orjson.dumps({**document, "servers": servers(server_url(request))})
     return web.Response(body=body, content_type="application/json")
 
 
@@ -115,5 +117,10 @@ async def get_openapi(request: web.Request) -> web.Response:
     return serve_document(request, _document(tuple(versions.supported(request.app[SIM].now_ns()))))
 
 
+async def get_control_openapi(request: web.Request) -> web.Response:
+    """GET /_sim/openapi.json: the control plane's document (behind the control plane's guard)."""
+    return serve_document(request, control_template())
+
+
 def openapi_routes() -> list[web.RouteDef]:
-    return [web.get(OPENAPI_PATH, get_openapi)]
+    return [web.get(OPENAPI_PATH, get_openapi), web.get(CONTROL_OPENAPI_PATH, get_control_openapi)]

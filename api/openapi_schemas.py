@@ -49,12 +49,14 @@ def ref(name: str) -> dict[str, Any]:
 
 # --- request schemas from the validation tables -----------------------------------------------
 
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """The validator treats ``null`` like an absent optional field: say so."""
     out = dict(schema)
     kind = out.get("type")
     if isinstance(kind, str):
         out["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        out["type"] = [*kind, "null"]
     if "enum" in out:
         out["enum"] = [*out["enum"], None]
     return out
@@ -98,7 +100,7 @@ def object_schema(spec: Mapping[str, F], open_: bool = False,
     props: dict[str, Any] = {}
     for name, f in spec.items():
         schema = dict(overrides[name]) if overrides and name in overrides else field_schema(f)
-        props[name] = schema if f.required else _nullable(schema)
+        props[name] = schema if f.required else nullable(schema)
     out: dict[str, Any] = {"type": "object", "properties": props}
     required = [name for name, f in spec.items() if f.required]
     if required:
@@ -168,7 +170,7 @@ def _order_info_record() -> dict[str, Any]:
         if name in ("flags", "exec_inst_flags", "tif") or f.required:
             props[name] = schema
         else:
-            props[name] = _nullable(schema)
+            props[name] = nullable(schema)
     return record(props, description="the order as entered (quantity and price as the request spelled them)")
 
 
@@ -195,7 +197,7 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "ProblemResponse": versioned(ref("NestedProblem"), {**ref("Problem"), "description": "v2024_01_01: bare"}),
         "Pagination": record({
             "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
-            "next_cursor": _nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
+            "next_cursor": nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
                 "timestamp of the oldest record on the page; send it back as `timestamp` for the next page; "
                 "null at the end of results"))),
         }),
@@ -222,8 +224,8 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
             "fields": record({"name": _s(), "decimals": {"type": "integer", "minimum": 0}}),
         }),
         "InstrumentStats": record({
-            "last_price": _nullable(DEC), "best_bid": _nullable(DEC), "best_bid_qty": _nullable(DEC),
-            "best_ask": _nullable(DEC), "best_ask_qty": _nullable(DEC),
+            "last_price": nullable(DEC), "best_bid": nullable(DEC), "best_bid_qty": nullable(DEC),
+            "best_ask": nullable(DEC), "best_ask_qty": nullable(DEC),
         }),
         "Instrument": record({
             "id": ID,
@@ -239,8 +241,8 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
             "id": ID,
             "symbol": _s(maxLength=SYMBOL_MAX),
             "info": record({
-                "last_price": _nullable(DEC), "best_bid": _nullable(DEC), "best_bid_qty": _nullable(DEC),
-                "best_ask": _nullable(DEC), "best_ask_qty": _nullable(DEC), "timestamp": TS,
+                "last_price": nullable(DEC), "best_bid": nullable(DEC), "best_bid_qty": nullable(DEC),
+                "best_ask": nullable(DEC), "best_ask_qty": nullable(DEC), "timestamp": TS,
             }),
         }, description="exchange best bid and offer"),
         "VwapQuote": record({"quote": DEC, "buy_amount": DEC},
@@ -263,14 +265,14 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
             "status": _s(enum=order_statuses),
             "order_info": ref("OrderInfoRecord"),
             "modify_info": {"oneOf": [ref("ModifyInfoRecord"), {"type": "null"}]},
-            "external_id": _nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
-            "ref_external_id": _nullable(_s()),
+            "external_id": nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
+            "ref_external_id": nullable(_s()),
             "pending_qty": DEC,
             "leaves_qty": DEC,
             "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
             "executed_vwap": DEC,
-            "reject_reason": _nullable(_s(enum=[r.value for r in Reject])),
-            "cancel_reason": _nullable(_s(enum=CANCEL_REASONS)),
+            "reject_reason": nullable(_s(enum=[r.value for r in Reject])),
+            "cancel_reason": nullable(_s(enum=CANCEL_REASONS)),
             "timestamp": TS,
             "updated_timestamp": TS,
         }),
@@ -285,12 +287,12 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
             "type": _s(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
             "timestamp": TS,
             "order_id": ID,
-            "external_id": _nullable(_s()),
+            "external_id": nullable(_s()),
             "client_id": ID,
             "instrument_id": ID,
             "side": _s(enum=SIDES),
             "status": _s(enum=order_statuses, description="the order's current status"),
-            "detail": _nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
+            "detail": nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
             "trade": ref("TradeRecord"),
         }, required=["type", "timestamp", "order_id", "external_id", "client_id", "instrument_id", "side",
                      "status", "detail"], description="`trade` is present on TRADE items only"),

@@ -20,7 +20,9 @@ from cefisim.api.app import CEFI_ROUTES, create_app
 from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
 from cefisim.api.keys import ServerOptions
 from cefisim.api.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
-from cefisim.api.openapi_operations import OPERATIONS
+from cefisim.api.openapi_auth import AUTH_OPERATIONS
+from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
+from cefisim.api.openapi_operations import OPERATIONS, described
 from cefisim.api.problems import Problem
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.sim import Simulation
@@ -141,36 +143,49 @@ def test_the_validator_catches_drift() -> None:
 
 # --- the document itself ------------------------------------------------------------------------
 
-def served_operations(app: Any) -> set[tuple[str, str]]:
+def served_operations(app: Any, prefixes: tuple[str, ...]) -> set[tuple[str, str]]:
     out = set()
     for route in app.router.routes():
         path = route.resource.canonical if route.resource is not None else ""
-        if path.startswith(CEFI + "/") and path != OPENAPI_PATH and route.method != "HEAD":
+        if path.startswith(prefixes) and route.method != "HEAD":
             out.add((route.method, path))
     return out
 
 
-def documented_operations() -> set[tuple[str, str]]:
-    return {(method.upper(), path) for path, item in DOCUMENT["paths"].items() for method in item}
+def documented_operations(document: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(method.upper(), path) for path, item in document["paths"].items() for method in item}
 
 
-def test_document_covers_exactly_the_served_cefi_operations() -> None:
+def test_documents_cover_exactly_the_served_operations() -> None:
+    """The venue's document: every CeFi and Auth route (and nothing else but itself); the control
+    plane's: every /_sim/ route, itself included."""
     sim = Simulation(parse_scenario(copy.deepcopy(DOC), "test_openapi"), clock="virtual")
     app = create_app(sim, ServerOptions())
-    served = served_operations(app)
-    assert len(served) == len(CEFI_ROUTES) == 23
-    assert documented_operations() == served
+    served = served_operations(app, (CEFI + "/", "/v1/auth/"))
+    assert len(served - {("GET", OPENAPI_PATH)}) == len(CEFI_ROUTES) + len(AUTH_OPERATIONS) == 29
+    assert documented_operations(DOCUMENT) == served - {("GET", OPENAPI_PATH)}
     assert set(OPERATIONS) == {(m, p) for m, p, _h, _s in CEFI_ROUTES}
-    for item in DOCUMENT["paths"].values():
-        for op in item.values():
-            assert not op.get("x-undocumented"), op["operationId"]
+    control = control_document("http://127.0.0.1:1")
+    assert documented_operations(control) == served_operations(app, ("/_sim/",)) == \
+        set(CONTROL_OPERATIONS) | {("GET", CONTROL_OPENAPI_PATH)}
+    for document in (DOCUMENT, control):
+        for item in document["paths"].values():
+            for op in item.values():
+                assert not op.get("x-undocumented"), op["operationId"]
+    assert {t["name"] for t in DOCUMENT["tags"]} >= {"auth", "orders"}
+    assert all(op["tags"] == ["auth"] for (_m, p), op in AUTH_OPERATIONS.items())
+
+
+def test_a_route_without_a_description_is_marked() -> None:
+    marker = described({}, "GET", "/_sim/new-thing")
+    assert marker["x-undocumented"] is True and marker["operationId"] == "undocumented_get__sim_new-thing"
 
 
 def test_document_is_well_formed_openapi_3_1() -> None:
     assert DOCUMENT["openapi"].startswith("3.1.")
     assert {"title", "version"} <= set(DOCUMENT["info"])
     assert set(DOCUMENT) >= {"openapi", "info", "paths", "components"}
-    assert all(path.startswith(CEFI + "/") for path in DOCUMENT["paths"])
+    assert all(path.startswith((CEFI + "/", "/v1/auth/")) for path in DOCUMENT["paths"])
     seen_ids = set()
     refs = 0
 
@@ -189,9 +204,11 @@ def test_document_is_well_formed_openapi_3_1() -> None:
     walk(DOCUMENT)
     assert refs > 100
     schemes = DOCUMENT["components"]["securitySchemes"]
-    assert {s["name"] for s in schemes.values()} == {
+    assert {s["name"] for s in schemes.values() if s["type"] == "apiKey"} == {
         "x-svc-auth-token", "x-svc-auth-signature", "x-svc-auth-timestamp", "x-svc-auth-userid"}
-    assert all(s["type"] == "apiKey" and s["in"] == "header" for s in schemes.values())
+    assert all(s["in"] == "header" for s in schemes.values() if s["type"] == "apiKey")
+    assert schemes["bearer"] == {"type": "http", "scheme": "bearer",
+                                 "description": "an access token from POST /v1/auth/api-key/token"}
     for (method, path, _h, signed) in CEFI_ROUTES:
         op = DOCUMENT["paths"][CEFI + path][method.lower()]
         assert op["operationId"] not in seen_ids
@@ -203,7 +220,7 @@ def test_document_is_well_formed_openapi_3_1() -> None:
                 assert "{" + param["name"] + "}" in path and param["required"] is True
         assert "200" in op["responses"] and {"400", "500"} <= set(op["responses"])
         if signed:
-            assert op["security"] == [dict.fromkeys(schemes, [])]
+            assert op["security"] == [dict.fromkeys((n for n, s in schemes.items() if s["type"] == "apiKey"), [])]
             assert "401" in op["responses"]
         for code, response in op["responses"].items():
             if code != "200":
@@ -470,10 +487,23 @@ async def test_openapi_json_is_served_for_the_engine_clock_and_the_address_asked
     assert openapi_routes()[0].path == OPENAPI_PATH
 
 
-@pytest.mark.parametrize("now_ns", [0, REMOVAL_NS], ids=["both versions", "v2026 only"])
-def test_document_passes_a_real_openapi_validator(now_ns: int) -> None:
+@pytest.mark.parametrize("document", [openapi_document(0), openapi_document(REMOVAL_NS),
+                                      control_document("http://127.0.0.1:8080")],
+                         ids=["CeFi and Auth, both versions", "CeFi and Auth, v2026 only", "control plane"])
+def test_documents_pass_a_real_openapi_validator(document: dict[str, Any]) -> None:
     validate_spec = pytest.importorskip("openapi_spec_validator").validate
-    validate_spec(openapi_document(now_ns))
+    validate_spec(document)
+
+
+async def test_the_control_plane_document_is_served_behind_its_guard() -> None:
+    async with running(control_token="sesame") as server:
+        async with CefiClient(server.url, version=None) as c:
+            refused = await c.raw("GET", CONTROL_OPENAPI_PATH, signed=False)
+            served = await c.raw("GET", CONTROL_OPENAPI_PATH, signed=False,
+                                 headers={"Authorization": "Bearer sesame", "Host": "sandbox.test:1234"})
+    assert refused.status == 401
+    assert served.status == 200 and served.json == control_document("http://sandbox.test:1234")
+    assert served.json["info"]["version"] == cefisim.__version__
 
 
 def test_a_real_validator_catches_a_broken_document() -> None:

@@ -35,6 +35,7 @@ requests = pytest.importorskip("requests")
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 from cefisim.api.openapi import OPENAPI_PATH, openapi_document  # noqa: E402
+from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH, control_document  # noqa: E402
 from cefisim.api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
 from cefisim.api.scenario import parse_scenario  # noqa: E402
 from cefisim.api.signing import HEADERS, sign  # noqa: E402
@@ -42,13 +43,15 @@ from cefisim.api.sim import Simulation  # noqa: E402
 from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.api.test_openapi_states import rfc9745_deprecation  # noqa: E402
-from tests.fuzz.support import Served, build_app, examples, fuzz_doc, serve  # noqa: E402
+from tests.fuzz.support import USER_KEY, Served, build_app, es256, examples, fuzz_doc, serve, serve_sim  # noqa: E402
 
 CLIENT = 100
+BEARERS: dict[int, str] = {}  # server port -> the access token the run's bearer requests carry
 #: the two eras of the engine clock: both schema versions offered, and v2026_01_23 alone
 ERAS = {"both-versions": "2026-10-01T09:00:00Z", "v2026-only": "2026-11-02T09:00:00Z"}
 SCHEMAS = {era: schemathesis.openapi.from_dict(
     openapi_document(int(datetime.fromisoformat(start).timestamp()) * 10**9)) for era, start in ERAS.items()}
+CONTROL = schemathesis.openapi.from_dict(control_document("http://127.0.0.1:8080"))
 schemathesis.checks.load_all_checks()
 #: Every built-in check runs but one. ``positive_data_acceptance`` ("any schema-valid request gets a
 #: 2xx") cannot hold for a venue: an unknown instrument or asset, an off-grid or below-minimum quantity,
@@ -65,10 +68,19 @@ ID = re.compile(r"^[1-9][0-9]{0,18}$")
 
 
 class HmacAuth(requests.auth.AuthBase):
-    """Sign the prepared request exactly as sent: timestamp, METHOD, path without query, raw body."""
+    """Sign the prepared request exactly as sent: timestamp, METHOD, path without query, raw body.
+
+    A bearer credential schemathesis generated (``Authorization``, the Auth interface's consent) is
+    replaced by a real access token of the API-key exchange, the way the signing headers are.
+    """
+
+    def __init__(self, bearer: str | None = None) -> None:
+        self.bearer = bearer
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
         r.register_hook("response", rfc9745_deprecation)
+        if self.bearer is not None and r.headers.get("Authorization", "").startswith("Bearer "):
+            r.headers["Authorization"] = f"Bearer {self.bearer}"
         if not all(name in r.headers for name in HEADERS):
             return r
         body = r.body or b""
@@ -81,6 +93,15 @@ class HmacAuth(requests.auth.AuthBase):
         return r
 
 
+def access_token(served: Served, session: requests.Session) -> str:
+    """An access token of the scenario's user key (API-key exchange)."""
+    ts = int(time.time())
+    answer = session.post(served.base + "/v1/auth/api-key/token", timeout=10, json={
+        "key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)})
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["access_token"])
+
+
 @contextmanager
 def served_era(era: str) -> Iterator[tuple[str, Served, requests.Session]]:
     sim = Simulation(parse_scenario(fuzz_doc(start=ERAS[era]), "schemathesis.json"), clock="virtual")
@@ -89,6 +110,7 @@ def served_era(era: str) -> Iterator[tuple[str, Served, requests.Session]]:
         sim.submit(PlaceOrder(101, 1, "SELL", "LIMIT", "0.01", f"5000{i}.00", external_id=f"s{i}"))
         sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", f"4900{i}.00", external_id=f"b{i}"))
     with serve(app, sim, **handler) as served, requests.Session() as session:
+        BEARERS[served.port] = access_token(served, session)
         yield era, served, session
 
 
@@ -117,6 +139,16 @@ def test_the_served_document_is_the_one_tested(served_api: tuple[str, Served, re
         {"url": served.base, "description": "the cefisim server this document was read from"}]}
 
 
+def _key_proof(body: dict[str, Any]) -> dict[str, Any]:
+    """A well-typed key-exchange body gets a real key id, timestamp and signature (a malformed one
+    stays malformed), so generation reaches the token minting rather than the unknown-key answer."""
+    if isinstance(body.get("timestamp"), int) and all(isinstance(body.get(k), str) and body[k]
+                                                      for k in ("key_id", "signature")):
+        ts = int(time.time())
+        return {**body, "key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)}
+    return body
+
+
 def _own(value: Any) -> Any:
     """Point well-formed client ids of a generated body at the signing client."""
     if isinstance(value, dict):
@@ -130,19 +162,25 @@ def _own(value: Any) -> Any:
 def _conforms(case: Any, served: Served, session: requests.Session) -> None:
     if isinstance(case.body, dict):  # replace client ids that are there; never add one (negative cases)
         case.body = _own(case.body)
+        if case.path == "/v1/auth/api-key/token":
+            case.body = _key_proof(case.body)
         if case.path == "/v1/cefi/clients" and case.method == "PATCH" and ID.match(str(case.body.get("id"))):
             case.body["id"] = str(CLIENT)
     for name in ("client_id", "id") if case.path == "/v1/cefi/clients" else ("client_id",):
         if case.query and isinstance(case.query.get(name), str) and ID.match(case.query[name]):
             case.query[name] = str(CLIENT)
-    response = case.call_and_validate(base_url=served.base, session=session, auth=HmacAuth(),
-                                      excluded_checks=EXCLUDED)
+    response = case.call_and_validate(base_url=served.base, session=session,
+                                      auth=HmacAuth(BEARERS.get(served.port)), excluded_checks=EXCLUDED)
     assert response.status_code < 500
-    if response.status_code >= 400:
+    if response.status_code >= 400 and case.path != "/v1/auth/oauth/token":  # that one answers RFC 6749
         content_type = (response.headers.get("content-type") or [""])[0]  # schemathesis: lower-case, lists
+        if case.path == "/v1/auth/oauth/consent" and case.method == "GET":
+            assert content_type.startswith("text/html")  # the consent page says what went wrong
+            return
         assert content_type.startswith(PROBLEM_CONTENT_TYPE), (case.method, case.path, response.status_code)
         problem = response.json()
-        problem = problem.get("error", problem)
+        if isinstance(problem.get("error"), dict):  # nested (v2026_01_23); Auth's `error` is its code
+            problem = problem["error"]
         assert problem["type"].startswith(PROBLEM_BASE) and problem["status"] == response.status_code
 
 
@@ -160,6 +198,32 @@ def test_cefi_before_the_removal_conforms(case: Any, served_before: tuple[str, S
 @_SETTINGS
 def test_cefi_after_the_removal_conforms(case: Any, served_after: tuple[str, Served, requests.Session]) -> None:
     _conforms(case, *served_after[1:])
+
+
+@pytest.fixture(scope="module")
+def served_control() -> Iterator[tuple[Served, requests.Session]]:
+    with serve_sim(fuzz_doc(start=ERAS["v2026-only"])) as served, requests.Session() as session:
+        yield served, session
+
+
+def test_the_served_control_document_is_the_one_tested(served_control: tuple[Served, requests.Session]) -> None:
+    served, session = served_control
+    response = session.get(served.base + CONTROL_OPENAPI_PATH, timeout=10)
+    assert response.status_code == 200
+    assert response.json() == control_document(served.base) == {**CONTROL.raw_schema, "servers": response.json()["servers"]}
+
+
+@CONTROL.parametrize()
+@_SETTINGS
+def test_control_plane_conforms(case: Any, served_control: tuple[Served, requests.Session]) -> None:
+    """The control plane on its own server (it resets, advances and restores the state), as a loopback
+    peer without --control-token: every operation answers as its document says, problems bare."""
+    served, session = served_control
+    response = case.call_and_validate(base_url=served.base, session=session, excluded_checks=EXCLUDED)
+    assert response.status_code < 500 or (case.path == "/_sim/invariants" and response.status_code == 500)
+    if response.status_code >= 400:
+        assert (response.headers.get("content-type") or [""])[0].startswith(PROBLEM_CONTENT_TYPE)
+        assert response.json()["type"].startswith(PROBLEM_BASE)
 
 
 def test_allow_headers_match_the_document(served_api: tuple[str, Served, requests.Session]) -> None:
