@@ -9,7 +9,7 @@ the route can answer and the signing it needs. The body and record schemas it na
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import cefi_orders as orders
@@ -98,9 +98,15 @@ _ERRORS = {
 
 def _op(op_id: str, summary: str, response: dict[str, Any] | str, *, params: Sequence[str] = (),
         body: str | None = None, errors: tuple[int, ...] = (), description: str = "",
-        tags: tuple[str, ...] = ()) -> dict[str, Any]:
+        tags: tuple[str, ...] = (), rules: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """One operation; ``rules``: per status, the business rules behind it that no schema can state
+    (grids, minimums, lookups, states), added to that answer's description."""
     return {"operationId": op_id, "summary": summary, "description": description, "tags": list(tags),
-            "x-params": list(params), "x-body": body, "x-response": response, "x-errors": errors}
+            "x-params": list(params), "x-body": body, "x-response": response, "x-errors": errors,
+            "x-rules": dict(rules or {})}
+
+
+_ORDER_STATE = "the order has ended or has a request pending, or the instrument is halted or disabled"
 
 
 #: (METHOD, path) -> the operation; every row of api.app.CEFI_ROUTES must have one
@@ -115,24 +121,35 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/market/quote"): _op("market_quote", "Best bid and offer per instrument", list_of("MarketDataEntry"),
                                   params=["instrument_id"], tags=("market",)),
     ("POST", "/market/quote"): _op("quote_vwap", "VWAP quote for a quote-asset amount", "VwapQuote",
-                                   body="MarketQuoteRequest", errors=(413,), tags=("market",)),
+                                   body="MarketQuoteRequest", errors=(413,), tags=("market",),
+                                   rules={400: "an unknown instrument_id; qty finer than the quote asset's decimals; "
+                                               "not-enough-liquidity (no asks); quote-depth-limit"}),
     ("POST", "/markets/quote"): _op("markets_quote", "Quote a base or quote quantity against visible depth",
                                     versioned(ref("MarketsQuote"), ref("MarketsQuoteV2024")),
                                     body="MarketsQuoteRequest", errors=(413,), tags=("market",),
+                                    rules={400: "an unknown instrument_id; qty off the qty grid (BASE) or finer than "
+                                                "the quote asset's decimals (QUOTE); not-enough-liquidity (an empty "
+                                                "side, or a BASE qty beyond the visible depth); quote-depth-limit"},
                                     description="notional and notional_residual under v2026_01_23 only"),
     ("GET", "/clients"): _op("clients", "The signed client", list_of("Client"),
                              params=["client_id_self", "mnemonic"], errors=(403,), tags=("account",)),
     ("PATCH", "/clients"): _op("set_self_trade_prevention", "Set the client's self-trade prevention",
                                list_of("Client"), body="PatchClientRequest", errors=(403, 404, 409, 503),
-                               tags=("account",)),
+                               tags=("account",),
+                               rules={400: "info.mnemonic other than the current one (read-only)"}),
     ("GET", "/orders"): _op("trades", "The client's trade records", list_of("TradeRecord"),
                             params=["client_id", "size", "skip", "timestamp_required"], errors=(403,),
                             tags=("orders",), description="newest first; `timestamp` is required"),
     ("POST", "/orders"): _op("place_order", "Enter an order", "OrderRecord", body="PostOrderRequest",
                              errors=(403, 404, 409, 503), tags=("orders",),
+                             rules={400: "an unknown instrument_id; every other business rule (grids, minimum "
+                                         "quantity, balance, price band, flags, instrument state) is a 200 "
+                                         "REJECTED record with reject_reason"},
                              description="a business rejection is a 200 with a REJECTED record and reject_reason"),
     ("PATCH", "/orders"): _op("modify_order", "Modify an order", "OrderRecord", body="PatchOrderRequest",
-                              errors=(403, 404, 409, 503), tags=("orders",)),
+                              errors=(403, 404, 409, 503), tags=("orders",),
+                              rules={400: "the new quantity or price breaks a grid, minimum, band or balance rule",
+                                     404: "no such order for this client", 409: _ORDER_STATE}),
     ("GET", "/orders/all"): _op("orders_all", "Orders of the last 24 hours", list_of("OrderRecord"),
                                 params=["client_id", *PAGE], errors=(403,), tags=("orders",)),
     ("GET", "/orders/active"): _op("orders_active", "Orders currently active", list_of("OrderRecord"),
@@ -147,6 +164,7 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                             params=["ref_id", "client_id"], errors=(403, 404), tags=("orders",)),
     ("DELETE", "/orders/{ref_id}"): _op("cancel_order", "Begin cancelling an order", "OrderRecord",
                                         params=["ref_id"], errors=(404, 409, 503), tags=("orders",),
+                                        rules={404: "no such order for this client", 409: _ORDER_STATE},
                                         description="trades can still arrive while CANCEL_PENDING"),
     ("GET", "/balances"): _op("balances", "Balances per asset", list_of("BalanceRecord"),
                               params=["client_id", "asset_id", "asset_name"], errors=(403,), tags=("account",)),
@@ -157,7 +175,10 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                params=["client_id", "size", "skip", "timestamp_required"], errors=(403,),
                                tags=("transfers",), description="newest first; `timestamp` is required"),
     ("POST", "/transfers"): _op("create_transfer", "Request a deposit or withdrawal", "Transfer",
-                                body="PostTransferRequest", errors=(403, 404, 409, 503), tags=("transfers",)),
+                                body="PostTransferRequest", errors=(403, 404, 409, 503), tags=("transfers",),
+                                rules={400: "an unknown asset_id; amount finer than the asset's decimals; "
+                                            "instructions that are not those of the platform (a WITHDRAW beyond "
+                                            "the available balance is a 200 REJECTED transfer)"}),
     ("GET", "/transfers/active"): _op("transfers_active", "Active (INITIALIZED) transfers",
                                       list_of("TransferListing"), params=["client_id", "transfer_id"],
                                       errors=(403, 404), tags=("transfers",)),
@@ -235,6 +256,8 @@ def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> di
         text = _ERRORS[code]
         if reference and code in (401, 413):
             text += " (only when the server runs with --sign-reference-data)"
+        if code in spec["x-rules"]:
+            text += "; business rules: " + spec["x-rules"][code]
         responses[str(code)] = ({"$ref": f"#/components/responses/Problem{code}"} if text == _ERRORS[code]
                                 else _problem(text, served))
     op["responses"] = responses

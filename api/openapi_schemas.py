@@ -20,7 +20,7 @@ from cefisim.engine.records import (
 )
 from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES, SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
-from cefisim.engine.units import DECIMAL_RE
+from cefisim.engine.units import DECIMAL_RE, RATE_SCALE
 
 from . import cefi_account as account
 from . import cefi_market as market
@@ -35,6 +35,8 @@ SIGNED_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
 REF_ID_PATTERN = f"({ID_PATTERN})|{EXTERNAL_ID_PATTERN}"
 SIDES = [BUY, SELL]
+#: a rate as engine.units.parse_rate takes it (post_order refuses a finer one before the engine sees it)
+RATE_PATTERN = f"^[0-9]+(\\.[0-9]{{1,{RATE_SCALE}}}0*)?$"
 #: ``cancel_reason``: why the engine ended an order CANCELED, or, for an order acknowledged late
 #: (entry latency) that could no longer enter the book, the reject it met then (ALO_WOULD_TRADE,
 #: NO_LIQUIDITY, INSTRUMENT_HALTED, INSTRUMENT_DISABLED, ...): both engine enumerations
@@ -112,7 +114,9 @@ def object_schema(spec: Mapping[str, F], open_: bool = False,
 def request_schemas() -> dict[str, Any]:
     instructions = {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")],
                     "description": "fiat instructions when platform is FIAT, crypto instructions when CRYPTO"}
-    order_info = object_schema(orders.ORDER_INFO)
+    order_info = object_schema(orders.ORDER_INFO, overrides={"hold_fee_rate": {
+        **field_schema(orders.ORDER_INFO["hold_fee_rate"]), "pattern": RATE_PATTERN,
+        "description": "a fraction with at most 9 significant decimals (trailing zeros aside)"}})
     order_info["description"] = "price is required for LIMIT orders; on MARKET orders it is ignored"
     order_info["if"] = {"properties": {"type": {"const": "LIMIT"}}, "required": ["type"]}
     order_info["then"] = {"required": ["price"], "properties": {"price": {"type": "string"}}}
@@ -185,13 +189,17 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
     """The records responses carry, in a document of the schema versions ``served``."""
     order_statuses = list(ORDER_STATUSES)
     return {
-        "Problem": record({
-            "type": _s(format="uri", description="absolute URI ending in a stable slug, e.g. "
+        "Problem": {**record({
+            "type": _s(format="uri", pattern="^https://cefisim\\.dev/problems/[a-z0-9-]+$",
+                       description="absolute URI ending in a stable slug, e.g. "
                        "https://cefisim.dev/problems/invalid-request"),
             "title": _s(),
             "status": {"type": "integer", "minimum": 400, "maximum": 599},
             "detail": _s(description="names the offending field; never contains a secret"),
-        }, description="RFC 7807 problem details"),
+        }, description="RFC 7807 problem details; a problem type may add extension members (RFC 7807 "
+                       "section 3.2), e.g. what the server signed on a signature mismatch"),
+            "additionalProperties": {"type": ["string", "integer", "boolean", "null"]},
+            "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$"}},
         "NestedProblem": record({"error": ref("Problem")},
                                 description="schema v2026_01_23: the problem nested in `error`"),
         "ProblemResponse": versioned(ref("NestedProblem"), {**ref("Problem"), "description": "v2024_01_01: bare"}),

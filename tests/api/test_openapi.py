@@ -7,11 +7,14 @@ import copy
 import inspect
 import re
 from datetime import datetime, timezone
+from decimal import Decimal
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cefisim
 
@@ -26,7 +29,8 @@ from cefisim.api.openapi_operations import OPERATIONS, described
 from cefisim.api.problems import Problem
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.sim import Simulation
-from cefisim.api.validate import check_object
+from cefisim.api.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.engine.units import parse_rate
 from cefisim.api.versions import REMOVAL_NS
 from tests.api.test_client import ALICE_KEY, BOB_KEY, DOC, FIAT, running
 
@@ -279,7 +283,7 @@ VALID_BODIES = {
 }
 BAD_VALUES = [None, 1, 0, True, "", "x", "-1", "1.", "0", "01", "1" * 20, "a" * 300, [], ["ALO", "ALO"],
               ["NOPE"], {}, "GTC", "MARKET", "6F1C2B3A-4D5E-4F60-8A7B-9C8D7E6F5A4B", "with space", 1.5,
-              "1\n", "1.5\n", "ext\n"]
+              "1\n", "1.5\n", "ext\n", "0.000", "00", "0.1234567891", "0.1234567890000"]
 
 
 def _mutations(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -309,6 +313,8 @@ def test_request_schema_agrees_with_the_validator(name: str) -> None:
     count = 0
     for label, body in _mutations(valid):
         expected = _validator_accepts(spec, body)
+        if name == "PostOrderRequest" and expected and body["info"].get("hold_fee_rate") is not None:
+            expected = parse_rate(body["info"]["hold_fee_rate"]) is not None  # post_order checks it next
         if name == "PostTransferRequest" and expected:  # instructions are checked per platform afterwards
             instr = body["request"]["instructions"]
             table = cefi_account.FIAT_INSTRUCTIONS if body["request"]["platform"] == "FIAT" \
@@ -318,6 +324,27 @@ def test_request_schema_agrees_with_the_validator(name: str) -> None:
         assert got == expected, f"{name} {label}: schema says {got}, validator says {expected}"
         count += 1
     assert count > 40
+
+
+@given(st.from_regex(r"\A[0-9]{1,4}(\.[0-9]{1,4})?\Z") | st.text("0123456789.", max_size=8))
+@settings(max_examples=300, derandomize=True, database=None)
+def test_a_positive_decimal_is_a_decimal_above_zero(text: str) -> None:
+    """The rule the schema's pattern and the validator share for amounts to move or quote."""
+    positive = bool(DECIMAL_RE.fullmatch(text)) and Decimal(text) > 0
+    assert bool(POSITIVE_DECIMAL_RE.fullmatch(text)) == positive
+    pattern = DOCUMENT["components"]["schemas"]["MarketQuoteRequest"]["properties"]["qty"]["pattern"]
+    assert pattern == POSITIVE_DECIMAL_RE.pattern
+
+
+def test_business_rules_are_declared_on_their_operations() -> None:
+    """What no schema can state (lookups, grids, minimums, states) is named on the answer it gives."""
+    for method, path in (("POST", "/market/quote"), ("POST", "/markets/quote"), ("POST", "/orders"),
+                         ("PATCH", "/orders"), ("POST", "/transfers"), ("PATCH", "/clients")):
+        answer = DOCUMENT["paths"][CEFI + path][method.lower()]["responses"]["400"]
+        assert "business rules: " in answer["description"], (method, path)
+        assert answer["content"] == {"application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemResponse"}}}
+    for method, path in (("PATCH", "/orders"), ("DELETE", "/orders/{ref_id}")):
+        assert "halted" in DOCUMENT["paths"][CEFI + path][method.lower()]["responses"]["409"]["description"]
 
 
 def test_cross_field_rules_are_stated() -> None:

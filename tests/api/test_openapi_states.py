@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import orjson
@@ -44,16 +43,6 @@ CEFI = "/v1/cefi"
 START = "2026-10-31T23:58:00Z"  # two minutes before v2024_01_01 is removed
 FIAT = {"fiat_account_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4b", "identity_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4c",
         "account_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4d", "includes_fee": False}
-
-
-def rfc9745_deprecation(response: requests.Response, *args: Any, **kwargs: Any) -> requests.Response:
-    """Until the RFC 9745 ``Deprecation`` (``@<unix seconds>``, issue #12 item 9) is merged, read the
-    HTTP-date the server still sends as that form; inert once the server sends it itself."""
-    value = response.headers.get("Deprecation")
-    if value is not None and not value.startswith("@"):
-        rfc9745 = f"@{int(parsedate_to_datetime(value).timestamp())}"
-        response.headers["Deprecation"] = response.raw.headers["Deprecation"] = rfc9745  # schemathesis reads raw
-    return response
 
 
 class Conformance:
@@ -88,7 +77,7 @@ class Conformance:
         if version is not None:
             headers["X-Svc-Version"] = version
         response = self.session.request(method, self.served.base + path, data=body or None, params=params,
-                                        headers=headers, timeout=10, hooks={"response": rfc9745_deprecation})
+                                        headers=headers, timeout=10)
         self.check(method, CEFI + route, response)
         return response.json()
 

@@ -42,7 +42,6 @@ from cefisim.api.signing import HEADERS, sign  # noqa: E402
 from cefisim.api.sim import Simulation  # noqa: E402
 from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
-from tests.api.test_openapi_states import rfc9745_deprecation  # noqa: E402
 from tests.fuzz.support import USER_KEY, Served, build_app, es256, examples, fuzz_doc, serve, serve_sim  # noqa: E402
 
 CLIENT = 100
@@ -78,7 +77,6 @@ class HmacAuth(requests.auth.AuthBase):
         self.bearer = bearer
 
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        r.register_hook("response", rfc9745_deprecation)
         if self.bearer is not None and r.headers.get("Authorization", "").startswith("Bearer "):
             r.headers["Authorization"] = f"Bearer {self.bearer}"
         if not all(name in r.headers for name in HEADERS):
