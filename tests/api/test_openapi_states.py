@@ -29,6 +29,7 @@ jsonschema = pytest.importorskip("jsonschema")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from cefisim.api.limit_flags import parse_rate_limits  # noqa: E402
 from cefisim.api.openapi import OPENAPI_PATH  # noqa: E402
 from cefisim.api.signing import sign  # noqa: E402
 from cefisim.api.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
@@ -199,7 +200,7 @@ def conformance() -> Iterator[Conformance]:
 
 
 @given(actions=st.lists(ACTIONS, min_size=1, max_size=14))
-@settings(max_examples=examples(30), deadline=None, derandomize=True, database=None,
+@settings(max_examples=examples(20), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def test_every_response_in_every_reachable_state_validates(conformance: Conformance,
                                                            actions: list[tuple[Any, ...]]) -> None:
@@ -258,3 +259,15 @@ def test_the_run_reaches_both_eras_and_the_late_cancel_reasons(conformance: Conf
     c.served.on_loop(lambda: sim.submit(AdvanceClock(REMOVAL_NS + 1)))
     read_everything(c, orders)
     assert set(c.documents) == {False, True}
+
+
+def test_a_rate_limited_answer_is_as_documented() -> None:
+    """429 with a required ``Retry-After`` (whole seconds), declared on every CeFi operation."""
+    with serve_sim(fuzz_doc(start=START), rate_limits=parse_rate_limits(["0.001:1"])) as served, \
+            requests.Session() as session:
+        c = Conformance(served, session)
+        c.call("GET", "/balances")
+        c.call("POST", "/orders", json={"info": {"client_id": "100", "instrument_id": "1", "side": "BUY",
+                                                 "type": "LIMIT", "qty": "0.01", "price": "1.00"}})
+    assert {(m, s) for m, _r, s in c.seen} == {("GET", 200), ("POST", 429)}
+
