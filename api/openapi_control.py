@@ -17,6 +17,7 @@ from typing import Any
 import cefisim
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.units import MAX_DECIMAL_CHARS
 
 from .faults import FAULTS_SPEC
 from .openapi_operations import described
@@ -30,6 +31,29 @@ JSON = "application/json"
 ISO = {"type": "string", "format": "date-time"}
 CLOCK = {"now_ns": TS, "now": ISO, "clock": {"type": "string", "enum": ["virtual", "wall"]}}
 MS = {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$", "description": "milliseconds"}
+#: a duration as api.control._ms takes it: a whole number, or a decimal string on the 0.001 grid
+DURATION = {"type": ["integer", "string"], "minimum": 0, "pattern": r"^[0-9]+(\.[0-9]{0,2}[0-9]0*)?$",
+            "maxLength": MAX_DECIMAL_CHARS, "description": "up to 3 decimals"}
+
+
+def _present(name: str) -> dict[str, Any]:
+    """``name`` is given (the handlers treat ``null`` as absent)."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+
+
+def _whole(low: int, high: int, pattern: str) -> dict[str, Any]:
+    """A whole number as api.faults._whole takes it: an integer, or its decimal digits, low to high."""
+    return {"type": ["integer", "string"], "minimum": low, "maximum": high, "pattern": pattern}
+
+
+#: FAULTS_SPEC's fields as set_faults then checks them
+FAULT_FIELDS = {
+    "count": _whole(1, 1_000_000, "^0*([1-9][0-9]{0,5}|1000000)$"),
+    "share": {"type": "string", "pattern": r"^(0+(\.[0-9]{1,6})?|0*1(\.0{1,6})?)$", "maxLength": 40,
+              "description": "a fraction from 0 to 1, at most 6 decimals"},
+    "status": _whole(400, 599, "^0*[45][0-9]{2}$"),
+    "delay_ms": _whole(0, 60_000, "^0*([0-9]{1,4}|[1-5][0-9]{4}|60000)$"),
+}
 #: the bodies the handlers check with api.validate (advance_clock, set_latency, ...), as tables
 ADVANCE = {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}
 LATENCY = {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}
@@ -61,7 +85,8 @@ def _schemas() -> dict[str, Any]:
         "Reset": record({"status": {"const": "reset"}, **CLOCK}),
         "Restored": record({"status": {"const": "restored"}, **CLOCK}),
         "Advanced": record({**CLOCK, "events": {"type": "integer", "minimum": 0}}),
-        "AdvanceRequest": {**object_schema(ADVANCE), "description": "exactly one of seconds (up to 3 decimals), "
+        "AdvanceRequest": {**object_schema(ADVANCE, overrides={"seconds": DURATION}),
+                           "oneOf": [_present(name) for name in ADVANCE], "description": "exactly one of seconds (up to 3 decimals), "
                            "to (ISO 8601) and to_ns; never back, never past 9999-12-31T23:59:59Z"},
         "Book": record({"instrument_id": ID, "symbol": {"type": "string"},
                         "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)},
@@ -70,8 +95,8 @@ def _schemas() -> dict[str, Any]:
         "Trade": record({"match_id": ID, "price": DEC, "qty": DEC, "taker_side": {"type": "string", "enum": [BUY, SELL]},
                          "taker_order_id": ID, "timestamp": TS}),
         "Latency": record({"entry_ms": MS, "modify_ms": MS, "cancel_ms": MS}),
-        "LatencyRequest": {**object_schema(LATENCY), "description": "milliseconds, up to 3 decimals; omitted: unchanged"},
-        "SettlementDelayRequest": object_schema(SETTLEMENT),
+        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, DURATION)), "description": "milliseconds, up to 3 decimals; omitted: unchanged"},
+        "SettlementDelayRequest": object_schema(SETTLEMENT, overrides={"ms": DURATION}),
         "SettlementDelay": record({"ms": {"type": ["integer", "string"]}}),
         "StatusRequest": object_schema(STATUS),
         "InstrumentStatus": record({"instrument_id": ID, "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}),
@@ -81,7 +106,11 @@ def _schemas() -> dict[str, Any]:
         "Snapshot": {"type": "object", "required": ["scenario_sha256"],
                      "description": "the whole state (api/snapshot.py); restore only into the same scenario"},
         "Revoked": record({"key_id": {"type": "string"}, "revoked": {"const": True}}),
-        "FaultRequest": {**object_schema(FAULTS_SPEC), "description": (
+        "FaultRequest": {**object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
+                         "oneOf": [_present("count"), _present("share")],
+                         "anyOf": [_present("status"), _present("delay_ms"),
+                                   {"required": ["drop"], "properties": {"drop": {"const": True}}}],
+                         "description": (
             "exactly one of count (1 to 1000000) and share (0 to 1, 6 decimals); at least one of status (400 to "
             "599), drop and delay_ms (0 to 60000); path_prefix defaults to /v1/. Faulted requests answer the "
             "status as a problem of type injected-fault, which the CeFi document does not list")},
