@@ -86,20 +86,23 @@ def _schemas() -> dict[str, Any]:
         "Restored": record({"status": {"const": "restored"}, **CLOCK}),
         "Advanced": record({**CLOCK, "events": {"type": "integer", "minimum": 0}}),
         "AdvanceRequest": {**object_schema(ADVANCE, overrides={"seconds": DURATION}),
-                           "oneOf": [_present(name) for name in ADVANCE], "description": "exactly one of seconds (up to 3 decimals), "
-                           "to (ISO 8601) and to_ns; never back, never past 9999-12-31T23:59:59Z"},
+                           "oneOf": [_present(name) for name in ADVANCE],
+                           "description": "exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
+                                          "never back, never past 9999-12-31T23:59:59Z"},
         "Book": record({"instrument_id": ID, "symbol": {"type": "string"},
                         "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)},
                         "bids": {"type": "array", "items": level}, "asks": {"type": "array", "items": level},
                         "last_price": nullable(DEC), "timestamp": TS}),
-        "Trade": record({"match_id": ID, "price": DEC, "qty": DEC, "taker_side": {"type": "string", "enum": [BUY, SELL]},
-                         "taker_order_id": ID, "timestamp": TS}),
+        "Trade": record({"match_id": ID, "price": DEC, "qty": DEC,
+                         "taker_side": {"type": "string", "enum": [BUY, SELL]}, "taker_order_id": ID, "timestamp": TS}),
         "Latency": record({"entry_ms": MS, "modify_ms": MS, "cancel_ms": MS}),
-        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, DURATION)), "description": "milliseconds, up to 3 decimals; omitted: unchanged"},
+        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, DURATION)),
+                           "description": "milliseconds, up to 3 decimals; omitted: unchanged"},
         "SettlementDelayRequest": object_schema(SETTLEMENT, overrides={"ms": DURATION}),
         "SettlementDelay": record({"ms": {"type": ["integer", "string"]}}),
         "StatusRequest": object_schema(STATUS),
-        "InstrumentStatus": record({"instrument_id": ID, "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}),
+        "InstrumentStatus": record({"instrument_id": ID,
+                                    "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}),
         "Invariants": record({"ok": {"const": True},
                               "asset_totals": {"type": "object", "additionalProperties": DEC,
                                                "description": "asset name -> total held by every client"}}),
@@ -125,7 +128,8 @@ def _schemas() -> dict[str, Any]:
 
 def _op(op_id: str, summary: str, response: str | None, *, body: str | None = None, errors: tuple[int, ...] = (),
         params: tuple[dict[str, Any], ...] = (), media: str = JSON) -> dict[str, Any]:
-    ok: dict[str, Any] = {"description": "OK", "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
+    ok: dict[str, Any] = {"description": "OK",
+                          "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
     if response is not None:
         ok["content"] = {media: {"schema": ref(response) if media == JSON else {"type": "string"}}}
     codes = sorted({401, 403, 404, 500, *errors, *((400, 408, 413) if body else ())})

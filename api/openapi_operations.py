@@ -14,7 +14,7 @@ from typing import Any
 
 from . import cefi_orders as orders
 from . import versions
-from .openapi_schemas import ID_PATTERN, REF_ID_PATTERN, TIMESTAMP_PATTERN, list_of, ref, versioned
+from .openapi_schemas import HTTP_DATE_PATTERN, ID_PATTERN, REF_ID_PATTERN, TIMESTAMP_PATTERN, list_of, ref, versioned
 from .problems import PROBLEM_CONTENT_TYPE
 from .validate import MAX_QUERY_DIGITS
 from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
@@ -183,11 +183,6 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                       list_of("TransferListing"), params=["client_id", "transfer_id"],
                                       errors=(403, 404), tags=("transfers",)),
 }
-
-#: an HTTP-date (RFC 9110 IMF-fixdate), as ``Sunset`` carries it
-HTTP_DATE_PATTERN = (r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                     r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$")
-
 
 def headers(served: Sequence[str]) -> dict[str, Any]:
     """``components.headers``: what responses carry; ``Deprecation`` and ``Sunset`` only while

@@ -34,6 +34,9 @@ TIMESTAMP_PATTERN = "^[0-9]{19}$"
 SIGNED_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
 REF_ID_PATTERN = f"({ID_PATTERN})|{EXTERNAL_ID_PATTERN}"
+#: an HTTP-date (RFC 9110 IMF-fixdate), as ``Sunset`` and ``deprecation_date`` carry it
+HTTP_DATE_PATTERN = (r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                     r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$")
 SIDES = [BUY, SELL]
 #: a rate as engine.units.parse_rate takes it (post_order refuses a finer one before the engine sees it)
 RATE_PATTERN = f"^[0-9]+(\\.[0-9]{{1,{RATE_SCALE}}}0*)?$"
@@ -218,7 +221,7 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "VersionItem": record({
             "version": _s(enum=list(served)),
             "deprecated": {"type": "boolean"},
-            "deprecation_date": _s(description="HTTP-date; present only when deprecated"),
+            "deprecation_date": _s(pattern=HTTP_DATE_PATTERN, description="HTTP-date; present only when deprecated"),
         }, required=["version", "deprecated"]),
         "Versions": record({
             "supported_versions": {"type": "array", "items": ref("VersionItem"), "minItems": len(served),
