@@ -27,6 +27,16 @@ from cefisim.api.problems import Problem
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.sim import Simulation
 from cefisim.api.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.api import versions
+from cefisim.api.versions import KNOWN, REMOVAL_NS
+from cefisim.engine.order import (
+    ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, ORDER_STATUSES, SELL, USE_AGGRESSIVE_PRICING,
+)
+from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
+from cefisim.engine import records
+from cefisim.engine.records import CRYPTO, DEPOSIT, MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER, WITHDRAW
+from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES
+from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import parse_rate
 from tests.api.test_client import DOC, FIAT
 
@@ -355,3 +365,43 @@ def test_cross_field_rules_are_stated() -> None:
     assert any("new_price" in e for e in errors(modify, schemas["PatchOrderRequest"]))
     modify["info"]["new_type"] = "MARKET"
     assert not list(errors(modify, schemas["PatchOrderRequest"]))
+
+
+def _enums(node: Any) -> Iterator[list[Any]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("enum"), list):
+            yield node["enum"]
+        for value in node.values():
+            yield from _enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _enums(value)
+
+
+def test_every_enumeration_is_the_engines_vocabulary() -> None:
+    """Every enum value of the venue's document is an engine constant (order, instrument, transfer and
+    activity states, sides, types, flags, STP values, reject and cancel reasons), or one of the few
+    words the HTTP layer adds (schema versions, balance kinds, quote units); and the record enums hold
+    every value the engine can put there."""
+    engine_words = {*ORDER_STATUSES, *INSTRUMENT_STATUSES, *STP_VALUES, *(r.value for r in Reject),
+                    *(r.value for r in CancelReason), BUY, SELL, LIMIT, MARKET, GTC, IOC, ALO, AON,
+                    USE_AGGRESSIVE_PRICING, MAKER, TAKER, DEPOSIT, WITHDRAW, records.FIAT, CRYPTO, T_INITIALIZED,
+                    T_COMPLETED, T_REJECTED, A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
+    http_words = {*KNOWN, versions.HEADER, "ok", "TOTAL", "AVAILABLE", "HOLD", "PAPER_FUNDS", "BASE", "QUOTE",
+                  "approve", "deny", "authorization_code", "refresh_token", None}
+    for document in (openapi_document(0), openapi_document(REMOVAL_NS)):
+        for values in _enums(document):
+            assert set(values) <= engine_words | http_words, set(values) - engine_words - http_words
+    schemas = DOCUMENT["components"]["schemas"]
+    record = schemas["OrderRecord"]["properties"]
+    assert set(record["cancel_reason"]["enum"]) >= {r.value for r in CancelReason} | {
+        "ALO_WOULD_TRADE", "NO_LIQUIDITY", "INSTRUMENT_HALTED", "INSTRUMENT_DISABLED"}
+    assert set(record["status"]["enum"]) == set(ORDER_STATUSES)
+    assert set(record["reject_reason"]["enum"]) - {None} == {r.value for r in Reject}
+    info = schemas["OrderInfo"]["properties"]
+    assert set(info["side"]["enum"]) == {BUY, SELL} and set(info["type"]["enum"]) == {LIMIT, MARKET}
+    assert set(info["tif"]["enum"]) - {None} == {GTC, IOC}
+    assert set(info["exec_inst_flags"]["items"]["enum"]) == {ALO, AON}
+    assert set(info["stp"]["enum"]) - {None} == set(STP_VALUES)
+    assert set(schemas["OrderActivity"]["properties"]["type"]["enum"]) == {
+        A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
