@@ -30,9 +30,12 @@ def _q(name: str, description: str, schema: dict[str, Any], required: bool = Fal
 def version_schema(served: Sequence[str]) -> dict[str, Any]:
     """The schema versions a request may name: ``served`` (the current one first), v2024_01_01 marked
     deprecated while it is served."""
+    offered = sorted(served, reverse=True)
+    # `enum` for client generators, `oneOf` of `const`s to carry JSON Schema's `deprecated` per value
     return {"type": "string", "default": versions.V2024 if versions.V2024 in served else versions.V2026,
+            "enum": offered,
             "oneOf": [{"const": v, "deprecated": True, "description": "deprecated; removed on 2026-11-01"}
-                      if v == versions.V2024 else {"const": v} for v in sorted(served, reverse=True)]}
+                      if v == versions.V2024 else {"const": v} for v in offered]}
 
 
 def parameters(served: Sequence[str]) -> dict[str, dict[str, Any]]:

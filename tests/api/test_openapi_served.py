@@ -158,15 +158,17 @@ async def test_openapi_json_is_served_for_the_engine_clock_and_the_address_asked
     assert before.json["servers"][0]["url"] == server.url
     assert proxied.json["servers"][0]["url"] == "http://venue.test:9443"
     assert before.json["info"]["version"] == cefisim.__version__
-    offered = before.json["components"]["parameters"]["VersionHeader"]["schema"]["oneOf"]
-    assert offered == [{"const": V2026}, {"const": V2024, "deprecated": True,
-                                          "description": "deprecated; removed on 2026-11-01"}]
+    offered = before.json["components"]["parameters"]["VersionHeader"]["schema"]
+    assert offered["enum"] == [V2026, V2024] and offered["default"] == V2024
+    assert offered["oneOf"] == [{"const": V2026}, {"const": V2024, "deprecated": True,
+                                                   "description": "deprecated; removed on 2026-11-01"}]
     assert {"Deprecation", "Sunset"} <= set(before.json["components"]["headers"])
 
     doc = after.json
     assert doc == openapi_document(REMOVAL_NS, server.url)
     for name in ("VersionHeader", "VersionQuery"):
         assert doc["components"]["parameters"][name]["schema"]["oneOf"] == [{"const": V2026}]
+        assert doc["components"]["parameters"][name]["schema"]["enum"] == [V2026]
     assert not {"Deprecation", "Sunset"} & set(doc["components"]["headers"])
     assert V2024 not in orjson.dumps(doc["paths"]).decode() + orjson.dumps(doc["components"]).decode()
     listing = doc["paths"][CEFI + "/orders/all"]["get"]["responses"]["200"]["content"]["application/json"]
