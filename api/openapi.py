@@ -13,8 +13,11 @@ The document follows the engine clock: before 1 November 2026 it offers both sch
 v2026_01_23. ``servers`` names the address the request came to; ``info.version`` is the package
 version (``cefisim.__version__``).
 
-This module assembles the document and serves it; the schemas are in ``api/openapi_schemas.py``, the
-operations, parameters, problem answers and security schemes in ``api/openapi_operations.py``.
+The Auth interface (``/v1/auth/``, ``api/openapi_auth.py``) is part of this document under the tag
+``auth``; the control plane has a document of its own at ``GET /_sim/openapi.json``
+(``api/openapi_control.py``). This module assembles the venue's document and serves both; the CeFi
+schemas are in ``api/openapi_schemas.py``, the operations, parameters, problem answers and security
+schemes in ``api/openapi_operations.py``. docs/openapi.md describes the result.
 
 Served at ``GET /v1/cefi/openapi.json`` (:func:`openapi_routes`). The tests hold the document to the
 route table and validate real responses against it.

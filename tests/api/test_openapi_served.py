@@ -246,3 +246,22 @@ async def test_control_schemas_admit_what_the_control_plane_parses(path: str, sc
                 admitted = not list(errors(body, body_schema))
                 answer = await c.raw("POST", path, json=body, signed=False)
                 assert answer.status == (200 if admitted else 400), (body, answer.status, answer.json)
+
+
+async def test_a_zero_amount_is_refused_by_the_schema_rule() -> None:
+    """A zero amount to move or quote is a syntactic 400 naming the field (the schema's positive decimal),
+    before any instrument or asset is looked up."""
+    async with running(doc=copy.deepcopy(DOC)) as server:
+        async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100",
+                              version=V2026) as alice:
+            answers = [
+                ("qty", await alice.raw("POST", CEFI + "/market/quote", json={"qty": "0.00", "instrument_id": "9"})),
+                ("qty", await alice.raw("POST", CEFI + "/markets/quote", json={
+                    "qty": "0", "instrument_id": "9", "side": "BUY", "qty_unit": "BASE"})),
+                ("request.amount", await alice.raw("POST", CEFI + "/transfers", json={"request": {
+                    "amount": "0.000", "asset_id": "99", "client_id": "100", "type": "DEPOSIT", "platform": "FIAT",
+                    "instructions": FIAT}})),
+            ]
+    for field, answer in answers:
+        assert answer.status == 400
+        assert answer.json["error"]["detail"] == f"{field}: must be a decimal string greater than zero"
