@@ -50,7 +50,7 @@ def _authorize_params(required: bool) -> list[dict[str, Any]]:
 
 def auth_schemas() -> dict[str, Any]:
     """``components.schemas`` of the Auth interface."""
-    authorize = {name: ({"type": "string"}) for name in AUTHORIZE_PARAMS}
+    authorize = {name: {"type": "string"} for name in AUTHORIZE_PARAMS}
     return {
         "AuthProblem": record({
             "type": {"type": "string", "format": "uri"}, "title": {"type": "string"},
@@ -164,7 +164,7 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         {"200": _answer("the consent page", HTML, {"type": "string"}),
          "302": _redirect("back to the client with `error` and `state`"),
          "400": _answer("the request cannot be trusted", HTML, {"type": "string"}),
-         "401": _answer("the client is disabled", HTML, {"type": "string"}), **_plain(500)},
+         "401": _answer("the client is disabled", HTML, {"type": "string"}, **_AUTHENTICATE), **_plain(500)},
         parameters=_authorize_params(required=False)),
     ("POST", AUTH + "/oauth/consent"): _op(
         "oauth_consent", "Approve or deny a grant, as the user of a key-exchange token",
