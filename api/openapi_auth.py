@@ -34,8 +34,10 @@ _AUTHENTICATE = {"WWW-Authenticate": {"description": "RFC 6750 challenge", "requ
                                       "schema": {"type": "string", "pattern": CHALLENGE_PATTERN}}}
 
 
-def _authorize_params(required: bool) -> list[dict[str, Any]]:
-    """The OAuth authorize parameters (RFC 6749 4.1.1, PKCE, RFC 8707 resource); unknown ones are ignored."""
+def _authorize_params() -> list[dict[str, Any]]:
+    """The OAuth authorize parameters (RFC 6749 4.1.1, PKCE, RFC 8707 resource); unknown ones are ignored.
+    None is required by the schema: a missing client_id or redirect_uri is answered 400 directly, any
+    other missing one by a redirect to the client with ``error``."""
     rules: dict[str, dict[str, Any]] = {
         "response_type": {"type": "string", "const": "code"},
         "code_challenge": {"type": "string", "pattern": CODE_CHALLENGE_PATTERN},
@@ -43,8 +45,7 @@ def _authorize_params(required: bool) -> list[dict[str, Any]]:
         "resource": {"type": "string", "format": "uri", "description": "absolute URI without a fragment"},
         "redirect_uri": {"type": "string", "description": "registered for the client (loopback: any port)"},
     }
-    needed = {"client_id", "redirect_uri"}
-    return [{"name": name, "in": "query", "required": required and name in needed,
+    return [{"name": name, "in": "query", "required": False,
              "schema": rules.get(name, {"type": "string"})} for name in AUTHORIZE_PARAMS]
 
 
@@ -156,7 +157,7 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "oauth_authorize", "Start an OAuth authorization-code grant (PKCE S256)",
         {"302": _redirect("to the consent screen, or back to the client with `error` and `state`"),
          **_problems(400, 401), **_plain(500)},
-        parameters=_authorize_params(required=False),
+        parameters=_authorize_params(),
         description="a missing, unknown or disabled client or an unregistered redirect_uri is answered "
                     "directly (400/401); every other refusal redirects to the client with `error`"),
     ("GET", AUTH + "/oauth/consent"): _op(
@@ -165,7 +166,7 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
          "302": _redirect("back to the client with `error` and `state`"),
          "400": _answer("the request cannot be trusted", HTML, {"type": "string"}),
          "401": _answer("the client is disabled", HTML, {"type": "string"}, **_AUTHENTICATE), **_plain(500)},
-        parameters=_authorize_params(required=False)),
+        parameters=_authorize_params()),
     ("POST", AUTH + "/oauth/consent"): _op(
         "oauth_consent", "Approve or deny a grant, as the user of a key-exchange token",
         {"200": _answer("where the browser goes next", JSON, ref("ConsentAnswer"), **_NO_STORE),
