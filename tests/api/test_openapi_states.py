@@ -10,7 +10,8 @@ the 2026-11-01 removal of v2024_01_01 in the middle of a run). Each write's resp
 sequence, a read of every CeFi operation under each schema version served then, is checked against
 ``GET /v1/cefi/openapi.json`` fetched from the server for the current era: status code declared,
 content type declared, body valid for that status's schema (schemathesis' validator), and every
-declared header valid for its schema (``jsonschema``).
+declared header valid for its schema (``jsonschema``); the control plane's reads of the same state
+(book, trades, latency, health, invariants) against ``GET /_sim/openapi.json``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from cefisim.api.limit_flags import parse_rate_limits  # noqa: E402
 from cefisim.api.openapi import OPENAPI_PATH  # noqa: E402
+from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH  # noqa: E402
 from cefisim.api.signing import sign  # noqa: E402
 from cefisim.api.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
 from cefisim.engine.commands import (  # noqa: E402
@@ -52,10 +54,12 @@ class Conformance:
     def __init__(self, served: Served, session: requests.Session) -> None:
         self.served = served
         self.session = session
-        self.documents: dict[bool, Any] = {}  # removed? -> the schemathesis schema of that era's document
+        #: removed? -> the schemathesis schema of that era's venue document; "control" -> the control plane's
+        self.documents: dict[bool | str, Any] = {}
         self.seen: set[tuple[str, str, int]] = set()
 
     def removed(self) -> bool:
+        """Whether v2024_01_01 is gone at the engine's time now."""
         return self.served.sim.now_ns() >= REMOVAL_NS
 
     def schema(self) -> Any:
@@ -82,8 +86,16 @@ class Conformance:
         self.check(method, CEFI + route, response)
         return response.json()
 
-    def check(self, method: str, route: str, response: requests.Response) -> None:
-        schema = self.schema()
+    def control(self, route: str, path: str | None = None) -> None:
+        """A read of the control plane, checked against its own document (fetched once)."""
+        if "control" not in self.documents:
+            raw = self.session.get(self.served.base + CONTROL_OPENAPI_PATH, timeout=10).json()
+            self.documents["control"] = schemathesis.openapi.from_dict(raw)
+        response = self.session.get(self.served.base + (path or route), timeout=10)
+        self.check("GET", route, response, self.documents["control"])
+
+    def check(self, method: str, route: str, response: requests.Response, schema: Any = None) -> None:
+        schema = schema or self.schema()
         declared = schema.raw_schema["paths"][route][method.lower()]["responses"]
         status = str(response.status_code)
         assert status in declared, f"{method} {route} answered {status}: not declared ({response.text[:300]})"
@@ -176,7 +188,12 @@ def apply(c: Conformance, action: tuple[Any, ...], orders: list[tuple[int, str]]
 
 
 def read_everything(c: Conformance, orders: list[tuple[int, str]]) -> None:
-    """Every read operation, under every schema version served now (and the default)."""
+    """Every read operation, under every schema version served now (and the default), and the control
+    plane's reads of the same state."""
+    for route in ("/_sim/health", "/_sim/clock", "/_sim/latency", "/_sim/invariants", "/_sim/faults"):
+        c.control(route)
+    for route in ("/_sim/book/{instrument_id}", "/_sim/trades/{instrument_id}"):
+        c.control(route, route.replace("{instrument_id}", "1"))
     before = str(c.served.sim.now_ns() + 1).zfill(19)
     for version in (None, V2026) if c.removed() else (None, V2024, V2026):
         for route in ("/health", "/versions", "/assets", "/instruments", "/market/quote", "/clients",
@@ -258,7 +275,7 @@ def test_the_run_reaches_both_eras_and_the_late_cancel_reasons(conformance: Conf
     assert not c.removed()
     c.served.on_loop(lambda: sim.submit(AdvanceClock(REMOVAL_NS + 1)))
     read_everything(c, orders)
-    assert set(c.documents) == {False, True}
+    assert set(c.documents) == {False, True, "control"}
 
 
 def test_a_rate_limited_answer_is_as_documented() -> None:
