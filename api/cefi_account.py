@@ -31,7 +31,7 @@ CRYPTO_INSTRUCTIONS = {
     "memo": F("str"),
 }
 TRANSFER_REQUEST = {
-    "amount": F("decimal", required=True),
+    "amount": F("positive", required=True),
     "asset_id": F("id", required=True),
     "client_id": F("id", required=True),
     "type": F("enum", required=True, values=("DEPOSIT", "WITHDRAW")),
@@ -160,8 +160,6 @@ async def post_transfer(request: web.Request) -> web.Response:
     units = asset.grid.to_units(req["amount"])
     if units is None:
         raise bad_request("request.amount", f"finer than the asset's {asset.decimals} decimals")
-    if units <= 0:
-        raise bad_request("request.amount", "must be greater than zero")
     cmd = RequestTransfer(client_id, asset.id, req["amount"], req["type"], req["platform"], _instructions(req))
     result = request.app[SIM].submit(cmd)
     if result.transfer is None:

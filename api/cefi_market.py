@@ -22,9 +22,9 @@ from .serialize import asset_record, instrument_record, iso, ns
 from .validate import F, check_object, query_id
 from .http import read_json
 
-MARKET_QUOTE = {"qty": F("decimal", required=True), "instrument_id": F("id", required=True)}
+MARKET_QUOTE = {"qty": F("positive", required=True), "instrument_id": F("id", required=True)}
 MARKETS_QUOTE = {
-    "qty": F("decimal", required=True),
+    "qty": F("positive", required=True),
     "instrument_id": F("id", required=True),
     "side": F("enum", required=True, values=("BUY", "SELL")),
     "qty_unit": F("enum", required=True, values=("BASE", "QUOTE")),
@@ -112,8 +112,6 @@ async def post_market_quote(request: web.Request) -> web.Response:
     amount = inst.quote.grid.to_units(body["qty"])
     if amount is None:
         raise bad_request("qty", f"finer than the quote asset's {inst.quote.decimals} decimals")
-    if amount <= 0:
-        raise bad_request("qty", "must be greater than zero")
     found = quote_notional(request.app[SIM].venue, inst, "BUY", amount, request.app[OPTIONS].quote_max_levels)
     if not isinstance(found, QuoteResult):
         raise problem_for(found, "qty")
@@ -130,16 +128,12 @@ async def post_markets_quote(request: web.Request) -> web.Response:
         lots = inst.qty_grid.to_units(body["qty"])
         if lots is None:
             raise bad_request("qty", f"not a multiple of the qty increment {inst.qty_grid.text}")
-        if lots <= 0:
-            raise bad_request("qty", "must be greater than zero")
         found = quote_base(venue, inst, body["side"], lots, max_levels)
         qty_text = body["qty"]
     else:
         amount = inst.quote.grid.to_units(body["qty"])
         if amount is None:
             raise bad_request("qty", f"finer than the quote asset's {inst.quote.decimals} decimals")
-        if amount <= 0:
-            raise bad_request("qty", "must be greater than zero")
         found = quote_notional(venue, inst, body["side"], amount, max_levels)
         qty_text = None
     if not isinstance(found, QuoteResult):

@@ -80,7 +80,9 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
             if request.path.startswith(CEFI_PREFIX):
                 version, refusal = _negotiate(request)
                 request[VERSION] = version
-                if refusal is not None:
+                # an unknown path or method is answered as such (404, 405 with Allow) whatever version
+                # it names: the route is checked before the version
+                if refusal is not None and getattr(request.match_info, "http_exception", None) is None:
                     raise refusal
             response = None
             if read_timeout_s is not None and body_pending(request):

@@ -5,10 +5,19 @@ nothing else), derives each request-body schema from the handlers' own validatio
 (``api.validate.F`` specs such as ``ORDER_INFO`` or ``TRANSFER_REQUEST``, so the document cannot drift
 from the validator) and states the exact record shapes ``api/serialize.py`` produces, for both schema
 versions (v2026_01_23 envelopes and nested problems, v2024_01_01 raw arrays and bare problems, as
-``oneOf``). Enumerations of record fields come from the engine's own constants.
+``oneOf`` while v2024_01_01 is served). Enumerations of record fields come from the engine's own
+constants.
 
-This module assembles the document and serves it; the schemas are in ``api/openapi_schemas.py``, the
-operations, parameters, problem answers and security schemes in ``api/openapi_operations.py``.
+The document follows the engine clock: before 1 November 2026 it offers both schema versions
+(v2024_01_01 marked deprecated, the ``Deprecation``/``Sunset`` headers declared), from then on only
+v2026_01_23. ``servers`` names the address the request came to; ``info.version`` is the package
+version (``cefisim.__version__``).
+
+The Auth interface (``/v1/auth/``, ``api/openapi_auth.py``) is part of this document under the tag
+``auth``; the control plane has a document of its own at ``GET /_sim/openapi.json``
+(``api/openapi_control.py``). This module assembles the venue's document and serves both; the CeFi
+schemas are in ``api/openapi_schemas.py``, the operations, parameters, problem answers and security
+schemes in ``api/openapi_operations.py``. docs/openapi.md describes the result.
 
 Served at ``GET /v1/cefi/openapi.json`` (:func:`openapi_routes`). The tests hold the document to the
 route table and validate real responses against it.
@@ -23,65 +32,98 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from .keys import CEFI
-from .openapi_operations import HEADERS, PARAMETERS, operation, problem_responses, security_schemes
-from .openapi_schemas import LIST_ITEMS, page_name, page_schema, request_schemas, response_schemas
+import cefisim
+
+from . import versions
+from .keys import CEFI, SIM
+from .openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
+from .openapi_control import CONTROL_OPENAPI_PATH, control_template, servers
+from .openapi_operations import described, headers, operation, parameters, problem_responses, security_schemes
+from .openapi_schemas import LIST_ITEMS, for_versions, page_name, page_schema, request_schemas, response_schemas
 
 OPENAPI_PATH = CEFI + "/openapi.json"
-API_VERSION = "1.0.8"  # the CeFi direct release this emulator follows
+INTERFACE_RELEASE = "1.0.8"  # the CeFi direct release this emulator follows
+DEFAULT_SERVER = "http://127.0.0.1:8080"  # `cefisim serve` defaults; a served document names its own
 
 
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document of every CeFi direct operation the app serves (a fresh copy)."""
-    return copy.deepcopy(_document())
+def openapi_document(now_ns: int = 0, server_url: str = DEFAULT_SERVER) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every CeFi direct operation the app serves at engine time
+    ``now_ns`` (which schema versions it offers), naming ``server_url`` (a fresh copy)."""
+    doc = copy.deepcopy(_document(tuple(versions.supported(now_ns))))
+    doc["servers"] = servers(server_url)
+    return doc
 
 
 @functools.cache
-def _document() -> dict[str, Any]:
+def _document(served: tuple[str, ...]) -> dict[str, Any]:
     from .app import CEFI_ROUTES  # api.app adds this module's routes: import it late
+    from .auth.routes import auth_routes
 
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _handler, signed in CEFI_ROUTES:
-        paths.setdefault(CEFI + path, {})[method.lower()] = operation(method, path, signed)
-    schemas = {**request_schemas(), **response_schemas()}
+        paths.setdefault(CEFI + path, {})[method.lower()] = operation(method, path, signed, served)
+    for route in auth_routes():
+        paths.setdefault(route.path, {})[route.method.lower()] = described(AUTH_OPERATIONS, route.method, route.path)
+    schemas = {**request_schemas(), **response_schemas(served), **auth_schemas()}
     for item in LIST_ITEMS:
         schemas[page_name(item)] = page_schema(item)
-    return {
+    if versions.V2024 not in served:
+        del schemas["MarketsQuoteV2024"]
+    if versions.V2024 in served:
+        offered = ("Two schema versions, chosen with the X-Svc-Version header (or the `version` query "
+                   "parameter): v2026_01_23 wraps lists in {data, pagination:{size, next_cursor}} and nests "
+                   "problems in `error`; v2024_01_01 (the default, deprecated) returns raw arrays and bare problems "
+                   "and is removed on 2026-11-01 (engine clock): from then on this document offers v2026_01_23 only.")
+    else:
+        offered = ("Schema version v2026_01_23 (X-Svc-Version header or `version` query parameter): lists are "
+                   "wrapped in {data, pagination:{size, next_cursor}}, problems nested in `error`. v2024_01_01 was "
+                   "removed on 2026-11-01 (engine clock) and is refused with 400 unsupported-version.")
+    return for_versions({
         "openapi": "3.1.0",
         "info": {
             "title": "CeFi direct (cefisim emulator)",
-            "version": API_VERSION,
+            "version": cefisim.__version__,
             "description": (
-                "Order entry, balances, transfers and market data of the centralised venue, as served by the "
-                "cefisim emulator. Two schema versions, chosen with the X-Svc-Version header (or the `version` "
-                "query parameter): v2026_01_23 wraps lists in {data, pagination:{size, next_cursor}} and nests "
-                "problems in `error`; v2024_01_01 returns raw arrays and bare problems and is removed on "
-                "2026-11-01 (engine clock). Follow next_cursor by sending it back as `timestamp` until it is "
-                "null; treat an empty page with a cursor as the end."),
+                f"Order entry, balances, transfers and market data of the centralised venue (CeFi direct "
+                f"release {INTERFACE_RELEASE}), as served by the cefisim emulator. {offered} Follow next_cursor "
+                "by sending it back as `timestamp` until it is null; treat an empty page with a cursor as the end."),
             "license": {"name": "MIT", "identifier": "MIT"},
+            "x-interface-release": INTERFACE_RELEASE,
         },
-        "servers": [{"url": "http://127.0.0.1:8080", "description": "cefisim serve (default host and port)"}],
-        "tags": [{"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")],
+        "servers": servers(DEFAULT_SERVER),
+        "tags": [*({"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")),
+                 {"name": "auth", "description": "API-key exchange and OAuth (/v1/auth/): bearer tokens"}],
         "paths": paths,
         "components": {
             "schemas": schemas,
-            "parameters": copy.deepcopy(PARAMETERS),
-            "responses": problem_responses(),
-            "headers": copy.deepcopy(HEADERS),
-            "securitySchemes": security_schemes(),
+            "parameters": parameters(served),
+            "responses": {**problem_responses(served), **plain_responses()},
+            "headers": headers(served),
+            "securitySchemes": {**security_schemes(), **auth_security_schemes()},
         },
-    }
+    }, served)
 
 
-@functools.cache
-def _document_bytes() -> bytes:
-    return orjson.dumps(_document())
+def server_url(request: web.Request) -> str:
+    """The address ``request`` came to (scheme and Host), the ``servers`` entry of a served document."""
+    return f"{request.scheme}://{request.host}"
+
+
+def serve_document(request: web.Request, document: dict[str, Any]) -> web.Response:
+    """``document`` with ``servers`` naming the address the request came to, as JSON."""
+    body = orjson.dumps({**document, "servers": servers(server_url(request))})
+    return web.Response(body=body, content_type="application/json")
 
 
 async def get_openapi(request: web.Request) -> web.Response:
-    """GET /v1/cefi/openapi.json: this document."""
-    return web.Response(body=_document_bytes(), content_type="application/json")
+    """GET /v1/cefi/openapi.json: this document, as of the engine clock."""
+    return serve_document(request, _document(tuple(versions.supported(request.app[SIM].now_ns()))))
+
+
+async def get_control_openapi(request: web.Request) -> web.Response:
+    """GET /_sim/openapi.json: the control plane's document (behind the control plane's guard)."""
+    return serve_document(request, control_template())
 
 
 def openapi_routes() -> list[web.RouteDef]:
-    return [web.get(OPENAPI_PATH, get_openapi)]
+    return [web.get(OPENAPI_PATH, get_openapi), web.get(CONTROL_OPENAPI_PATH, get_control_openapi)]

@@ -13,18 +13,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cefisim.engine.order import ORDER_STATUSES
+from cefisim.engine.order import BUY, ORDER_STATUSES, SELL
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
-from cefisim.engine.records import MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER
+from cefisim.engine.records import (
+    CRYPTO, DEPOSIT, FIAT, MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER, WITHDRAW,
+)
 from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES, SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
-from cefisim.engine.units import DECIMAL_RE
+from cefisim.engine.units import DECIMAL_RE, RATE_SCALE
 
 from . import cefi_account as account
 from . import cefi_market as market
 from . import cefi_orders as orders
 from . import versions
-from .validate import EXTERNAL_ID_RE, MAX_TEXT, UUID4_RE, UUID_RE, F
+from .validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
 
 ID_PATTERN = "^[1-9][0-9]*$"
 ID0_PATTERN = "^(0|[1-9][0-9]*)$"
@@ -32,6 +34,18 @@ TIMESTAMP_PATTERN = "^[0-9]{19}$"
 SIGNED_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
 REF_ID_PATTERN = f"({ID_PATTERN})|{EXTERNAL_ID_PATTERN}"
+#: an HTTP-date (RFC 9110 IMF-fixdate), as ``Sunset`` and ``deprecation_date`` carry it
+HTTP_DATE_PATTERN = (r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+                     r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$")
+SIDES = [BUY, SELL]
+#: a rate as engine.units.parse_rate takes it (post_order refuses a finer one before the engine sees it)
+RATE_PATTERN = f"^[0-9]+(\\.[0-9]{{1,{RATE_SCALE}}}0*)?$"
+#: ``cancel_reason``: why the engine ended an order CANCELED, or, for an order acknowledged late
+#: (entry latency) that could no longer enter the book, the reject it met then (ALO_WOULD_TRADE,
+#: NO_LIQUIDITY, INSTRUMENT_HALTED, INSTRUMENT_DISABLED, ...): both engine enumerations
+CANCEL_REASONS = [*(r.value for r in CancelReason), *(r.value for r in Reject if r.value not in CancelReason.__members__)]
+#: marks a ``oneOf`` of the v2026_01_23 shape and the v2024_01_01 one (:func:`versioned`)
+LEGACY_MARK = "x-legacy-v2024"
 
 
 def ref(name: str) -> dict[str, Any]:
@@ -40,12 +54,14 @@ def ref(name: str) -> dict[str, Any]:
 
 # --- request schemas from the validation tables -----------------------------------------------
 
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """The validator treats ``null`` like an absent optional field: say so."""
     out = dict(schema)
     kind = out.get("type")
     if isinstance(kind, str):
         out["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        out["type"] = [*kind, "null"]
     if "enum" in out:
         out["enum"] = [*out["enum"], None]
     return out
@@ -61,7 +77,10 @@ def field_schema(f: F) -> dict[str, Any]:
     if kind == "id0":
         return {"type": "string", "pattern": ID0_PATTERN, "maxLength": 19}
     if kind == "decimal":
-        return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": 40}
+        return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL}
+    if kind == "positive":
+        return {"type": "string", "pattern": POSITIVE_DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL,
+                "description": "a decimal string greater than zero"}
     if kind == "number":
         return {"type": ["integer", "string"], "minimum": 0, "pattern": DECIMAL_RE.pattern}
     if kind == "enum":
@@ -86,7 +105,7 @@ def object_schema(spec: Mapping[str, F], open_: bool = False,
     props: dict[str, Any] = {}
     for name, f in spec.items():
         schema = dict(overrides[name]) if overrides and name in overrides else field_schema(f)
-        props[name] = schema if f.required else _nullable(schema)
+        props[name] = schema if f.required else nullable(schema)
     out: dict[str, Any] = {"type": "object", "properties": props}
     required = [name for name, f in spec.items() if f.required]
     if required:
@@ -98,7 +117,9 @@ def object_schema(spec: Mapping[str, F], open_: bool = False,
 def request_schemas() -> dict[str, Any]:
     instructions = {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")],
                     "description": "fiat instructions when platform is FIAT, crypto instructions when CRYPTO"}
-    order_info = object_schema(orders.ORDER_INFO)
+    order_info = object_schema(orders.ORDER_INFO, overrides={"hold_fee_rate": {
+        **field_schema(orders.ORDER_INFO["hold_fee_rate"]), "pattern": RATE_PATTERN,
+        "description": "a fraction with at most 9 significant decimals (trailing zeros aside)"}})
     order_info["description"] = "price is required for LIMIT orders; on MARKET orders it is ignored"
     order_info["if"] = {"properties": {"type": {"const": "LIMIT"}}, "required": ["type"]}
     order_info["then"] = {"required": ["price"], "properties": {"price": {"type": "string"}}}
@@ -156,7 +177,7 @@ def _order_info_record() -> dict[str, Any]:
         if name in ("flags", "exec_inst_flags", "tif") or f.required:
             props[name] = schema
         else:
-            props[name] = _nullable(schema)
+            props[name] = nullable(schema)
     return record(props, description="the order as entered (quantity and price as the request spelled them)")
 
 
@@ -167,23 +188,27 @@ def _modify_info_record() -> dict[str, Any]:
     return schema
 
 
-def response_schemas() -> dict[str, Any]:
+def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
+    """The records responses carry, in a document of the schema versions ``served``."""
     order_statuses = list(ORDER_STATUSES)
     return {
-        "Problem": record({
-            "type": _s(format="uri", description="absolute URI ending in a stable slug, e.g. "
+        "Problem": {**record({
+            "type": _s(format="uri", pattern="^https://cefisim\\.dev/problems/[a-z0-9-]+$",
+                       description="absolute URI ending in a stable slug, e.g. "
                        "https://cefisim.dev/problems/invalid-request"),
             "title": _s(),
             "status": {"type": "integer", "minimum": 400, "maximum": 599},
             "detail": _s(description="names the offending field; never contains a secret"),
-        }, description="RFC 7807 problem details"),
+        }, description="RFC 7807 problem details; a problem type may add extension members (RFC 7807 "
+                       "section 3.2), e.g. what the server signed on a signature mismatch"),
+            "additionalProperties": {"type": ["string", "integer", "boolean", "null"]},
+            "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$"}},
         "NestedProblem": record({"error": ref("Problem")},
                                 description="schema v2026_01_23: the problem nested in `error`"),
-        "ProblemResponse": {"oneOf": [ref("NestedProblem"), ref("Problem")],
-                            "description": "nested in `error` under v2026_01_23, bare under v2024_01_01"},
+        "ProblemResponse": versioned(ref("NestedProblem"), {**ref("Problem"), "description": "v2024_01_01: bare"}),
         "Pagination": record({
             "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
-            "next_cursor": _nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
+            "next_cursor": nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
                 "timestamp of the oldest record on the page; send it back as `timestamp` for the next page; "
                 "null at the end of results"))),
         }),
@@ -194,13 +219,14 @@ def response_schemas() -> dict[str, Any]:
             "service": _s(),
         }),
         "VersionItem": record({
-            "version": _s(enum=list(versions.KNOWN)),
+            "version": _s(enum=list(served)),
             "deprecated": {"type": "boolean"},
-            "deprecation_date": _s(description="HTTP-date; present only when deprecated"),
+            "deprecation_date": _s(pattern=HTTP_DATE_PATTERN, description="HTTP-date; present only when deprecated"),
         }, required=["version", "deprecated"]),
         "Versions": record({
-            "supported_versions": {"type": "array", "items": ref("VersionItem")},
-            "default_version": _s(enum=list(versions.KNOWN)),
+            "supported_versions": {"type": "array", "items": ref("VersionItem"), "minItems": len(served),
+                                   "maxItems": len(served)},
+            "default_version": _s(enum=[versions.V2024 if versions.V2024 in served else versions.V2026]),
             "version_header": _s(enum=[versions.HEADER]),
         }),
         "Asset": record({
@@ -209,8 +235,8 @@ def response_schemas() -> dict[str, Any]:
             "fields": record({"name": _s(), "decimals": {"type": "integer", "minimum": 0}}),
         }),
         "InstrumentStats": record({
-            "last_price": _nullable(DEC), "best_bid": _nullable(DEC), "best_bid_qty": _nullable(DEC),
-            "best_ask": _nullable(DEC), "best_ask_qty": _nullable(DEC),
+            "last_price": nullable(DEC), "best_bid": nullable(DEC), "best_bid_qty": nullable(DEC),
+            "best_ask": nullable(DEC), "best_ask_qty": nullable(DEC),
         }),
         "Instrument": record({
             "id": ID,
@@ -226,8 +252,8 @@ def response_schemas() -> dict[str, Any]:
             "id": ID,
             "symbol": _s(maxLength=SYMBOL_MAX),
             "info": record({
-                "last_price": _nullable(DEC), "best_bid": _nullable(DEC), "best_bid_qty": _nullable(DEC),
-                "best_ask": _nullable(DEC), "best_ask_qty": _nullable(DEC), "timestamp": TS,
+                "last_price": nullable(DEC), "best_bid": nullable(DEC), "best_bid_qty": nullable(DEC),
+                "best_ask": nullable(DEC), "best_ask_qty": nullable(DEC), "timestamp": TS,
             }),
         }, description="exchange best bid and offer"),
         "VwapQuote": record({"quote": DEC, "buy_amount": DEC},
@@ -250,14 +276,14 @@ def response_schemas() -> dict[str, Any]:
             "status": _s(enum=order_statuses),
             "order_info": ref("OrderInfoRecord"),
             "modify_info": {"oneOf": [ref("ModifyInfoRecord"), {"type": "null"}]},
-            "external_id": _nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
-            "ref_external_id": _nullable(_s()),
+            "external_id": nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
+            "ref_external_id": nullable(_s()),
             "pending_qty": DEC,
             "leaves_qty": DEC,
             "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
             "executed_vwap": DEC,
-            "reject_reason": _nullable(_s(enum=[r.value for r in Reject])),
-            "cancel_reason": _nullable(_s(enum=[r.value for r in CancelReason])),
+            "reject_reason": nullable(_s(enum=[r.value for r in Reject])),
+            "cancel_reason": nullable(_s(enum=CANCEL_REASONS)),
             "timestamp": TS,
             "updated_timestamp": TS,
         }),
@@ -272,12 +298,12 @@ def response_schemas() -> dict[str, Any]:
             "type": _s(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
             "timestamp": TS,
             "order_id": ID,
-            "external_id": _nullable(_s()),
+            "external_id": nullable(_s()),
             "client_id": ID,
             "instrument_id": ID,
-            "side": _s(enum=["BUY", "SELL"]),
+            "side": _s(enum=SIDES),
             "status": _s(enum=order_statuses, description="the order's current status"),
-            "detail": _nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
+            "detail": nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
             "trade": ref("TradeRecord"),
         }, required=["type", "timestamp", "order_id", "external_id", "client_id", "instrument_id", "side",
                      "status", "detail"], description="`trade` is present on TRADE items only"),
@@ -291,7 +317,7 @@ def response_schemas() -> dict[str, Any]:
         }),
         "BalanceChange": record({"asset_id": ID, "amount": _s(pattern=SIGNED_DECIMAL_PATTERN)}),
         "BalanceActivity": record({
-            "type": _s(enum=["TRADE", "DEPOSIT", "WITHDRAW", "PAPER_FUNDS"]),
+            "type": _s(enum=[A_TRADE, DEPOSIT, WITHDRAW, "PAPER_FUNDS"]),
             "timestamp": TS,
             "changes": {"type": "array", "items": ref("BalanceChange")},
             "order_id": ID,
@@ -301,21 +327,21 @@ def response_schemas() -> dict[str, Any]:
             description="order_id and match_id on TRADE, transfer_id on DEPOSIT and WITHDRAW"),
         "TransferRequestRecord": record({
             "amount": DEC, "asset_id": ID, "client_id": ID,
-            "type": _s(enum=list(account.TRANSFER_REQUEST["type"].values)),
-            "platform": _s(enum=list(account.TRANSFER_REQUEST["platform"].values)),
+            "type": _s(enum=[DEPOSIT, WITHDRAW]),
+            "platform": _s(enum=[FIAT, CRYPTO]),
             "instructions": {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")]},
         }),
         "Transfer": record({
             "id": ID,
             "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
             "request": ref("TransferRequestRecord"),
-            "reject_reason": _s(description="present only on REJECTED transfers"),
+            "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
         }, required=["id", "status", "request"], description="response of POST /transfers"),
         "TransferListing": record({
             "id": ID,
             "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
             "request": ref("TransferRequestRecord"),
-            "reject_reason": _s(description="present only on REJECTED transfers"),
+            "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
             "timestamp": TS,
             "updated_timestamp": TS,
         }, required=["id", "status", "request", "timestamp", "updated_timestamp"],
@@ -339,5 +365,25 @@ def list_of(item: str) -> dict[str, Any]:
     """The response schema of a list read of ``item`` records (registers its page schema)."""
     if item not in LIST_ITEMS:
         LIST_ITEMS.append(item)
-    return {"oneOf": [ref(page_name(item)), {"type": "array", "items": ref(item),
-                                             "description": "schema v2024_01_01: the raw array"}]}
+    return versioned(ref(page_name(item)), {"type": "array", "items": ref(item),
+                                            "description": "schema v2024_01_01: the raw array"})
+
+
+def versioned(current: dict[str, Any], legacy: dict[str, Any]) -> dict[str, Any]:
+    """A response shape that differs by schema version: ``oneOf`` both while v2024_01_01 is served,
+    ``current`` alone once it is not (:func:`for_versions` decides)."""
+    return {"oneOf": [current, legacy], LEGACY_MARK: True}
+
+
+def for_versions(node: Any, served: tuple[str, ...]) -> Any:
+    """``node`` (a document or part of one) with every :func:`versioned` shape resolved for ``served``."""
+    if isinstance(node, dict):
+        if node.get(LEGACY_MARK):
+            if versions.V2024 not in served:
+                rest = {k: v for k, v in node.items() if k not in ("oneOf", LEGACY_MARK)}
+                return {**for_versions(node["oneOf"][0], served), **rest}
+            node = {k: v for k, v in node.items() if k != LEGACY_MARK}
+        return {k: for_versions(v, served) for k, v in node.items()}
+    if isinstance(node, list):
+        return [for_versions(v, served) for v in node]
+    return node

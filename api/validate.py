@@ -23,7 +23,11 @@ UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 EXTERNAL_ID_RE = re.compile(r"^[A-Za-z0-9\-_.~]{1,18}$")
 TIMESTAMP_RE = re.compile(r"^[0-9]{19}$")
+#: a decimal string (``DECIMAL_RE``) with a non-zero digit: what an amount to move or quote must be
+POSITIVE_DECIMAL_RE = re.compile(r"^([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)$")
+MAX_DECIMAL = 40  # characters of a decimal string
 MAX_TEXT = 256
+MAX_QUERY_DIGITS = 12  # a whole-number query parameter longer than this is refused, not clamped
 
 
 def is_external_id(text: str) -> bool:
@@ -38,7 +42,7 @@ Check = Callable[[Any, "F"], "tuple[str, str] | None"]
 class F:
     """One field of a closed JSON object."""
 
-    kind: str  # str | id | id0 | decimal | number | enum | enums | bool | external_id | uuid | object
+    kind: str  # str | id | id0 | decimal | positive | number | enum | enums | bool | external_id | uuid | object
     required: bool = False
     values: tuple[str, ...] = ()
     fields: Mapping[str, "F"] = field(default_factory=dict)  # for kind == "object"
@@ -143,8 +147,17 @@ def _id0(v: Any, f: F) -> tuple[str, str] | None:
 def _decimal(v: Any, f: F) -> tuple[str, str] | None:
     if not isinstance(v, str):
         return _NOT_A_STRING
-    if len(v) > 40 or not DECIMAL_RE.fullmatch(v):
+    if len(v) > MAX_DECIMAL or not DECIMAL_RE.fullmatch(v):
         return "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$"
+    return None
+
+
+def _positive(v: Any, f: F) -> tuple[str, str] | None:
+    """A decimal string greater than zero: a syntactic rule, so the OpenAPI schema states it too."""
+    if not isinstance(v, str):
+        return _NOT_A_STRING
+    if len(v) > MAX_DECIMAL or not POSITIVE_DECIMAL_RE.fullmatch(v):
+        return "", "must be a decimal string greater than zero"
     return None
 
 
@@ -174,7 +187,7 @@ def _no_check(v: Any, f: F) -> tuple[str, str] | None:  # kind "object": check_o
 
 _CHECKS: dict[str, Check] = {
     "bool": _bool, "number": _number, "enums": _enums, "str": _str, "id": _id, "id0": _id0,
-    "decimal": _decimal, "enum": _enum, "external_id": _external_id, "uuid": _uuid,
+    "decimal": _decimal, "positive": _positive, "enum": _enum, "external_id": _external_id, "uuid": _uuid,
 }
 
 
@@ -193,7 +206,7 @@ def query_int(query: Mapping[str, str], name: str, default: int, low: int, high:
     raw = query.get(name)
     if raw is None:
         return default
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 12:
+    if not raw.isascii() or not raw.isdigit() or len(raw) > MAX_QUERY_DIGITS:
         raise bad_request(name, f"must be a whole number from {low} to {high}")
     value = int(raw)
     if value < low or (value > high and not clamp):

@@ -1,5 +1,6 @@
-"""api/openapi.py: the document covers exactly the served CeFi operations, is well formed, agrees with
-the request validator, and real responses of every operation validate against it (both versions)."""
+"""api/openapi.py against the code: the documents cover exactly the served operations, are well formed,
+document the parameters the handlers read, agree with the request validator, and state the business
+rules. The served documents and real responses: test_openapi_served.py."""
 
 from __future__ import annotations
 
@@ -7,21 +8,37 @@ import copy
 import inspect
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cefisim.api import cefi_account, cefi_market, cefi_orders
 from cefisim.api.app import CEFI_ROUTES, create_app
-from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
+from cefisim.api.client import CefiClient
 from cefisim.api.keys import ServerOptions
-from cefisim.api.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
-from cefisim.api.openapi_operations import OPERATIONS
+from cefisim.api.openapi import CEFI, OPENAPI_PATH, openapi_document
+from cefisim.api.openapi_auth import AUTH_OPERATIONS
+from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
+from cefisim.api.openapi_operations import OPERATIONS, described
 from cefisim.api.problems import Problem
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.sim import Simulation
-from cefisim.api.validate import check_object
-from tests.api.test_client import ALICE_KEY, BOB_KEY, DOC, FIAT, running
+from cefisim.api.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.api import versions
+from cefisim.api.versions import KNOWN, REMOVAL_NS
+from cefisim.engine.order import (
+    ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, ORDER_STATUSES, SELL, USE_AGGRESSIVE_PRICING,
+)
+from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
+from cefisim.engine import records
+from cefisim.engine.records import CRYPTO, DEPOSIT, MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER, WITHDRAW
+from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES
+from cefisim.engine.rejects import CancelReason, Reject
+from cefisim.engine.units import parse_rate
+from tests.api.test_client import DOC, FIAT
 
 DOCUMENT = openapi_document()
 
@@ -136,36 +153,49 @@ def test_the_validator_catches_drift() -> None:
 
 # --- the document itself ------------------------------------------------------------------------
 
-def served_operations(app: Any) -> set[tuple[str, str]]:
+def served_operations(app: Any, prefixes: tuple[str, ...]) -> set[tuple[str, str]]:
     out = set()
     for route in app.router.routes():
         path = route.resource.canonical if route.resource is not None else ""
-        if path.startswith(CEFI + "/") and path != OPENAPI_PATH and route.method != "HEAD":
+        if path.startswith(prefixes) and route.method != "HEAD":
             out.add((route.method, path))
     return out
 
 
-def documented_operations() -> set[tuple[str, str]]:
-    return {(method.upper(), path) for path, item in DOCUMENT["paths"].items() for method in item}
+def documented_operations(document: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(method.upper(), path) for path, item in document["paths"].items() for method in item}
 
 
-def test_document_covers_exactly_the_served_cefi_operations() -> None:
+def test_documents_cover_exactly_the_served_operations() -> None:
+    """The venue's document: every CeFi and Auth route (and nothing else but itself); the control
+    plane's: every /_sim/ route, itself included."""
     sim = Simulation(parse_scenario(copy.deepcopy(DOC), "test_openapi"), clock="virtual")
     app = create_app(sim, ServerOptions())
-    served = served_operations(app)
-    assert len(served) == len(CEFI_ROUTES) == 23
-    assert documented_operations() == served
+    served = served_operations(app, (CEFI + "/", "/v1/auth/"))
+    assert len(served - {("GET", OPENAPI_PATH)}) == len(CEFI_ROUTES) + len(AUTH_OPERATIONS) == 29
+    assert documented_operations(DOCUMENT) == served - {("GET", OPENAPI_PATH)}
     assert set(OPERATIONS) == {(m, p) for m, p, _h, _s in CEFI_ROUTES}
-    for item in DOCUMENT["paths"].values():
-        for op in item.values():
-            assert not op.get("x-undocumented"), op["operationId"]
+    control = control_document("http://127.0.0.1:1")
+    assert documented_operations(control) == served_operations(app, ("/_sim/",)) == \
+        set(CONTROL_OPERATIONS) | {("GET", CONTROL_OPENAPI_PATH)}
+    for document in (DOCUMENT, control):
+        for item in document["paths"].values():
+            for op in item.values():
+                assert not op.get("x-undocumented"), op["operationId"]
+    assert {t["name"] for t in DOCUMENT["tags"]} >= {"auth", "orders"}
+    assert all(op["tags"] == ["auth"] for (_m, p), op in AUTH_OPERATIONS.items())
+
+
+def test_a_route_without_a_description_is_marked() -> None:
+    marker = described({}, "GET", "/_sim/new-thing")
+    assert marker["x-undocumented"] is True and marker["operationId"] == "undocumented_get__sim_new-thing"
 
 
 def test_document_is_well_formed_openapi_3_1() -> None:
     assert DOCUMENT["openapi"].startswith("3.1.")
     assert {"title", "version"} <= set(DOCUMENT["info"])
     assert set(DOCUMENT) >= {"openapi", "info", "paths", "components"}
-    assert all(path.startswith(CEFI + "/") for path in DOCUMENT["paths"])
+    assert all(path.startswith((CEFI + "/", "/v1/auth/")) for path in DOCUMENT["paths"])
     seen_ids = set()
     refs = 0
 
@@ -184,9 +214,11 @@ def test_document_is_well_formed_openapi_3_1() -> None:
     walk(DOCUMENT)
     assert refs > 100
     schemes = DOCUMENT["components"]["securitySchemes"]
-    assert {s["name"] for s in schemes.values()} == {
+    assert {s["name"] for s in schemes.values() if s["type"] == "apiKey"} == {
         "x-svc-auth-token", "x-svc-auth-signature", "x-svc-auth-timestamp", "x-svc-auth-userid"}
-    assert all(s["type"] == "apiKey" and s["in"] == "header" for s in schemes.values())
+    assert all(s["in"] == "header" for s in schemes.values() if s["type"] == "apiKey")
+    assert schemes["bearer"] == {"type": "http", "scheme": "bearer",
+                                 "description": "an access token from POST /v1/auth/api-key/token"}
     for (method, path, _h, signed) in CEFI_ROUTES:
         op = DOCUMENT["paths"][CEFI + path][method.lower()]
         assert op["operationId"] not in seen_ids
@@ -198,7 +230,7 @@ def test_document_is_well_formed_openapi_3_1() -> None:
                 assert "{" + param["name"] + "}" in path and param["required"] is True
         assert "200" in op["responses"] and {"400", "500"} <= set(op["responses"])
         if signed:
-            assert op["security"] == [dict.fromkeys(schemes, [])]
+            assert op["security"] == [dict.fromkeys((n for n, s in schemes.items() if s["type"] == "apiKey"), [])]
             assert "401" in op["responses"]
         for code, response in op["responses"].items():
             if code != "200":
@@ -257,7 +289,7 @@ VALID_BODIES = {
 }
 BAD_VALUES = [None, 1, 0, True, "", "x", "-1", "1.", "0", "01", "1" * 20, "a" * 300, [], ["ALO", "ALO"],
               ["NOPE"], {}, "GTC", "MARKET", "6F1C2B3A-4D5E-4F60-8A7B-9C8D7E6F5A4B", "with space", 1.5,
-              "1\n", "1.5\n", "ext\n"]
+              "1\n", "1.5\n", "ext\n", "0.000", "00", "0.1234567891", "0.1234567890000"]
 
 
 def _mutations(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -287,6 +319,8 @@ def test_request_schema_agrees_with_the_validator(name: str) -> None:
     count = 0
     for label, body in _mutations(valid):
         expected = _validator_accepts(spec, body)
+        if name == "PostOrderRequest" and expected and body["info"].get("hold_fee_rate") is not None:
+            expected = parse_rate(body["info"]["hold_fee_rate"]) is not None  # post_order checks it next
         if name == "PostTransferRequest" and expected:  # instructions are checked per platform afterwards
             instr = body["request"]["instructions"]
             table = cefi_account.FIAT_INSTRUCTIONS if body["request"]["platform"] == "FIAT" \
@@ -296,6 +330,27 @@ def test_request_schema_agrees_with_the_validator(name: str) -> None:
         assert got == expected, f"{name} {label}: schema says {got}, validator says {expected}"
         count += 1
     assert count > 40
+
+
+@given(st.from_regex(r"\A[0-9]{1,4}(\.[0-9]{1,4})?\Z") | st.text("0123456789.", max_size=8))
+@settings(max_examples=300, derandomize=True, database=None)
+def test_a_positive_decimal_is_a_decimal_above_zero(text: str) -> None:
+    """The rule the schema's pattern and the validator share for amounts to move or quote."""
+    positive = bool(DECIMAL_RE.fullmatch(text)) and Decimal(text) > 0
+    assert bool(POSITIVE_DECIMAL_RE.fullmatch(text)) == positive
+    pattern = DOCUMENT["components"]["schemas"]["MarketQuoteRequest"]["properties"]["qty"]["pattern"]
+    assert pattern == POSITIVE_DECIMAL_RE.pattern
+
+
+def test_business_rules_are_declared_on_their_operations() -> None:
+    """What no schema can state (lookups, grids, minimums, states) is named on the answer it gives."""
+    for method, path in (("POST", "/market/quote"), ("POST", "/markets/quote"), ("POST", "/orders"),
+                         ("PATCH", "/orders"), ("POST", "/transfers"), ("PATCH", "/clients")):
+        answer = DOCUMENT["paths"][CEFI + path][method.lower()]["responses"]["400"]
+        assert "business rules: " in answer["description"], (method, path)
+        assert answer["content"] == {"application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemResponse"}}}
+    for method, path in (("PATCH", "/orders"), ("DELETE", "/orders/{ref_id}")):
+        assert "halted" in DOCUMENT["paths"][CEFI + path][method.lower()]["responses"]["409"]["description"]
 
 
 def test_cross_field_rules_are_stated() -> None:
@@ -312,128 +367,41 @@ def test_cross_field_rules_are_stated() -> None:
     assert not list(errors(modify, schemas["PatchOrderRequest"]))
 
 
-# --- real responses validate against the document ----------------------------------------------
-
-def response_schema(method: str, path: str, status: int, content_type: str) -> dict[str, Any]:
-    op = DOCUMENT["paths"][CEFI + path][method.lower()]
-    assert str(status) in op["responses"], f"{method} {path} answered {status}, which is not documented"
-    response = op["responses"][str(status)]
-    response = resolve(response["$ref"]) if "$ref" in response else response
-    assert content_type in response["content"], f"{method} {path} {status}: content type {content_type}"
-    return response["content"][content_type]["schema"]
-
-
-class Conformance:
-    def __init__(self, client: CefiClient) -> None:
-        self.client = client
-        self.seen: set[tuple[str, str, int]] = set()
-
-    async def call(self, method: str, route: str, path: str | None = None, *, expect: int = 200,
-                   **kwargs: Any) -> RawResponse:
-        resp = await self.client.raw(method, CEFI + (path or route), **kwargs)
-        assert resp.status == expect, (method, path or route, resp.status, resp.json)
-        check(resp.json, response_schema(method, route, resp.status, resp.content_type))
-        self.seen.add((method, route, resp.status))
-        return resp
+def _enums(node: Any) -> Iterator[list[Any]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("enum"), list):
+            yield node["enum"]
+        for value in node.values():
+            yield from _enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _enums(value)
 
 
-async def exercise(c: Conformance, bob: CefiClient) -> None:
-    """Every operation at least once, with records of every kind the serialisers produce."""
-    await c.call("GET", "/health", signed=False)
-    await c.call("GET", "/versions", signed=False)
-    await c.call("GET", "/assets", params={"name": "BTC"})
-    await c.call("GET", "/instruments")
-    await c.call("GET", "/market/quote", signed=False)
-    await bob.place_order("1", "SELL", "LIMIT", "1", price="30000.00")
-    await bob.place_order("1", "BUY", "LIMIT", "1", price="29990.00")
-    await c.call("GET", "/market/quote", params={"instrument_id": "1"}, signed=False)
-    await c.call("POST", "/market/quote", json={"qty": "1000", "instrument_id": "1"}, signed=False)
-    await c.call("POST", "/markets/quote", json={"qty": "0.5", "instrument_id": "1", "side": "BUY",
-                                                 "qty_unit": "BASE"}, signed=False)
-    await c.call("POST", "/markets/quote", json={"qty": "100", "instrument_id": "1", "side": "SELL",
-                                                 "qty_unit": "QUOTE"}, signed=False)
-    await c.call("POST", "/markets/quote", expect=400, json={"qty": "500", "instrument_id": "1", "side": "BUY",
-                                                             "qty_unit": "BASE"}, signed=False)
-    await c.call("GET", "/clients", params={"mnemonic": "alice"})
-    await c.call("PATCH", "/clients", json={"id": "100", "info": {"self_trade_prevention": "CANCEL_AGGRESSIVE"}})
-    order = {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "0.1",
-             "price": "29000.00"}
-    rest = (await c.call("POST", "/orders", json={"external_id": "r1", "info": order})).json
-    await c.call("POST", "/orders", json={"info": {**order, "price": "29000.001"}})  # REJECTED record
-    await c.call("POST", "/orders", json={"info": {**order, "msg_id": "m", "parent_id": "0", "tif": "IOC",
-                                                   "exec_inst_flags": ["ALO"], "hold_fee_rate": "0.003",
-                                                   "stp": "NONE"}})
-    await c.call("POST", "/orders", json={"info": {**order, "type": "MARKET", "price": None, "qty": "0.3",
-                                                   "flags": ["USE_AGGRESSIVE_PRICING"]}})
-    await c.call("PATCH", "/orders", json={"id": rest["id"], "info": {"client_id": "100", "new_qty": "0.05",
-                                                                      "new_price": "29000.00", "msg_id": "x"}})
-    await c.call("GET", "/orders/status/{ref_id}", "/orders/status/r1")
-    await c.call("GET", "/orders/active")
-    await c.call("GET", "/orders/active", params={"id": rest["id"]})
-    await c.call("DELETE", "/orders/{ref_id}", f"/orders/{rest['id']}")
-    await c.call("DELETE", "/orders/{ref_id}", f"/orders/{rest['id']}", expect=409)
-    await c.call("GET", "/orders", params={"timestamp": "9" * 19, "size": "2"})
-    await c.call("GET", "/orders/all", params={"size": "3", "skip": "1"})
-    await c.call("GET", "/orders/trade")
-    await c.call("GET", "/orders/activity", params={"size": "100"})
-    await c.call("GET", "/balances")
-    await c.call("POST", "/transfers", json={"request": {
-        "amount": "10.00", "asset_id": "2", "client_id": "100", "type": "DEPOSIT", "platform": "FIAT",
-        "instructions": FIAT}})
-    await c.call("POST", "/transfers", json={"request": {
-        "amount": "100000", "asset_id": "1", "client_id": "100", "type": "WITHDRAW", "platform": "CRYPTO",
-        "instructions": {"address": "bc1q", "network": "bitcoin", "memo": "m"}}})
-    await c.call("GET", "/balances/activity", params={"size": "100"})
-    await c.call("GET", "/transfers", params={"timestamp": "9" * 19})
-    await c.call("GET", "/transfers/active")
-    await c.call("GET", "/transfers/active", params={"transfer_id": "1"})
-    # problems
-    await c.call("GET", "/orders/status/{ref_id}", "/orders/status/77777", expect=404)
-    await c.call("GET", "/transfers/active", params={"transfer_id": "999"}, expect=404)
-    await c.call("GET", "/orders", expect=400)  # timestamp is required
-    await c.call("GET", "/balances", params={"client_id": "200"}, expect=403)
-    await c.call("GET", "/balances", expect=401, sign_path="/v1/cefi/other")
-    await c.call("POST", "/orders", expect=400, json={"info": {**order, "qty": 1}})
-    await c.call("POST", "/orders", expect=413, body=b"{" + b" " * 70_000 + b"}")
-    await c.call("PATCH", "/orders", expect=404, json={"id": "99999", "info": {"client_id": "100", "new_qty": "1",
-                                                                                "new_price": "1.00"}})
-    await c.call("GET", "/health", expect=400, signed=False, params={"version": "v0"})
-
-
-@pytest.mark.parametrize("version", [V2026, V2024])
-async def test_real_responses_validate_against_the_document(version: str) -> None:
-    async with running(doc=copy.deepcopy(DOC)) as server:
-        async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100",
-                              version=version) as alice, \
-                CefiClient(server.url, key=BOB_KEY, secret="bob-secret", client_id="200") as bob:
-            c = Conformance(alice)
-            await exercise(c, bob)
-            server.advance(1)
-            await c.call("GET", "/transfers", params={"timestamp": "9" * 19})
-    assert {(m, p) for m, p, _ in c.seen} == {(m, p) for m, p, _h, _s in CEFI_ROUTES}
-    assert {s for _m, _p, s in c.seen} >= {200, 400, 401, 403, 404, 409, 413}
-
-
-async def test_demo_scenario_responses_validate() -> None:
-    """The shipped demo (agents trading, v2026_01_23 only after 2026-11-01) conforms as well."""
-    from cefisim.api.pytest_plugin import DEFAULT_SCENARIO
-    from cefisim.api.scenario import load_scenario
-
-    doc = load_scenario(DEFAULT_SCENARIO).doc
-    async with running(doc=doc) as server:
-        server.advance(120)
-        async with server.client() as alice:
-            c = Conformance(alice)
-            for route in ("/instruments", "/market/quote", "/balances", "/orders/all", "/orders/activity",
-                          "/balances/activity", "/orders/trade"):
-                await c.call("GET", route)
-            await c.call("GET", "/assets", expect=400, params={"version": V2024})
-
-
-async def test_openapi_json_is_served() -> None:
-    async with running() as server:
-        async with CefiClient(server.url, version=None) as c:
-            resp = await c.raw("GET", OPENAPI_PATH, signed=False)
-    assert resp.status == 200 and resp.content_type == "application/json"
-    assert resp.json == DOCUMENT
-    assert openapi_routes()[0].path == OPENAPI_PATH
+def test_every_enumeration_is_the_engines_vocabulary() -> None:
+    """Every enum value of the venue's document is an engine constant (order, instrument, transfer and
+    activity states, sides, types, flags, STP values, reject and cancel reasons), or one of the few
+    words the HTTP layer adds (schema versions, balance kinds, quote units); and the record enums hold
+    every value the engine can put there."""
+    engine_words = {*ORDER_STATUSES, *INSTRUMENT_STATUSES, *STP_VALUES, *(r.value for r in Reject),
+                    *(r.value for r in CancelReason), BUY, SELL, LIMIT, MARKET, GTC, IOC, ALO, AON,
+                    USE_AGGRESSIVE_PRICING, MAKER, TAKER, DEPOSIT, WITHDRAW, records.FIAT, CRYPTO, T_INITIALIZED,
+                    T_COMPLETED, T_REJECTED, A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
+    http_words = {*KNOWN, versions.HEADER, "ok", "TOTAL", "AVAILABLE", "HOLD", "PAPER_FUNDS", "BASE", "QUOTE",
+                  "approve", "deny", "authorization_code", "refresh_token", None}
+    for document in (openapi_document(0), openapi_document(REMOVAL_NS)):
+        for values in _enums(document):
+            assert set(values) <= engine_words | http_words, set(values) - engine_words - http_words
+    schemas = DOCUMENT["components"]["schemas"]
+    record = schemas["OrderRecord"]["properties"]
+    assert set(record["cancel_reason"]["enum"]) >= {r.value for r in CancelReason} | {
+        "ALO_WOULD_TRADE", "NO_LIQUIDITY", "INSTRUMENT_HALTED", "INSTRUMENT_DISABLED"}
+    assert set(record["status"]["enum"]) == set(ORDER_STATUSES)
+    assert set(record["reject_reason"]["enum"]) - {None} == {r.value for r in Reject}
+    info = schemas["OrderInfo"]["properties"]
+    assert set(info["side"]["enum"]) == {BUY, SELL} and set(info["type"]["enum"]) == {LIMIT, MARKET}
+    assert set(info["tif"]["enum"]) - {None} == {GTC, IOC}
+    assert set(info["exec_inst_flags"]["items"]["enum"]) == {ALO, AON}
+    assert set(info["stp"]["enum"]) - {None} == set(STP_VALUES)
+    assert set(schemas["OrderActivity"]["properties"]["type"]["enum"]) == {
+        A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}

@@ -1,0 +1,234 @@
+"""The control plane (``/_sim/``) as its own OpenAPI document, served at ``GET /_sim/openapi.json``.
+
+A document of its own, not a tag of the venue's: ``/_sim/`` is the emulator's, not the venue's (a
+client generated for the venue must not grow a ``reset``), it is guarded differently (loopback or
+``--control-token`` bearer; off in ``--environment production``) and its problems are always bare
+RFC 7807 documents. :data:`CONTROL_OPERATIONS` describes each route of ``api.control.control_routes()``
+and ``api.faults.fault_routes()`` (the tests fail on a route it lacks); bodies come from the same
+``api.validate.F`` tables the handlers check where they have one.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+import cefisim
+from cefisim.engine.order import BUY, SELL
+from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.units import MAX_DECIMAL_CHARS
+
+from .faults import FAULTS_SPEC
+from .openapi_operations import described
+from .openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
+from .problems import PROBLEM_CONTENT_TYPE
+from .validate import F
+
+SIM_PREFIX = "/_sim"
+CONTROL_OPENAPI_PATH = SIM_PREFIX + "/openapi.json"
+JSON = "application/json"
+ISO = {"type": "string", "format": "date-time"}
+CLOCK = {"now_ns": TS, "now": ISO, "clock": {"type": "string", "enum": ["virtual", "wall"]}}
+MS = {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$", "description": "milliseconds"}
+#: a duration as api.control._ms takes it: a whole number, or a decimal string on the 0.001 grid
+DURATION = {"type": ["integer", "string"], "minimum": 0, "pattern": r"^[0-9]+(\.[0-9]{0,2}[0-9]0*)?$",
+            "maxLength": MAX_DECIMAL_CHARS, "description": "up to 3 decimals"}
+
+
+def _present(name: str) -> dict[str, Any]:
+    """``name`` is given (the handlers treat ``null`` as absent)."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+
+
+def _whole(low: int, high: int, pattern: str) -> dict[str, Any]:
+    """A whole number as api.faults._whole takes it: an integer, or its decimal digits, low to high."""
+    return {"type": ["integer", "string"], "minimum": low, "maximum": high, "pattern": pattern}
+
+
+#: FAULTS_SPEC's fields as set_faults then checks them
+FAULT_FIELDS = {
+    "count": _whole(1, 1_000_000, "^0*([1-9][0-9]{0,5}|1000000)$"),
+    "share": {"type": "string", "pattern": r"^(0+(\.[0-9]{1,6})?|0*1(\.0{1,6})?)$", "maxLength": 40,
+              "description": "a fraction from 0 to 1, at most 6 decimals"},
+    "status": _whole(400, 599, "^0*[45][0-9]{2}$"),
+    "delay_ms": _whole(0, 60_000, "^0*([0-9]{1,4}|[1-5][0-9]{4}|60000)$"),
+}
+#: the bodies the handlers check with api.validate (advance_clock, set_latency, ...), as tables
+ADVANCE = {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}
+LATENCY = {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}
+SETTLEMENT = {"ms": F("number", required=True)}
+STATUS = {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}
+
+_ERRORS = {
+    400: "malformed body or query (the detail names the field)",
+    401: "the server runs with --control-token and the request lacks `Authorization: Bearer <token>`",
+    403: "without --control-token, only loopback peers are served",
+    404: "no such instrument, key or journal (and every path with --environment production)",
+    408: "the body did not arrive within the server's read timeout",
+    409: "the request needs a virtual clock",
+    413: "body larger than the server accepts",
+    500: "an engine invariant does not hold (GET /_sim/invariants), or an internal error",
+}
+
+
+def _schemas() -> dict[str, Any]:
+    level = record({"price": DEC, "qty": DEC, "orders": {"type": "integer", "minimum": 1}})
+    return {
+        "Problem": record({"type": {"type": "string", "format": "uri"}, "title": {"type": "string"},
+                           "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                           "detail": {"type": "string"}}, description="RFC 7807 problem details"),
+        "Health": record({"status": {"const": "ok"}, "scenario": {"type": "string"},
+                          "clock": CLOCK["clock"], "now_ns": TS,
+                          "orders": {"type": "integer", "minimum": 0}, "matches": {"type": "integer", "minimum": 0}}),
+        "Clock": record(dict(CLOCK)),
+        "Reset": record({"status": {"const": "reset"}, **CLOCK}),
+        "Restored": record({"status": {"const": "restored"}, **CLOCK}),
+        "Advanced": record({**CLOCK, "events": {"type": "integer", "minimum": 0}}),
+        "AdvanceRequest": {**object_schema(ADVANCE, overrides={"seconds": DURATION}),
+                           "oneOf": [_present(name) for name in ADVANCE],
+                           "description": "exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
+                                          "never back, never past 9999-12-31T23:59:59Z"},
+        "Book": record({"instrument_id": ID, "symbol": {"type": "string"},
+                        "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)},
+                        "bids": {"type": "array", "items": level}, "asks": {"type": "array", "items": level},
+                        "last_price": nullable(DEC), "timestamp": TS}),
+        "Trade": record({"match_id": ID, "price": DEC, "qty": DEC,
+                         "taker_side": {"type": "string", "enum": [BUY, SELL]}, "taker_order_id": ID, "timestamp": TS}),
+        "Latency": record({"entry_ms": MS, "modify_ms": MS, "cancel_ms": MS}),
+        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, DURATION)),
+                           "description": "milliseconds, up to 3 decimals; omitted: unchanged"},
+        "SettlementDelayRequest": object_schema(SETTLEMENT, overrides={"ms": DURATION}),
+        "SettlementDelay": record({"ms": {"type": ["integer", "string"]}}),
+        "StatusRequest": object_schema(STATUS),
+        "InstrumentStatus": record({"instrument_id": ID,
+                                    "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}),
+        "Invariants": record({"ok": {"const": True},
+                              "asset_totals": {"type": "object", "additionalProperties": DEC,
+                                               "description": "asset name -> total held by every client"}}),
+        "Snapshot": {"type": "object", "required": ["scenario_sha256"],
+                     "description": "the whole state (api/snapshot.py); restore only into the same scenario"},
+        "Revoked": record({"key_id": {"type": "string"}, "revoked": {"const": True}}),
+        "FaultRequest": {**object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
+                         "oneOf": [_present("count"), _present("share")],
+                         "anyOf": [_present("status"), _present("delay_ms"),
+                                   {"required": ["drop"], "properties": {"drop": {"const": True}}}],
+                         "description": (
+            "exactly one of count (1 to 1000000) and share (0 to 1, 6 decimals); at least one of status (400 to "
+            "599), drop and delay_ms (0 to 60000); path_prefix defaults to /v1/. Faulted requests answer the "
+            "status as a problem of type injected-fault, which the CeFi document does not list")},
+        "Fault": nullable(record({
+            "count": nullable({"type": "integer"}), "share": nullable({"type": "string"}),
+            "status": nullable({"type": "integer"}), "delay_ms": {"type": "integer"},
+            "drop": {"type": "boolean"}, "after": {"type": "boolean"}, "path_prefix": {"type": "string"},
+            "hits": {"type": "integer", "minimum": 0}, "seen": {"type": "integer", "minimum": 0},
+        })),
+    }
+
+
+def _op(op_id: str, summary: str, response: str | None, *, body: str | None = None, errors: tuple[int, ...] = (),
+        params: tuple[dict[str, Any], ...] = (), media: str = JSON) -> dict[str, Any]:
+    ok: dict[str, Any] = {"description": "OK",
+                          "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
+    if response is not None:
+        ok["content"] = {media: {"schema": ref(response) if media == JSON else {"type": "string"}}}
+    codes = sorted({401, 403, 404, 500, *errors, *((400, 408, 413) if body else ())})
+    op: dict[str, Any] = {"operationId": op_id, "summary": summary, "tags": ["control"],
+                          "responses": {"200": ok, **{str(c): {"$ref": f"#/components/responses/Problem{c}"}
+                                                      for c in codes}}}
+    if params:
+        op["parameters"] = list(params)
+    if body is not None:
+        op["requestBody"] = {"required": True, "content": {JSON: {"schema": ref(body)}}}
+    return op
+
+
+def _path(name: str, pattern: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string", "pattern": pattern}}
+
+
+def _count(name: str, default: int) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False,
+            "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": default}}
+
+
+INSTRUMENT = _path("instrument_id", "^[0-9]+$")
+#: (METHOD, path) -> the operation; every /_sim/ route of the app must have one
+CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
+    ("GET", "/_sim/health"): _op("sim_health", "Scenario, clock mode, engine time, counters", "Health"),
+    ("POST", "/_sim/reset"): _op("sim_reset", "Back to the loaded scenario (the journal starts anew)", "Reset"),
+    ("GET", "/_sim/clock"): _op("sim_clock", "Engine time", "Clock"),
+    ("POST", "/_sim/clock/advance"): _op("sim_advance", "Advance a virtual clock", "Advanced",
+                                          body="AdvanceRequest", errors=(409,)),
+    ("GET", "/_sim/book/{instrument_id}"): _op("sim_book", "Depth and last trade price", "Book", errors=(400,),
+                                                params=(INSTRUMENT, _count("depth", 10))),
+    ("GET", "/_sim/trades/{instrument_id}"): _op("sim_trades", "Recent trades, newest first", "Trades",
+                                                  errors=(400,), params=(INSTRUMENT, _count("limit", 50))),
+    ("GET", "/_sim/latency"): _op("sim_latency", "Acknowledgement delays", "Latency"),
+    ("POST", "/_sim/latency"): _op("sim_set_latency", "Set acknowledgement delays", "Latency", body="LatencyRequest"),
+    ("POST", "/_sim/settlement-delay"): _op("sim_settlement_delay", "Set the transfer settlement delay",
+                                             "SettlementDelay", body="SettlementDelayRequest"),
+    ("POST", "/_sim/instruments/{instrument_id}/status"): _op(
+        "sim_instrument_status", "Halt, disable or reopen an instrument", "InstrumentStatus", body="StatusRequest",
+        params=(INSTRUMENT,)),
+    ("GET", "/_sim/invariants"): _op("sim_invariants", "Run every engine invariant check", "Invariants"),
+    ("GET", "/_sim/journal"): _op("sim_journal", "The journal file (with --journal)", "Journal",
+                                   media="application/x-ndjson"),
+    ("GET", "/_sim/snapshot"): _op("sim_snapshot", "The whole state as JSON", "Snapshot"),
+    ("POST", "/_sim/snapshot"): _op("sim_restore", "Restore a snapshot of the same scenario", "Restored",
+                                     body="Snapshot"),
+    ("POST", "/_sim/api-keys/{key_id}/revoke"): _op("sim_revoke_key", "Revoke an API key", "Revoked",
+                                                     params=(_path("key_id", "^[^/]+$"),)),
+    ("GET", "/_sim/faults"): _op("sim_faults", "The injected fault plan (null: none)", "Fault"),
+    ("POST", "/_sim/faults"): _op("sim_set_faults", "Inject faults into the next /v1/ requests", "Fault",
+                                   body="FaultRequest"),
+    ("DELETE", "/_sim/faults"): _op("sim_clear_faults", "Remove the fault plan", "Fault"),
+}
+
+
+def servers(url: str) -> list[dict[str, str]]:
+    """``servers`` of a served document: the address its request came to."""
+    return [{"url": url, "description": "the cefisim server this document was read from"}]
+
+
+def control_document(server_url: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the control plane, naming ``server_url`` (a fresh copy)."""
+    return {**copy.deepcopy(control_template()), "servers": servers(server_url)}
+
+
+@functools.cache
+def control_template() -> dict[str, Any]:
+    """The control plane's document with no server named (shared: do not modify)."""
+    from .control import control_routes
+    from .faults import fault_routes
+
+    paths: dict[str, dict[str, Any]] = {}
+    for route in [*control_routes(), *fault_routes()]:
+        paths.setdefault(route.path, {})[route.method.lower()] = described(CONTROL_OPERATIONS, route.method, route.path)
+    paths[CONTROL_OPENAPI_PATH] = {"get": _op("sim_openapi", "This document", "OpenApiDocument")}
+    schemas = _schemas()
+    schemas["Trades"] = {"type": "array", "items": ref("Trade")}
+    schemas["Journal"] = {"type": "string"}
+    schemas["OpenApiDocument"] = {"type": "object", "required": ["openapi", "paths"]}
+    problem = {"content": {PROBLEM_CONTENT_TYPE: {"schema": ref("Problem")}},
+               "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "cefisim control plane", "version": cefisim.__version__,
+                 "description": "The emulator's own controls under /_sim/ (not part of the venue): clock, "
+                                "latency, instrument status, snapshots, injected faults. Loopback peers only, "
+                                "or `Authorization: Bearer <token>` when the server runs with --control-token; "
+                                "absent with --environment production.",
+                 "license": {"name": "MIT", "identifier": "MIT"}},
+        "servers": servers("http://127.0.0.1:8080"),
+        "tags": [{"name": "control", "description": "the emulator's control plane"}],
+        "security": [{}, {"controlToken": []}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "responses": {f"Problem{code}": {"description": text, **problem} for code, text in _ERRORS.items()},
+            "headers": {"X-Request-Id": {"description": "the request's id", "schema": {"type": "string"}}},
+            "securitySchemes": {"controlToken": {"type": "http", "scheme": "bearer",
+                                                 "description": "the server's --control-token"}},
+        },
+    }
