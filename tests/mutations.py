@@ -130,7 +130,8 @@ def apply(b: Break) -> tuple[Path, str]:
 
 
 def run_tests(tests: tuple[str, ...]) -> tuple[int, str]:
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rf", "--timeout", "300", *tests]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rf", "--timeout", "300",
+           "--hypothesis-profile=mutations", *tests]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return done.returncode, done.stdout + done.stderr
 
@@ -172,8 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             path.write_text(original)
         seconds = time.monotonic() - t0
-        caught = code != 0
-        where = first_failure(output) if caught else "NOT CAUGHT"
+        timed_out = "Timeout" in output and "Failed: Timeout" in output or "+++ Timeout +++" in output
+        caught = code != 0 and not timed_out
+        where = first_failure(output) if caught else "TIMED OUT (not caught)" if timed_out else "NOT CAUGHT"
         if not caught:
             missed.append(b.name)
         rows.append((i, b.name, b.path, where, seconds))

@@ -12,7 +12,12 @@ statuses (OPENING uncrosses by join sequence), cancel reasons, modify and cancel
 ledger: holds (BUY: ``ceil(notional)`` at the limit plus the fee at the hold rate, both on top of the
 order's sums so far; SELL: the base), INSUFFICIENT_BALANCE at entry and on modify, fees rounded up once
 per order over its cumulative quote, the seller paid what the buyer paid minus its fee, the hourly sweep
-of unsettled fees, deposits and withdrawals.
+of unsettled fees, deposits and withdrawals; entry and cancel latency: an order entered under an entry
+latency is NEW_PENDING (holding, not in the book) until its acknowledgement, which re-checks the
+instrument status, a MARKET order's protection price (a BUY never above the price it held for) and an
+ALO cross; a cancel under a cancel latency leaves the order CANCEL_PENDING in the book, where it still
+trades, until the acknowledgement ends it. Pending orders refuse modify and cancel (ORDER_PENDING).
+Acknowledgements, GTC expiries and the hourly sweep happen in time order, in that order at one instant.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from math import ceil, floor
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.order import BUY, CANCELED, FILLED, REJECTED, SELL
 
-from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, USD
+from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, START, USD
 
 CLIENTS = (ALICE, BOB, CAROL)
 GTC_LIFE = 30 * DAY
+HOLDING = ("ACTIVE", "NEW_PENDING", "CANCEL_PENDING")  # statuses in which an order holds its balance
+WORKING = ("ACTIVE", "CANCEL_PENDING")  # statuses of an order in the book
 DECIMALS = {BTC: 8, USD: 2, ETH: 8}
 
 
@@ -78,6 +85,8 @@ class MOrder:
     seq: int = 0
     status: str = "ACTIVE"
     reason: str | None = None  # cancel reason once CANCELED
+    aon: bool = False
+    aggressive: bool = False
     cum_lt: int = 0  # Σ lots × ticks of its fills
     paid: int = 0  # quote units paid (BUY) or received before fees (SELL)
     cum_fee: Fraction = field(default_factory=Fraction)  # Σ quote × rate
@@ -105,6 +114,10 @@ class Model:
         self.unsettled = {(c, a): 0 for c in CLIENTS for a in DECIMALS}
         self.fee_account = {a: 0 for a in DECIMALS}
         self.stopped_by_stp = False  # the last command's matching met the self-trade rule
+        self.latency_entry = self.latency_cancel = 0
+        self.timers: list[tuple[int, int, str, int]] = []  # (due, sequence, action, order id)
+        self.timer_seq = 0
+        self.next_sweep = (START // HOUR + 1) * HOUR
 
     # --- money ------------------------------------------------------------------------------------
 
@@ -126,7 +139,7 @@ class Model:
         """(hold, fees hold) of a client in an asset: the sum over its working orders."""
         hold = fees = 0
         for o in self.orders.values():
-            if o.client == client and o.status == "ACTIVE":
+            if o.client == client and o.status in HOLDING:
                 a, units, fee = self.hold_of(o)
                 if a == asset:
                     hold, fees = hold + units, fees + fee
@@ -267,10 +280,11 @@ class Model:
 
     # --- commands ---------------------------------------------------------------------------------
 
-    def place(self, oid: int, cmd: PlaceOrder, created: int, price: int, lots: int) -> str | None:
+    def place(self, oid: int, cmd: PlaceOrder, now: int, created: int, price: int, lots: int) -> str | None:
         market = cmd.type == "MARKET"
         o = MOrder(oid, cmd.client_id, cmd.instrument_id, cmd.side, cmd.type, cmd.tif, 0 if market else price,
-                   lots, "ALO" in cmd.exec_inst, cmd.stp, cmd.external_id, created, status="INITIALIZED")
+                   lots, "ALO" in cmd.exec_inst, cmd.stp, cmd.external_id, created, status="INITIALIZED",
+                   aon="AON" in cmd.exec_inst, aggressive="USE_AGGRESSIVE_PRICING" in cmd.flags)
         self.orders[oid] = o
         reason = self._entry_reject(o, cmd)  # the order holds nothing while it is checked
         if reason is not None:
@@ -278,14 +292,43 @@ class Model:
             if o.ext is not None and o.ext not in self.live_ext[o.client]:
                 self.by_ext[o.client][o.ext] = oid
             return reason
-        o.status = "ACTIVE"
         if o.ext is not None:
             self.live_ext[o.client][o.ext] = self.by_ext[o.client][o.ext] = oid
-        if "AON" in cmd.exec_inst and not self.aon_fillable(o):
+        if self.latency_entry:
+            o.status = "NEW_PENDING"
+            self.schedule(now + self.latency_entry, "ack_entry", oid)
+        else:
+            self.activate(o)
+        return None
+
+    def activate(self, o: MOrder) -> None:
+        o.status = "ACTIVE"
+        if o.aon and not self.aon_fillable(o):
             self.end(o, CANCELED, "AON_NOT_FILLABLE")
         else:
             self.trade_or_rest(o)
-        return None
+
+    def schedule(self, due: int, action: str, oid: int) -> None:
+        self.timer_seq += 1
+        self.timers.append((due, self.timer_seq, action, oid))
+
+    def ack_entry(self, o: MOrder) -> None:
+        if o.status != "NEW_PENDING":
+            return
+        status = self.status[o.inst]
+        if status in ("DISABLED", "HALTED"):
+            self.end(o, CANCELED, "INSTRUMENT_" + status)
+            return
+        if o.type == "MARKET":
+            prot = self.protection(o.inst, o.side, o.aggressive)
+            if prot is None:
+                self.end(o, CANCELED, "NO_LIQUIDITY")
+                return
+            o.price = min(prot, o.price) if o.side == BUY else prot  # a BUY spends no more than it held
+        elif o.alo and self.would_trade(o.inst, o.side, o.price):
+            self.end(o, CANCELED, "ALO_WOULD_TRADE")
+            return
+        self.activate(o)
 
     def _entry_reject(self, o: MOrder, cmd: PlaceOrder) -> str | None:
         market = cmd.type == "MARKET"
@@ -326,7 +369,7 @@ class Model:
         if o is None:
             return "UNKNOWN_ORDER"
         if o.status != "ACTIVE":
-            return "ORDER_NOT_ACTIVE"
+            return "ORDER_PENDING" if o.status in HOLDING else "ORDER_NOT_ACTIVE"
         status = self.status[o.inst]
         if status in ("DISABLED", "HALTED"):
             return "INSTRUMENT_" + status
@@ -359,22 +402,47 @@ class Model:
             self.trade_or_rest(o)
         return None
 
-    def cancel(self, o: MOrder | None) -> str | None:
+    def cancel(self, o: MOrder | None, now: int) -> str | None:
         if o is None:
             return "UNKNOWN_ORDER"
         if o.status != "ACTIVE":
-            return "ORDER_NOT_ACTIVE"
-        self.end(o, CANCELED, "REQUESTED")
+            return "ORDER_PENDING" if o.status in HOLDING else "ORDER_NOT_ACTIVE"
+        if self.latency_cancel:
+            o.status = "CANCEL_PENDING"  # stays in the book and may still trade
+            self.schedule(now + self.latency_cancel, "ack_cancel", o.id)
+        else:
+            self.end(o, CANCELED, "REQUESTED")
         return None
 
-    def advance(self, now: int, to: int) -> None:
-        for o in sorted(self.resting.values(), key=lambda o: o.created):
-            if o.created + GTC_LIFE <= to:
-                self.end(o, CANCELED, "EXPIRED")
-        if to // HOUR > now // HOUR:  # fees are swept to the venue's account on every hour
-            for (c, a), units in self.unsettled.items():
-                self.fee_account[a] += units
-                self.unsettled[(c, a)] = 0
+    def advance(self, to: int) -> None:
+        """Let engine time pass to ``to``: acknowledgements, expiries and fee sweeps in time order (at
+        one instant: acknowledgements, then expiries, then the sweep)."""
+        while True:
+            due: list[tuple[int, int, int, str, int]] = []
+            if self.timers:
+                t, seq, action, oid = min(self.timers)
+                due.append((t, 0, seq, action, oid))
+            if self.resting:  # GTC orders in the book expire 30 days after entry, oldest first
+                o = min(self.resting.values(), key=lambda o: o.created)
+                due.append((o.created + GTC_LIFE, 1, 0, "expire", o.id))
+            due.append((self.next_sweep, 2, 0, "sweep", 0))
+            t, _, seq, action, oid = min(due)
+            if t > to:
+                return
+            if action == "sweep":
+                for (c, a), units in self.unsettled.items():  # fees go to the venue's account every hour
+                    self.fee_account[a] += units
+                    self.unsettled[(c, a)] = 0
+                self.next_sweep += HOUR
+            elif action == "expire":
+                self.end(self.orders[oid], CANCELED, "EXPIRED")
+            else:
+                self.timers.remove(min(self.timers))
+                o = self.orders[oid]
+                if action == "ack_entry":
+                    self.ack_entry(o)
+                elif o.status == "CANCEL_PENDING":
+                    self.end(o, CANCELED, "REQUESTED")
 
     def set_status(self, inst: int, status: str) -> None:
         self.status[inst] = status
@@ -390,5 +458,5 @@ class Model:
             for o in feed:
                 del self.resting[o.id]
             for o in feed:
-                if o.status == "ACTIVE":  # not ended by CANCEL_BOTH of an earlier one
+                if o.status in WORKING:  # not ended by CANCEL_BOTH of an earlier one
                     self.trade_or_rest(o)

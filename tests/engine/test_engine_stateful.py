@@ -3,7 +3,8 @@
 The reference model (``reference_model.py``) is written from docs/matching.md and design.md, not from
 the engine: prices, priority, STP, order types, the band and protection prices, modify, GTC expiry,
 instrument statuses, cancel reasons and the ledger (holds, fees, balances, the hourly fee sweep,
-transfers). Latency and the pending states are not modelled here (``test_latency.py``). Only carol is rich; alice and bob hold little, so INSUFFICIENT_BALANCE decides orders,
+transfers, entry and cancel latency with NEW_PENDING and CANCEL_PENDING; modify latency is left to
+``test_latency.py``). Only carol is rich; alice and bob hold little, so INSUFFICIENT_BALANCE decides orders,
 modifies and withdrawals, and deposits and withdrawals move their balances.
 
 After every step: the result (reject reason, status, executed, trades as price/qty/maker/taker/quote/
@@ -38,7 +39,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, RequestTransfer, SetClientInfo,
-    SetInstrumentStatus,
+    SetInstrumentStatus, SetLatency,
 )
 from cefisim.engine.order import BUY, CANCELED, SELL
 from cefisim.engine.units import RATE_ONE
@@ -149,6 +150,7 @@ class EngineVsModel(RuleBasedStateMachine):
             "a partial fill": result.order is not None and 0 < result.order.executed < result.order.qty,
             "self-trade prevention": self.model.stopped_by_stp,
             "a refusal": reason is not None,
+            "a pending order": result.order is not None and result.order.status in ("NEW_PENDING", "CANCEL_PENDING"),
         }
         for name, happened in outcomes.items():
             self.mix[name] += happened
@@ -200,11 +202,13 @@ class EngineVsModel(RuleBasedStateMachine):
         price = NEAR[inst][where % 5] if where < 10 else FAR[inst][12 - where + 1]
         self._place(*self.limit_cmd(side=SELL, price=price, **kw))
 
-    @rule(side=st.sampled_from([BUY, SELL]), level=st.integers(0, 1), inst=st.sampled_from([BTC_USD, ETH_USD]),
+    @rule(side=st.sampled_from([BUY, SELL]), level=st.integers(0, 3), inst=st.sampled_from([BTC_USD, ETH_USD]),
           lots=st.integers(0, 100))
     def carol_quotes(self, side: str, level: int, inst: int, lots: int) -> None:
-        """Carol (rich) rests liquidity 1 or 2 ticks from 100.00, so that the stream keeps trading."""
-        price = NEAR[inst][1 - level] if side == BUY else NEAR[inst][3 + level]
+        """Carol (rich) rests liquidity 1 to 4 ticks from 100.00, so that the stream keeps trading (and a
+        MARKET order's protection price, 5 or 6 ticks from the best price, falls next to resting levels)."""
+        mid = NEAR[inst][2]
+        price = mid - 1 - level if side == BUY else mid + 1 + level
         self._place(*self.limit_cmd(CAROL, inst, side, price, lots, "GTC", (), None, None))
 
     @rule(side=st.sampled_from([SELL, BUY]), **MARKET_ARGS)
@@ -214,16 +218,16 @@ class EngineVsModel(RuleBasedStateMachine):
     def market_cmd(self, client: int, inst: int, side: str, lots: int, flags: tuple[str, ...],
                    exec_inst: tuple[str, ...], stp: str | None) -> tuple[PlaceOrder, int, int]:
         lo, hi = LOTS[inst]
-        n = lo + lots % (hi - lo + 1)
+        n = lo + lots % (2 * hi - lo + 1)  # up to twice a limit order: a MARKET order sweeps levels
         return (PlaceOrder(client, inst, side, "MARKET", self.fmt_qty(inst, n), flags=flags, exec_inst=exec_inst,
                            stp=stp), 0, n)
 
     def _place(self, cmd: PlaceOrder, price: int, lots: int) -> None:
-        oid = self.v.next_order_id
+        oid, now = self.v.next_order_id, self.v.clock.now
         result = self.submit(cmd)
         assert result.order is not None and result.order.id == oid
         self.known.append(oid)
-        reason = self.model.place(oid, cmd, result.order.created, price, lots)
+        reason = self.model.place(oid, cmd, now, result.order.created, price, lots)
         self.check_result(result, reason, oid)
 
     @precondition(lambda self: self.working())
@@ -266,31 +270,33 @@ class EngineVsModel(RuleBasedStateMachine):
         mo = self.model.orders[oid]
         client = CLIENTS[other_client % 3] if other_client >= 18 else mo.client
         ref = mo.ext if by_ext and mo.ext is not None else str(oid)
+        now = self.v.clock.now
         result = self.submit(CancelOrder(client, ref))
         target = self.model.find(client, ref)
-        reason = self.model.cancel(target)
+        reason = self.model.cancel(target, now)
         self.check_result(result, reason, target.id if reason is None and target is not None else None)
 
     # the rarer commands share one rule, so that order entry makes most of a stream
 
-    @rule(what=st.sampled_from(["transfer"] * 3 + ["advance"] * 2 + ["stp", "status"] + ["opening"] * 2),
+    @rule(what=st.sampled_from(["transfer"] * 3 + ["advance"] * 3 + ["stp", "status", "latency"] + ["opening"] * 2),
           client=st.sampled_from(CLIENTS),
           value=st.sampled_from(["CANCEL_BOTH", "CANCEL_AGGRESSIVE"] * 2 + ["NONE"] * 5 + ["INVALID"]),
           delta=st.sampled_from([HOUR, 1, SECOND, 5 * HOUR, DAY, 10 * DAY, 29 * DAY + 12 * HOUR, 31 * DAY]),
           inst=st.sampled_from([BTC_USD, ETH_USD]),
           status=st.sampled_from(["HALTED", "ACTIVE", "DISABLED", "OPENING"]),
-          asset=st.sampled_from([BTC, USD, ETH]), deposit=st.booleans())
+          asset=st.sampled_from([BTC, USD, ETH]), deposit=st.booleans(),
+          latency=st.sampled_from([(0, 0), (SECOND, 0), (0, SECOND), (SECOND, SECOND), (HOUR, HOUR)]))
     def admin(self, what: str, client: int, value: str, delta: int, inst: int, status: str, asset: int = USD,
-              deposit: bool = True) -> None:
+              deposit: bool = True, latency: tuple[int, int] = (0, 0)) -> None:
         self.mix[f"admin: {what}"] += 1
         event(f"admin: {what}")
         if what == "stp":
             result = self.submit(SetClientInfo(client, value))
             self.model.client_stp[client] = value
         elif what == "advance":
-            now, to = self.v.clock.now, self.v.clock.now + delta
+            to = self.v.clock.now + delta
             result = self.submit(AdvanceClock(to))
-            self.model.advance(now, to)
+            self.model.advance(to)
         elif what == "transfer":
             units = TRANSFER_UNITS[asset]
             amount = _decimal(units, asset)
@@ -302,6 +308,10 @@ class EngineVsModel(RuleBasedStateMachine):
             else:
                 event("refused: withdrawal beyond the available balance")
             return
+        elif what == "latency":  # entry and cancel acknowledged later (the advance steps fire them), or at once
+            entry_ns, cancel_ns = latency
+            result = self.submit(SetLatency(entry_ns, 0, cancel_ns))
+            self.model.latency_entry, self.model.latency_cancel = entry_ns, cancel_ns
         elif what == "opening":  # ACTIVE -> OPENING, anything else -> ACTIVE: books collect, then uncross
             status = "OPENING" if self.model.status[inst] == "ACTIVE" else "ACTIVE"
             result = self.submit(SetInstrumentStatus(inst, status))
@@ -365,7 +375,7 @@ class EngineVsModel(RuleBasedStateMachine):
             return
         MIX.update(self.mix)
         steps = max(1, self.mix["steps"])
-        for name in ("a trade", "a partial fill", "self-trade prevention", "a refusal"):
+        for name in ("a trade", "a partial fill", "self-trade prevention", "a refusal", "a pending order"):
             share = self.mix[name] / steps
             event(f"steps with {name}: " + next(b for limit, b in SHARE_BUCKETS if share <= limit))
         event(f"trades per example: {_bucket(self.mix['trades'], (0, 5, 10, 20))}")
@@ -405,7 +415,7 @@ def _decimal(units: int, asset: int) -> str:
 
 
 EngineVsModel.TestCase.settings = settings(
-    max_examples=400, stateful_step_count=50, deadline=None,
+    max_examples=300, stateful_step_count=50, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestEngineVsModel = EngineVsModel.TestCase
