@@ -22,9 +22,8 @@ example (``--hypothesis-show-statistics``); ``python -m tests.engine.test_engine
 shares of all steps of one full run.
 
 ``USE_AGGRESSIVE_PRICING``: the model has design.md's rule (the more aggressive of the unflagged
-protection price and the band's far edge around the reference price). The engine on this branch still
-prices the flag by the older rule, so ``AGGRESSIVE_IN_STREAMS`` keeps the flag out of the streams until
-the rule is merged.
+protection price and the band's far edge around the reference price); a third of the MARKET orders
+carry the flag (``AGGRESSIVE_IN_STREAMS``).
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ from .builders import (
 )
 from .reference_model import CLIENTS, DECIMALS, SPECS, Model
 
-AGGRESSIVE_IN_STREAMS = False
+AGGRESSIVE_IN_STREAMS = True
 # Narrow price bands, so that the band and a MARKET order's protection price (best opposite price moved
 # by the band, floored for a BUY and ceiled for a SELL) cut through the prices the orders use: at 100.00
 # the BTC-USD band of 0.05% is 5 ticks, the ETH-USD band of 0.3% is 6 ticks (of 0.05), so the cluster
