@@ -110,17 +110,25 @@ def make_venue(journal) -> Venue:  # type: ignore[no-untyped-def]
     return v
 
 
-def engine_state(v: Venue) -> tuple[int, int | None, int | None]:
+#: a book's whole resting state: (resting orders, bid levels, ask levels), each side best level first,
+#: a level (price ticks, ((order id, open lots), ...) in queue order)
+BookState = tuple[int, tuple, tuple]
+
+
+def engine_state(v: Venue) -> BookState:
+    """The engine book's resting state: every level and every order in FIFO order, not just counts."""
     book = v.books[streams.INSTRUMENT_ID]
-    try:
-        n = sum(len(lv.orders) for side in (book.bids, book.asks) for lv in side.values())
-    except AttributeError:  # the book's layout changed: the slow public way
-        n = len(book.resting_orders())
-    return n, book.best_bid(), book.best_ask()
+    sides = tuple(
+        tuple((lv.price, tuple((o.id, o.qty - o.executed) for o in lv.orders.values())) for lv in levels.values())
+        for levels in (book.bids, book.asks)
+    )
+    return sum(len(orders) for side in sides for _, orders in side), sides[0], sides[1]
 
 
-def floor_state(b: FloorBook) -> tuple[int, int | None, int | None]:
-    return len(b), b.best_bid(), b.best_ask()
+def floor_state(b: FloorBook) -> BookState:
+    bids = tuple((-key, tuple((oid, o.qty) for oid, o in level.items())) for key, level in b.bids.items())
+    asks = tuple((key, tuple((oid, o.qty) for oid, o in level.items())) for key, level in b.asks.items())
+    return len(b), bids, asks
 
 
 # --- running phases -----------------------------------------------------------------------------
@@ -274,10 +282,22 @@ def run_lockstep(  # type: ignore[no-untyped-def]
 
 
 def check_same(scen: streams.Scenario, res: dict) -> None:
-    """Both books must end in the same state (resting orders, best bid, best ask): same work done."""
-    states = {name: r["_state"] for name, r in res.items()}
-    if len(set(states.values())) != 1:
-        raise SystemExit(f"{scen.name}: the books ended differently: {states}")
+    """Every book must end in the same resting state (each level's orders, ids and open lots, in queue
+    order): the same work done, and a LIFO level or a lost order fails the run."""
+    (first, a), *others = ((name, r["_state"]) for name, r in res.items())
+    for name, b in others:
+        if a == b:
+            continue
+        why = f"{a[0]} against {b[0]} resting orders"
+        for side, x, y in (("bid", a[1], b[1]), ("ask", a[2], b[2])):
+            for lx, ly in zip(x, y):
+                if lx != ly:
+                    why = f"first differing {side} level: {first} {lx[0]}: {lx[1][:5]}..., {name} {ly[0]}: {ly[1][:5]}..."
+                    break
+            else:
+                continue
+            break
+        raise SystemExit(f"{scen.name}: the books ended differently: {why}")
 
 
 def truncated(scen: streams.Scenario, n: int) -> streams.Scenario:

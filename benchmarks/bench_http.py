@@ -506,6 +506,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  targets: orders/hello >= 0.50: {'met' if fig['ratio'] >= 0.5 else 'NOT met'}; orders p99 < 5 ms: "
           f"{'met' if fig['orders_p99_ms'] < 5 else 'NOT met'}")
     print(f"  errors: {non_2xx} non-2xx, {rejected} REJECTED, {unexpected} orders/cancels in an unexpected state")
+    # a figure measured while the server answered with errors (or logged any) is not a figure: fail the run
+    server_logs = sum(1 for rs in runs.values() for r in rs
+                      if any(str(x).startswith("server stderr: ") for x in r["error_samples"]))
+    failures = non_2xx + rejected + unexpected + server_logs
+    verdict = "ok" if failures == 0 else "FAIL"
+    print(f"  verdict: {verdict} ({non_2xx + rejected + unexpected} error responses, {server_logs} runs whose "
+          "server logged to stderr)")
     gen_cap = median(r["rps"] / r["generator_cpu"] for r in runs["hello"] if r["generator_cpu"])
     fig["generator_rps_per_cpu_hello"] = gen_cap
     print(f"  generator: {gen_cap:.0f} hello req per generator CPU-second vs {fig['hello_rps_per_server_cpu']:.0f} "
@@ -519,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         doc = {
             **{k: round(v, 3) for k, v in fig.items()},
             "errors": non_2xx + rejected + unexpected,
+            "server_logs": server_logs,
+            "verdict": verdict,
             "non_2xx": non_2xx,
             "rejected": rejected,
             "unexpected_status": unexpected,
@@ -539,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
             "total_s": round(total_s, 1),
         }
         print(json.dumps(doc, sort_keys=True))
-    return 0
+    return 0 if verdict == "ok" else 1
 
 
 if __name__ == "__main__":

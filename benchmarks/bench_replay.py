@@ -65,6 +65,7 @@ for _p in (HERE, ROOT):
 import bench_engine  # noqa: E402
 import streams  # noqa: E402
 
+from cefisim.api import replay  # noqa: E402
 from cefisim.api.replay import ReplayStats, journal_writer  # noqa: E402
 from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
 
@@ -187,6 +188,10 @@ def lockstep(
     finally:
         gc.enable()
     assert r_stats.commands == d_stats.commands == len(pairs), (r_stats.commands, d_stats.commands, len(pairs))
+    # the same work: the direct run ends where the replay does (ids handed out, trades, clock)
+    ends = [(v.next_order_id, v.next_match_id, v.next_transfer_id, v.clock.now) for v in (replay_venue, direct_venue)]
+    if ends[0] != ends[1]:
+        raise SystemExit(f"bench_replay: the direct run ended elsewhere than the replay: {ends}")
     del replay_venue, direct_venue, mixed_venue, runner, submit
     gc.collect()
     return {name: (wall, cpu) for name, (wall, cpu) in took.items()}, r_stats.commands, events
@@ -204,6 +209,22 @@ def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], in
     pairs: list[tuple[int, Any]] = []
     scenario.runner(venue).run(until_ns, lambda at, cmd, result: pairs.append((at, cmd)))
     return pairs, sink.tell()
+
+
+def verify_digest(scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]], timed_events: int) -> str:
+    """An untimed check that every run did the same work: the digest of every event `cefisim replay`
+    computes (``api.replay.run``) equals the digest of the recorded commands submitted straight to a
+    fresh venue, and the timed replay produced as many events. Returns the digest."""
+    _, replayed = replay.run(scenario, until_ns)
+    direct = ReplayStats()
+    venue = scenario.build_venue()
+    for at, cmd in pairs:
+        direct.add(venue.submit(cmd, at).events)
+    digests = replayed.digest.hexdigest(), direct.digest.hexdigest()
+    if digests[0] != digests[1] or replayed.events != timed_events:
+        raise SystemExit(f"bench_replay: the runs differ: replay digest {digests[0]}, direct {digests[1]}; "
+                         f"events {replayed.events} untimed, {timed_events} timed")
+    return digests[0]
 
 
 def warm_up(scenario: Scenario, engine: bench_engine.EngineRunner, cmds: list, gc_on: bool) -> None:
@@ -306,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         replay_t.append(took["replay"])
         direct_t.append(took["direct"])
         mixed_t.append(took["mixed"])
+    digest = verify_digest(scenario, until_ns, pairs, events)
+    print(f"  events digest sha256:{digest} (replay = direct submission of its commands; not timed)")
     if not args.quick and commands < MIN_COMMANDS:
         raise SystemExit(f"the full replay made only {commands:,} commands (< {MIN_COMMANDS:,}): lengthen SPAN_S")
     total_s = time.perf_counter() - t_start
@@ -384,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             "target_ratio": TARGET,
             "meets_target": w["ratio"] >= TARGET,
             "journal_bytes_per_command": round(journal_bytes / commands, 1),
+            "digest": f"sha256:{digest}",
         }
         print(json.dumps(out, sort_keys=True))
     return 0

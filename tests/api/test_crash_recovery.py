@@ -104,7 +104,8 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
                         return  # the server is gone
 
             workers = [asyncio.create_task(worker(n)) for n in range(CONCURRENCY)]
-            await asyncio.sleep(1.5)
+            while len(acked) < 60 and not all(w.done() for w in workers):  # load under way, then kill
+                await asyncio.sleep(0.02)
             os.kill(proc.pid, signal.SIGKILL)
             await asyncio.gather(*workers)
         proc.wait(timeout=10)

@@ -1,51 +1,76 @@
-"""Random command streams through the real Venue and a naive reference book (style.md practice 8).
+"""Random command streams through the real Venue and a naive reference venue (style.md practice 8).
 
-The reference model below is written from design.md's matching rules, not from the engine: all resting
-orders sit in one dict, and a side's priority is recomputed on demand by sorting on (price, join
-sequence); an order gets a new join sequence whenever it (re)joins the back of a level. It models
-price-time priority, STP, IOC/MARKET/AON/ALO, the price band, modify priority, GTC expiry and the
-instrument statuses (OPENING uncrosses by join sequence). It does not model money: every client is
-rich, so INSUFFICIENT_BALANCE never decides anything here (``test_ledger_stateful.py`` covers that).
+The reference model (``reference_model.py``) is written from docs/matching.md and design.md, not from
+the engine: prices, priority, STP, order types, the band and protection prices, modify, GTC expiry,
+instrument statuses, cancel reasons and the ledger (holds, fees, balances, the hourly fee sweep,
+transfers, entry and cancel latency with NEW_PENDING and CANCEL_PENDING; modify latency is left to
+``test_latency.py``). Only carol is rich; alice and bob hold little, so INSUFFICIENT_BALANCE decides orders,
+modifies and withdrawals, and deposits and withdrawals move their balances.
 
-After every step: the result (reject reason, status, executed, trades as price/qty/maker/taker) and both
-books (per side, (price, order id, open lots) in priority order) equal the model's;
-``check_invariants()`` holds; every asset total is unchanged; and a twin venue fed the journal entries
-of the step produced the same events and the same state hash. At the end a fresh venue replays the
-whole journal to the same events and state.
+After every step: the result (reject reason, status, executed, trades as price/qty/maker/taker/quote/
+maker fee/taker fee) and both books (per side, (price, order id, open lots) in priority order) equal the
+model's; every client's balance (total, hold, fees hold, unsettled fees) and the venue's fee account equal
+the model's; every ended order's cancel reason equals the model's; ``check_invariants()`` holds; every
+asset total is unchanged except by transfers; and a twin venue fed the journal entries of the step
+produced the same events and the same state hash. At the end a fresh venue replays the whole journal to
+the same events and state.
+
+The streams are tuned to trade: order entry makes most steps, carol may seed both books and keeps
+quoting, prices cluster where they cross, modifies and cancels run only while some order works and
+mostly hit one, and instrument status changes are rare. ``event()`` reports the mix of outcomes per
+example (``--hypothesis-show-statistics``); ``python -m tests.engine.test_engine_stateful`` prints the
+shares of all steps of one full run.
+
+``USE_AGGRESSIVE_PRICING``: the model has design.md's rule (the more aggressive of the unflagged
+protection price and the band's far edge around the reference price); a third of the MARKET orders
+carry the flag (``AGGRESSIVE_IN_STREAMS``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
 from fractions import Fraction
-from math import ceil, floor
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context, event as hypothesis_event
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetClientInfo, SetInstrumentStatus,
+    AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, RequestTransfer, SetClientInfo,
+    SetInstrumentStatus, SetLatency,
 )
-from cefisim.engine.order import BUY, CANCELED, FILLED, REJECTED, SELL
+from cefisim.engine.order import BUY, CANCELED, SELL
 from cefisim.engine.units import RATE_ONE
 from cefisim.engine.venue import Result
 
-from .builders import ALICE, BOB, BTC_USD, CAROL, DAY, ETH_USD, HOUR, SECOND, book_rows, build_venue, state_hash, trades
+from .builders import (
+    ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, RICH, SECOND, USD, book_rows, build_venue, state_hash,
+)
+from .reference_model import CLIENTS, DECIMALS, SPECS, Model
 
-CLIENTS = (ALICE, BOB, CAROL)
-GTC_LIFE = 30 * DAY
+AGGRESSIVE_IN_STREAMS = True
 # Narrow price bands, so that the band and a MARKET order's protection price (best opposite price moved
 # by the band, floored for a BUY and ceiled for a SELL) cut through the prices the orders use: at 100.00
-# the BTC-USD band of 0.03% is 3 ticks, the ETH-USD band of 0.1% is 2 ticks (of 0.05).
-BANDS = {BTC_USD: "0.0003", ETH_USD: "0.001"}
-# Price ticks: a cluster around 100.00 where orders cross, and a few prices beyond the band, which rest
-# only while there is no reference price (no trade yet and a one-sided book).
+# the BTC-USD band of 0.05% is 5 ticks, the ETH-USD band of 0.3% is 6 ticks (of 0.05), so the cluster
+# below stays inside the band wherever in it the last trade was.
+BANDS = {BTC_USD: "0.0005", ETH_USD: "0.003"}
+# Price ticks: a cluster around 100.00 where orders cross, and a few prices just beyond the band, which
+# rest only while there is no reference price (no trade yet and a one-sided book); a trade there leaves
+# part of the cluster inside the band, so the stream does not get stuck outside it.
 NEAR = {BTC_USD: list(range(9_998, 10_003)), ETH_USD: list(range(1_998, 2_003))}
-FAR = {BTC_USD: [9_990, 9_993, 10_007, 10_010], ETH_USD: [1_990, 1_993, 2_007, 2_010]}
+FAR = {BTC_USD: [9_993, 9_994, 10_006, 10_007], ETH_USD: [1_992, 1_993, 2_007, 2_008]}
 PRICES = {i: NEAR[i] + FAR[i] for i in NEAR}
 LOTS = {BTC_USD: (1, 6), ETH_USD: (10, 30)}
-STPS = [None] * 12 + ["NONE"] + ["CANCEL_AGGRESSIVE", "CANCEL_BOTH"] * 3 + ["INVALID"]
+# alice and bob are not rich: a BTC-USD order near 100.00 costs about 1 cent a lot, an ETH-USD one about
+# 10 cents a lot (100 to 300 cents an order); carol keeps the market going
+BALANCES = {
+    ALICE: {BTC: 12 * 10**4, USD: 450, ETH: 60 * 10**5},
+    BOB: {BTC: 8 * 10**4, USD: 700, ETH: 40 * 10**5},
+    CAROL: RICH,
+}
+TRANSFER_UNITS = {BTC: 5 * 10**4, USD: 250, ETH: 25 * 10**5}
+STPS = [None] * 12 + ["NONE"] + ["CANCEL_AGGRESSIVE", "CANCEL_BOTH"] * 4 + ["INVALID"]
 LIMIT_ARGS = dict(
     client=st.sampled_from(CLIENTS), inst=st.sampled_from([BTC_USD, ETH_USD]), lots=st.integers(0, 100),
     tif=st.sampled_from(["GTC"] * 5 + ["IOC"]),
@@ -54,290 +79,42 @@ LIMIT_ARGS = dict(
 )
 MARKET_ARGS = dict(
     client=st.sampled_from(CLIENTS), inst=st.sampled_from([BTC_USD, ETH_USD]), lots=st.integers(0, 100),
-    flags=st.sampled_from([(), (), ("USE_AGGRESSIVE_PRICING",)]),
-    exec_inst=st.sampled_from([(), (), (), ("AON",), ("AON",), ("ALO",)]), stp=st.sampled_from(STPS),
+    flags=st.sampled_from([(), (), ("USE_AGGRESSIVE_PRICING",)] if AGGRESSIVE_IN_STREAMS else [()]),
+    exec_inst=st.sampled_from([()] * 8 + [("AON",)] * 3 + [("ALO",)]), stp=st.sampled_from(STPS),
 )
 ENDED = ("ORDER_NOT_ACTIVE", "UNKNOWN_ORDER")  # an ended order may also have been forgotten (retention)
-
-
-# --- the reference model ---------------------------------------------------------------------------
-
-@dataclass
-class MOrder:
-    id: int
-    client: int
-    inst: int
-    side: str
-    type: str
-    tif: str
-    price: int
-    qty: int
-    alo: bool
-    stp: str | None
-    ext: str | None
-    created: int
-    executed: int = 0
-    seq: int = 0
-    status: str = "ACTIVE"
-
-    @property
-    def open(self) -> int:
-        return self.qty - self.executed
-
-
-class Model:
-    def __init__(self, bands: dict[int, Fraction]) -> None:
-        self.band = bands
-        self.orders: dict[int, MOrder] = {}
-        self.resting: dict[int, MOrder] = {}
-        self.last: dict[int, int | None] = {i: None for i in bands}
-        self.status = {i: "ACTIVE" for i in bands}
-        self.opening = {i: False for i in bands}
-        self.client_stp = {c: "NONE" for c in CLIENTS}
-        self.live_ext: dict[int, dict[str, int]] = {c: {} for c in CLIENTS}
-        self.by_ext: dict[int, dict[str, int]] = {c: {} for c in CLIENTS}
-        self.seq = 0
-        self.trades: list[tuple[int, int, int, int]] = []
-
-    def rows(self, inst: int, side: str) -> list[MOrder]:
-        rows = [o for o in self.resting.values() if o.inst == inst and o.side == side]
-        rows.sort(key=lambda o: (-o.price if side == BUY else o.price, o.seq))
-        return rows
-
-    def best(self, inst: int, side: str) -> int | None:
-        rows = self.rows(inst, side)
-        return rows[0].price if rows else None
-
-    def reference(self, inst: int) -> Fraction | None:
-        if self.last[inst] is not None:
-            return Fraction(self.last[inst])
-        bid, ask = self.best(inst, BUY), self.best(inst, SELL)
-        return None if bid is None or ask is None else Fraction(bid + ask, 2)
-
-    def in_band(self, inst: int, price: int) -> bool:
-        ref = self.reference(inst)
-        return ref is None or ref * (1 - self.band[inst]) <= price <= ref * (1 + self.band[inst])
-
-    def protection(self, inst: int, side: str, aggressive: bool) -> int | None:
-        best = self.best(inst, SELL if side == BUY else BUY)
-        if best is None:
-            return None
-        # USE_AGGRESSIVE_PRICING: the further of the two band edges (best price, reference price)
-        ref = self.reference(inst) if aggressive else None
-        bases = [Fraction(best)] if ref is None else [Fraction(best), ref]
-        if side == BUY:
-            return max(floor(base * (1 + self.band[inst])) for base in bases)
-        return min(max(1, ceil(base * (1 - self.band[inst]))) for base in bases)
-
-    def would_trade(self, inst: int, side: str, price: int) -> bool:
-        best = self.best(inst, SELL if side == BUY else BUY)
-        return best is not None and (best <= price if side == BUY else best >= price)
-
-    def stp_of(self, o: MOrder) -> str:
-        return o.stp if o.stp is not None else self.client_stp[o.client]
-
-    def rest(self, o: MOrder) -> None:
-        self.seq += 1
-        o.seq = self.seq
-        self.resting[o.id] = o
-
-    def end(self, o: MOrder, status: str) -> None:
-        o.status = status
-        self.resting.pop(o.id, None)
-        if o.ext is not None and self.live_ext[o.client].get(o.ext) == o.id:
-            del self.live_ext[o.client][o.ext]
-
-    def crosses(self, taker: MOrder, price: int) -> bool:
-        return price <= taker.price if taker.side == BUY else price >= taker.price
-
-    def match(self, t: MOrder) -> bool:
-        """Trade t against the other side; True when self-trade prevention stopped it."""
-        prevent = self.stp_of(t) != "NONE"
-        for m in self.rows(t.inst, SELL if t.side == BUY else BUY):
-            if not t.open or not self.crosses(t, m.price):
-                break
-            if prevent and m.client == t.client:
-                if self.stp_of(t) == "CANCEL_BOTH":
-                    self.end(m, CANCELED)
-                return True
-            lots = min(t.open, m.open)
-            t.executed += lots
-            m.executed += lots
-            self.trades.append((m.price, lots, m.id, t.id))
-            self.last[t.inst] = m.price
-            if not m.open:
-                self.end(m, FILLED)
-        return False
-
-    def aon_fillable(self, t: MOrder) -> bool:
-        prevent = self.stp_of(t) != "NONE"
-        found = 0
-        for m in self.rows(t.inst, SELL if t.side == BUY else BUY):
-            if not self.crosses(t, m.price) or (prevent and m.client == t.client):
-                break
-            found += m.open
-        return found >= t.open
-
-    def trade_or_rest(self, o: MOrder) -> None:
-        stopped = self.match(o) if self.status[o.inst] == "ACTIVE" else False
-        if not o.open:
-            self.end(o, FILLED)
-        elif stopped or o.type == "MARKET" or o.tif == "IOC":
-            self.end(o, CANCELED)
-        else:
-            self.rest(o)
-
-    def place(self, oid: int, cmd: PlaceOrder, created: int) -> str | None:
-        market = cmd.type == "MARKET"
-        o = MOrder(oid, cmd.client_id, cmd.instrument_id, cmd.side, cmd.type, cmd.tif,
-                   0 if market else PRICES_BY_TEXT[cmd.instrument_id][cmd.price],  # type: ignore[index]
-                   LOTS_BY_TEXT[cmd.instrument_id][cmd.qty], "ALO" in cmd.exec_inst, cmd.stp,
-                   cmd.external_id, created)
-        self.orders[oid] = o
-        reason = self._entry_reject(o, cmd)
-        if reason is not None:
-            o.status = REJECTED
-            if o.ext is not None and o.ext not in self.live_ext[o.client]:
-                self.by_ext[o.client][o.ext] = oid
-            return reason
-        if o.ext is not None:
-            self.live_ext[o.client][o.ext] = self.by_ext[o.client][o.ext] = oid
-        if "AON" in cmd.exec_inst and not self.aon_fillable(o):
-            self.end(o, CANCELED)
-        else:
-            self.trade_or_rest(o)
-        return None
-
-    def _entry_reject(self, o: MOrder, cmd: PlaceOrder) -> str | None:
-        market = cmd.type == "MARKET"
-        if not market and "AON" in cmd.exec_inst:
-            return "AON_ONLY_ON_MARKET"
-        if market and o.alo:
-            return "ALO_NOT_ALLOWED_ON_MARKET"
-        if self.stp_of(o) == "INVALID":
-            return "STP_INVALID"
-        if o.ext is not None and o.ext in self.live_ext[o.client]:
-            return "DUPLICATE_EXTERNAL_ID"
-        status = self.status[o.inst]
-        if status in ("DISABLED", "HALTED"):
-            return "INSTRUMENT_" + status
-        if status == "OPENING" and (market or o.tif == "IOC"):
-            return "INSTRUMENT_OPENING"
-        if market:
-            prot = self.protection(o.inst, o.side, "USE_AGGRESSIVE_PRICING" in cmd.flags)
-            if prot is None:
-                return "NO_LIQUIDITY"
-            o.price = prot
-            return None
-        if not self.in_band(o.inst, o.price):
-            return "PRICE_OUTSIDE_BAND"
-        if o.alo and self.would_trade(o.inst, o.side, o.price):
-            return "ALO_WOULD_TRADE"
-        return None
-
-    def find(self, client: int, ref: str) -> MOrder | None:
-        if ref.isdigit():
-            o = self.orders.get(int(ref))
-            return o if o is not None and o.client == client else None
-        oid = self.live_ext[client].get(ref, self.by_ext[client].get(ref))
-        return None if oid is None else self.orders[oid]
-
-    def modify(self, o: MOrder | None, new_qty: int, new_price: int | None, to_market: bool) -> str | None:
-        if o is None:
-            return "UNKNOWN_ORDER"
-        if o.status != "ACTIVE":
-            return "ORDER_NOT_ACTIVE"
-        status = self.status[o.inst]
-        if status in ("DISABLED", "HALTED"):
-            return "INSTRUMENT_" + status
-        if new_qty <= 0:
-            return "QTY_NOT_POSITIVE"
-        if to_market:
-            if status == "OPENING":
-                return "INSTRUMENT_OPENING"
-            new_price = self.protection(o.inst, o.side, False)
-            if new_price is None:
-                return "NO_LIQUIDITY"
-        elif new_price is None:
-            new_price = o.price
-        if new_qty > o.executed:
-            if not to_market and new_price != o.price and not self.in_band(o.inst, new_price):
-                return "PRICE_OUTSIDE_BAND"
-            if o.alo and self.would_trade(o.inst, o.side, new_price):
-                return "ALO_WOULD_TRADE"
-        if new_qty <= o.executed:
-            self.end(o, CANCELED)
-        elif new_price == o.price and new_qty <= o.qty and not to_market:
-            o.qty = new_qty  # keeps its place
-        else:
-            del self.resting[o.id]
-            o.qty, o.price = new_qty, new_price
-            if to_market:
-                o.type = "MARKET"
-            self.trade_or_rest(o)
-        return None
-
-    def cancel(self, o: MOrder | None) -> str | None:
-        if o is None:
-            return "UNKNOWN_ORDER"
-        if o.status != "ACTIVE":
-            return "ORDER_NOT_ACTIVE"
-        self.end(o, CANCELED)
-        return None
-
-    def advance(self, now: int) -> None:
-        for o in sorted(self.resting.values(), key=lambda o: o.created):
-            if o.created + GTC_LIFE <= now:
-                self.end(o, CANCELED)
-
-    def set_status(self, inst: int, status: str) -> None:
-        self.status[inst] = status
-        if status == "DISABLED":
-            for o in [o for o in self.resting.values() if o.inst == inst]:
-                self.end(o, CANCELED)
-            self.opening[inst] = False
-        elif status == "OPENING":
-            self.opening[inst] = True
-        elif status == "ACTIVE" and self.opening[inst]:
-            self.opening[inst] = False
-            feed = sorted((o for o in self.resting.values() if o.inst == inst), key=lambda o: o.seq)
-            for o in feed:
-                del self.resting[o.id]
-            for o in feed:
-                if o.status == "ACTIVE":  # not ended by CANCEL_BOTH of an earlier one
-                    self.trade_or_rest(o)
-
-
-def _grids() -> tuple[dict[int, dict[str, int]], dict[int, dict[str, int]]]:
-    v = build_venue()
-    prices, lots = {}, {}
-    for i, inst in v.instruments.items():
-        prices[i] = {inst.price_grid.format(p): p for p in PRICES[i]}
-        lots[i] = {inst.qty_grid.format(n): n for n in range(LOTS[i][1] + 2)}
-    return prices, lots
-
-
-PRICES_BY_TEXT, LOTS_BY_TEXT = _grids()
 
 
 # --- the state machine ------------------------------------------------------------------------------
 
 class EngineVsModel(RuleBasedStateMachine):
-    @initialize()
-    def setup(self) -> None:
+    @initialize(depth=st.sampled_from([0, 1, 2, 2]))
+    def setup(self, depth: int = 0) -> None:
+        """A fresh venue; with ``depth``, carol first rests that many levels on each side of both books
+        (so that the stream trades from its first step; without, far prices can rest before any
+        reference price exists)."""
         self.journal: list[tuple[int, Command]] = []
-        self.v = build_venue(journal=lambda at, cmd: self.journal.append((at, cmd)), bands=BANDS)
-        self.twin = build_venue(bands=BANDS)
+        self.v = build_venue(journal=lambda at, cmd: self.journal.append((at, cmd)), bands=BANDS, balances=BALANCES)
+        self.twin = build_venue(bands=BANDS, balances=BALANCES)
         self.replayed = 0
         self.totals = self.v.asset_totals()
-        self.model = Model({i: Fraction(inst.price_band, RATE_ONE) for i, inst in self.v.instruments.items()})
+        self.model = Model({i: Fraction(inst.price_band, RATE_ONE) for i, inst in self.v.instruments.items()},
+                           BALANCES)
         self.known: list[int] = []  # every order id handed out
         self.events: list[tuple] = []
+        self.mix = Counter()  # steps by outcome, for the statistics
+        for level in range(depth):
+            for inst in (BTC_USD, ETH_USD):
+                mid = NEAR[inst][2]  # 100.00: levels 1 and 2 ticks away stay inside both bands
+                for side, price in ((BUY, mid - 1 - level), (SELL, mid + 1 + level)):
+                    self._place(*self.limit_cmd(CAROL, inst, side, price, 2 + level, "GTC", (), None, None))
+        self.mix.clear()
 
     # --- helpers ----------------------------------------------------------------------------------
 
     def submit(self, cmd: Command) -> Result:
         self.model.trades = []
+        self.model.stopped_by_stp = False
         result = self.v.submit(cmd)
         self.events += result.events
         new = self.journal[self.replayed:]
@@ -356,11 +133,29 @@ class EngineVsModel(RuleBasedStateMachine):
             assert got in ENDED, (got, reason)
         else:
             assert got == reason, (got, reason)
-        assert trades(result) == self.model.trades
+        assert [tuple(e[4:11]) for e in result.events if e[0] == "trade"] == self.model.trades
         if order_id is not None and result.order is not None:
             mo = self.model.orders[order_id]
             assert result.order.id == order_id
             assert (result.order.status, result.order.executed) == (mo.status, mo.executed), (result.order, mo)
+        self.report(result, reason)
+
+    def report(self, result: Result, reason: str | None) -> None:
+        """Count the step's outcomes; ``teardown`` reports their shares (hypothesis statistics)."""
+        self.mix["steps"] += 1
+        self.mix["trades"] += len(self.model.trades)
+        outcomes = {
+            "a trade": bool(self.model.trades),
+            "a partial fill": result.order is not None and 0 < result.order.executed < result.order.qty,
+            "self-trade prevention": self.model.stopped_by_stp,
+            "a refusal": reason is not None,
+            "a pending order": result.order is not None and result.order.status in ("NEW_PENDING", "CANCEL_PENDING"),
+        }
+        for name, happened in outcomes.items():
+            self.mix[name] += happened
+        if reason is not None:
+            self.mix[f"refused: {reason}"] += 1
+            event(f"refused: {reason}")
 
     def fmt_price(self, inst: int, ticks: int) -> str:
         return self.v.instruments[inst].price_grid.format(ticks)
@@ -368,109 +163,132 @@ class EngineVsModel(RuleBasedStateMachine):
     def fmt_qty(self, inst: int, lots: int) -> str:
         return self.v.instruments[inst].qty_grid.format(lots)
 
+    def working(self) -> list[int]:
+        """The orders that can be modified or canceled (modify and cancel run only while there are some)."""
+        return [oid for oid in getattr(self, "known", ()) if self.model.orders[oid].status == "ACTIVE"]
+
     def pick(self, n: int) -> int | None:
-        """Mostly a working order (one that can be modified or canceled), sometimes any order."""
+        """Mostly a working order, sometimes any order (one that may have ended)."""
         if not self.known:
             return None
-        working = [oid for oid in self.known if self.model.orders[oid].status == "ACTIVE"]
-        if working and n % 4 != 3:
-            return working[(n // 4) % len(working)]
-        return self.known[(n // 4) % len(self.known)]
+        working = self.working()
+        if working and n % 10 != 9:
+            return working[(n // 10) % len(working)]
+        return self.known[(n // 10) % len(self.known)]
 
     # --- rules ------------------------------------------------------------------------------------
 
     def limit_cmd(self, client: int, inst: int, side: str, price: int, lots: int, tif: str,
-                  exec_inst: tuple[str, ...], stp: str | None, ext: str | None) -> PlaceOrder:
+                  exec_inst: tuple[str, ...], stp: str | None, ext: str | None) -> tuple[PlaceOrder, int, int]:
         lo, hi = LOTS[inst]
-        return PlaceOrder(client, inst, side, "LIMIT", self.fmt_qty(inst, lo + lots % (hi - lo + 1)),
-                          self.fmt_price(inst, price), tif=tif, exec_inst=exec_inst, stp=stp, external_id=ext)
+        n = lo + lots % (hi - lo + 1)
+        return (PlaceOrder(client, inst, side, "LIMIT", self.fmt_qty(inst, n), self.fmt_price(inst, price), tif=tif,
+                           exec_inst=exec_inst, stp=stp, external_id=ext), price, n)
 
     # one rule per side: hypothesis favours the first value of a strategy (here: the most aggressive
-    # price of the cluster), while it picks among rules evenly
+    # price of the cluster), while it picks among rules evenly. ``where`` 0-9 is a price of the cluster,
+    # 10-11 one beyond the band (a sixth of the limit orders).
 
-    @rule(near=st.integers(0, 4), **LIMIT_ARGS)
-    def place_bid_near(self, near: int, **kw) -> None:  # type: ignore[no-untyped-def]
-        self._place(self.limit_cmd(side=BUY, price=NEAR[kw["inst"]][-1 - near], **kw))
+    @rule(where=st.integers(0, 11), **LIMIT_ARGS)
+    def place_bid(self, where: int, **kw) -> None:  # type: ignore[no-untyped-def]
+        inst = kw["inst"]
+        price = NEAR[inst][-1 - where % 5] if where < 10 else FAR[inst][where - 10]
+        self._place(*self.limit_cmd(side=BUY, price=price, **kw))
 
-    @rule(near=st.integers(0, 4), **LIMIT_ARGS)
-    def place_ask_near(self, near: int, **kw) -> None:  # type: ignore[no-untyped-def]
-        self._place(self.limit_cmd(side=SELL, price=NEAR[kw["inst"]][near], **kw))
+    @rule(where=st.integers(0, 11), **LIMIT_ARGS)
+    def place_ask(self, where: int, **kw) -> None:  # type: ignore[no-untyped-def]
+        inst = kw["inst"]
+        price = NEAR[inst][where % 5] if where < 10 else FAR[inst][12 - where + 1]
+        self._place(*self.limit_cmd(side=SELL, price=price, **kw))
 
-    @rule(side=st.sampled_from([SELL, BUY]), far=st.integers(0, 3), **LIMIT_ARGS)
-    def place_limit_far(self, side: str, far: int, **kw) -> None:  # type: ignore[no-untyped-def]
-        self._place(self.limit_cmd(side=side, price=FAR[kw["inst"]][far], **kw))
+    @rule(side=st.sampled_from([BUY, SELL]), level=st.integers(0, 3), inst=st.sampled_from([BTC_USD, ETH_USD]),
+          lots=st.integers(0, 100))
+    def carol_quotes(self, side: str, level: int, inst: int, lots: int) -> None:
+        """Carol (rich) rests liquidity 1 to 4 ticks from 100.00, so that the stream keeps trading (and a
+        MARKET order's protection price, 5 or 6 ticks from the best price, falls next to resting levels)."""
+        mid = NEAR[inst][2]
+        price = mid - 1 - level if side == BUY else mid + 1 + level
+        self._place(*self.limit_cmd(CAROL, inst, side, price, lots, "GTC", (), None, None))
 
-    @rule(buy=st.booleans(), **MARKET_ARGS)
-    def place_market(self, buy: bool, **kw) -> None:  # type: ignore[no-untyped-def]
-        self._place(self.market_cmd(side=BUY if buy else SELL, **kw))
-
-    @rule(**MARKET_ARGS)
-    def place_market_sell(self, **kw) -> None:  # type: ignore[no-untyped-def]
-        self._place(self.market_cmd(side=SELL, **kw))
+    @rule(side=st.sampled_from([SELL, BUY]), **MARKET_ARGS)
+    def place_market(self, side: str, **kw) -> None:  # type: ignore[no-untyped-def]
+        self._place(*self.market_cmd(side=side, **kw))
 
     def market_cmd(self, client: int, inst: int, side: str, lots: int, flags: tuple[str, ...],
-                   exec_inst: tuple[str, ...], stp: str | None) -> PlaceOrder:
+                   exec_inst: tuple[str, ...], stp: str | None) -> tuple[PlaceOrder, int, int]:
         lo, hi = LOTS[inst]
-        return PlaceOrder(client, inst, side, "MARKET", self.fmt_qty(inst, lo + lots % (hi - lo + 1)),
-                          flags=flags, exec_inst=exec_inst, stp=stp)
+        n = lo + lots % (2 * hi - lo + 1)  # up to twice a limit order: a MARKET order sweeps levels
+        return (PlaceOrder(client, inst, side, "MARKET", self.fmt_qty(inst, n), flags=flags, exec_inst=exec_inst,
+                           stp=stp), 0, n)
 
-    def _place(self, cmd: PlaceOrder) -> None:
-        oid = self.v.next_order_id
+    def _place(self, cmd: PlaceOrder, price: int, lots: int) -> None:
+        oid, now = self.v.next_order_id, self.v.clock.now
         result = self.submit(cmd)
         assert result.order is not None and result.order.id == oid
         self.known.append(oid)
-        reason = self.model.place(oid, cmd, result.order.created)
+        reason = self.model.place(oid, cmd, now, result.order.created, price, lots)
         self.check_result(result, reason, oid)
 
-    @precondition(lambda self: self.known)
-    @rule(n=st.integers(0, 10**6), other_client=st.integers(0, 19), lots=st.integers(0, 40),
+    @precondition(lambda self: self.working())
+    @rule(cancel=st.sampled_from([False, False, True]), n=st.integers(0, 10**6), other_client=st.integers(0, 19),
+          lots=st.integers(0, 40),
           price=st.one_of(st.none(), st.integers(0, len(PRICES[BTC_USD]) - 1)),
-          to_market=st.sampled_from([False] * 7 + [True]))
-    def modify_again(self, n: int, other_client: int, lots: int, price: int | None, to_market: bool) -> None:
-        self.modify(n, other_client, lots, price, to_market)
+          to_market=st.sampled_from([False] * 7 + [True]), by_ext=st.booleans())
+    def amend(self, cancel: bool, n: int, other_client: int, lots: int, price: int | None, to_market: bool,
+              by_ext: bool) -> None:
+        """Modify (two thirds) or cancel a working order (nine times in ten), else any order."""
+        if cancel:
+            self.cancel(n, other_client, by_ext)
+        else:
+            self.modify(n, other_client, lots, price, to_market, by_ext)
 
-    @precondition(lambda self: self.known)
-    @rule(n=st.integers(0, 10**6), other_client=st.integers(0, 19), lots=st.integers(0, 40),
-          price=st.one_of(st.none(), st.integers(0, len(PRICES[BTC_USD]) - 1)),
-          to_market=st.sampled_from([False] * 7 + [True]))
-    def modify(self, n: int, other_client: int, lots: int, price: int | None, to_market: bool) -> None:
+    def modify(self, n: int, other_client: int, lots: int, price: int | None, to_market: bool,
+               by_ext: bool = False) -> None:
         oid = self.pick(n)
         assert oid is not None
         mo = self.model.orders[oid]
         client = CLIENTS[other_client % 3] if other_client >= 18 else mo.client
         inst = mo.inst
-        new_lots = lots % (LOTS[inst][1] + 2)  # 0 (refused) up to above the largest entry
+        new_lots = (lots + 1) % (LOTS[inst][1] + 2)  # 0 (refused) up to above the largest entry
         new_price = None if price is None or to_market else PRICES[inst][price]
-        cmd = ModifyOrder(client, oid, None, self.fmt_qty(inst, new_lots),
+        ext = mo.ext if by_ext and mo.ext is not None else None  # by external id only
+        cmd = ModifyOrder(client, None if ext else oid, ext, self.fmt_qty(inst, new_lots),
                           None if new_price is None else self.fmt_price(inst, new_price),
                           new_type="MARKET" if to_market else None)
         result = self.submit(cmd)
-        reason = self.model.modify(mo if client == mo.client else None, new_lots, new_price, to_market)
-        self.check_result(result, reason, oid if reason is None else None)
+        target = self.model.find(client, ext) if ext else (mo if client == mo.client else None)
+        reason = self.model.modify(target, new_lots, new_price, to_market)
+        self.check_result(result, reason, target.id if reason is None and target is not None else None)
+        if ext:
+            self.mix["modify by external id"] += 1
+            event("modify by external id")
 
-    @precondition(lambda self: self.known)
-    @rule(n=st.integers(0, 10**6), other_client=st.integers(0, 19), by_ext=st.booleans())
     def cancel(self, n: int, other_client: int, by_ext: bool) -> None:
         oid = self.pick(n)
         assert oid is not None
         mo = self.model.orders[oid]
         client = CLIENTS[other_client % 3] if other_client >= 18 else mo.client
         ref = mo.ext if by_ext and mo.ext is not None else str(oid)
+        now = self.v.clock.now
         result = self.submit(CancelOrder(client, ref))
         target = self.model.find(client, ref)
-        reason = self.model.cancel(target)
+        reason = self.model.cancel(target, now)
         self.check_result(result, reason, target.id if reason is None and target is not None else None)
 
     # the rarer commands share one rule, so that order entry makes most of a stream
 
-    # the rarer commands share one rule, so that order entry makes most of a stream
-
-    @rule(what=st.sampled_from(["advance", "stp", "status"]), client=st.sampled_from(CLIENTS),
-          value=st.sampled_from(["CANCEL_BOTH", "CANCEL_AGGRESSIVE", "NONE", "NONE", "NONE", "INVALID"]),
+    @rule(what=st.sampled_from(["transfer"] * 3 + ["advance"] * 3 + ["stp", "status", "latency"] + ["opening"] * 2),
+          client=st.sampled_from(CLIENTS),
+          value=st.sampled_from(["CANCEL_BOTH", "CANCEL_AGGRESSIVE"] * 2 + ["NONE"] * 5 + ["INVALID"]),
           delta=st.sampled_from([HOUR, 1, SECOND, 5 * HOUR, DAY, 10 * DAY, 29 * DAY + 12 * HOUR, 31 * DAY]),
           inst=st.sampled_from([BTC_USD, ETH_USD]),
-          status=st.sampled_from(["HALTED", "ACTIVE", "DISABLED", "OPENING"]))
-    def admin(self, what: str, client: int, value: str, delta: int, inst: int, status: str) -> None:
+          status=st.sampled_from(["HALTED", "ACTIVE", "DISABLED", "OPENING"]),
+          asset=st.sampled_from([BTC, USD, ETH]), deposit=st.booleans(),
+          latency=st.sampled_from([(0, 0), (SECOND, 0), (0, SECOND), (SECOND, SECOND), (HOUR, HOUR)]))
+    def admin(self, what: str, client: int, value: str, delta: int, inst: int, status: str, asset: int = USD,
+              deposit: bool = True, latency: tuple[int, int] = (0, 0)) -> None:
+        self.mix[f"admin: {what}"] += 1
+        event(f"admin: {what}")
         if what == "stp":
             result = self.submit(SetClientInfo(client, value))
             self.model.client_stp[client] = value
@@ -478,18 +296,33 @@ class EngineVsModel(RuleBasedStateMachine):
             to = self.v.clock.now + delta
             result = self.submit(AdvanceClock(to))
             self.model.advance(to)
+        elif what == "transfer":
+            units = TRANSFER_UNITS[asset]
+            amount = _decimal(units, asset)
+            result = self.submit(RequestTransfer(client, asset, amount, "DEPOSIT" if deposit else "WITHDRAW", "FIAT"))
+            ok = self.model.transfer(client, asset, units, deposit)
+            assert result.transfer is not None and result.transfer.status == ("COMPLETED" if ok else "REJECTED")
+            if ok:
+                self.totals[asset] += units if deposit else -units
+            else:
+                event("refused: withdrawal beyond the available balance")
+            return
+        elif what == "latency":  # entry and cancel acknowledged later (the advance steps fire them), or at once
+            entry_ns, cancel_ns = latency
+            result = self.submit(SetLatency(entry_ns, 0, cancel_ns))
+            self.model.latency_entry, self.model.latency_cancel = entry_ns, cancel_ns
+        elif what == "opening":  # ACTIVE -> OPENING, anything else -> ACTIVE: books collect, then uncross
+            status = "OPENING" if self.model.status[inst] == "ACTIVE" else "ACTIVE"
+            result = self.submit(SetInstrumentStatus(inst, status))
+            self.model.set_status(inst, status)
         else:
             result = self.submit(SetInstrumentStatus(inst, status))
             self.model.set_status(inst, status)
         self.check_result(result, None)
 
-    @rule(inst=st.sampled_from([BTC_USD, ETH_USD]))
     def toggle_opening(self, inst: int) -> None:
-        """ACTIVE -> OPENING, anything else -> ACTIVE: books collect crossing orders, then uncross."""
-        status = "OPENING" if self.model.status[inst] == "ACTIVE" else "ACTIVE"
-        result = self.submit(SetInstrumentStatus(inst, status))
-        self.model.set_status(inst, status)
-        self.check_result(result, None)
+        """ACTIVE -> OPENING, anything else -> ACTIVE (the streams do it through ``admin``)."""
+        self.admin("opening", ALICE, "NONE", 1, inst, "ACTIVE", USD, True)
 
     # --- invariants -------------------------------------------------------------------------------
 
@@ -501,6 +334,28 @@ class EngineVsModel(RuleBasedStateMachine):
             model = tuple([(o.price, o.id, o.open) for o in self.model.rows(inst, side)] for side in (BUY, SELL))
             assert book_rows(self.v, inst) == model, inst
             assert self.v.books[inst].last_price == self.model.last[inst]
+
+    @invariant()
+    def same_money(self) -> None:
+        if not hasattr(self, "v"):
+            return
+        m = self.model
+        for c in CLIENTS:
+            for a in DECIMALS:
+                b = self.v.clients[c].balances.get(a)
+                got = (0, 0, 0, 0) if b is None else (b.total, b.hold, b.fees_hold, b.unsettled_fees)
+                assert got == (m.total[(c, a)], *m.held(c, a), m.unsettled[(c, a)]), (c, a)
+        assert self.v.fee_account == m.fee_account
+
+    @invariant()
+    def same_cancel_reasons(self) -> None:
+        if not hasattr(self, "v"):
+            return
+        for oid in self.known:
+            mo = self.model.orders[oid]
+            order = self.v.clients[mo.client].orders.get(oid)  # forgotten after the status retention
+            if order is not None and mo.status == CANCELED:
+                assert order.cancel_reason == mo.reason, (oid, order.cancel_reason, mo.reason)
 
     @invariant()
     def engine_invariants(self) -> None:
@@ -517,7 +372,13 @@ class EngineVsModel(RuleBasedStateMachine):
     def teardown(self) -> None:
         if not hasattr(self, "v"):
             return
-        fresh = build_venue(bands=BANDS)
+        MIX.update(self.mix)
+        steps = max(1, self.mix["steps"])
+        for name in ("a trade", "a partial fill", "self-trade prevention", "a refusal", "a pending order"):
+            share = self.mix[name] / steps
+            event(f"steps with {name}: " + next(b for limit, b in SHARE_BUCKETS if share <= limit))
+        event(f"trades per example: {_bucket(self.mix['trades'], (0, 5, 10, 20))}")
+        fresh = build_venue(bands=BANDS, balances=BALANCES)
         events = []
         for at, cmd in self.journal:
             events += fresh.submit(cmd, at=at).events
@@ -525,8 +386,35 @@ class EngineVsModel(RuleBasedStateMachine):
         assert state_hash(fresh) == state_hash(self.v)
 
 
+#: the outcome counts of every example run in this process (``python -m tests.engine.test_engine_stateful``
+#: prints their shares)
+MIX: Counter = Counter()
+SHARE_BUCKETS = ((0.0, "0%"), (0.1, "up to 10%"), (0.25, "10-25%"), (0.5, "25-50%"), (1.0, "over 50%"))
+
+
+def _bucket(n: int, edges: tuple[int, ...]) -> str:
+    for lo, hi in zip(edges, edges[1:]):
+        if n <= lo:
+            return str(lo)
+        if n < hi:
+            return f"{lo + 1}-{hi - 1}"
+    return f"{edges[-1]}+"
+
+
+def event(text: str) -> None:
+    """Count an outcome in hypothesis' statistics (a no-op when a regression below runs the machine)."""
+    if currently_in_test_context():
+        hypothesis_event(text)
+
+
+def _decimal(units: int, asset: int) -> str:
+    """``units`` of ``asset`` as a decimal string with the asset's decimals."""
+    d = DECIMALS[asset]
+    return f"{units // 10**d}.{units % 10**d:0{d}d}"
+
+
 EngineVsModel.TestCase.settings = settings(
-    max_examples=500, stateful_step_count=40, deadline=None,
+    max_examples=300, stateful_step_count=50, deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestEngineVsModel = EngineVsModel.TestCase
@@ -535,11 +423,14 @@ TestEngineVsModel = EngineVsModel.TestCase
 # --- regressions, driven through the machine so that the model checks them too ------------------------
 
 def _steps(*calls: tuple[str, dict]) -> EngineVsModel:
+    """Run ``calls`` through the machine (every check after each step), outside a hypothesis run."""
     m = EngineVsModel()
     m.setup()
     for name, kw in calls:
         getattr(m, name)(**kw)
         m.same_books()
+        m.same_money()
+        m.same_cancel_reasons()
         m.engine_invariants()
     m.teardown()
     return m
@@ -548,11 +439,11 @@ def _steps(*calls: tuple[str, dict]) -> EngineVsModel:
 def _ask(client: int, near: int, lots: int = 0, **kw: object) -> tuple[str, dict]:
     args = dict(client=client, inst=BTC_USD, lots=lots, tif="GTC", exec_inst=(), stp=None, ext=None)
     args.update(kw)
-    return "place_ask_near", dict(near=near, **args)
+    return "place_ask", dict(where=near, **args)
 
 
 def _bid(client: int, near: int, lots: int = 0, **kw: object) -> tuple[str, dict]:
-    return "place_bid_near", _ask(client, near, lots, **kw)[1]
+    return "place_bid", _ask(client, near, lots, **kw)[1]
 
 
 def test_regression_priority_lost_by_modify_while_opening() -> None:
@@ -587,3 +478,9 @@ def test_regression_opening_then_halted_then_active() -> None:
         ("admin", dict(what="status", client=ALICE, value="NONE", delta=1, inst=BTC_USD, status="ACTIVE")),
     )
     assert len([e for e in m.events if e[0] == "trade"]) == 1
+
+
+if __name__ == "__main__":  # the outcome mix of one full run, as shares of all steps
+    TestEngineVsModel().runTest()
+    for name, n in sorted(MIX.items()):
+        print(f"{name:<24} {n:>7}  {n / MIX['steps']:6.1%} of steps")

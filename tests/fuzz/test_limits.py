@@ -147,7 +147,9 @@ def test_a_body_that_never_arrives_is_408_and_the_connection_closes(limited) -> 
     data, closed = raw_exchange(served.port, _signed_head(200) + b'{"info":', timeout=5)
     elapsed = time.monotonic() - started
     status, headers, body = _status_and_body(data)
-    assert status == 408 and closed and 0.25 < elapsed < 3, (status, closed, elapsed)
+    # never before the read timeout (how long after it depends on the machine's load: pytest-timeout
+    # and the exchange's own 5 s timeout catch a server that never answers)
+    assert status == 408 and closed and elapsed > 0.25, (status, closed, elapsed)
     assert headers["content-type"].startswith("application/problem+json")
     assert headers.get("connection", "").lower() == "close"
     problem = orjson.loads(body)["error"]
@@ -158,9 +160,12 @@ def test_a_body_that_never_arrives_is_408_and_the_connection_closes(limited) -> 
 def test_a_trickled_body_is_cut_off_at_the_deadline(limited) -> None:
     served, _ = limited(read_timeout_s=0.5)
     started = time.monotonic()
-    data, closed = raw_exchange(served.port, _signed_head(40), trickle=[(0.15, b"x")] * 20, timeout=5)
+    trickle = [(0.15, b"x")] * 30  # 30 of the 40 bytes, one every 0.15 s: never idle long enough to time out
+    data, closed = raw_exchange(served.port, _signed_head(40), trickle=trickle, timeout=5)
     assert data.startswith(b"HTTP/1.1 408") and closed, data[:100]
-    assert time.monotonic() - started < 2.5
+    # the answer came while the client was still trickling (the whole-body deadline, not an idle timeout,
+    # cut it off): an ordering of events, not a wall-clock threshold
+    assert time.monotonic() - started < sum(delay for delay, _ in trickle)
 
 
 def test_a_slow_but_timely_body_is_served(limited) -> None:

@@ -26,7 +26,8 @@ def test_a_short_soak_passes_its_checks() -> None:
     assert result["checks"] == {"no_errors": True, "rss_within_tolerance": True, "invariants_hold": True,
                                 "traffic": True}, (result["errors"], result["error_samples"], result["rss_kib"])
     assert proc.returncode == 0
-    assert result["requests"] > 1000 and result["orders"] > 100
+    # throughput thresholds live in the benchmark (`make soak`); here traffic only has to flow
+    assert result["requests"] > 0 and result["orders"] > 0
     assert result["clock_advances"] >= 20  # the engine clock moved: records are forgotten
 
 
