@@ -165,6 +165,11 @@ class Venue:
         if due < self._wake:
             self._wake = due
 
+    def quiet_until(self) -> int:
+        """Nothing falls due before this engine time (a lower bound of :meth:`next_due`, read without
+        touching any state: ``next_due`` drops ended orders from the expiry queue as it looks)."""
+        return self._wake
+
     def next_due(self) -> int | None:
         """The engine time at which something will happen on its own, if any."""
         dues = [self._next_housekeeping]
