@@ -228,3 +228,15 @@ def test_a_journal_that_does_not_replay_is_never_modified(tmp_path: Path, damage
     with pytest.raises(JournalError, match="byte offset|another scenario"):
         Simulation(scenario, clock="virtual", journal_path=path)
     assert path.read_bytes() == damaged
+
+
+def test_the_server_refuses_a_torn_header_with_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    from cefisim.api.cli import main
+
+    path = tmp_path / "torn.jsonl"
+    Simulation(load_scenario(DEMO), clock="virtual", journal_path=path).close()
+    path.write_bytes(path.read_bytes()[:40])
+    assert main(["serve", "--scenario", str(DEMO), "--journal", str(path), "--clock", "virtual"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"cefisim: journal {path}: byte offset 0:"), err
+    assert len(path.read_bytes()) == 40
