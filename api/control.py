@@ -19,6 +19,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | GET | /_sim/snapshot | the whole state as JSON |
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
 | POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
+| GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET also reports the caps and the retained counts |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
 """
 
@@ -34,12 +35,14 @@ from aiohttp import web
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
 
 from .auth import AUTH_STORE
 from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
+from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .serialize import iso, ns
 from .snapshot import SnapshotError
 from .validate import F, ascii_digits, check_object, parse_json
@@ -126,6 +129,7 @@ async def health(request: web.Request) -> web.Response:
         "now_ns": ns(sim.venue.clock.now),
         "orders": sim.venue.next_order_id - 1,
         "matches": sim.venue.next_match_id - 1,
+        "retained_orders": sum(len(c.orders) for c in sim.venue.clients.values()),
     })
 
 
@@ -301,6 +305,38 @@ async def _read_bounded(request: web.Request, most: int) -> bytes:
     return b"".join(chunks)
 
 
+def _retention_doc(request: web.Request) -> dict:
+    venue = request.app[SIM].venue
+    config = venue.config
+    ended = ended_orders(venue)
+    return {
+        "status_retention": _seconds_text(config.status_retention_ns),
+        "max_ended_orders_per_client": config.max_ended_orders_per_client,
+        "max_ended_orders": config.max_ended_orders,
+        "ended_orders": sum(ended.values()),
+        "ended_orders_by_client": {str(cid): n for cid, n in ended.items()},
+        "fills": sum(len(c.fills) for c in venue.clients.values()),
+    }
+
+
+def _seconds_text(value_ns: int) -> str:
+    whole, frac = divmod(value_ns, NS_PER_SECOND)
+    return f"{whole}.{frac:09d}".rstrip("0").rstrip(".")
+
+
+async def get_retention(request: web.Request) -> web.Response:
+    return respond(_retention_doc(request))
+
+
+async def set_retention(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), {"status_retention": F("number", required=True)}, "")
+    retention = status_retention_ns(body["status_retention"])
+    if retention is None:
+        raise bad_request("status_retention", STATUS_RETENTION_RULE)
+    request.app[SIM].set_status_retention(retention)
+    return respond(_retention_doc(request))
+
+
 async def revoke_key(request: web.Request) -> web.Response:
     key_id = request.match_info["key_id"]
     if not request.app[AUTH_STORE].revoke_key(key_id):
@@ -325,4 +361,6 @@ def control_routes() -> list[web.RouteDef]:
         web.get("/_sim/snapshot", get_snapshot),
         web.post("/_sim/api-keys/{key_id}/revoke", revoke_key),
         web.post("/_sim/snapshot", restore_snapshot),
+        web.get("/_sim/retention", get_retention),
+        web.post("/_sim/retention", set_retention),
     ]

@@ -33,7 +33,7 @@ from typing import IO, Any
 import orjson
 
 from cefisim.engine.clock import NS_PER_SECOND
-from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.commands import AdvanceClock, Command, SetStatusRetention
 from cefisim.engine.journal import from_record, to_record
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
@@ -274,6 +274,12 @@ class Simulation:
         yield from self.advance_slices(now)
         if self.timers_due(now):
             self.finish_advance(now)
+
+    def set_status_retention(self, retention_ns: int) -> None:
+        """Change how long ended orders stay visible, through the journal (so a restart replays it at the
+        point it changed); nothing is written when it already has that value."""
+        if retention_ns != self.venue.config.status_retention_ns:
+            self.submit(SetStatusRetention(retention_ns))
 
     def _apply(self, cmd: Command, at: int) -> Result:
         """Every external command goes through here: the live server and its journal replay alike."""
