@@ -17,6 +17,7 @@ from pathlib import Path
 from aiohttp import web
 
 from .keys import ServerOptions
+from .limits import KEEPALIVE_TIMEOUT_S
 from .limit_flags import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from .scenario import Scenario, ScenarioError, load_scenario
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
@@ -131,7 +132,7 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
     print("Try a signed request (valid for 15 s after you press enter):", flush=True)
     print("  " + example_request(sim, args.host, args.port, options.signature_layout), flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None, keepalive_timeout=KEEPALIVE_TIMEOUT_S)
     return 0
 
 
