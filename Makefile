@@ -4,8 +4,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench bench-quick e2e soak fuzz clean
-SOAK_SECONDS ?= 60
+.PHONY: run test bench bench-quick e2e soak soak-long fuzz clean
+SOAK_SECONDS ?= 600
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ bench-quick: $(STAMP)
 
 soak: $(STAMP)
 	$(PY) benchmarks/soak.py --seconds $(SOAK_SECONDS)
+
+soak-long: $(STAMP)
+	$(PY) benchmarks/soak.py --long-run 7
 
 fuzz: $(STAMP)
 	CEFISIM_FUZZ_SCALE=10 $(PY) -m pytest -q -p no:cacheprovider tests/fuzz

@@ -87,11 +87,14 @@ async def _ticker(app: web.Application) -> AsyncIterator[None]:
     sim = app[SIM]
     speed = app[OPTIONS].speed
     if sim.clock_mode == "wall":
-        step = sim.tick
+        async def step() -> None:
+            # a long catch-up (after a restart) runs in slices, letting requests through between them
+            for _ in sim.tick():
+                await asyncio.sleep(0)
     elif speed:
         last = time.monotonic()
 
-        def step() -> None:
+        async def step() -> None:
             nonlocal last
             now = time.monotonic()
             sim.advance(sim.venue.clock.now + int((now - last) * speed * 1e9))
@@ -104,7 +107,7 @@ async def _ticker(app: web.Application) -> AsyncIterator[None]:
         while True:
             await asyncio.sleep(TICK_SECONDS)
             try:
-                step()
+                await step()
             except Exception:  # a bug; keep serving and say so
                 log.exception("clock tick failed")
 

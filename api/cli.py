@@ -17,8 +17,10 @@ from pathlib import Path
 from aiohttp import web
 
 from .keys import ServerOptions
+from .limits import KEEPALIVE_TIMEOUT_S
 from .limit_flags import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from .scenario import Scenario, ScenarioError, load_scenario
+from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .signing import LAYOUTS
 from .sim import JournalError, Simulation
 
@@ -47,8 +49,18 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
     p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024)
+    p.add_argument("--status-retention", type=_status_retention, default=None, metavar="SECONDS",
+                   help="how long an ended order's status can be looked up (1 to 2592000; default: the "
+                        "scenario's settings.status_retention, else 86400); journaled when it changes")
     p.add_argument("--log-level", default="INFO")
     add_limit_arguments(p)
+
+
+def _status_retention(text: str) -> int:
+    ns = status_retention_ns(text)
+    if ns is None:
+        raise argparse.ArgumentTypeError(STATUS_RETENTION_RULE)
+    return ns
 
 
 def _speed(text: str) -> float:
@@ -99,6 +111,8 @@ def serve_main(args: argparse.Namespace) -> int:
         options = server_options(args, scenario)
         sim = Simulation(scenario, clock=args.clock, journal_path=args.journal,
                          venue_config=venue_config_for(scenario, args))
+        if args.status_retention is not None:
+            sim.set_status_retention(args.status_retention)
         try:
             app = create_app(sim, options)
         except ValueError as exc:  # the auth store names the JSON path of a bad api_keys/oauth_clients entry
@@ -118,7 +132,7 @@ def serve_main(args: argparse.Namespace) -> int:
         print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
     print("Try a signed request (valid for 15 s after you press enter):", flush=True)
     print("  " + example_request(sim, args.host, args.port, options.signature_layout), flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None, keepalive_timeout=KEEPALIVE_TIMEOUT_S)
     return 0
 
 

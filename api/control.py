@@ -19,31 +19,39 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | GET | /_sim/snapshot | the whole state as JSON |
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
 | POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
+| GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET also reports the caps and the retained counts |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 from datetime import datetime, timezone
 
 from aiohttp import web
 
-from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
 
 from .auth import AUTH_STORE
 from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
+from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .serialize import iso, ns
 from .snapshot import SnapshotError
-from .validate import F, check_object, parse_json
+from .validate import F, ascii_digits, check_object, parse_json
 
 MS = 1_000_000
+MAX_ADVANCE_NS = 31 * NS_PER_DAY  # one advance: a GTC order's whole life (30 days) and a day
+MAX_LATENCY_MS = 60_000  # an acknowledgement delay: a minute
+MAX_SETTLEMENT_DELAY_MS = 86_400_000  # a transfer's settlement delay: a day
+MAX_SNAPSHOT_BYTES = 256 << 20  # POST /_sim/snapshot: a week of the demo scenario is far below it
 LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()) * NS_PER_SECOND
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
 
@@ -81,7 +89,7 @@ def _query_count(request: web.Request, name: str, default: int) -> int:
     raw = request.query.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= 1000:
+    if not ascii_digits(raw) or len(raw) > 4 or not 1 <= int(raw) <= 1000:
         raise bad_request(name, "must be a whole number from 1 to 1000")
     return int(raw)
 
@@ -89,19 +97,21 @@ def _query_count(request: web.Request, name: str, default: int) -> int:
 def _instrument_id(request: web.Request) -> int:
     raw = request.match_info["instrument_id"]
     venue = request.app[SIM].venue
-    if not raw.isdigit() or int(raw) not in venue.instruments:
+    if not ascii_digits(raw) or len(raw) > 19 or int(raw) not in venue.instruments:
         raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {raw!r}")
     return int(raw)
 
 
-def _ms(value: object, field: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+def _ms(value: object, field: str, most_ms: int) -> int:
+    """A duration in milliseconds (a whole number, or a decimal string to the microsecond) as
+    nanoseconds, at most ``most_ms``; else a 400 naming the field."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most_ms:
         return value * MS
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= 40:
         units = _MS_GRID.to_units(value)
-        if units is not None:
+        if units is not None and units <= most_ms * 1000:
             return units * 1000
-    raise bad_request(field, "must be a non-negative number of milliseconds")
+    raise bad_request(field, f"must be a number of milliseconds from 0 to {most_ms}")
 
 
 def clock_doc(request: web.Request) -> dict:
@@ -119,6 +129,7 @@ async def health(request: web.Request) -> web.Response:
         "now_ns": ns(sim.venue.clock.now),
         "orders": sim.venue.next_order_id - 1,
         "matches": sim.venue.next_match_id - 1,
+        "retained_orders": sum(len(c.orders) for c in sim.venue.clients.values()),
     })
 
 
@@ -154,7 +165,8 @@ async def advance_clock(request: web.Request) -> web.Response:
         raise bad_request("seconds", "give exactly one of seconds, to, to_ns")
     now = sim.venue.clock.now
     if given[0] == "seconds":
-        target = now + _ms(body["seconds"], "seconds") * 1000  # n "ms" of a thousandth are n seconds
+        # n "ms" of a thousandth are n seconds
+        target = now + _ms(body["seconds"], "seconds", LAST_INSTANT_NS // MS) * 1000
     elif given[0] == "to":
         target = _parse_instant(body["to"], "to")
     else:
@@ -163,7 +175,16 @@ async def advance_clock(request: web.Request) -> web.Response:
         raise bad_request(given[0], "the engine clock never goes back")
     if target > LAST_INSTANT_NS:
         raise bad_request(given[0], "past 9999-12-31T23:59:59Z, the last instant timestamps can show")
-    result = sim.advance(target)
+    if target - now > MAX_ADVANCE_NS:
+        raise bad_request(given[0], f"at most {MAX_ADVANCE_NS // NS_PER_DAY} days per advance; advance again for more")
+    # the scenario runs in slices, with the event loop let through between them: other requests (health,
+    # reads, orders, which apply at the instant the advance has reached) are answered meanwhile
+    epoch = sim.epoch
+    for _ in sim.advance_slices(target):
+        await asyncio.sleep(0)
+        if sim.epoch != epoch:
+            raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
+    result = sim.finish_advance(target)
     return respond({**clock_doc(request), "events": len(result.events)})
 
 
@@ -216,9 +237,9 @@ async def set_latency(request: web.Request) -> web.Response:
     check_object(body, {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}, "")
     v = request.app[SIM].venue
     cmd = SetLatency(
-        entry_ns=_ms(body["entry_ms"], "entry_ms") if body.get("entry_ms") is not None else v.latency_entry_ns,
-        modify_ns=_ms(body["modify_ms"], "modify_ms") if body.get("modify_ms") is not None else v.latency_modify_ns,
-        cancel_ns=_ms(body["cancel_ms"], "cancel_ms") if body.get("cancel_ms") is not None else v.latency_cancel_ns,
+        entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else v.latency_entry_ns,
+        modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS) if body.get("modify_ms") is not None else v.latency_modify_ns,
+        cancel_ns=_ms(body["cancel_ms"], "cancel_ms", MAX_LATENCY_MS) if body.get("cancel_ms") is not None else v.latency_cancel_ns,
     )
     request.app[SIM].submit(cmd)
     return await get_latency(request)
@@ -226,7 +247,7 @@ async def set_latency(request: web.Request) -> web.Response:
 
 async def set_settlement_delay(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), {"ms": F("number", required=True)}, "")
-    request.app[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms")))
+    request.app[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms", MAX_SETTLEMENT_DELAY_MS)))
     return respond({"ms": body["ms"]})
 
 
@@ -259,13 +280,61 @@ async def get_snapshot(request: web.Request) -> web.Response:
 
 
 async def restore_snapshot(request: web.Request) -> web.Response:
-    # a snapshot is far larger than any API body: read it past the app's body limit
-    doc = parse_json(await request.content.read())
+    # a snapshot is far larger than any API body: read it past the app's body limit, up to its own
+    doc = parse_json(await _read_bounded(request, MAX_SNAPSHOT_BYTES))
     try:
         request.app[SIM].restore(doc)
     except SnapshotError as exc:
         raise bad_request("body", str(exc)) from None
     return respond({"status": "restored", **clock_doc(request)})
+
+
+async def _read_bounded(request: web.Request, most: int) -> bytes:
+    """The body, refused with a 413 as soon as it is known to exceed ``most`` bytes (by its
+    Content-Length, or while it streams in): nothing past the limit is read."""
+    too_large = Problem(413, "payload-too-large", f"body: larger than {most} bytes")
+    if request.content_length is not None and request.content_length > most:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_any():
+        size += len(chunk)
+        if size > most:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _retention_doc(request: web.Request) -> dict:
+    venue = request.app[SIM].venue
+    config = venue.config
+    ended = ended_orders(venue)
+    return {
+        "status_retention": _seconds_text(config.status_retention_ns),
+        "max_ended_orders_per_client": config.max_ended_orders_per_client,
+        "max_ended_orders": config.max_ended_orders,
+        "ended_orders": sum(ended.values()),
+        "ended_orders_by_client": {str(cid): n for cid, n in ended.items()},
+        "fills": sum(len(c.fills) for c in venue.clients.values()),
+    }
+
+
+def _seconds_text(value_ns: int) -> str:
+    whole, frac = divmod(value_ns, NS_PER_SECOND)
+    return f"{whole}.{frac:09d}".rstrip("0").rstrip(".")
+
+
+async def get_retention(request: web.Request) -> web.Response:
+    return respond(_retention_doc(request))
+
+
+async def set_retention(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), {"status_retention": F("number", required=True)}, "")
+    retention = status_retention_ns(body["status_retention"])
+    if retention is None:
+        raise bad_request("status_retention", STATUS_RETENTION_RULE)
+    request.app[SIM].set_status_retention(retention)
+    return respond(_retention_doc(request))
 
 
 async def revoke_key(request: web.Request) -> web.Response:
@@ -292,4 +361,6 @@ def control_routes() -> list[web.RouteDef]:
         web.get("/_sim/snapshot", get_snapshot),
         web.post("/_sim/api-keys/{key_id}/revoke", revoke_key),
         web.post("/_sim/snapshot", restore_snapshot),
+        web.get("/_sim/retention", get_retention),
+        web.post("/_sim/retention", set_retention),
     ]

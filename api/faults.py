@@ -27,7 +27,7 @@ from .http import read_json, respond
 from .control import control_guard
 from .keys import SIM
 from .problems import Problem, bad_request
-from .validate import F, check_object
+from .validate import F, ascii_digits, check_object
 
 FAULTS_SPEC = {
     "count": F("number"),
@@ -79,7 +79,7 @@ FAULTS = web.AppKey("faults", list)  # [FaultPlan] or [] — a one-slot box the 
 
 def _whole(value: object, field_name: str, low: int, high: int) -> int:
     text = str(value)
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not ascii_digits(text) or len(text) > 19 or not low <= int(text) <= high:
         raise bad_request(field_name, f"must be a whole number from {low} to {high}")
     return int(text)
 

@@ -56,6 +56,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 DEFAULT_READ_TIMEOUT_S = 30.0
+# idle keep-alive connections, and connections whose request never completes (slow headers), are
+# closed this long after they opened or after their last answer (aiohttp's keep-alive timer)
+KEEPALIVE_TIMEOUT_S = 75.0
 DEFAULT_MAX_HEADER_BYTES = 8190  # aiohttp's default for max_line_size and max_field_size
 TOKEN_HEADER = "x-svc-auth-token"
 _LIMIT_MARK = "__cefisim_limit__"  # set on every middleware made here (create_app and tests look for it)

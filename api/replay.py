@@ -4,9 +4,9 @@ Runs the scenario's events and agents on a fresh venue as fast as the CPU allows
 scenario's ``end`` (or ``--until``), and prints a summary on stdout: commands, events, trades, volume
 per instrument, the top of every book and the sha256 digest of every event in order
 (``engine.journal.event_digest``). The summary holds only engine data, so two runs of one file print
-the same summary; the wall time goes to stderr. With ``--journal OUT`` every applied command is
-written as one JSON line ``[at, "scn", kind, values]`` (``engine.journal.to_record``), the record
-``cefisim serve --journal`` writes:
+the same summary; the wall time goes to stderr. With ``--journal OUT`` the run is written as the journal
+``cefisim serve --journal`` writes: its header, then every applied command as one JSON line
+``[at, "scn", kind, values]`` (``engine.journal.to_record``); ``--from-journal OUT`` reads it back, and
 two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress line is
 drawn on stderr only when stderr is a terminal and the run takes more than a second.
 
@@ -174,7 +174,10 @@ def replay_main(argv: list[str]) -> int:
     started = time.monotonic()
     try:
         if args.journal is not None:
+            from .sim import journal_header
+
             with open(args.journal, "wb") as out:
+                out.write(journal_header(scenario, scenario.start_ns, "virtual"))
                 venue, stats = run(scenario, until_ns, out, progress)
         else:
             venue, stats = run(scenario, until_ns, None, progress)

@@ -12,40 +12,53 @@ Clock modes:
   and a ticker lets agents and timers run between requests.
 
 Journal (``--journal FILE``): JSON lines. The first line is a header naming the scenario and the
-effective start; each further line is a record ``[at, src, kind, values]`` (``engine/journal.py``),
-written before the command is applied (so before its response). ``src`` tells commands that came from
-outside ("ext": requests, control plane, ticks) from those the scenario runner generated ("scn").
-On start with an existing journal the server rebuilds the state: it re-runs the scenario and
-re-applies the external commands at their recorded times, and checks that the scenario regenerates
-exactly what was journaled.
+effective start; each further line is a record ``[at, src, kind, values]`` (``engine/journal.py``) of
+every command applied to the venue, written before it applies (so before its response). ``src`` tells
+commands that came from outside ("ext": requests, control plane, clock moves) from those the scenario
+runner generated ("scn"). On start with an existing journal the server rebuilds the state record by
+record (``api/recovery.py``): the scenario regenerates its own records, checked one by one, and the
+external ones are re-applied where they stand; a torn tail is cut and a torn scenario burst finished.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from cefisim.engine.commands import AdvanceClock, Command
-from cefisim.engine.journal import from_record, to_record
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.commands import AdvanceClock, Command, SetStatusRetention
+from cefisim.engine.journal import to_record
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
 from . import snapshot
-from .scenario import Scenario
+from .recovery import JOURNAL_FORMAT, MAX_HEADER_BYTES, JournalError, Records, Replayer, journal_header, scenario_digest
+from .scenario import Scenario, ScenarioError
 
 log = logging.getLogger("cefisim.sim")
 
-JOURNAL_FORMAT = "cefisim-journal/1"
+#: scenario turns per slice of a long advance: ~10-30 ms of CPU, so other requests get through
+SLICE_TURNS = 500
+MIN_WALL_INTERVAL_NS = NS_PER_SECOND // 10  # an agent's (mean) interval on the wall clock
 
 
-class JournalError(Exception):
-    """The journal file cannot be used (unreadable, corrupt in the middle, another scenario)."""
+def check_wall_clock(scenario: Scenario) -> None:
+    """Raise :class:`ScenarioError` naming every agent that acts more often than the wall clock allows
+    (``MIN_WALL_INTERVAL_NS``): on the wall clock a server that cannot keep up falls behind for ever."""
+    problems = [
+        (str(scenario.source), f"$.agents[{i}].{name}",
+         f"at least {MIN_WALL_INTERVAL_NS / NS_PER_SECOND:g} s on the wall clock (--clock wall)")
+        for i, spec in enumerate(scenario.agents)
+        for name, attr in (("interval", "interval_ns"), ("mean_interval", "mean_interval_ns"))
+        if getattr(spec, attr, MIN_WALL_INTERVAL_NS) < MIN_WALL_INTERVAL_NS
+    ]
+    if problems:
+        raise ScenarioError(problems)
 
 
 class JournalWriteError(Exception):
@@ -67,6 +80,8 @@ class Simulation:
         ``on_result`` sees the result of every command the simulation applies (replay statistics)."""
         if clock not in ("virtual", "wall"):
             raise ValueError("clock must be 'virtual' or 'wall'")
+        if clock == "wall":
+            check_wall_clock(scenario)
         self.scenario = scenario
         self.clock_mode = clock
         self.venue_config = venue_config
@@ -80,7 +95,8 @@ class Simulation:
         self._on_result = on_result
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
-        existing = self._read_journal() if self.journal_path else None
+        self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
+        existing = self._read_header() if self.journal_path else None
         if existing is not None:
             self.start_ns = existing[0]
         elif clock == "wall":
@@ -90,9 +106,11 @@ class Simulation:
         else:
             self._build()
         if existing is not None:
-            self._recover(existing[1])
+            self._recover(existing[1], read_only)
         if self.journal_path and not read_only:
             self._open_journal(fresh=existing is None)
+        if existing is None:
+            self._catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
 
     # --- building and rebuilding --------------------------------------------------------------
 
@@ -101,7 +119,6 @@ class Simulation:
         scenario = self.scenario.shifted(delta) if delta else self.scenario
         self.venue: Venue = scenario.build_venue(self.venue_config, journal=self._on_command)
         self.runner = scenario.runner(self.venue)
-        self._catch_up(self.start_ns)
 
     def close(self) -> None:
         """Close the journal file (the server calls this on shutdown)."""
@@ -122,6 +139,7 @@ class Simulation:
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
         self._install(doc)
+        self.epoch += 1
         if self.journal_path:
             if self._journal is not None:
                 self._journal.close()
@@ -156,11 +174,11 @@ class Simulation:
             self._journal.close()
             self._journal = None
         self._base_snapshot = None
-        saved, self.journal_path = self.journal_path, None
+        self.epoch += 1
         self._build()
-        self.journal_path = saved
         if self.journal_path:
             self._open_journal(fresh=True)
+        self._catch_up(self.start_ns)
 
     # --- time -----------------------------------------------------------------------------------
 
@@ -170,18 +188,29 @@ class Simulation:
             return max(self._wall_ns(), self.venue.clock.now)
         return self.venue.clock.now
 
-    def _catch_up(self, at: int) -> None:
-        """Let the scenario act up to ``at`` before an external command applies there."""
+    def _catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+        """Let the scenario act up to ``at`` before an external command applies there; with ``close``
+        the runner then moves the clock to ``at`` (journaled as the scenario's ``advance``). With
+        ``max_turns``: one slice (``ScenarioRunner.run``); False when more is due by ``at``."""
         due = self.runner.next_time()
         if due is None or due > at:
-            return  # nothing of the scenario's is due: the command itself moves the clock
+            return True  # nothing of the scenario's is due: the command itself moves the clock
+        return self._run_scenario(at, close, max_turns)
+
+    def _run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+        """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
         self._source = "scn"
         try:
-            for result in self.runner.run_until(at):
-                if self._on_result is not None:
-                    self._on_result(result)
+            return self.runner.run(at, self._step_hook(), advance_clock=close, max_turns=max_turns)
         finally:
             self._source = "ext"
+
+    def _step_hook(self) -> Callable[[int, Command, Result], None] | None:
+        """The runner's ``on_step``: results go to ``on_result`` when someone listens (none are kept)."""
+        on_result = self._on_result
+        if on_result is None:
+            return None
+        return lambda at, cmd, result: on_result(result)
 
     # --- the one way in ---------------------------------------------------------------------------
 
@@ -193,18 +222,46 @@ class Simulation:
 
     def advance(self, to_ns: int) -> Result:
         """Move engine time forward (virtual clock), letting the scenario and timers act on the way."""
+        for _ in self.advance_slices(to_ns):
+            pass
+        return self.finish_advance(to_ns)
+
+    def advance_slices(self, to_ns: int, max_turns: int = SLICE_TURNS) -> Iterator[None]:
+        """The scenario's part of an advance to ``to_ns``, one slice of about ``max_turns`` turns per
+        step (a slice ends on a complete instant, the clock moved there). Between two steps the state
+        is one a single run would also pass through, so other commands may apply there; finish with
+        :meth:`finish_advance`. The wall-clock ticker and ``POST /_sim/clock/advance`` run it from the
+        event loop so that other requests get through during a long advance."""
+        while not self._catch_up(max(to_ns, self.venue.clock.now), close=False, max_turns=max_turns):
+            yield
+
+    def finish_advance(self, to_ns: int) -> Result:
+        """The journaled ``advance`` that ends an advance: timers fire up to ``to_ns``."""
         to_ns = max(to_ns, self.venue.clock.now)
-        self._catch_up(to_ns)
+        self._catch_up(to_ns, close=False)
         return self._apply(AdvanceClock(to_ns), to_ns)
 
-    def tick(self) -> Result | None:
-        """Wall mode: run the scenario and due timers up to now (called periodically by the server)."""
+    def timers_due(self, at: int) -> bool:
+        """Whether a venue timer (acknowledgement, expiry, settlement, housekeeping) falls due by ``at``."""
+        return self.venue.quiet_until() <= at
+
+    def tick(self) -> Iterator[None]:
+        """Wall mode: let the scenario act up to now, then fire the venue timers due by now; a step
+        per slice (``advance_slices``), so the server's ticker lets requests through a long catch-up.
+
+        The scenario's own commands need no marker in the journal (recovery regenerates them from the
+        records themselves); the timers do: they fire through a journaled ``advance`` to now, written
+        only when one is due, so an idle server's journal does not grow."""
         now = self.now_ns()
-        self._catch_up(now)
-        due = self.venue.next_due()
-        if due is not None and due <= now:
-            return self._apply(AdvanceClock(now), now)
-        return None
+        yield from self.advance_slices(now)
+        if self.timers_due(now):
+            self.finish_advance(now)
+
+    def set_status_retention(self, retention_ns: int) -> None:
+        """Change how long ended orders stay visible, through the journal (so a restart replays it at the
+        point it changed); nothing is written when it already has that value."""
+        if retention_ns != self.venue.config.status_retention_ns:
+            self.submit(SetStatusRetention(retention_ns))
 
     def _apply(self, cmd: Command, at: int) -> Result:
         """Every external command goes through here: the live server and its journal replay alike."""
@@ -237,97 +294,79 @@ class Simulation:
             raise JournalWriteError(f"journal write failed: {exc.strerror or exc}") from None
         self._journal_size += len(data)
 
-    def _header(self) -> dict[str, Any]:
-        return {
-            "format": JOURNAL_FORMAT,
-            "scenario": str(self.scenario.source),
-            "scenario_sha256": self.scenario_digest(),
-            "start_ns": self.start_ns,
-            "clock": self.clock_mode,
-            **({"snapshot": self._base_snapshot} if self._base_snapshot is not None else {}),
-        }
+    def _header(self) -> bytes:
+        return journal_header(self.scenario, self.start_ns, self.clock_mode, self._base_snapshot)
 
     def scenario_digest(self) -> str:
-        return hashlib.sha256(orjson.dumps(self.scenario.doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        return scenario_digest(self.scenario)
 
     def _open_journal(self, fresh: bool) -> None:
-        """Unbuffered: each record reaches the operating system before the command applies."""
-        assert self.journal_path is not None
-        self._journal = open(self.journal_path, "wb" if fresh else "ab", buffering=0)
-        self._journal_size = 0 if fresh else self.journal_path.stat().st_size
-        if fresh:
-            self._append(orjson.dumps(self._header(), option=orjson.OPT_SORT_KEYS) + b"\n")
+        """Unbuffered: each record reaches the operating system before the command applies.
 
-    def _read_journal(self) -> tuple[int, list[tuple[int, str, Command]]] | None:
-        """(start_ns, entries) of an existing journal; a torn last line is cut off."""
+        A fresh journal is written next to the file and renamed over it once its header is complete:
+        a process killed meanwhile leaves the previous journal (or none), never a torn header."""
+        path = self.journal_path
+        assert path is not None
+        if fresh:
+            staged = path.with_name(path.name + ".new")
+            with open(staged, "wb") as f:
+                f.write(self._header())
+            os.replace(staged, path)
+        self._journal = open(path, "ab", buffering=0)
+        self._journal_size = path.stat().st_size
+
+    def _read_header(self) -> tuple[int, int] | None:
+        """(start_ns, header length) of an existing journal, None when there is none (or it is empty).
+
+        Anything but a complete, matching header refuses the start and leaves the file as it is."""
         path = self.journal_path
         assert path is not None
         if not path.exists() or path.stat().st_size == 0:
             return None
-        data = path.read_bytes()
-        lines = data.split(b"\n")
-        complete_until = len(data)
-        if not data.endswith(b"\n"):
-            # a torn last write: keep everything up to the last complete record
-            torn = lines.pop()
-            complete_until = len(data) - len(torn)
-            log.warning("journal %s: incomplete last record (%d bytes) cut off", path, len(torn))
-        else:
-            lines.pop()
-        entries: list[tuple[int, str, Command]] = []
-        offset = 0
-        start_ns = None
-        for number, raw in enumerate(lines):
+        with open(path, "rb") as f:
+            line = f.readline(MAX_HEADER_BYTES)
+        if not line.endswith(b"\n"):
+            raise JournalError(f"journal {path}: byte offset 0: the header line is incomplete ({len(line)} bytes, "
+                               "no line end); the file is left as it is")
+        try:
+            header = orjson.loads(line)
+            if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
+                raise ValueError(f"not a cefisim journal header (format {JOURNAL_FORMAT})")
+            start_ns = header.get("start_ns")
+            if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
+                raise ValueError("start_ns must be a nanosecond timestamp")
+        except ValueError as exc:
+            raise JournalError(f"journal {path}: byte offset 0: {exc}") from None
+        if header.get("scenario_sha256") != self.scenario_digest():
+            raise JournalError(f"journal {path} was written for another scenario ({header.get('scenario')})")
+        self._base_snapshot = header.get("snapshot")
+        return start_ns, len(line)
+
+    def _recover(self, header_bytes: int, read_only: bool) -> None:
+        """Re-apply a journal, record by record, checking each of the scenario's own records as the
+        scenario regenerates it (``recovery.Replayer``). A torn tail is cut back, and the rest of a scenario
+        burst it tore is regenerated and appended, only once the whole journal has replayed: a journal
+        that does not replay is left untouched."""
+        assert self.journal_path is not None
+        with open(self.journal_path, "rb") as f:
+            f.seek(header_bytes)
+            replayer = Replayer(self, Records(f, self.journal_path, header_bytes))
+            self.venue.journal = replayer.expect
             try:
-                record = orjson.loads(raw)
-                if number == 0:
-                    if not isinstance(record, dict) or record.get("format") != JOURNAL_FORMAT:
-                        raise ValueError("not a cefisim journal header")
-                    if record.get("scenario_sha256") != self.scenario_digest():
-                        raise JournalError(
-                            f"journal {path} was written for another scenario ({record.get('scenario')})"
-                        )
-                    start_ns = int(record["start_ns"])
-                    self._base_snapshot = record.get("snapshot")
-                else:
-                    entries.append(from_record(record))
-            except JournalError:
-                raise
-            except (ValueError, KeyError, TypeError) as exc:
-                if number == len(lines) - 1 and number > 0:
-                    log.warning("journal %s: corrupt last record at byte %d cut off (%s)", path, offset, exc)
-                    complete_until = offset
-                    break
-                raise JournalError(f"journal {path}: corrupt record at byte offset {offset}: {exc}") from None
-            offset += len(raw) + 1
-        if complete_until < len(data):
-            with open(path, "r+b") as f:
-                f.truncate(complete_until)
+                replayer.run()
+            finally:
+                self.venue.journal = self._on_command
+        records = replayer.records
+        if read_only:
+            return
+        if records.complete_until < records.size:
+            with open(self.journal_path, "r+b") as f:
+                f.truncate(records.complete_until)
                 f.flush()
                 os.fsync(f.fileno())
-        assert start_ns is not None
-        return start_ns, entries
-
-    def _recover(self, entries: list[tuple[int, str, Command]]) -> None:
-        """Re-apply a journal: the scenario regenerates its own commands, external ones are replayed."""
-        regenerated: list[tuple[int, Command]] = []
-        journaled = [(at, cmd) for at, src, cmd in entries if src == "scn"]
-
-        def record(at: int, cmd: Command) -> None:
-            if self._source == "scn":
-                regenerated.append((at, cmd))
-
-        self.venue.journal = record
-        try:
-            for at, src, cmd in entries:
-                if src == "scn":
-                    continue
-                self._catch_up(at)
-                self._apply(cmd, at)
-                self.recovered_commands += 1
-            if entries:
-                self._catch_up(max(at for at, _, _ in entries))
-        finally:
-            self.venue.journal = self._on_command
-        if regenerated != journaled:
-            raise JournalError(f"journal {self.journal_path}: the scenario does not regenerate what it journaled")
+        if replayer.tail:
+            with open(self.journal_path, "ab") as f:
+                f.write(b"".join(orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
+                                 for at, cmd in replayer.tail))
+            log.warning("journal %s: %d scenario records of the torn burst regenerated and appended",
+                        self.journal_path, len(replayer.tail))

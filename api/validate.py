@@ -202,11 +202,17 @@ def query_id(query: Mapping[str, str], name: str) -> int | None:
     return int(raw)
 
 
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is one or more of the ASCII digits 0-9 (``str.isdigit`` alone also takes "²",
+    which ``int`` then refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def query_int(query: Mapping[str, str], name: str, default: int, low: int, high: int, clamp: bool) -> int:
     raw = query.get(name)
     if raw is None:
         return default
-    if not raw.isascii() or not raw.isdigit() or len(raw) > MAX_QUERY_DIGITS:
+    if not ascii_digits(raw) or len(raw) > MAX_QUERY_DIGITS:
         raise bad_request(name, f"must be a whole number from {low} to {high}")
     value = int(raw)
     if value < low or (value > high and not clamp):

@@ -118,6 +118,14 @@ class SetSettlementDelay:
 
 
 @dataclass(slots=True)
+class SetStatusRetention:
+    """How long an ended order stays visible to status lookups, in engine nanoseconds."""
+
+    kind = "status_retention"
+    retention_ns: int
+
+
+@dataclass(slots=True)
 class AdvanceClock:
     """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""
 
@@ -127,12 +135,12 @@ class AdvanceClock:
 
 Command = (
     PlaceOrder | ModifyOrder | CancelOrder | SetClientInfo | RequestTransfer | PaperFunds
-    | SetInstrumentStatus | SetLatency | SetSettlementDelay | AdvanceClock
+    | SetInstrumentStatus | SetLatency | SetSettlementDelay | SetStatusRetention | AdvanceClock
 )
 COMMAND_TYPES: dict[str, type] = {
     c.kind: c  # type: ignore[attr-defined]
     for c in (
         PlaceOrder, ModifyOrder, CancelOrder, SetClientInfo, RequestTransfer, PaperFunds,
-        SetInstrumentStatus, SetLatency, SetSettlementDelay, AdvanceClock,
+        SetInstrumentStatus, SetLatency, SetSettlementDelay, SetStatusRetention, AdvanceClock,
     )
 }

@@ -69,14 +69,35 @@ class ScenarioRunner:
         """Whether the run ends by itself (every agent has an end)."""
         return all(agent.spec.end_ns is not None for agent in self.agents)
 
-    def run(self, t_ns: int, on_step: OnStep | None = None, advance_clock: bool = True) -> None:
+    def run(self, t_ns: int, on_step: OnStep | None = None, advance_clock: bool = True,
+            max_turns: int | None = None) -> bool:
         """Submit everything due at or before ``t_ns``, calling ``on_step`` after each submission; then
         move the clock to ``t_ns`` (``advance_clock=False``: leave it where the last submission put it,
-        to run a scenario in slices that submit exactly what one run would)."""
-        while self._turn(t_ns, on_step):
-            pass
+        to run a scenario in slices that submit exactly what one run would). Returns True.
+
+        ``max_turns``: stop once that many turns are taken and the instant they reached is complete
+        (every turn due at that instant taken), move the clock to that instant as the closing
+        ``AdvanceClock`` does, and return False: the same as ``run`` to that instant, so a caller can
+        run a long stretch in slices and apply other commands in between. Memory stays flat: nothing is
+        kept per step."""
+        if max_turns is None:
+            while self._turn(t_ns, on_step):
+                pass
+        else:
+            taken = 0
+            while True:
+                reached = self.next_time()  # the time of the turn about to be taken
+                if not self._turn(t_ns, on_step):
+                    break
+                taken += 1
+                if taken >= max_turns:
+                    due = self.next_time()
+                    if reached is not None and due is not None and reached < due <= t_ns:
+                        self._close(reached, on_step)
+                        return False
         if advance_clock:
             self._close(t_ns, on_step)
+        return True
 
     def steps(self, t_ns: int) -> Iterator[Step]:
         """:meth:`run` as an iterator: the steps of each turn, once the turn is done."""

@@ -22,15 +22,15 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from . import entry, modify, transfers
+from . import entry, modify, retention, transfers
 from .book import Book
 from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
 from .commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
-    SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
+    SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay, SetStatusRetention,
 )
 from .ledger import Balance, open_qty, order_hold
 from .matching import balance
@@ -50,6 +50,10 @@ class VenueConfig:
     listing_window_ns: int = NS_PER_DAY  # "last 24 hours" of the listings
     fee_settlement_interval_ns: int = 3600 * NS_PER_SECOND
     max_open_orders: int | None = 10_000  # per client and instrument
+    # ended orders kept for status lookups and listings, within status_retention_ns: the oldest are
+    # forgotten first once a client, or the venue, holds more (docs/limits.md: bounded memory)
+    max_ended_orders_per_client: int = 100_000
+    max_ended_orders: int = 500_000
 
 
 class Result:
@@ -71,6 +75,8 @@ class Result:
 
 
 class Venue:
+    _cap_check_at = 0  # (a venue restored from an older snapshot checks its caps at its next command)
+
     def __init__(self, start_ns: int, config: VenueConfig | None = None, journal: Journal | None = None):
         self.config = config or VenueConfig()
         self.clock = Clock(start_ns)
@@ -96,6 +102,7 @@ class Venue:
         # a lower bound of next_due(), lowered by schedule() and by a GTC order that may expire
         # before the orders queued (entry.activate), and exact again after _advance()
         self._wake = self._next_housekeeping
+        self._cap_check_at = retention.CHECK_EVERY  # the order id at which the ended-order caps are next checked
         self.bind_handlers()
 
     def bind_handlers(self) -> None:
@@ -112,6 +119,7 @@ class Venue:
             SetInstrumentStatus: Venue._set_instrument_status,
             SetLatency: Venue._set_latency,
             SetSettlementDelay: Venue._set_settlement_delay,
+            SetStatusRetention: Venue._set_status_retention,
             AdvanceClock: lambda v, c, r: r,  # the move happens in submit()
         }
 
@@ -155,6 +163,8 @@ class Venue:
             else:
                 self._advance(at, result.events)
         self._handlers[kind](self, cmd, result)
+        if self.next_order_id >= self._cap_check_at:
+            retention.cap_ended_orders(self)
         return result
 
     # --- timers -----------------------------------------------------------------------------
@@ -164,6 +174,11 @@ class Venue:
         heapq.heappush(self._timers, (due, self._timer_seq, action, payload))
         if due < self._wake:
             self._wake = due
+
+    def quiet_until(self) -> int:
+        """Nothing falls due before this engine time (a lower bound of :meth:`next_due`, read without
+        touching any state: ``next_due`` drops ended orders from the expiry queue as it looks)."""
+        return self._wake
 
     def next_due(self) -> int | None:
         """The engine time at which something will happen on its own, if any."""
@@ -254,41 +269,7 @@ class Venue:
                 self.fee_account[asset_id] += swept
                 ts = self.clock.stamp()
                 events.append(("fees_settled", ts, asset_id, swept))
-        self._forget()
-
-    def _forget(self) -> None:
-        now = self.clock.now
-        order_cutoff = now - max(self.config.status_retention_ns, self.config.listing_window_ns)
-        fill_cutoff = now - self.config.listing_window_ns  # fills, settled transfers, paper funds
-        for client in self.clients.values():
-            orders = client.orders
-            stale = []
-            for oid, order in orders.items():
-                if order.created >= order_cutoff:
-                    break
-                if order.status in FINAL and order.updated < order_cutoff:
-                    stale.append(oid)
-            for oid in stale:
-                order = orders.pop(oid)
-                ext = order.external_id
-                if ext is not None and client.by_external.get(ext) is order:
-                    del client.by_external[ext]
-            fills = client.fills
-            keep = 0
-            while keep < len(fills) and fills[keep].timestamp < fill_cutoff:
-                keep += 1
-            if keep:
-                del fills[:keep]
-            kept = client.transfers
-            for tid in [tid for tid, t in kept.items() if t.status != T_INITIALIZED and t.updated < fill_cutoff]:
-                del kept[tid]
-            funds = client.funds_log
-            keep = 0
-            while keep < len(funds) and funds[keep][0] < fill_cutoff:
-                keep += 1
-            if keep:
-                del funds[:keep]
-        self.gtc_queue = deque(o for o in self.gtc_queue if o.status not in FINAL)
+        retention.forget(self)
 
     # --- commands other than order entry ----------------------------------------------------
 
@@ -308,6 +289,11 @@ class Venue:
         self.latency_entry_ns = max(0, cmd.entry_ns)
         self.latency_modify_ns = max(0, cmd.modify_ns)
         self.latency_cancel_ns = max(0, cmd.cancel_ns)
+        return result
+
+    def _set_status_retention(self, cmd: SetStatusRetention, result: Result) -> Result:
+        # a copy: the configuration object may be shared with the venue a reset builds
+        self.config = replace(self.config, status_retention_ns=max(0, cmd.retention_ns))
         return result
 
     def _set_settlement_delay(self, cmd: SetSettlementDelay, result: Result) -> Result:

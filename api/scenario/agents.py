@@ -21,6 +21,7 @@ from .parser import _ParserBase
 
 MAX_LEVELS = 100
 MAX_VOL = 10_000
+MAX_PRICES_FILE_BYTES = 16 << 20  # a prices_file: about a million prices
 
 
 class _AgentSections(_ParserBase):
@@ -117,7 +118,15 @@ class _AgentSections(_ParserBase):
             return None
         file = Path(self.source).parent / name
         try:
-            text = file.read_text(encoding="utf-8")
+            if not file.is_file():  # a device (/dev/zero) or a pipe would never end
+                self.err(path, f"cannot read {name}: not a regular file")
+                return None
+            with open(file, "rb") as f:
+                data = f.read(MAX_PRICES_FILE_BYTES + 1)
+            if len(data) > MAX_PRICES_FILE_BYTES:
+                self.err(path, f"{name}: larger than {MAX_PRICES_FILE_BYTES >> 20} MiB")
+                return None
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             self.err(path, f"cannot read {name}: {_os_reason(exc)}")
             return None

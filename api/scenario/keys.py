@@ -26,7 +26,8 @@ INSTRUMENT_KEYS = (
 CLIENT_KEYS = (("id", "mnemonic"), ("key", "secret", "balances", "self_trade_prevention", "fees"))
 FEE_KEYS = (("maker", "taker"), ())
 SETTINGS_KEYS = (
-    (), ("latency", "settlement_delay_ms", "signature_layout", "sign_reference_data", "max_open_orders"),
+    (), ("latency", "settlement_delay_ms", "signature_layout", "sign_reference_data", "max_open_orders",
+         "status_retention"),
 )
 LATENCY_KEYS = ((), ("entry_ms", "modify_ms", "cancel_ms"))
 API_KEY_KEYS = (

@@ -162,6 +162,7 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
         self.get(d, "sign_reference_data", path, self.boolean)
         if d.get("max_open_orders") is not None:
             self.get(d, "max_open_orders", path, lambda v, p: self.integer(v, p, 1, MAX_INT))
+        self.get(d, "status_retention", path, self.status_retention)
         return _plain(d), latency, delay
 
 

@@ -22,6 +22,7 @@ from cefisim.engine.agents import AgentSpec
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
+from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
 from cefisim.engine.scenario import ScenarioRunner
 from cefisim.engine.venue import Journal, Venue, VenueConfig
 
@@ -33,6 +34,7 @@ ISO_RE = re.compile(
     r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?(?:Z|\+00:00)$"
 )
 REL_RE = re.compile(r"^\+([0-9]+(?:\.[0-9]{1,9})?)$")
+SECONDS_TEXT_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,9})?$")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MAX_NS = 2**63 - 1  # journal timestamps are signed 64-bit nanoseconds (until 2262-04-11)
 
@@ -93,6 +95,23 @@ def _seconds_ns(text: str) -> int:
     return int(whole) * NS_PER_SECOND + int(frac.ljust(9, "0") or "0")
 
 
+STATUS_RETENTION_RULE = (f"must be seconds from {MIN_STATUS_RETENTION_NS // NS_PER_SECOND} to "
+                         f"{MAX_STATUS_RETENTION_NS // NS_PER_SECOND} (30 days): an integer or a decimal string")
+
+
+def status_retention_ns(value: object) -> int | None:
+    """An order status retention in seconds (an integer, or a decimal string to the nanosecond) as
+    nanoseconds, when it lies within the bounds (``STATUS_RETENTION_RULE``); else None. The scenario's
+    ``settings.status_retention``, ``cefisim serve --status-retention`` and ``/_sim/retention`` share it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        ns = value * NS_PER_SECOND if 0 <= value <= MAX_STATUS_RETENTION_NS else -1
+    elif isinstance(value, str) and len(value) <= 24 and SECONDS_TEXT_RE.match(value):
+        ns = _seconds_ns(value)
+    else:
+        return None
+    return ns if MIN_STATUS_RETENTION_NS <= ns <= MAX_STATUS_RETENTION_NS else None
+
+
 # --- the scenario ------------------------------------------------------------------------------
 
 @dataclass
@@ -123,6 +142,9 @@ class Scenario:
         config = VenueConfig()
         if "max_open_orders" in self.settings:
             config.max_open_orders = self.settings["max_open_orders"]
+        retention = status_retention_ns(self.settings.get("status_retention"))
+        if retention is not None:
+            config.status_retention_ns = retention
         return config
 
     def build_venue(

@@ -20,9 +20,11 @@ from cefisim.engine.reference import ID_RE, Asset, Client, Instrument
 from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
 
 from .document import _is_int, _join, _kind
-from .model import MAX_NS, REL_RE, Problem, _seconds_ns, format_time, parse_time
+from .model import (
+    MAX_NS, REL_RE, SECONDS_TEXT_RE, STATUS_RETENTION_RULE, Problem, _seconds_ns, format_time, parse_time, status_retention_ns,
+)
 
-SECONDS_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,9})?$")
+SECONDS_RE = SECONDS_TEXT_RE
 MILLIS_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,6})?$")
 
 
@@ -207,6 +209,12 @@ class _ParserBase:
             self.err(path, "is too long")
             return None
         return ns  # type: ignore[no-any-return]
+
+    def status_retention(self, value: object, path: str) -> int | None:
+        ns = status_retention_ns(value)
+        if ns is None:
+            self.err(path, STATUS_RETENTION_RULE)
+        return ns
 
     def millis(self, value: object, path: str) -> int | None:
         """A delay in milliseconds (an integer or a decimal string, at most 6 decimals) in ns."""

@@ -1,5 +1,5 @@
 """A short soak (benchmarks/soak.py): 8 s of mixed signed traffic from 2 client processes; no errors,
-memory flat after the warm-up (loosely: 25 %), invariants hold. ``make soak`` runs the full 60 s."""
+memory flat after the warm-up (loosely: 25 %), invariants hold. ``make soak`` runs ten minutes."""
 
 from __future__ import annotations
 
