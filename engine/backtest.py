@@ -294,7 +294,7 @@ class Harness:
                     if other is None:
                         continue
                     inst_id = other.instrument.id
-            elif kind == "instrument":
+            elif kind == "instrument" or kind == "depth":
                 inst_id = ev[2]
             else:
                 continue

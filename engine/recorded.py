@@ -1,0 +1,408 @@
+"""A recorded market: recorded L2 depth and trades replayed into one instrument's book, around the
+users' own orders. ``docs/recorded.md`` says it in prose.
+
+Contract:
+- The instrument's book holds, per price level with recorded size, one *depth order* of the
+  *recorded counterparty* (an ordinary client of the venue, funded at setup) whose open quantity is
+  the level's recorded size, plus the users' own orders. Everything the venue does with orders —
+  matching, ledger, fees, STP, records, latency — therefore applies unchanged: a user's aggressive
+  order trades against the depth orders at their prices like against any resting order.
+- ``apply_until(to_ns, events)`` applies every recorded event with engine time ``ts <= to_ns``
+  (the venue calls it from ``Venue._advance``, in time order with its timers, so it is journaled by
+  the commands that moved the clock, never on its own). An update sets the level's depth order to the
+  recorded size; 0 lots retires it (no event: the recorded market's book is not a client's activity).
+- Market impact: with ``impact`` (the default) depth a user took stays taken until the recording next
+  updates that level; without it, every level a user took from is restored to its recorded size
+  before the next recorded event is applied.
+- Queue position: a user's order resting at a recorded level gets ``front``, the recorded quantity
+  ahead of it when it joined (the depth order's open quantity if that was in the level before the
+  user's order, else 0). It is registered when the first recorded event touches its level after it
+  joined (nothing at that level changed in between, so the quantity ahead is still the one it found).
+  Recorded trades at its price move it forward; size changes move it as the queue model says
+  (``engine/queue_model.py``).
+- Fills: a recorded trade of ``q`` lots by an aggressor of side S fills the users' orders of the other
+  side, best price first, up to ``q`` lots in all: an order priced better than the trade (the trade
+  went through it) fills with no queue; an order at the trade's price fills what the trade left past
+  its ``front``. Each fill is an ordinary venue fill against a one-off IOC order of the recorded
+  counterparty at the trade's price (trade record, fees, balances, events), at the user's price.
+- When recorded depth crosses a user's resting order (after all the events of one instant), the
+  depth trades with it as the aggressor, at the user's price, up to the depth's size.
+- Conservation: the counterparty is a client like any other, so every asset is conserved; its fee
+  rates on the instrument are zero (the recorded market's fees are not the venue's to charge).
+Complexity: an update O(1) (O(log levels) when a level appears or empties), plus O(own orders at the
+level) when users rest there; a trade O(levels through + own orders touched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .ledger import order_hold
+from .matching import balance, end_order, fill
+from .order import ACTIVE, BUY, CANCELED, FILLED, GTC, IOC, LIMIT, SELL, WORKING, Order
+from .queue_model import QueueModel, RiskAverse
+from .recorded_events import SNAPSHOT, TRADE, UPDATE
+
+if TYPE_CHECKING:
+    from .book import Level
+    from .reference import Client
+    from .venue import Venue
+
+Event = tuple
+_ZERO_RATES = (0, 0)
+
+
+class QueuePos:
+    """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its
+    price since the level's last size change, and the price and quantity it was registered with (a
+    modify that loses priority is seen as a new arrival)."""
+
+    __slots__ = ("front", "traded", "price", "qty")
+
+    def __init__(self, front: int, price: int, qty: int) -> None:
+        self.front = front
+        self.traded = 0
+        self.price = price
+        self.qty = qty
+
+
+class RecordedMarket:
+    def __init__(
+        self,
+        venue: "Venue",
+        instrument_id: int,
+        counterparty: "Client",
+        events: Iterator[Event],
+        queue_model: QueueModel | None = None,
+        impact: bool = True,
+        name: str = "",
+    ) -> None:
+        """``events``: engine tuples (``engine/recorded_events.py``) whose times are engine times."""
+        self.venue = venue
+        self.instrument = venue.instruments[instrument_id]
+        self.book = venue.books[instrument_id]
+        self.counterparty = counterparty
+        counterparty.fee_overrides[instrument_id] = _ZERO_RATES
+        self.model = queue_model or RiskAverse()
+        self.impact = impact
+        self.name = name
+        self._events = events
+        self._next: Event | None = next(events, None)
+        self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
+        self.depth: dict[str, dict[int, Order]] = {BUY: {}, SELL: {}}  # the depth order per price
+        self.queue: dict[int, QueuePos] = {}  # user order id -> its place
+        self.applied = 0  # recorded events applied
+        self.last_ts: int | None = None  # engine time of the last one
+        self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
+
+    # --- the venue's view ----------------------------------------------------------------------
+
+    @property
+    def next_ts(self) -> int | None:
+        """Engine time of the next recorded event, None when the recording is over."""
+        nxt = self._next
+        return None if nxt is None else nxt[1]
+
+    def apply_until(self, to_ns: int, events: list[Event]) -> None:
+        """Apply every recorded event due at or before ``to_ns`` (the venue's clock is there)."""
+        nxt = self._next
+        if nxt is None or nxt[1] > to_ns:
+            return
+        if not self.impact:
+            self._restore_taken()
+        pull = self._events
+        count = 0
+        while nxt is not None and nxt[1] <= to_ns:
+            kind = nxt[0]
+            if kind == UPDATE:
+                self._set_level(nxt[3], nxt[4], nxt[5], events)
+            elif kind == TRADE:
+                self._trade(nxt[3], nxt[4], nxt[5], events)
+            else:
+                self._snapshot(nxt[3], nxt[4], events)
+            count += 1
+            self.last_ts = nxt[1]
+            nxt = next(pull, None)
+        self._next = nxt
+        self.applied += count
+        self._uncross(events)
+        events.append(("depth", self.venue.clock.stamp(), self.instrument.id))
+
+    def queue_position(self, order: Order) -> int | None:
+        """Lots ahead of a user's resting order at its level (registering it if it is new there);
+        None when the order does not rest on this instrument."""
+        book = self.book
+        levels, key = (book.bids, -order.price) if order.side == BUY else (book.asks, order.price)
+        level = levels.get(key)
+        if level is None or level.orders.get(order.id) is not order:
+            return None
+        return self._pos(level, order).front
+
+    # --- recorded events -----------------------------------------------------------------------
+
+    def _snapshot(self, bids: tuple, asks: tuple, events: list[Event]) -> None:
+        for side, levels in ((BUY, bids), (SELL, asks)):
+            new = dict(levels)
+            for price in [p for p in self.sizes[side] if p not in new]:
+                self._set_level(side, price, 0, events)
+            for price, lots in levels:
+                self._set_level(side, price, lots, events)
+
+    def _set_level(self, side: str, price: int, lots: int, events: list[Event]) -> None:
+        sizes = self.sizes[side]
+        prev = sizes.get(price, 0)
+        if lots:
+            sizes[price] = lots
+        elif prev:
+            del sizes[price]
+        book = self.book
+        level = (book.bids if side == BUY else book.asks).get(-price if side == BUY else price)
+        depths = self.depth[side]
+        depth = depths.get(price)
+        if depth is not None and depth.status != ACTIVE:  # a user took it all
+            del depths[price]
+            depth = None
+        if level is not None and len(level.orders) > (depth is not None):
+            self._queue_depth(level, prev, lots)
+        if depth is None:
+            if lots:
+                self._new_depth(side, price, lots)
+        elif lots:
+            self._resize(depth, lots)
+        else:
+            self._retire(depth)
+
+    def _trade(self, side: str, price: int, lots: int, events: list[Event]) -> None:
+        """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
+        book = self.book
+        if side == SELL:
+            levels, limit = book.bids, -price  # bids at or above the price, best first
+        else:
+            levels, limit = book.asks, price
+        budget = lots
+        cp = self.counterparty
+        other = self.depth[BUY if side == SELL else SELL]
+        for key in list(levels.irange(maximum=limit)):
+            if not budget:
+                return
+            level = levels.get(key)
+            if level is None:
+                continue
+            depth = other.get(level.price)
+            if len(level.orders) <= (depth is not None and depth.status == ACTIVE):
+                continue  # only the recorded depth rests here
+            at_price = level.price == price
+            for order in [o for o in level.orders.values() if o.client is not cp]:
+                take = order.remaining
+                if at_price:
+                    # the trade passes every user's order at its price, filled or not
+                    pos = self._pos(level, order)
+                    pos.front -= lots
+                    pos.traded += lots
+                    if pos.front >= 0:
+                        continue
+                    if -pos.front < take:
+                        take = -pos.front
+                    pos.front = 0
+                if budget < take:
+                    take = budget
+                if take:
+                    self._fill_user(order, level, side, price, take, events)
+                    budget -= take
+
+    # --- the users' places ---------------------------------------------------------------------
+
+    def _pos(self, level: "Level", order: Order) -> QueuePos:
+        """The order's place, registered (or registered again after a modify that lost priority)."""
+        pos = self.queue.get(order.id)
+        qty = order.qty
+        if pos is not None and pos.price == order.price and pos.qty >= qty:
+            pos.qty = qty
+            return pos
+        front = 0
+        depth = self.depth[order.side].get(order.price)
+        if depth is not None and depth.status == ACTIVE:
+            for other in level.orders:
+                if other == depth.id:
+                    front = depth.remaining
+                    break
+                if other == order.id:
+                    break
+        pos = self.queue[order.id] = QueuePos(front, order.price, qty)
+        if len(self.queue) > 4096:
+            self._prune_queue()
+        return pos
+
+    def _queue_depth(self, level: "Level", prev: int, new: int) -> None:
+        """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
+        model = self.model
+        cp = self.counterparty
+        for order in list(level.orders.values()):
+            if order.client is cp:
+                continue
+            pos = self._pos(level, order)
+            pos.front = model.depth(pos.front, prev, new, pos.traded)
+            pos.traded = 0
+
+    def _prune_queue(self) -> None:
+        """Forget the places of orders that no longer work (the table is looked at by id only)."""
+        clients = self.venue.clients
+        keep: dict[int, QueuePos] = {}
+        for client in clients.values():
+            for oid in self.queue.keys() & client.orders.keys():
+                if client.orders[oid].status in WORKING:
+                    keep[oid] = self.queue[oid]
+        self.queue = {oid: keep[oid] for oid in sorted(keep)}
+
+    # --- depth orders --------------------------------------------------------------------------
+
+    def _new_depth(self, side: str, price: int, lots: int) -> None:
+        v = self.venue
+        cp = self.counterparty
+        oid = v.next_order_id
+        v.next_order_id = oid + 1
+        order = Order(oid, cp, self.instrument, side, LIMIT, GTC, price, lots, v.clock.now, None, None)
+        order.status = ACTIVE
+        self._hold(order, 1)
+        cp.orders[oid] = order
+        counts = cp.open_orders
+        counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
+        self.book.add(order)
+        self.depth[side][order.price] = order
+
+    def _resize(self, depth: Order, lots: int) -> None:
+        delta = lots - depth.remaining
+        if not delta:
+            return
+        self._hold(depth, -1)
+        depth.remaining = lots
+        self._hold(depth, 1)
+        book = self.book
+        level = (book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price])
+        level.qty += delta
+
+    def _retire(self, depth: Order) -> None:
+        """The level is gone from the recording: the depth order leaves quietly."""
+        self.book.remove(depth, depth.remaining)
+        self._hold(depth, -1)
+        depth.status = CANCELED
+        cp = self.counterparty
+        cp.open_orders[self.instrument.id] -= 1
+        del cp.orders[depth.id]  # nobody looks it up: the counterparty has no API access
+        del self.depth[depth.side][depth.price]
+
+    def _hold(self, order: Order, sign: int) -> None:
+        asset_id, held, fee_held = order_hold(order)
+        if held:
+            bal = balance(self.counterparty, asset_id)
+            bal.hold += sign * held
+            bal.fees_hold += sign * fee_held
+
+    def _restore_taken(self) -> None:
+        """No impact: put back what users took from the depth orders since the last recorded event."""
+        fills = self.counterparty.fills
+        start = self._fill_cursor
+        if start > len(fills):  # the venue forgot old fills (retention): look at all it kept
+            start = 0
+        touched: list[tuple[str, int]] = []
+        for f in fills[start:]:
+            order = f.order
+            if order.tif == GTC and order.instrument is self.instrument:
+                touched.append((order.side, order.price))
+        self._fill_cursor = len(fills)
+        for side, price in touched:
+            lots = self.sizes[side].get(price, 0)
+            depth = self.depth[side].get(price)
+            if depth is not None and depth.status == ACTIVE:
+                if lots:
+                    self._resize(depth, lots)
+            elif lots:
+                self._new_depth(side, price, lots)
+
+    # --- fills ---------------------------------------------------------------------------------
+
+    def _aggressor(self, side: str, price: int, lots: int) -> Order:
+        """A one-off IOC order of the counterparty standing for the recorded aggressor."""
+        v = self.venue
+        cp = self.counterparty
+        oid = v.next_order_id
+        v.next_order_id = oid + 1
+        order = Order(oid, cp, self.instrument, side, LIMIT, IOC, price, lots, v.clock.stamp(), None, None)
+        order.status = ACTIVE
+        self._hold(order, 1)
+        cp.orders[oid] = order
+        counts = cp.open_orders
+        counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
+        return order
+
+    def _fill_user(self, order: Order, level: "Level", side: str, price: int, lots: int,
+                   events: list[Event]) -> None:
+        """``lots`` of the user's resting ``order`` trade with the recorded aggressor of ``side``."""
+        taker = self._aggressor(side, price, lots)
+        self._trade_against(taker, order, level, lots, events)
+        end_order(self.venue, taker, FILLED, None, events)
+
+    def _trade_against(self, taker: Order, order: Order, level: "Level", lots: int, events: list[Event]) -> None:
+        """One venue fill of ``lots`` between the counterparty's ``taker`` and the user's resting
+        ``order``, at the user's price; the user's order leaves the book when it is done."""
+        v = self.venue
+        fill(v, taker, order, lots, order.price, events, _ZERO_RATES, 0)
+        self.book.last_price = order.price
+        if order.remaining:
+            level.qty -= lots
+        else:
+            self.book.remove(order, lots)
+            end_order(v, order, FILLED, None, events)
+            self.queue.pop(order.id, None)
+
+    def _uncross(self, events: list[Event]) -> None:
+        """Recorded depth that crosses users' resting orders trades with them (users' prices)."""
+        book = self.book
+        while book.bid_key is not None and book.ask_key is not None and -book.bid_key >= book.ask_key:
+            bid_level, ask_level = book.bids[book.bid_key], book.asks[book.ask_key]
+            bid_depth = self.depth[BUY].get(bid_level.price)
+            ask_depth = self.depth[SELL].get(ask_level.price)
+            cp = self.counterparty
+            users_ask = next((o for o in ask_level.orders.values() if o.client is not cp), None)
+            users_bid = next((o for o in bid_level.orders.values() if o.client is not cp), None)
+            if bid_depth is not None and bid_depth.status == ACTIVE and users_ask is not None:
+                taker, order, level = bid_depth, users_ask, ask_level
+            elif ask_depth is not None and ask_depth.status == ACTIVE and users_bid is not None:
+                taker, order, level = ask_depth, users_bid, bid_level
+            else:
+                # users' orders crossing each other are the venue's own business (they match on
+                # entry); recorded depth never crosses itself at the end of an instant
+                raise AssertionError(f"book {book.instrument_id} crossed with no recorded depth in the cross")
+            lots = min(taker.remaining, order.remaining)
+            # the depth order trades as the aggressor: fill() adjusts its hold like any working order's
+            self._trade_against(taker, order, level, lots, events)
+            depth_level = book.bids[-taker.price] if taker.side == BUY else book.asks[taker.price]
+            if taker.remaining:
+                depth_level.qty -= lots
+            else:
+                book.remove(taker, lots)
+                end_order(self.venue, taker, FILLED, None, events)
+                del self.depth[taker.side][taker.price]
+
+    # --- checks --------------------------------------------------------------------------------
+
+    def check_invariants(self) -> None:
+        """Every live depth order rests at its level with no more than the recorded size (less only
+        where users took some: with ``impact``)."""
+        book = self.book
+        for side in (BUY, SELL):
+            for price, depth in self.depth[side].items():
+                if depth.status != ACTIVE:
+                    continue
+                assert book.contains(depth), f"depth order {depth!r} is not in the book"
+                recorded = self.sizes[side].get(price, 0)
+                assert 0 < depth.remaining, depth
+                assert depth.remaining <= recorded or not self.impact or depth.execution is None, (
+                    f"depth order {depth!r} holds more than the recorded {recorded}"
+                )
+            for pos in self.queue.values():
+                assert pos.front >= 0 and pos.traded >= 0, pos
+
+
+__all__ = ["RecordedMarket", "QueuePos"]
