@@ -72,6 +72,10 @@ class Result:
 
 
 class Venue:
+    # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
+    # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
+    feeds: tuple[Any, ...] = ()
+
     def __init__(self, start_ns: int, config: VenueConfig | None = None, journal: Journal | None = None):
         self.config = config or VenueConfig()
         self.clock = Clock(start_ns)
@@ -91,8 +95,6 @@ class Venue:
         self._timers: list[tuple[int, int, str, Any]] = []
         self._timer_seq = 0
         self.gtc_queue: deque[Order] = deque()
-        # recorded markets (engine/recorded.py): sources of book changes due at their own times
-        self.feeds: list[Any] = []
         interval = self.config.fee_settlement_interval_ns
         self._next_housekeeping = (start_ns // interval + 1) * interval
         # nothing falls due before this engine time, so submit() moves the clock without looking:
@@ -134,8 +136,10 @@ class Venue:
         self.clients[client.id] = client
 
     def add_feed(self, feed: Any) -> None:
-        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them."""
-        self.feeds.append(feed)
+        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
+        those due by now at once (the book the venue starts with: set-up, like reference data)."""
+        self.feeds = (*self.feeds, feed)
+        feed.apply_until(self.clock.now, [])
         due = feed.next_ts
         if due is not None and due < self._wake:
             self._wake = due

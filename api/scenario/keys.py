@@ -16,7 +16,7 @@ from cefisim.engine.records import CRYPTO, DEPOSIT, FIAT, WITHDRAW
 
 TOP_KEYS = (
     ("seed", "start", "assets", "instruments", "clients"),
-    ("$schema", "description", "end", "settings", "api_keys", "oauth_clients", "events", "agents"),
+    ("$schema", "description", "end", "settings", "api_keys", "oauth_clients", "events", "agents", "recorded"),
 )
 ASSET_KEYS = (("id", "name", "decimals"), ())
 INSTRUMENT_KEYS = (
@@ -29,6 +29,10 @@ SETTINGS_KEYS = (
     (), ("latency", "settlement_delay_ms", "signature_layout", "sign_reference_data", "max_open_orders"),
 )
 LATENCY_KEYS = ((), ("entry_ms", "modify_ms", "cancel_ms"))
+RECORDED_KEYS = (
+    ("instrument", "file"),
+    ("format", "offset", "speed", "queue_model", "power_n", "impact", "feed_latency_ms", "note"),
+)
 API_KEY_KEYS = (
     ("key_id", "kind", "public_key"), ("user_id", "client_id", "users", "name", "revoked", "expires_at"),
 )

@@ -25,6 +25,7 @@ from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.scenario import ScenarioRunner
 from cefisim.engine.venue import Journal, Venue, VenueConfig
 
+from ..recorded.source import RecordedSpec, attach
 from .document import _kind
 
 Problem = tuple[str, str, str]
@@ -117,6 +118,7 @@ class Scenario:
     description: str | None = None
     latency_ns: tuple[int, int, int] | None = None  # settings.latency: (entry, modify, cancel)
     settlement_delay_ns: int | None = None  # settings.settlement_delay_ms
+    recorded: list[RecordedSpec] = field(default_factory=list)  # instruments whose market is a recording
     _names: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def venue_config(self) -> VenueConfig:
@@ -142,6 +144,8 @@ class Scenario:
         for client_id, amounts in self.balances.items():
             for asset_id, units in amounts.items():
                 venue.credit(client_id, asset_id, units)
+        for spec in self.recorded:
+            attach(venue, spec, self.start_ns)
         if apply_settings:
             if self.latency_ns is not None:
                 venue.submit(SetLatency(*self.latency_ns), at=self.start_ns)
