@@ -159,7 +159,8 @@ def run_backtest(
         raise BacktestError("--sample-every must be more than 0")
     venue = scenario.build_venue()
     harness = Harness(venue, scenario.runner(venue), client_id, None, latency_ns=latency_ns, watch=watch,
-                      sample_every_ns=sample_every_ns)
+                      sample_every_ns=sample_every_ns,
+                      feed_latency_ns=max((r.feed_latency_ns for r in scenario.recorded), default=0))
     ctx = Context(harness, scenario)
     driver = Driver(strategy, ctx, harness)
     harness.driver = driver
