@@ -20,6 +20,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
 | POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
+| GET | /_sim/recorded | recorded markets: the recording, the position in it, each own order's queue position |
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .auth import AUTH_STORE
 from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
+from .recorded.control import recorded_routes
 from .serialize import iso, ns
 from .snapshot import SnapshotError
 from .validate import F, check_object, parse_json
@@ -255,7 +257,10 @@ async def journal(request: web.Request) -> web.StreamResponse:
 
 
 async def get_snapshot(request: web.Request) -> web.Response:
-    return respond(request.app[SIM].snapshot())
+    try:
+        return respond(request.app[SIM].snapshot())
+    except SnapshotError as exc:
+        raise Problem(409, "conflict", str(exc)) from None
 
 
 async def restore_snapshot(request: web.Request) -> web.Response:
@@ -292,4 +297,5 @@ def control_routes() -> list[web.RouteDef]:
         web.get("/_sim/snapshot", get_snapshot),
         web.post("/_sim/api-keys/{key_id}/revoke", revoke_key),
         web.post("/_sim/snapshot", restore_snapshot),
+        *recorded_routes(),
     ]

@@ -113,6 +113,9 @@ class Simulation:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/snapshot.py``)."""
+        if self.venue.feeds:
+            raise snapshot.SnapshotError("a recorded market cannot be snapshotted: its position in the "
+                                         "recording lives in the file; the journal restores it")
         header = {"scenario": str(self.scenario.source), "scenario_sha256": self.scenario_digest(),
                   "clock": self.clock_mode, "start_ns": self.start_ns}
         return snapshot.to_json({"venue": self.venue, "runner": self.runner}, header)
