@@ -55,8 +55,8 @@ _ZERO_RATES = (0, 0)
 
 class QueuePos:
     """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its
-    price since the level's last size change, and the price and quantity it was registered with (a
-    modify that loses priority is seen as a new arrival)."""
+    price since the level's last size change, and the price and open quantity it was last seen with
+    (a modify that loses priority — a new price or more quantity — is seen as a new arrival)."""
 
     __slots__ = ("front", "traded", "price", "qty")
 
@@ -95,6 +95,9 @@ class RecordedMarket:
         self.applied = 0  # recorded events applied
         self.last_ts: int | None = None  # engine time of the last one
         self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
+        inst = self.instrument
+        self._base_bal = balance(counterparty, inst.base.id)  # where depth orders' holds go
+        self._quote_bal = balance(counterparty, inst.quote.id)
 
     # --- the venue's view ----------------------------------------------------------------------
 
@@ -105,29 +108,87 @@ class RecordedMarket:
         return None if nxt is None else nxt[1]
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
-        """Apply every recorded event due at or before ``to_ns`` (the venue's clock is there)."""
+        """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
+        (the venue calls it with ``to_ns`` before anything else it has due)."""
         nxt = self._next
         if nxt is None or nxt[1] > to_ns:
             return
         if not self.impact:
             self._restore_taken()
         pull = self._events
+        clock = self.venue.clock
+        book = self.book
+        bids, asks = book.bids, book.asks
+        sizes_b, sizes_a = self.sizes[BUY], self.sizes[SELL]
+        depth_b, depth_a = self.depth[BUY], self.depth[SELL]
+        inst = self.instrument
+        base_per_lot, num, den = inst.base_per_lot, inst.notional_num, inst.notional_den
+        base_bal, quote_bal = self._base_bal, self._quote_bal
         count = 0
-        while nxt is not None and nxt[1] <= to_ns:
-            kind = nxt[0]
-            if kind == UPDATE:
-                self._set_level(nxt[3], nxt[4], nxt[5], events)
-            elif kind == TRADE:
-                self._trade(nxt[3], nxt[4], nxt[5], events)
-            else:
-                self._snapshot(nxt[3], nxt[4], events)
+        instant = nxt[1]
+        while nxt is not None:
+            ts = nxt[1]
+            if ts > to_ns:
+                break
+            if ts != instant:  # the previous instant is complete: settle any cross it left
+                bid_key, ask_key = book.bid_key, book.ask_key
+                if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
+                    self._uncross(events)
+                instant = ts
             count += 1
-            self.last_ts = nxt[1]
+            if nxt[0] == UPDATE:
+                price, lots = nxt[4], nxt[5]
+                if nxt[3] == BUY:
+                    sizes, depth, level = sizes_b, depth_b.get(price), bids.get(-price)
+                else:
+                    sizes, depth, level = sizes_a, depth_a.get(price), asks.get(price)
+                if level is not None and depth is not None and lots and depth.status == ACTIVE:
+                    # the common case: a level's recorded size changes (users resting there move first)
+                    if len(level.orders) > 1:
+                        self._queue_depth(level, sizes[price], lots)
+                    sizes[price] = lots
+                    delta = lots - depth.remaining
+                    if delta and depth.execution is None:
+                        # _resize of an untouched depth order, inline: its hold is what its lots cost
+                        if depth.side == SELL:
+                            base_bal.hold += delta * base_per_lot
+                        else:
+                            p = depth.price
+                            quote_bal.hold += -(-lots * p * num // den) + (-depth.remaining * p * num // den)
+                        depth.remaining = lots
+                        level.qty += delta
+                    elif delta:
+                        self._resize(depth, lots, level)
+                    nxt = next(pull, None)
+                    continue
+                if ts > clock.now:
+                    clock.now = ts
+                if level is None and lots and depth is None:  # a new level with no user there
+                    sizes[price] = lots
+                    self._new_depth(nxt[3], price, lots)
+                elif level is not None and not lots and depth is not None and len(level.orders) == 1 \
+                        and depth.status == ACTIVE:  # a level holding only its depth order goes
+                    del sizes[price]
+                    self._retire(depth, level)
+                else:
+                    self._set_level(nxt[3], price, lots, events)
+            else:
+                if ts > clock.now:
+                    clock.now = ts
+                if nxt[0] == TRADE:
+                    self._trade(nxt[3], nxt[4], nxt[5], events)
+                else:
+                    self._snapshot(nxt[3], nxt[4], events)
             nxt = next(pull, None)
+        if instant > clock.now:
+            clock.now = instant
         self._next = nxt
         self.applied += count
-        self._uncross(events)
-        events.append(("depth", self.venue.clock.stamp(), self.instrument.id))
+        self.last_ts = instant
+        bid_key, ask_key = book.bid_key, book.ask_key
+        if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
+            self._uncross(events)
+        events.append(("depth", clock.stamp(), self.instrument.id))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);
@@ -216,9 +277,9 @@ class RecordedMarket:
     def _pos(self, level: "Level", order: Order) -> QueuePos:
         """The order's place, registered (or registered again after a modify that lost priority)."""
         pos = self.queue.get(order.id)
-        qty = order.qty
+        qty = order.remaining
         if pos is not None and pos.price == order.price and pos.qty >= qty:
-            pos.qty = qty
+            pos.qty = qty  # fills and a smaller modify keep the place; a price or size increase does not
             return pos
         front = 0
         depth = self.depth[order.side].get(order.price)
@@ -271,20 +332,38 @@ class RecordedMarket:
         self.book.add(order)
         self.depth[side][order.price] = order
 
-    def _resize(self, depth: Order, lots: int) -> None:
+    def _resize(self, depth: Order, lots: int, level: "Level | None" = None) -> None:
+        """Set a live depth order's open quantity (and its hold, and its level's total)."""
         delta = lots - depth.remaining
         if not delta:
             return
-        self._hold(depth, -1)
-        depth.remaining = lots
-        self._hold(depth, 1)
-        book = self.book
-        level = (book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price])
+        if depth.execution is None:
+            # _hold's untouched case, inline (this runs for most recorded updates)
+            inst = self.instrument
+            if depth.side == SELL:
+                self._base_bal.hold += delta * inst.base_per_lot
+            else:
+                num, den, price = inst.notional_num, inst.notional_den, depth.price
+                self._quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
+            depth.remaining = lots
+        else:
+            self._hold(depth, -1)
+            depth.remaining = lots
+            self._hold(depth, 1)
+        if level is None:
+            book = self.book
+            level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
         level.qty += delta
 
-    def _retire(self, depth: Order) -> None:
-        """The level is gone from the recording: the depth order leaves quietly."""
-        self.book.remove(depth, depth.remaining)
+    def _retire(self, depth: Order, level: "Level | None" = None) -> None:
+        """The level is gone from the recording: the depth order leaves quietly. ``level``: its level,
+        when the caller knows the depth order is the only order there."""
+        book = self.book
+        if level is None or book.opening is not None:
+            book.remove(depth, depth.remaining)
+        else:  # the level goes with it
+            book.drop_level(book.bids if depth.side == BUY else book.asks, -depth.price if depth.side == BUY
+                            else depth.price)
         self._hold(depth, -1)
         depth.status = CANCELED
         cp = self.counterparty
@@ -293,6 +372,17 @@ class RecordedMarket:
         del self.depth[depth.side][depth.price]
 
     def _hold(self, order: Order, sign: int) -> None:
+        """Take (``sign`` 1) or release (-1) what a working order of the counterparty holds."""
+        if order.execution is None:
+            # nothing traded yet and no fee (its rates are 0): the hold is what its open lots cost
+            if order.side == BUY:
+                inst = self.instrument
+                cost = -(-order.remaining * order.price * inst.notional_num // inst.notional_den)
+                self._quote_bal.hold += cost if sign > 0 else -cost
+            else:
+                units = order.remaining * self.instrument.base_per_lot
+                self._base_bal.hold += units if sign > 0 else -units
+            return
         asset_id, held, fee_held = order_hold(order)
         if held:
             bal = balance(self.counterparty, asset_id)

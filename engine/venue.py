@@ -212,10 +212,14 @@ class Venue:
             if self._next_housekeeping < due:
                 due, kind = self._next_housekeeping, "housekeeping"
             feed_due = None
+            bound = due  # a feed applies everything before the next other thing due
             for feed in self.feeds:
                 ts = feed.next_ts
                 if ts is not None and ts < due:
+                    bound = due
                     due, kind, feed_due = ts, "feed", feed
+                elif ts is not None and ts < bound:
+                    bound = ts
             if not kind:
                 break
             clock.advance(due)
@@ -223,7 +227,7 @@ class Venue:
                 _, _, action, payload = heapq.heappop(self._timers)
                 self._fire(action, payload, events)
             elif feed_due is not None:
-                feed_due.apply_until(due, events)
+                feed_due.apply_until(bound - 1, events)
             elif kind == "expiry":
                 order = self.gtc_queue.popleft()
                 if order.status in WORKING:

@@ -2,11 +2,13 @@
 
 Contract:
 - The scenario runs as ``cefisim replay`` runs it (same venue, same runner, same seed). One
-  instrument is recorded: a snapshot of its book at the start, then after every submission that
-  changed it, a ``trade`` per trade (aggressor side = the incoming order's side) and an ``update``
-  per price level whose total size changed, bids before asks, best first.
+  instrument is recorded: a snapshot of its book at the start, a ``trade`` per trade as it happens
+  (aggressor side = the incoming order's side), and at the end of every engine instant an ``update``
+  per price level whose total size changed across the instant, bids before asks, best first (as a
+  feed publishes a diff per message: a market maker's cancel-and-replace is one change of size, not
+  the level going and coming back).
 - Exchange time of a trade is its engine timestamp; of a level update, the timestamp of the last event
-  of the submission. A scenario has no network: ``local_ts`` equals ``ts``.
+  of the instant. A scenario has no network: ``local_ts`` equals ``ts``.
 - The same scenario gives byte-identical files.
 """
 
@@ -59,17 +61,12 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
         start = venue.clock.now
         writer.write((SNAPSHOT, start, start, tuple(bids.items()), tuple(asks.items())), where)
         last = [bids, asks]
+        instant = [start, start]  # the engine time being recorded, and its last event's timestamp
 
-        def on_step(at: int, cmd: Command, result: Result) -> None:
-            events = result.events
-            if not events:
-                return
-            for ev in events:
-                if ev[0] == "trade" and ev[3] == inst_id:
-                    ts = ev[1]
-                    writer.write((TRADE, ts, ts, _taker_side(venue, result, ev[7]), ev[4], ev[5]), where)
-            ts = events[-1][1]
+        def flush() -> None:
+            """The instant is over: one update per level whose total size changed across it."""
             now = book_levels(venue, inst_id)
+            ts = instant[1]
             for side, old, new in ((BUY, last[0], now[0]), (SELL, last[1], now[1])):
                 if old == new:
                     continue
@@ -80,7 +77,21 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
                         writer.write((UPDATE, ts, ts, side, price, lots), where)
             last[0], last[1] = now
 
+        def on_step(at: int, cmd: Command, result: Result) -> None:
+            if at != instant[0]:
+                flush()
+                instant[0] = at
+            events = result.events
+            if not events:
+                return
+            for ev in events:
+                if ev[0] == "trade" and ev[3] == inst_id:
+                    ts = ev[1]
+                    writer.write((TRADE, ts, ts, _taker_side(venue, result, ev[7]), ev[4], ev[5]), where)
+            instant[1] = events[-1][1]
+
         runner.run(until_ns, on_step)
+        flush()
         writer.close()
     return writer.count
 

@@ -91,7 +91,7 @@ def scan(files: tuple[str, ...], fmt: str, inst: Instrument) -> tuple[int, int, 
     return count, first, last
 
 
-def _mapped(spec: RecordedSpec, start_ns: int, inst: Instrument) -> Iterator[tuple]:
+def mapped_events(spec: RecordedSpec, start_ns: int, inst: Instrument) -> Iterator[tuple]:
     to_engine = spec.engine_ns
     for ev in recorded_events(spec.files, spec.fmt, inst.price_grid, inst.qty_grid):
         if ev[0] == SNAPSHOT:
@@ -100,18 +100,20 @@ def _mapped(spec: RecordedSpec, start_ns: int, inst: Instrument) -> Iterator[tup
             yield (ev[0], to_engine(start_ns, ev[1]), to_engine(start_ns, ev[2]), ev[3], ev[4], ev[5])
 
 
-def attach(venue: Venue, spec: RecordedSpec, start_ns: int) -> RecordedMarket:
-    """Add the counterparty and the recorded market of ``spec`` to a venue being built."""
+def attach(venue: Venue, spec: RecordedSpec, start_ns: int, events: Iterator[tuple] | None = None) -> RecordedMarket:
+    """Add the counterparty and the recorded market of ``spec`` to a venue being built; ``events``
+    (engine tuples in engine time) replace the file's (the benchmark replays a list from memory)."""
     inst = venue.instruments[spec.instrument_id]
     cp = Client(spec.counterparty_id, f"recorded-{inst.symbol}")
     venue.add_client(cp)
     venue.credit(cp.id, inst.base.id, COUNTERPARTY_FUNDS)
     venue.credit(cp.id, inst.quote.id, COUNTERPARTY_FUNDS)
     model = queue_model(spec.queue_model, spec.power_n)
-    market = RecordedMarket(venue, inst.id, cp, _mapped(spec, start_ns, inst), model, spec.impact,
+    stream = mapped_events(spec, start_ns, inst) if events is None else events
+    market = RecordedMarket(venue, inst.id, cp, stream, model, spec.impact,
                             name=str(Path(spec.files[0]).name))
     venue.add_feed(market)
     return market
 
 
-__all__ = ["RecordedSpec", "attach", "scan", "recorded_events", "FORMATS", "QUEUE_MODELS"]
+__all__ = ["RecordedSpec", "attach", "scan", "recorded_events", "mapped_events", "FORMATS", "QUEUE_MODELS"]
