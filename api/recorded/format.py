@@ -51,12 +51,16 @@ class RecordingError(ValueError):
 
 
 def open_text(path: str | Path) -> IO[bytes]:
-    """The file's bytes, gunzipped when it starts with the gzip magic number."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
+    """The file's bytes, gunzipped when it starts with the gzip magic number; RecordingError
+    naming the file when it cannot be opened."""
+    try:
+        with open(path, "rb") as probe:
+            magic = probe.read(2)
+        if magic == b"\x1f\x8b":
+            return gzip.open(path, "rb")  # type: ignore[return-value]
+        return open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
+    except OSError as exc:
+        raise RecordingError(f"{path}: {exc.strerror}") from None
 
 
 class BookCheck:
@@ -148,28 +152,24 @@ class LineParser:
         return out[0], out[1]
 
     def price(self, text: object, what: str = "price") -> int:
+        return self._units(text, what, self.price_grid, "price", True)
+
+    def size(self, text: object, positive: bool) -> int:
+        return self._units(text, "size", self.qty_grid, "size", positive)
+
+    @staticmethod
+    def _units(text: object, what: str, grid: Grid, grid_name: str, positive: bool) -> int:
+        """A decimal string as whole increments of ``grid`` (ValueError naming ``what`` otherwise)."""
         if not isinstance(text, str):
             raise ValueError(f"{what} must be a decimal string, got {text!r}")
         if text.startswith("-"):
             raise ValueError(f"negative {what} {text}")
-        ticks, _ = self.price_grid.parse(text)
-        if ticks is None:
-            raise ValueError(f"{what} {text!r} is not a decimal string on the price grid {self.price_grid.text}")
-        if ticks <= 0:
+        units, _ = grid.parse(text)
+        if units is None:
+            raise ValueError(f"{what} {text!r} is not a decimal string on the {grid_name} grid {grid.text}")
+        if positive and units <= 0:
             raise ValueError(f"{what} must be positive, got {text}")
-        return ticks
-
-    def size(self, text: object, positive: bool) -> int:
-        if not isinstance(text, str):
-            raise ValueError(f"size must be a decimal string, got {text!r}")
-        if text.startswith("-"):
-            raise ValueError(f"negative size {text}")
-        lots, _ = self.qty_grid.parse(text)
-        if lots is None:
-            raise ValueError(f"size {text!r} is not a decimal string on the size grid {self.qty_grid.text}")
-        if positive and lots <= 0:
-            raise ValueError(f"size must be positive, got {text}")
-        return lots
+        return units
 
     def side(self, value: object, sides: dict[str, str]) -> str:
         side = sides.get(value) if isinstance(value, str) else None
@@ -244,11 +244,7 @@ def read_events(
     ``header``, when given, is filled with the file's header as soon as the first line is read.
     """
     name = str(path)
-    try:
-        stream = open_text(path)
-    except OSError as exc:
-        raise RecordingError(f"{name}: {exc.strerror}") from None
-    with stream:
+    with open_text(path) as stream:
         lineno = 0
         try:
             first = stream.readline()

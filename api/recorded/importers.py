@@ -54,11 +54,7 @@ def _us(text: str, column: str) -> int:
 def tardis(path: str | Path) -> Iterator[Sourced]:
     """Events of one Tardis CSV file: ``incremental_book_L2`` or ``trades``."""
     name = str(path)
-    try:
-        stream = open_text(path)
-    except OSError as exc:
-        raise RecordingError(f"{name}: {exc.strerror}") from None
-    with stream:
+    with open_text(path) as stream:
         rows = csv.reader(io.TextIOWrapper(stream, encoding="utf-8", newline=""))
         try:
             head = next(rows, None)
@@ -145,12 +141,8 @@ def _tardis_trades(name: str, rows: Any, col: dict[str, int]) -> Iterator[Source
 def binance(path: str | Path) -> Iterator[Sourced]:
     """Events of one file of Binance stream messages, one JSON object per line."""
     name = str(path)
-    try:
-        stream = open_text(path)
-    except OSError as exc:
-        raise RecordingError(f"{name}: {exc.strerror}") from None
     state = _BinanceState()
-    with stream:
+    with open_text(path) as stream:
         for lineno, line in enumerate(stream, 1):
             if not line.strip():
                 continue
