@@ -32,8 +32,9 @@ from typing import IO, Any
 
 import orjson
 
-from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
 from cefisim.engine.journal import from_record, to_record
+from cefisim.engine.recorded import latency_draw
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
 from . import snapshot
@@ -78,6 +79,7 @@ class Simulation:
         self._recovering = False
         self.recovered_commands = 0
         self._on_result = on_result
+        self._latency_spread = scenario.order_latency_range()
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         existing = self._read_journal() if self.journal_path else None
@@ -189,9 +191,14 @@ class Simulation:
     # --- the one way in ---------------------------------------------------------------------------
 
     def submit(self, cmd: Command) -> Result:
-        """Apply an external command (request or control plane) now."""
+        """Apply an external command (request or control plane) now. With a recorded source's order
+        latency drawn per command, an order command is preceded by its own journaled SetLatency."""
         at = self.now_ns()
         self._catch_up(at)
+        spread = self._latency_spread
+        if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
+            lat = latency_draw(self.scenario.seed, self.venue, *spread)
+            self._apply(SetLatency(lat, lat, lat), at)
         return self._apply(cmd, at)
 
     def advance(self, to_ns: int) -> Result:

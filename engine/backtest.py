@@ -26,7 +26,8 @@ Contract:
   acknowledged that much engine time later: the harness submits ``SetLatency(n, n, n)`` before each
   and restores the venue's previous setting after it (both journaled). Meanwhile the order is
   NEW_PENDING / MODIFY_PENDING / CANCEL_PENDING with its hold taken, and the book keeps trading
-  against the old terms: the venue's own latency model (``docs/matching.md``).
+  against the old terms: the venue's own latency model (``docs/matching.md``). ``latency_draw``, when
+  given, gives each command its own latency the same way (a seeded distribution).
 - Feed latency (``feed_latency_ns``, a recorded market's ``feed_latency_ms``): a book change the
   harness would publish at ``t`` reaches ``on_book`` at ``t + feed_latency_ns``, and ``view()`` (the
   book the strategy reads) shows the snapshot last delivered; fills are not delayed.
@@ -47,7 +48,7 @@ O(depth) per touched, watched instrument to decide whether its book changed.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -111,12 +112,14 @@ class Harness:
         depth: int = DEFAULT_DEPTH,
         sample_every_ns: int | None = None,
         feed_latency_ns: int = 0,
+        latency_draw: Callable[[], int] | None = None,
     ) -> None:
         self.venue = venue
         self.runner = runner
         self.client = venue.clients[client_id]
         self.driver = driver
         self.latency_ns = latency_ns
+        self.latency_draw = latency_draw  # a latency per command (a seeded distribution), else latency_ns
         self.depth = depth
         self.instruments: list["Instrument"] = list(venue.instruments.values())
         wanted = set(venue.instruments if watch is None else watch)
@@ -161,7 +164,7 @@ class Harness:
         """Apply one of the strategy's commands at the current instant (with its latency)."""
         assert getattr(cmd, "client_id", self.client.id) == self.client.id, "the strategy acts for its own client"
         venue = self.venue
-        lat = self.latency_ns
+        lat = self.latency_ns if self.latency_draw is None else self.latency_draw()
         prev = (venue.latency_entry_ns, venue.latency_modify_ns, venue.latency_cancel_ns)
         toggle = lat is not None and prev != (lat, lat, lat)
         if toggle:

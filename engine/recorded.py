@@ -35,6 +35,7 @@ level) when users rest there; a trade O(levels through + own orders touched).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -495,4 +496,14 @@ class RecordedMarket:
                 assert pos.front >= 0 and pos.traded >= 0, pos
 
 
-__all__ = ["RecordedMarket", "QueuePos"]
+def latency_draw(seed: int, venue: "Venue", lo: int, hi: int) -> int:
+    """An order latency from ``lo`` to ``hi`` ns (uniform) for the next command: a function of the
+    seed and of the venue's state (next order id, next timestamp), so the same run draws the same
+    latencies and a venue rebuilt from its journal goes on drawing what it would have drawn."""
+    if hi <= lo:
+        return lo
+    key = f"cefisim-latency:{seed}:{venue.next_order_id}:{venue.clock.peek()}".encode()
+    return lo + int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % (hi - lo + 1)
+
+
+__all__ = ["RecordedMarket", "QueuePos", "latency_draw"]

@@ -51,6 +51,7 @@ class RecordedSpec:
     power_n: int = 3
     impact: bool = True
     feed_latency_ns: int = 0
+    order_latency: tuple[int, int] | None = None  # ns: (lo, hi), a constant when lo == hi
     first_ts: int = 0  # the recording's first exchange time (scan)
     last_ts: int = 0
 

@@ -31,7 +31,7 @@ SETTINGS_KEYS = (
 LATENCY_KEYS = ((), ("entry_ms", "modify_ms", "cancel_ms"))
 RECORDED_KEYS = (
     ("instrument", "file"),
-    ("format", "offset", "speed", "queue_model", "power_n", "impact", "feed_latency_ms", "note"),
+    ("format", "offset", "speed", "queue_model", "power_n", "impact", "feed_latency_ms", "order_latency_ms", "note"),
 )
 API_KEY_KEYS = (
     ("key_id", "kind", "public_key"), ("user_id", "client_id", "users", "name", "revoked", "expires_at"),

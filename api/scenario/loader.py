@@ -97,6 +97,7 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
         agents = [a for a in self.section(top, "agents", self.agent) if a is not None]
         end_ns = self.get(top, "end", "$", self.time)
         recorded = [r for r in self.section(top, "recorded", self.recorded_source) if r is not None]
+        latency = self.recorded_latency(recorded, latency)
         self.check_unique(top)
         if self.problems:
             raise ScenarioError(self.problems)

@@ -171,6 +171,13 @@ class Scenario:
             self, start_ns=self.start_ns + delta_ns, end_ns=self.end_ns + delta_ns, events=events, agents=agents
         )
 
+    def order_latency_range(self) -> tuple[int, int] | None:
+        """A recorded source's order latency drawn per command, (lo, hi) ns; None when constant."""
+        for spec in self.recorded:
+            if spec.order_latency is not None and spec.order_latency[0] < spec.order_latency[1]:
+                return spec.order_latency
+        return None
+
     def asset_id(self, ref: str) -> int | None:
         """An asset id from an id or a name."""
         return self._names.get("asset", {}).get(ref)

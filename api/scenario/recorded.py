@@ -38,6 +38,7 @@ class _RecordedSections(_ParserBase):
         power_n = self.get(d, "power_n", path, lambda v, p: self.integer(v, p, 1, 16), default=3)
         impact = self.get(d, "impact", path, self.boolean, default=True)
         feed = self.get(d, "feed_latency_ms", path, self.millis, default=0)
+        order_latency = self.get(d, "order_latency_ms", path, self.latency_range)
         self.get(d, "note", path, self.string)
         if inst is not None and inst.id in taken:
             self.err(_join(path, "instrument"), f"{inst.symbol} already has a recorded source")
@@ -59,7 +60,38 @@ class _RecordedSections(_ParserBase):
         return RecordedSpec(
             index=index, instrument_id=inst.id, files=files, fmt=fmt, offset_ns=offset, speed=speed,
             queue_model=model, power_n=power_n, impact=impact, feed_latency_ns=feed, first_ts=first, last_ts=last,
+            order_latency=order_latency,
         )
+
+    def latency_range(self, value: object, path: str) -> tuple[int, int] | None:
+        """Milliseconds, or ``{"min": ms, "max": ms}`` for a seeded uniform draw per command."""
+        if not isinstance(value, dict):
+            ns = self.millis(value, path)
+            return None if ns is None else (ns, ns)
+        d = self.obj(value, path, (("min", "max"), ()))
+        assert d is not None
+        lo = self.get(d, "min", path, self.millis)
+        hi = self.get(d, "max", path, self.millis)
+        if lo is None or hi is None:
+            return None
+        if hi < lo:
+            self.err(_join(path, "max"), "must be at least min")
+            return None
+        return lo, hi
+
+    def recorded_latency(
+        self, recorded: list[RecordedSpec], latency: tuple[int, int, int] | None
+    ) -> tuple[int, int, int] | None:
+        """The venue's order latency: ``settings.latency``, or a recorded source's constant one."""
+        for spec in recorded:
+            if spec.order_latency is None or spec.order_latency[0] != spec.order_latency[1]:
+                continue
+            if latency is not None:
+                self.err(f"$.recorded[{spec.index}].order_latency_ms", "the order latency is already set "
+                         "(settings.latency or another recorded source): set it once")
+                continue
+            latency = (spec.order_latency[0],) * 3
+        return latency
 
     def recorded_files(self, value: object, path: str) -> tuple[str, ...] | None:
         names = value if isinstance(value, list) else [value]

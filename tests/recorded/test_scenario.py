@@ -112,3 +112,36 @@ def test_a_recorded_replay_conserves_every_asset_and_fills_through_the_venue() -
     assert {f.order.side for f in alice.fills} == {BUY, SELL}
     assert all(f.liq_flag == "MAKER" for f in alice.fills)
     assert COUNTERPARTY_BASE in venue.clients
+
+
+def test_a_constant_order_latency_is_the_venues_and_refused_twice(tmp_path: Path) -> None:
+    item = {"instrument": "BTC-USD", "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),
+            "order_latency_ms": 5}
+    scenario = load_scenario(write(tmp_path, [item]))
+    assert scenario.latency_ns == (5_000_000,) * 3 and scenario.order_latency_range() is None
+    with pytest.raises(ScenarioError, match=r"\$\.recorded\[0\]\.order_latency_ms: the order latency is already set"):
+        load_scenario(write(tmp_path, [item], settings={"latency": {"entry_ms": 1}}))
+    with pytest.raises(ScenarioError, match=r"order_latency_ms\.max: must be at least min"):
+        load_scenario(write(tmp_path, [{**item, "order_latency_ms": {"min": 5, "max": 1}}]))
+
+
+def test_a_latency_distribution_draws_per_command_the_same_every_run(tmp_path: Path) -> None:
+    from cefisim.api.sim import Simulation
+    from cefisim.engine.commands import PlaceOrder
+
+    item = {"instrument": "BTC-USD", "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),
+            "order_latency_ms": {"min": "1", "max": "20"}}
+    scenario = load_scenario(write(tmp_path, [item]))
+    assert scenario.order_latency_range() == (1_000_000, 20_000_000)
+    runs = []
+    for k in range(2):
+        journal = tmp_path / f"j{k}.jsonl"
+        sim = Simulation(scenario, clock="virtual", journal_path=journal)
+        for i in range(5):
+            sim.advance(scenario.start_ns + (i + 1) * 10**9)
+            sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", "29000.00"))
+        sim.close()
+        runs.append(journal.read_bytes().split(b"\n", 1)[1])
+    assert runs[0] == runs[1]
+    latencies = [line for line in runs[0].split(b"\n") if b'"latency"' in line]
+    assert len(latencies) == 5 and len(set(latencies)) > 1
