@@ -171,3 +171,57 @@ def test_risk_averse_never_fills_before_the_quantity_ahead_has_traded(first: int
         assert order.executed <= max(0, traded - min(ahead, smallest)), (order, traded, ahead, smallest)
         sim.check()
     assert sim.v.asset_totals() == totals
+
+
+_action = st.one_of(
+    st.tuples(st.just("update"), st.sampled_from([BUY, SELL]), st.integers(0, 5), st.integers(0, 8)),
+    st.tuples(st.just("trade"), st.sampled_from([BUY, SELL]), st.integers(0, 5), st.integers(1, 8)),
+    st.tuples(st.just("limit"), st.sampled_from([BUY, SELL]), st.integers(-3, 8), st.integers(1, 8)),
+    st.tuples(st.just("market"), st.sampled_from([BUY, SELL]), st.just(0), st.integers(1, 12)),
+    st.tuples(st.just("cancel"), st.just(BUY), st.integers(0, 30), st.just(0)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_action, max_size=40), st.sampled_from(["risk_averse", "power", "log"]), st.booleans(),
+       st.sampled_from([0, 2_000_000]))
+def test_random_recorded_markets_and_users_keep_every_invariant(actions: list, model: str, impact: bool,
+                                                                 latency: int) -> None:
+    """Recorded updates and trades (bids below P + 3, asks from P + 3: never crossed) interleaved with
+    two users' limits, markets and cancels: every invariant holds after every step, every asset is
+    conserved."""
+    events: list[tuple] = []
+    k = 1
+    for kind, side, off, lots in actions:
+        if kind in ("update", "trade"):
+            price = P - off if side == BUY else P + 3 + off
+            if kind == "trade":  # the aggressor of a trade at a bid price sells
+                side = SELL if side == BUY else BUY
+            events.append((UPDATE if kind == "update" else TRADE, at(k), at(k), side, price, lots))
+            k += 1
+    sim, mkt = recorded(events, queue_model(model), impact)
+    sim.latency(latency, latency, latency)
+    totals = sim.v.asset_totals()
+    placed: list[int] = []
+    k = 1
+    for i, (kind, side, off, lots) in enumerate(actions):
+        client = ALICE if i % 2 else 200
+        if kind in ("update", "trade"):
+            sim.advance_to(at(k))
+            k += 1
+        elif kind == "limit":
+            price = P + off * 50
+            result = sim.limit(client, side, f"0.{lots:04d}", f"{price // 100}.{price % 100:02d}")
+            if result.order is not None:
+                placed.append(result.order.id)
+        elif kind == "market":
+            sim.market(client, side, f"0.{lots:04d}")
+        elif placed:
+            oid = placed[off % len(placed)]
+            owner = next(c for c in (ALICE, 200) if oid in sim.v.clients[c].orders)
+            sim.cancel(owner, oid)
+        sim.check()
+        assert sim.v.asset_totals() == totals
+    sim.advance(10 * SECOND)
+    sim.check()
+    assert sim.v.asset_totals() == totals
