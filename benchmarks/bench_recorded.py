@@ -18,7 +18,8 @@ Workloads (sizes full / --quick):
             whole loop in CPU time, and the strategy's own turns (deciding and sending its orders)
             separately: ``events_per_s`` = recorded events / (loop - strategy turns), the replay with
             its queue bookkeeping, fills and acknowledgements; ``events_per_s_with_strategy`` counts
-            the strategy's turns too.
+            the strategy's turns too; ``events_per_s_no_strategy`` is the same replay with nobody
+            trading (the clock still moves every 100 ms).
   floor     ``benchmarks/floor_book.py`` on the same level updates, each one level write with the
             floor's own primitives: cancel the level's order if it has one, place the new size if it
             is not 0 (trades are not level writes: skipped). ``floor_add_ops_per_s`` = level updates /
@@ -110,7 +111,7 @@ def touch(market: RecordedMarket, levels: Any) -> int | None:
 class Quoter:
     """The strategy: one bid at the best recorded bid, one ask at the best recorded ask."""
 
-    def __init__(self, venue: Venue, market: RecordedMarket, client_id: int) -> None:
+    def __init__(self, venue: Venue, market: RecordedMarket, client_id: int, quoting: bool = True) -> None:
         self.venue = venue
         self.market = market
         self.client = venue.clients[client_id]
@@ -118,6 +119,7 @@ class Quoter:
         self.quotes: dict[str, Any] = {BUY: None, SELL: None}
         self.commands = 0
         self.position = 0  # lots bought minus sold
+        self.quoting = quoting  # False: only the clock moves (the replay alone, for comparison)
 
     def act(self, now: int) -> None:
         venue, book = self.venue, self.market.book
@@ -156,17 +158,19 @@ class Quoter:
                 for f in fills[seen:]:
                     self.position += f.qty if f.order.side == BUY else -f.qty
                 seen = len(fills)
-            self.act(t)
+            if self.quoting:
+                self.act(t)
             in_strategy += clock() - t0
         return in_strategy
 
 
-def run_recorded(scenario: Scenario, events: list[tuple], gc_on: bool) -> tuple[float, dict[str, Any]]:
+def run_recorded(scenario: Scenario, events: list[tuple], gc_on: bool, quoting: bool = True
+                 ) -> tuple[float, dict[str, Any]]:
     """(CPU seconds of the replay without the strategy's own turns, figures of the run)."""
     venue, market = build(scenario, events)
     client_id = scenario.client_id("alice")
     assert client_id is not None
-    quoter = Quoter(venue, market, client_id)
+    quoter = Quoter(venue, market, client_id, quoting)
     totals = venue.asset_totals()
     start_usd = venue.clients[client_id].balances[2].total
     start_btc = venue.clients[client_id].balances[1].total
@@ -270,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     run_floor(events[: len(events) // 10], args.gc_on)
     run_floor_adds(events[: len(events) // 10], args.gc_on)
     rec_t: list[float] = []
+    alone_t: list[float] = []
     write_t: list[float] = []
     add_t: list[float] = []
     figures: dict[str, Any] = {}
@@ -277,11 +282,13 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(reps):
         took, figures = run_recorded(scenario, events, args.gc_on)
         rec_t.append(took)
+        alone_t.append(run_recorded(scenario, events, args.gc_on, quoting=False)[0])
         took, writes = run_floor(events, args.gc_on)
         write_t.append(took)
         took, adds = run_floor_adds(events, args.gc_on)
         add_t.append(took)
     events_per_s = len(events) / median(rec_t)
+    alone_per_s = len(events) / median(alone_t)
     writes_per_s = writes / median(write_t)
     adds_per_s = adds / median(add_t)
     ratio = median((len(events) / r) / (adds / a) for r, a in zip(rec_t, add_t))
@@ -293,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
           f"events: the clock advances that apply them, the fills and acknowledgements they bring")
     print(f"{'  + strategy':<13} {figures['commands']:>9,} {with_strategy:>11,.0f} {1e6 / with_strategy:>8.2f}   "
           f"events per second counting the strategy's own turns too (its commands: the first column)")
+    print(f"{'  no strategy':<13} {'':>9} {alone_per_s:>11,.0f} {1e6 / alone_per_s:>8.2f}   "
+          f"the same recording with nobody trading (the clock still advances every 100 ms)")
     print(f"{'floor adds':<13} {adds:>9,} {adds_per_s:>11,.0f} {1e6 / adds_per_s:>8.2f}   "
           f"the non-zero level updates as non-crossing adds")
     print(f"{'floor writes':<13} {writes:>9,} {writes_per_s:>11,.0f} {1e6 / writes_per_s:>8.2f}   "
@@ -302,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
           f"recorded / floor level writes: {ratio_writes:.2f}")
     out: dict[str, Any] = {
         "events_per_s": round(events_per_s), "events_per_s_with_strategy": round(with_strategy),
+        "events_per_s_no_strategy": round(alone_per_s),
         "floor_add_ops_per_s": round(adds_per_s),
         "floor_level_writes_per_s": round(writes_per_s), "ratio": round(ratio, 3),
         "ratio_level_writes": round(ratio_writes, 3), "target": TARGET, "events": len(events),

@@ -300,7 +300,7 @@ class RecordedMarket:
         """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
         model = self.model
         cp = self.counterparty
-        for order in list(level.orders.values()):
+        for order in level.orders.values():  # _pos never changes the level
             if order.client is cp:
                 continue
             pos = self._pos(level, order)
