@@ -40,10 +40,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .ledger import order_hold
-from .matching import balance, end_order, fill
-from .order import ACTIVE, BUY, CANCELED, FILLED, GTC, IOC, LIMIT, SELL, WORKING, Order
+from .matching import balance
+from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, WORKING, Order
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import SNAPSHOT, TRADE, UPDATE
+from .recorded_fills import ZERO_RATES, trade, uncross
 
 if TYPE_CHECKING:
     from .book import Level
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from .venue import Venue
 
 Event = tuple
-_ZERO_RATES = (0, 0)
 
 
 class QueuePos:
@@ -84,7 +84,7 @@ class RecordedMarket:
         self.instrument = venue.instruments[instrument_id]
         self.book = venue.books[instrument_id]
         self.counterparty = counterparty
-        counterparty.fee_overrides[instrument_id] = _ZERO_RATES
+        counterparty.fee_overrides[instrument_id] = ZERO_RATES
         self.model = queue_model or RiskAverse()
         self.impact = impact
         self.name = name
@@ -134,7 +134,7 @@ class RecordedMarket:
             if ts != instant:  # the previous instant is complete: settle any cross it left
                 bid_key, ask_key = book.bid_key, book.ask_key
                 if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
-                    self._uncross(events)
+                    uncross(self, events)
                 instant = ts
             count += 1
             if nxt[0] == UPDATE:
@@ -177,7 +177,7 @@ class RecordedMarket:
                 if ts > clock.now:
                     clock.now = ts
                 if nxt[0] == TRADE:
-                    self._trade(nxt[3], nxt[4], nxt[5], events)
+                    trade(self, nxt[3], nxt[4], nxt[5], events)
                 else:
                     self._snapshot(nxt[3], nxt[4], events)
             nxt = next(pull, None)
@@ -188,7 +188,7 @@ class RecordedMarket:
         self.last_ts = instant
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
-            self._uncross(events)
+            uncross(self, events)
         events.append(("depth", clock.stamp(), self.instrument.id))
 
     def queue_position(self, order: Order) -> int | None:
@@ -199,7 +199,7 @@ class RecordedMarket:
         level = levels.get(key)
         if level is None or level.orders.get(order.id) is not order:
             return None
-        return self._pos(level, order).front
+        return self.place_of(level, order).front
 
     # --- recorded events -----------------------------------------------------------------------
 
@@ -235,47 +235,9 @@ class RecordedMarket:
         else:
             self._retire(depth)
 
-    def _trade(self, side: str, price: int, lots: int, events: list[Event]) -> None:
-        """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
-        book = self.book
-        if side == SELL:
-            levels, limit = book.bids, -price  # bids at or above the price, best first
-        else:
-            levels, limit = book.asks, price
-        budget = lots
-        cp = self.counterparty
-        other = self.depth[BUY if side == SELL else SELL]
-        for key in list(levels.irange(maximum=limit)):
-            if not budget:
-                return
-            level = levels.get(key)
-            if level is None:
-                continue
-            depth = other.get(level.price)
-            if len(level.orders) <= (depth is not None and depth.status == ACTIVE):
-                continue  # only the recorded depth rests here
-            at_price = level.price == price
-            for order in [o for o in level.orders.values() if o.client is not cp]:
-                take = order.remaining
-                if at_price:
-                    # the trade passes every user's order at its price, filled or not
-                    pos = self._pos(level, order)
-                    pos.front -= lots
-                    pos.traded += lots
-                    if pos.front >= 0:
-                        continue
-                    if -pos.front < take:
-                        take = -pos.front
-                    pos.front = 0
-                if budget < take:
-                    take = budget
-                if take:
-                    self._fill_user(order, level, side, price, take, events)
-                    budget -= take
-
     # --- the users' places ---------------------------------------------------------------------
 
-    def _pos(self, level: "Level", order: Order) -> QueuePos:
+    def place_of(self, level: "Level", order: Order) -> QueuePos:
         """The order's place, registered (or registered again after a modify that lost priority)."""
         pos = self.queue.get(order.id)
         qty = order.remaining
@@ -303,7 +265,7 @@ class RecordedMarket:
         for order in level.orders.values():  # _pos never changes the level
             if order.client is cp:
                 continue
-            pos = self._pos(level, order)
+            pos = self.place_of(level, order)
             pos.front = model.depth(pos.front, prev, new, pos.traded)
             pos.traded = 0
 
@@ -326,7 +288,7 @@ class RecordedMarket:
         v.next_order_id = oid + 1
         order = Order(oid, cp, self.instrument, side, LIMIT, GTC, price, lots, v.clock.now, None, None)
         order.status = ACTIVE
-        self._hold(order, 1)
+        self.hold(order, 1)
         cp.orders[oid] = order
         counts = cp.open_orders
         counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
@@ -348,9 +310,9 @@ class RecordedMarket:
                 self._quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
             depth.remaining = lots
         else:
-            self._hold(depth, -1)
+            self.hold(depth, -1)
             depth.remaining = lots
-            self._hold(depth, 1)
+            self.hold(depth, 1)
         if level is None:
             book = self.book
             level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
@@ -365,14 +327,14 @@ class RecordedMarket:
         else:  # the level goes with it
             book.drop_level(book.bids if depth.side == BUY else book.asks, -depth.price if depth.side == BUY
                             else depth.price)
-        self._hold(depth, -1)
+        self.hold(depth, -1)
         depth.status = CANCELED
         cp = self.counterparty
         cp.open_orders[self.instrument.id] -= 1
         del cp.orders[depth.id]  # nobody looks it up: the counterparty has no API access
         del self.depth[depth.side][depth.price]
 
-    def _hold(self, order: Order, sign: int) -> None:
+    def hold(self, order: Order, sign: int) -> None:
         """Take (``sign`` 1) or release (-1) what a working order of the counterparty holds."""
         if order.execution is None:
             # nothing traded yet and no fee (its rates are 0): the hold is what its open lots cost
@@ -411,76 +373,11 @@ class RecordedMarket:
             elif lots:
                 self._new_depth(side, price, lots)
 
-    # --- fills ---------------------------------------------------------------------------------
-
-    def _aggressor(self, side: str, price: int, lots: int) -> Order:
-        """A one-off IOC order of the counterparty standing for the recorded aggressor."""
-        v = self.venue
-        cp = self.counterparty
-        oid = v.next_order_id
-        v.next_order_id = oid + 1
-        order = Order(oid, cp, self.instrument, side, LIMIT, IOC, price, lots, v.clock.stamp(), None, None)
-        order.status = ACTIVE
-        self._hold(order, 1)
-        cp.orders[oid] = order
-        counts = cp.open_orders
-        counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
-        return order
-
-    def _fill_user(self, order: Order, level: "Level", side: str, price: int, lots: int,
-                   events: list[Event]) -> None:
-        """``lots`` of the user's resting ``order`` trade with the recorded aggressor of ``side``."""
-        taker = self._aggressor(side, price, lots)
-        self._trade_against(taker, order, level, lots, events)
-        end_order(self.venue, taker, FILLED, None, events)
-
-    def _trade_against(self, taker: Order, order: Order, level: "Level", lots: int, events: list[Event]) -> None:
-        """One venue fill of ``lots`` between the counterparty's ``taker`` and the user's resting
-        ``order``, at the user's price; the user's order leaves the book when it is done."""
-        v = self.venue
-        fill(v, taker, order, lots, order.price, events, _ZERO_RATES, 0)
-        self.book.last_price = order.price
-        if order.remaining:
-            level.qty -= lots
-        else:
-            self.book.remove(order, lots)
-            end_order(v, order, FILLED, None, events)
-            self.queue.pop(order.id, None)
-
-    def _uncross(self, events: list[Event]) -> None:
-        """Recorded depth that crosses users' resting orders trades with them (users' prices)."""
-        book = self.book
-        while book.bid_key is not None and book.ask_key is not None and -book.bid_key >= book.ask_key:
-            bid_level, ask_level = book.bids[book.bid_key], book.asks[book.ask_key]
-            bid_depth = self.depth[BUY].get(bid_level.price)
-            ask_depth = self.depth[SELL].get(ask_level.price)
-            cp = self.counterparty
-            users_ask = next((o for o in ask_level.orders.values() if o.client is not cp), None)
-            users_bid = next((o for o in bid_level.orders.values() if o.client is not cp), None)
-            if bid_depth is not None and bid_depth.status == ACTIVE and users_ask is not None:
-                taker, order, level = bid_depth, users_ask, ask_level
-            elif ask_depth is not None and ask_depth.status == ACTIVE and users_bid is not None:
-                taker, order, level = ask_depth, users_bid, bid_level
-            else:
-                # users' orders crossing each other are the venue's own business (they match on
-                # entry); recorded depth never crosses itself at the end of an instant
-                raise AssertionError(f"book {book.instrument_id} crossed with no recorded depth in the cross")
-            lots = min(taker.remaining, order.remaining)
-            # the depth order trades as the aggressor: fill() adjusts its hold like any working order's
-            self._trade_against(taker, order, level, lots, events)
-            depth_level = book.bids[-taker.price] if taker.side == BUY else book.asks[taker.price]
-            if taker.remaining:
-                depth_level.qty -= lots
-            else:
-                book.remove(taker, lots)
-                end_order(self.venue, taker, FILLED, None, events)
-                del self.depth[taker.side][taker.price]
-
     # --- checks --------------------------------------------------------------------------------
 
     def check_invariants(self) -> None:
-        """Every live depth order rests at its level with no more than the recorded size (less only
-        where users took some: with ``impact``)."""
+        """Every live depth order rests at its level with no more than the recorded size (less where
+        users took some, until the level's next update or, without impact, the next event)."""
         book = self.book
         for side in (BUY, SELL):
             for price, depth in self.depth[side].items():
@@ -488,12 +385,9 @@ class RecordedMarket:
                     continue
                 assert book.contains(depth), f"depth order {depth!r} is not in the book"
                 recorded = self.sizes[side].get(price, 0)
-                assert 0 < depth.remaining, depth
-                assert depth.remaining <= recorded or not self.impact or depth.execution is None, (
-                    f"depth order {depth!r} holds more than the recorded {recorded}"
-                )
-            for pos in self.queue.values():
-                assert pos.front >= 0 and pos.traded >= 0, pos
+                assert 0 < depth.remaining <= recorded, f"depth order {depth!r} vs the recorded {recorded}"
+        for pos in self.queue.values():
+            assert pos.front >= 0 and pos.traded >= 0, pos
 
 
 def latency_draw(seed: int, venue: "Venue", lo: int, hi: int) -> int:
