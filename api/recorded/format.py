@@ -20,6 +20,7 @@ Contract (``docs/recorded.md`` is the user's description):
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -48,6 +49,10 @@ Event = tuple
 
 class RecordingError(ValueError):
     """Bad market data: ``file:line: reason``."""
+
+
+#: what reading a damaged file raises (a truncated or corrupt gzip stream, a disk error)
+READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def open_text(path: str | Path) -> IO[bytes]:
@@ -271,7 +276,7 @@ def read_events(
                 check.check(event, where)  # type: ignore[arg-type]
                 yield event  # type: ignore[misc]
             check.end_instant()
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except READ_ERRORS as exc:
             raise RecordingError(f"{name}:{lineno}: cannot read: {exc}") from None
 
 
@@ -336,4 +341,4 @@ def open_output(path: str | Path) -> IO[bytes]:
     return raw
 
 
-__all__ = ["RecordingError", "read_events", "Writer", "open_output", "open_text", "FORMAT", "VERSION", "FINEST"]
+__all__ = ["READ_ERRORS", "RecordingError", "read_events", "Writer", "open_output", "open_text", "FORMAT", "VERSION", "FINEST"]

@@ -35,7 +35,7 @@ import orjson
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 
-from .format import RecordingError, open_text
+from .format import READ_ERRORS, RecordingError, open_text
 
 Sourced = tuple[str, tuple]
 
@@ -60,6 +60,8 @@ def tardis(path: str | Path) -> Iterator[Sourced]:
             head = next(rows, None)
         except (UnicodeDecodeError, csv.Error) as exc:
             raise RecordingError(f"{name}:1: not a CSV file: {exc}") from None
+        except READ_ERRORS as exc:
+            raise RecordingError(f"{name}:1: cannot read: {exc}") from None
         if head is None:
             raise RecordingError(f"{name}:1: empty file (expected a Tardis CSV header row)")
         if all(c in head for c in BOOK_COLUMNS):
@@ -85,6 +87,8 @@ def _rows(name: str, rows: Any, width: int) -> Iterator[tuple[str, list[str]]]:
             yield f"{name}:{lineno}", row
     except (UnicodeDecodeError, csv.Error) as exc:
         raise RecordingError(f"{name}:{lineno + 1}: not CSV: {exc}") from None
+    except READ_ERRORS as exc:
+        raise RecordingError(f"{name}:{lineno + 1}: cannot read: {exc}") from None
 
 
 def _tardis_book(name: str, rows: Any, col: dict[str, int]) -> Iterator[Sourced]:
@@ -143,17 +147,21 @@ def binance(path: str | Path) -> Iterator[Sourced]:
     name = str(path)
     state = _BinanceState()
     with open_text(path) as stream:
-        for lineno, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            where = f"{name}:{lineno}"
-            try:
-                yield from ((where, ev) for ev in state.message(orjson.loads(line)))
-            except orjson.JSONDecodeError as exc:
-                raise RecordingError(f"{where}: not JSON: {exc}") from None
-            except (ValueError, TypeError, KeyError) as exc:
-                reason = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-                raise RecordingError(f"{where}: {reason}") from None
+        lineno = 0
+        try:
+            for lineno, line in enumerate(stream, 1):
+                if not line.strip():
+                    continue
+                where = f"{name}:{lineno}"
+                try:
+                    yield from ((where, ev) for ev in state.message(orjson.loads(line)))
+                except orjson.JSONDecodeError as exc:
+                    raise RecordingError(f"{where}: not JSON: {exc}") from None
+                except (ValueError, TypeError, KeyError) as exc:
+                    reason = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+                    raise RecordingError(f"{where}: {reason}") from None
+        except READ_ERRORS as exc:
+            raise RecordingError(f"{name}:{lineno + 1}: cannot read: {exc}") from None
 
 
 def _int(obj: dict[str, Any], key: str) -> int:

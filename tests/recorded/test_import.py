@@ -118,3 +118,23 @@ def test_the_shipped_recording_is_small_and_loads() -> None:
     header: dict = {}
     count = sum(1 for _ in read_events(path, header=header))
     assert header["symbol"] == "BTC-USD" and count > 10_000
+
+
+LONG_TARDIS = TARDIS_TRADES.split("\n", 1)[0] + "\n" + "".join(
+    f"binance,BTCUSDT,{1700000000000000 + i},{1700000000000000 + i},{i},buy,30000.5,0.{i % 97 + 1:03d}\n"
+    for i in range(3000)
+)
+LONG_BINANCE = "".join(
+    f'{{"e": "trade", "E": {1700000000000 + i}, "p": "30000.00", "q": "0.{i % 97 + 1:03d}", "m": true}}\n'
+    for i in range(3000)
+)
+
+
+@pytest.mark.parametrize(("fmt", "text"), [("tardis", LONG_TARDIS), ("binance", LONG_BINANCE)])
+def test_a_truncated_gzip_input_is_one_line_too(tmp_path: Path, capsys: pytest.CaptureFixture, fmt: str,
+                                                 text: str) -> None:
+    src = tmp_path / "in.gz"
+    src.write_bytes(gzip.compress(text.encode())[:1500])
+    assert main(["data", "convert", str(src), "--from", fmt, "--out", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "in.gz:" in err and "cannot read" in err and err.count("\n") == 1
