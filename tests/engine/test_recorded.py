@@ -179,6 +179,7 @@ _action = st.one_of(
     st.tuples(st.just("limit"), st.sampled_from([BUY, SELL]), st.integers(-3, 8), st.integers(1, 8)),
     st.tuples(st.just("market"), st.sampled_from([BUY, SELL]), st.just(0), st.integers(1, 12)),
     st.tuples(st.just("cancel"), st.just(BUY), st.integers(0, 30), st.just(0)),
+    st.tuples(st.just("modify"), st.sampled_from([BUY, SELL]), st.integers(0, 30), st.integers(1, 9)),
 )
 
 
@@ -188,8 +189,8 @@ _action = st.one_of(
 def test_random_recorded_markets_and_users_keep_every_invariant(actions: list, model: str, impact: bool,
                                                                  latency: int) -> None:
     """Recorded updates and trades (bids below P + 3, asks from P + 3: never crossed) interleaved with
-    two users' limits, markets and cancels: every invariant holds after every step, every asset is
-    conserved."""
+    two users' limits, markets, cancels and modifies: every invariant holds after every step, every
+    asset is conserved."""
     events: list[tuple] = []
     k = 1
     for kind, side, off, lots in actions:
@@ -219,9 +220,29 @@ def test_random_recorded_markets_and_users_keep_every_invariant(actions: list, m
         elif placed:
             oid = placed[off % len(placed)]
             owner = next(c for c in (ALICE, 200) if oid in sim.v.clients[c].orders)
-            sim.cancel(owner, oid)
+            if kind == "cancel":
+                sim.cancel(owner, oid)
+            else:  # a smaller quantity keeps the place; more, or another price (side picks), does not
+                order = sim.v.clients[owner].orders[oid]
+                price = order.price if side == BUY else order.price + 50
+                sim.modify(owner, oid, f"0.{lots:04d}", f"{price // 100}.{price % 100:02d}")
         sim.check()
         assert sim.v.asset_totals() == totals
     sim.advance(10 * SECOND)
     sim.check()
     assert sim.v.asset_totals() == totals
+
+
+def test_a_smaller_modify_keeps_the_place_a_larger_one_goes_to_the_back() -> None:
+    sim, mkt = recorded([BOOK, (UPDATE, at(3), at(3), BUY, P, 8), (UPDATE, at(5), at(5), BUY, P, 9)])
+    sim.advance_to(at(2))
+    order = sim.buy(ALICE, "0.0004", "30000.00").order
+    sim.advance_to(at(3))  # 3 more lots join behind the user
+    assert mkt.queue_position(order) == 5
+    sim.modify(ALICE, order.id, "0.0002", "30000.00")
+    assert mkt.queue_position(order) == 5
+    sim.modify(ALICE, order.id, "0.0006", "30000.00")  # more quantity: behind all 8 recorded lots
+    assert mkt.queue_position(order) == 8
+    sim.advance_to(at(5))
+    assert mkt.queue_position(order) == 8
+    sim.check()
