@@ -102,8 +102,11 @@ def trade_against(
 
 
 def uncross(m: "RecordedMarket", events: list[Event]) -> None:
-    """Recorded depth that crosses users' resting orders trades with them (users' prices)."""
+    """Recorded depth that crosses users' resting orders trades with them (users' prices). Not while
+    the instrument is OPENING: then nothing matches, and the venue's uncross decides at ACTIVE."""
     book = m.book
+    if book.opening is not None:
+        return
     while book.bid_key is not None and book.ask_key is not None and -book.bid_key >= book.ask_key:
         bid_level, ask_level = book.bids[book.bid_key], book.asks[book.ask_key]
         bid_depth = m.depth[BUY].get(bid_level.price)

@@ -246,3 +246,18 @@ def test_a_smaller_modify_keeps_the_place_a_larger_one_goes_to_the_back() -> Non
     sim.advance_to(at(5))
     assert mkt.queue_position(order) == 8
     sim.check()
+
+
+def test_an_opening_instrument_collects_recorded_depth_and_users_then_uncrosses() -> None:
+    sim, _ = recorded([BOOK, (UPDATE, at(3), at(3), SELL, P + 50, 2)])
+    sim.status(BTC_USD, "OPENING")
+    sim.advance_to(at(2))
+    order = sim.buy(ALICE, "0.0003", "30000.60").order
+    sim.advance_to(at(3))
+    assert order.executed == 0  # nothing matches while OPENING
+    sim.check()
+    sim.status(BTC_USD, "ACTIVE")
+    # the venue's uncross feeds the orders back in arrival order: the bid rests, then the recorded
+    # ask that came later trades with it at the bid's price
+    assert order.executed == 2 and sim.v.clients[ALICE].fills[-1].price == P + 60
+    sim.check()
