@@ -1,4 +1,4 @@
-"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``sign``.
+"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``data``, ``sign``.
 
 ``cefisim serve [--host 127.0.0.1] [--port 8080] [--scenario FILE] [--journal FILE] [--clock wall|virtual]``
 serves the emulator; with no scenario it loads ``scenarios/demo.json``. Scenario and journal problems
@@ -158,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         from .sweep import sweep_main
 
         return sweep_main(argv[1:])
+    sub.add_parser("data", help="convert or record market data (see `cefisim data --help`)", add_help=False)
+    if argv and argv[0] == "data":
+        from .recorded.cli import data_main
+
+        return data_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_main(args)

@@ -21,6 +21,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
 | GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET also reports the caps and the retained counts |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
+| GET | /_sim/recorded | recorded markets: the recording, the position in it, each own order's queue position |
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
+from .recorded.control import recorded_routes
 from .serialize import iso, ns
 from .snapshot import SnapshotError
 from .validate import F, ascii_digits, check_object, parse_json
@@ -276,7 +278,10 @@ async def journal(request: web.Request) -> web.StreamResponse:
 
 
 async def get_snapshot(request: web.Request) -> web.Response:
-    return respond(request.app[SIM].snapshot())
+    try:
+        return respond(request.app[SIM].snapshot())
+    except SnapshotError as exc:
+        raise Problem(409, "conflict", str(exc)) from None
 
 
 async def restore_snapshot(request: web.Request) -> web.Response:
@@ -363,4 +368,5 @@ def control_routes() -> list[web.RouteDef]:
         web.post("/_sim/snapshot", restore_snapshot),
         web.get("/_sim/retention", get_retention),
         web.post("/_sim/retention", set_retention),
+        *recorded_routes(),
     ]

@@ -32,8 +32,11 @@ from typing import IO, Any
 import orjson
 
 from cefisim.engine.clock import NS_PER_SECOND
-from cefisim.engine.commands import AdvanceClock, Command, SetStatusRetention
+from cefisim.engine.commands import (
+    AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency, SetStatusRetention,
+)
 from cefisim.engine.journal import to_record
+from cefisim.engine.recorded import latency_draw
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
 from . import snapshot
@@ -93,6 +96,7 @@ class Simulation:
         self._recovering = False
         self.recovered_commands = 0
         self._on_result = on_result
+        self._latency_spread = scenario.order_latency_range()
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
@@ -130,6 +134,9 @@ class Simulation:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/snapshot.py``)."""
+        if self.venue.feeds:
+            raise snapshot.SnapshotError("a recorded market cannot be snapshotted: its position in the "
+                                         "recording lives in the file; the journal restores it")
         header = {"scenario": str(self.scenario.source), "scenario_sha256": self.scenario_digest(),
                   "clock": self.clock_mode, "start_ns": self.start_ns}
         return snapshot.to_json({"venue": self.venue, "runner": self.runner}, header)
@@ -215,9 +222,14 @@ class Simulation:
     # --- the one way in ---------------------------------------------------------------------------
 
     def submit(self, cmd: Command) -> Result:
-        """Apply an external command (request or control plane) now."""
+        """Apply an external command (request or control plane) now. With a recorded source's order
+        latency drawn per command, an order command is preceded by its own journaled SetLatency."""
         at = self.now_ns()
         self._catch_up(at)
+        spread = self._latency_spread
+        if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
+            lat = latency_draw(self.scenario.seed, self.venue, *spread)
+            self._apply(SetLatency(lat, lat, lat), at)
         return self._apply(cmd, at)
 
     def advance(self, to_ns: int) -> Result:

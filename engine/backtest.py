@@ -26,7 +26,11 @@ Contract:
   acknowledged that much engine time later: the harness submits ``SetLatency(n, n, n)`` before each
   and restores the venue's previous setting after it (both journaled). Meanwhile the order is
   NEW_PENDING / MODIFY_PENDING / CANCEL_PENDING with its hold taken, and the book keeps trading
-  against the old terms: the venue's own latency model (``docs/matching.md``).
+  against the old terms: the venue's own latency model (``docs/matching.md``). ``latency_draw``, when
+  given, gives each command its own latency the same way (a seeded distribution).
+- Feed latency (``feed_latency_ns``, a recorded market's ``feed_latency_ms``): a book change the
+  harness would publish at ``t`` reaches ``on_book`` at ``t + feed_latency_ns``, and ``view()`` (the
+  book the strategy reads) shows the snapshot last delivered; fills are not delayed.
 - Records for the report, in exact integers: every fill of the client with twice the mid (ticks) of
   its instrument just before it (None when a side was empty): for a fill the scenario made, the mid
   before that instant — what the strategy last saw, not the transient book of a market maker halfway
@@ -44,7 +48,7 @@ O(depth) per touched, watched instrument to decide whether its book changed.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -107,12 +111,15 @@ class Harness:
         watch: Sequence[int] | None = None,
         depth: int = DEFAULT_DEPTH,
         sample_every_ns: int | None = None,
+        feed_latency_ns: int = 0,
+        latency_draw: Callable[[], int] | None = None,
     ) -> None:
         self.venue = venue
         self.runner = runner
         self.client = venue.clients[client_id]
         self.driver = driver
         self.latency_ns = latency_ns
+        self.latency_draw = latency_draw  # a latency per command (a seeded distribution), else latency_ns
         self.depth = depth
         self.instruments: list["Instrument"] = list(venue.instruments.values())
         wanted = set(venue.instruments if watch is None else watch)
@@ -146,6 +153,10 @@ class Harness:
         self._seq = 0
         self._deliver = True
         self._next_sample: int | None = self.start_ns
+        # feed latency: a book change reaches on_book (and view()) this much engine time later
+        self.feed_latency_ns = feed_latency_ns
+        self._feed: list[tuple[int, int, int, Snapshot]] = []  # (due, seq, instrument id, snapshot)
+        self._views: dict[int, Snapshot] = dict(self._published)
 
     # --- what the driver may do ------------------------------------------------------------
 
@@ -153,7 +164,7 @@ class Harness:
         """Apply one of the strategy's commands at the current instant (with its latency)."""
         assert getattr(cmd, "client_id", self.client.id) == self.client.id, "the strategy acts for its own client"
         venue = self.venue
-        lat = self.latency_ns
+        lat = self.latency_ns if self.latency_draw is None else self.latency_draw()
         prev = (venue.latency_entry_ns, venue.latency_modify_ns, venue.latency_cancel_ns)
         toggle = lat is not None and prev != (lat, lat, lat)
         if toggle:
@@ -192,6 +203,13 @@ class Harness:
             tuple(book.depth(SELL, n)),
         )
 
+    def view(self, instrument_id: int, depth: int | None = None) -> Snapshot:
+        """The book as the strategy sees it: ``snapshot`` now, or with a feed latency the snapshot
+        (``depth`` levels) that was last delivered to ``on_book``."""
+        if self.feed_latency_ns and instrument_id in self._views:
+            return self._views[instrument_id]
+        return self.snapshot(instrument_id, depth)
+
     def mark2(self, instrument_id: int) -> int | None:
         """Twice the instrument's mark in ticks: the mid, else the last mid seen, else the last trade."""
         return self._mark2[instrument_id]
@@ -220,6 +238,8 @@ class Harness:
                 t, source = timers[0][0], 2
             if self._next_sample is not None and (t is None or self._next_sample < t):
                 t, source = self._next_sample, 3
+            if self._feed and (t is None or self._feed[0][0] < t):
+                t, source = self._feed[0][0], 4
             if t is None or t > until_ns:
                 break
             self.now = t
@@ -234,6 +254,11 @@ class Harness:
                 del self._timer_seq[name]
                 if driver is not None:
                     driver.on_timer(name)
+            elif source == 4:
+                _, _, inst_id, snap = heapq.heappop(self._feed)
+                self._views[inst_id] = snap
+                if driver is not None and self._deliver:
+                    driver.on_book(inst_id)
             else:
                 self._sample()
                 continue
@@ -294,7 +319,7 @@ class Harness:
                     if other is None:
                         continue
                     inst_id = other.instrument.id
-            elif kind == "instrument":
+            elif kind == "instrument" or kind == "depth":
                 inst_id = ev[2]
             else:
                 continue
@@ -336,7 +361,11 @@ class Harness:
                     snap = self.snapshot(inst_id)
                     if snap != self._published[inst_id]:
                         self._published[inst_id] = snap
-                        driver.on_book(inst_id)
+                        if self.feed_latency_ns:
+                            self._seq += 1
+                            heapq.heappush(self._feed, (self.now + self.feed_latency_ns, self._seq, inst_id, snap))
+                        else:
+                            driver.on_book(inst_id)
 
     def _totals(self) -> tuple[int, ...]:
         balances = self.client.balances

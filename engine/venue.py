@@ -14,7 +14,8 @@ Events are tuples whose first item names them: ``("order", ts, order_id, client_
 ``("trade", ts, match_id, instrument_id, price, lots, maker_order_id, taker_order_id, quote_units,
 maker_fee, taker_fee)``, ``("transfer", ts, transfer_id, client_id, status)``, ``("instrument", ts,
 instrument_id, status)``, ``("funds", ts, client_id, asset_id, signed_units)``, ``("fees_settled", ts,
-asset_id, units)``, ``("client", ts, client_id, stp)``.
+asset_id, units)``, ``("client", ts, client_id, stp)``, ``("depth", ts, instrument_id)`` (a recorded
+market changed the book: ``engine/recorded.py``).
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ class Result:
 
 class Venue:
     _cap_check_at = 0  # (a venue restored from an older snapshot checks its caps at its next command)
+    # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
+    # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
+    feeds: tuple[Any, ...] = ()
 
     def __init__(self, start_ns: int, config: VenueConfig | None = None, journal: Journal | None = None):
         self.config = config or VenueConfig()
@@ -138,6 +142,15 @@ class Venue:
     def add_client(self, client: Client) -> None:
         self.clients[client.id] = client
 
+    def add_feed(self, feed: Any) -> None:
+        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
+        those due by now at once (the book the venue starts with: set-up, like reference data)."""
+        self.feeds = (*self.feeds, feed)
+        feed.apply_until(self.clock.now, [])
+        due = feed.next_ts
+        if due is not None and due < self._wake:
+            self._wake = due
+
     def credit(self, client_id: int, asset_id: int, units: int) -> None:
         """Opening balance of a client (scenario setup)."""
         balance(self.clients[client_id], asset_id).total += units
@@ -188,6 +201,9 @@ class Venue:
         expiry = self._next_expiry()
         if expiry is not None:
             dues.append(expiry)
+        for feed in self.feeds:
+            if feed.next_ts is not None:
+                dues.append(feed.next_ts)
         return min(dues)
 
     def _next_expiry(self) -> int | None:
@@ -209,12 +225,23 @@ class Venue:
                 due, kind = expiry, "expiry"
             if self._next_housekeeping < due:
                 due, kind = self._next_housekeeping, "housekeeping"
+            feed_due = None
+            bound = due  # a feed applies everything before the next other thing due
+            for feed in self.feeds:
+                ts = feed.next_ts
+                if ts is not None and ts < due:
+                    bound = due
+                    due, kind, feed_due = ts, "feed", feed
+                elif ts is not None and ts < bound:
+                    bound = ts
             if not kind:
                 break
             clock.advance(due)
             if kind == "timer":
                 _, _, action, payload = heapq.heappop(self._timers)
                 self._fire(action, payload, events)
+            elif feed_due is not None:
+                feed_due.apply_until(bound - 1, events)
             elif kind == "expiry":
                 order = self.gtc_queue.popleft()
                 if order.status in WORKING:
@@ -240,6 +267,9 @@ class Venue:
         expiry = self._next_expiry()
         if expiry is not None:
             quiet_until = min(quiet_until, expiry)
+        for feed in self.feeds:
+            if feed.next_ts is not None:
+                quiet_until = min(quiet_until, feed.next_ts)
         return max(following, quiet_until // interval * interval)
 
     def _fire(self, action: str, payload: Any, events: list[Event]) -> None:
@@ -365,8 +395,11 @@ class Venue:
                 assert bal.fees_hold == want[1], f"client {client.id} asset {asset_id}: {bal!r} != {want}"
         for inst_id, book in self.books.items():
             book.check_invariants(allow_crossed=book.opening is not None)
+        for feed in self.feeds:
+            feed.check_invariants()
         assert not any(getattr(NO_FILLS, k) for k in Execution.__slots__), "NO_FILLS was written to"
         dues = [self._next_housekeeping] + [due for due, _, _, _ in self._timers[:1]]
+        dues += [feed.next_ts for feed in self.feeds if feed.next_ts is not None]
         life = self.config.gtc_life_ns
         dues += [o.created + life for o in self.gtc_queue if o.status not in FINAL]
         assert self._wake <= min(dues), f"_wake {self._wake} is after something due at {min(dues)}"

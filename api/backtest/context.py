@@ -239,7 +239,7 @@ def _price(inst: Instrument, ticks: int | None) -> str | None:
 
 
 def book_view(h: Harness, inst: Instrument, depth: int | None = None) -> dict[str, Any]:
-    status, bids, asks = h.snapshot(inst.id, depth)
+    status, bids, asks = h.view(inst.id, depth)
     pg, qg = inst.price_grid, inst.qty_grid
     bid = bids[0] if bids else None
     ask = asks[0] if asks else None
@@ -257,7 +257,24 @@ def book_view(h: Harness, inst: Instrument, depth: int | None = None) -> dict[st
         "last_price": _price(inst, last),
         "bids": [[pg.format(p), qg.format(q)] for p, q, _ in bids],
         "asks": [[pg.format(p), qg.format(q)] for p, q, _ in asks],
+        "own_bids": _own(h, inst, BUY, bids),
+        "own_asks": _own(h, inst, SELL, asks),
     }
+
+
+def _own(h: Harness, inst: Instrument, side: str, shown: tuple) -> list[list[str]]:
+    """[price, lots] of the strategy's open orders at each shown level where it has some."""
+    levels = h.venue.books[inst.id].side(side)
+    client = h.client
+    out = []
+    for price, _, _ in shown:
+        level = levels.get(-price if side == BUY else price)
+        if level is None:  # a delayed view shows a level that is gone by now
+            continue
+        mine = sum(o.remaining for o in level.orders.values() if o.client is client)
+        if mine:
+            out.append([inst.price_grid.format(price), inst.qty_grid.format(mine)])
+    return out
 
 
 def fill_view(fill: Fill) -> dict[str, Any]:

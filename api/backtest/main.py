@@ -26,6 +26,7 @@ import orjson
 
 from cefisim.engine.backtest import Harness, StrategyLoop
 from cefisim.engine.figures import Figures, figures
+from cefisim.engine.recorded import latency_draw
 
 from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load
@@ -158,8 +159,15 @@ def run_backtest(
     elif sample_every_ns <= 0:
         raise BacktestError("--sample-every must be more than 0")
     venue = scenario.build_venue()
+    draw = None
+    spread = scenario.order_latency_range()
+    if latency_ns is None and spread is not None:
+        def draw() -> int:
+            return latency_draw(scenario.seed, venue, *spread)
     harness = Harness(venue, scenario.runner(venue), client_id, None, latency_ns=latency_ns, watch=watch,
-                      sample_every_ns=sample_every_ns)
+                      sample_every_ns=sample_every_ns,
+                      feed_latency_ns=max((r.feed_latency_ns for r in scenario.recorded), default=0),
+                      latency_draw=draw)
     ctx = Context(harness, scenario)
     driver = Driver(strategy, ctx, harness)
     harness.driver = driver

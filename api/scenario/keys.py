@@ -16,7 +16,7 @@ from cefisim.engine.records import CRYPTO, DEPOSIT, FIAT, WITHDRAW
 
 TOP_KEYS = (
     ("seed", "start", "assets", "instruments", "clients"),
-    ("$schema", "description", "end", "settings", "api_keys", "oauth_clients", "events", "agents"),
+    ("$schema", "description", "end", "settings", "api_keys", "oauth_clients", "events", "agents", "recorded"),
 )
 ASSET_KEYS = (("id", "name", "decimals"), ())
 INSTRUMENT_KEYS = (
@@ -30,6 +30,10 @@ SETTINGS_KEYS = (
          "status_retention"),
 )
 LATENCY_KEYS = ((), ("entry_ms", "modify_ms", "cancel_ms"))
+RECORDED_KEYS = (
+    ("instrument", "file"),
+    ("format", "offset", "speed", "queue_model", "power_n", "impact", "feed_latency_ms", "order_latency_ms", "note"),
+)
 API_KEY_KEYS = (
     ("key_id", "kind", "public_key"), ("user_id", "client_id", "users", "name", "revoked", "expires_at"),
 )

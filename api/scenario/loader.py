@@ -41,9 +41,10 @@ from .events import _EventSections
 from .keys import (  # noqa: F401
     AGENT_COMMON, AGENT_KEYS, API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, ASSET_KEYS, CLIENT_KEYS,
     EVENT_COMMON, EVENT_KEYS, EXEC_INST, FEE_KEYS, FLAGS, INSTRUMENT_KEYS, LATENCY_KEYS, OAUTH_CLIENT_KEYS,
-    ORDER_TYPES, PLATFORMS, RANDOM_WALK_KEYS, SETTINGS_KEYS, SIDES, TIFS, TOP_KEYS, TRANSFER_TYPES,
+    ORDER_TYPES, PLATFORMS, RANDOM_WALK_KEYS, RECORDED_KEYS, SETTINGS_KEYS, SIDES, TIFS, TOP_KEYS, TRANSFER_TYPES,
 )
 from .model import Scenario, ScenarioError, format_time, parse_time
+from .recorded import _RecordedSections
 from .reference import _ReferenceSections
 
 MAX_INT = 2**63 - 1  # integers stay within what JSON tools (orjson) read and write
@@ -72,7 +73,7 @@ def parse_scenario(doc: object, source: str) -> Scenario:
     return _Parser(source).scenario(doc)
 
 
-class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSections):
+class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSections, _RecordedSections):
     """One pass over a document, collecting every problem; the parsed parts go into a Scenario."""
 
     def scenario(self, doc: object) -> Scenario:
@@ -95,6 +96,8 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
         events.sort(key=lambda e: e[0])
         agents = [a for a in self.section(top, "agents", self.agent) if a is not None]
         end_ns = self.get(top, "end", "$", self.time)
+        recorded = [r for r in self.section(top, "recorded", self.recorded_source) if r is not None]
+        latency = self.recorded_latency(recorded, latency)
         self.check_unique(top)
         if self.problems:
             raise ScenarioError(self.problems)
@@ -102,6 +105,7 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
         if end_ns is None:
             times = [self.start_ns] + [at for at, _ in events]
             times += [a.end_ns for a in agents if a.end_ns is not None]
+            times += [r.engine_ns(self.start_ns, r.last_ts) for r in recorded]
             end_ns = max(times)
         names = {
             "asset": {**{a.name: a.id for a in self.assets.values()}, **{str(i): i for i in self.assets}},
@@ -114,7 +118,7 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
             assets=self.assets, instruments=self.instruments, clients=self.clients, balances=balances,
             hmac_keys=hmac_keys, api_keys=_plain(api_keys), oauth_clients=_plain(oauth_clients),
             events=events, agents=agents, settings=settings, description=description,
-            latency_ns=latency, settlement_delay_ns=delay, _names=names,
+            latency_ns=latency, settlement_delay_ns=delay, _names=names, recorded=recorded,
         )
 
     def section(self, top: dict, key: str, parse: Callable[[Any, str], Any], kind: str = "") -> list:

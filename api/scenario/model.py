@@ -26,6 +26,7 @@ from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTI
 from cefisim.engine.scenario import ScenarioRunner
 from cefisim.engine.venue import Journal, Venue, VenueConfig
 
+from ..recorded.source import RecordedSpec, attach
 from .document import _kind
 
 Problem = tuple[str, str, str]
@@ -136,6 +137,7 @@ class Scenario:
     description: str | None = None
     latency_ns: tuple[int, int, int] | None = None  # settings.latency: (entry, modify, cancel)
     settlement_delay_ns: int | None = None  # settings.settlement_delay_ms
+    recorded: list[RecordedSpec] = field(default_factory=list)  # instruments whose market is a recording
     _names: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def venue_config(self) -> VenueConfig:
@@ -164,6 +166,8 @@ class Scenario:
         for client_id, amounts in self.balances.items():
             for asset_id, units in amounts.items():
                 venue.credit(client_id, asset_id, units)
+        for spec in self.recorded:
+            attach(venue, spec, self.start_ns)
         if apply_settings:
             if self.latency_ns is not None:
                 venue.submit(SetLatency(*self.latency_ns), at=self.start_ns)
@@ -188,6 +192,13 @@ class Scenario:
         return replace(
             self, start_ns=self.start_ns + delta_ns, end_ns=self.end_ns + delta_ns, events=events, agents=agents
         )
+
+    def order_latency_range(self) -> tuple[int, int] | None:
+        """A recorded source's order latency drawn per command, (lo, hi) ns; None when constant."""
+        for spec in self.recorded:
+            if spec.order_latency is not None and spec.order_latency[0] < spec.order_latency[1]:
+                return spec.order_latency
+        return None
 
     def asset_id(self, ref: str) -> int | None:
         """An asset id from an id or a name."""

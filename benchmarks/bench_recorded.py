@@ -1,0 +1,341 @@
+"""Recorded markets: replaying recorded depth and trades around one quoting strategy, against the floor.
+
+    PYTHONPATH=. python benchmarks/bench_recorded.py [--quick] [--json] [--gc-on] [--reps N] [--no-hftbacktest]
+
+Target: recorded events per second at least 50% of the floor book's rate on the same level updates
+(an L2 update is one level write plus queue bookkeeping, not an order with a ledger).
+
+Workloads (sizes full / --quick):
+  recorded  ``scenarios/recordings/busy_btcusd.jsonl.gz`` (22,460 events: 21,128 level updates, 1,331
+            trades, one snapshot; three minutes of ``scenarios/busy_market.json``), played 5 times
+            back to back / once, loaded into memory before timing. The venue of
+            ``scenarios/recorded_busy.json`` (risk-averse queue model, impact) with one strategy, alice,
+            quoting both sides: every 100 ms of engine time it advances the clock (the venue applies
+            the recorded events on the way), then keeps one 0.01 BTC GTC bid at the best recorded bid
+            and one ask at the best recorded ask, cancelling and replacing a quote whose price is no
+            longer the touch, and stops buying (selling) at a position of +0.1 (-0.1) BTC. Order
+            latency 1 ms (the venue's entry, modify and cancel latency), feed latency 0. Timed: the
+            whole loop in CPU time, and the strategy's own turns (deciding and sending its orders)
+            separately: ``events_per_s`` = recorded events / (loop - strategy turns), the replay with
+            its queue bookkeeping, fills and acknowledgements; ``events_per_s_with_strategy`` counts
+            the strategy's turns too; ``events_per_s_no_strategy`` is the same replay with nobody
+            trading (the clock still moves every 100 ms).
+  floor     ``benchmarks/floor_book.py`` on the same level updates, each one level write with the
+            floor's own primitives: cancel the level's order if it has one, place the new size if it
+            is not 0 (trades are not level writes: skipped). ``floor_add_ops_per_s`` = level updates /
+            time.
+  hftbacktest (when the ``bench`` extra is installed, unless --no-hftbacktest) the same recording, as
+            hftbacktest events, through ``HashMapMarketDepthBacktest`` with the same strategy (numba),
+            the risk-averse queue model, partial fills, the same fees and a constant 1 ms order
+            latency; fills, filled quantity, PnL (marked to the last mid) and events/s side by side.
+            ``docs/recorded.md`` explains the differences.
+
+Method: one warm-up run (discarded), then N repetitions (default 3, --quick 1) of recorded then the
+two floor runs, interleaved; medians of CPU time of this process (``time.process_time``: the machine
+is shared, and other processes' load would fall on the runs unevenly in wall time). GC: ``gc.freeze()`` after loading, ``gc.disable()`` around each timed run unless
+--gc-on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import os
+import sys
+import time
+from statistics import median
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+import bench_engine  # noqa: E402
+from floor_book import FloorBook  # noqa: E402
+
+from cefisim.api.recorded.source import attach, mapped_events  # noqa: E402
+from cefisim.api.scenario import Scenario, load_scenario  # noqa: E402
+from cefisim.engine.commands import AdvanceClock, CancelOrder, PlaceOrder, SetLatency  # noqa: E402
+from cefisim.engine.order import BUY, SELL, WORKING  # noqa: E402
+from cefisim.engine.recorded import RecordedMarket  # noqa: E402
+from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE  # noqa: E402
+from cefisim.engine.venue import Venue  # noqa: E402
+
+SCENARIO = os.path.join(ROOT, "scenarios", "recorded_busy.json")
+PASSES = {False: 5, True: 1}
+STEP_NS = 100_000_000  # the strategy acts every 100 ms of engine time
+LATENCY_NS = 1_000_000  # order latency: 1 ms
+QTY_LOTS = 100  # 0.01 BTC on a 0.0001 grid
+MAX_POSITION_LOTS = 1000  # 0.1 BTC
+TARGET = 0.5
+
+
+def load(passes: int) -> tuple[Scenario, list[tuple]]:
+    """The scenario (without its file-backed source) and the recording ``passes`` times, in engine time."""
+    scenario = load_scenario(SCENARIO)
+    spec = scenario.recorded[0]
+    inst = scenario.instruments[spec.instrument_id]
+    one = list(mapped_events(spec, scenario.start_ns, inst))
+    span = one[-1][1] - scenario.start_ns + 1_000_000_000
+    events = []
+    for k in range(passes):
+        shift = k * span
+        for ev in one:
+            if ev[0] == SNAPSHOT:
+                events.append((SNAPSHOT, ev[1] + shift, ev[2] + shift, ev[3], ev[4]))
+            else:
+                events.append((ev[0], ev[1] + shift, ev[2] + shift, ev[3], ev[4], ev[5]))
+    return scenario, events
+
+
+def build(scenario: Scenario, events: list[tuple]) -> tuple[Venue, RecordedMarket]:
+    bare = dataclasses.replace(scenario, recorded=[], events=[])
+    venue = bare.build_venue()
+    market = attach(venue, scenario.recorded[0], scenario.start_ns, iter(events))
+    venue.submit(SetLatency(LATENCY_NS, LATENCY_NS, LATENCY_NS))
+    return venue, market
+
+
+def touch(market: RecordedMarket, levels: Any) -> int | None:
+    """The best price of one side with recorded depth (the users' own orders are not the market)."""
+    cp = market.counterparty
+    for level in levels.values():
+        for order in level.orders.values():
+            if order.client is cp:
+                return level.price
+    return None
+
+
+class Quoter:
+    """The strategy: one bid at the best recorded bid, one ask at the best recorded ask."""
+
+    def __init__(self, venue: Venue, market: RecordedMarket, client_id: int, quoting: bool = True) -> None:
+        self.venue = venue
+        self.market = market
+        self.client = venue.clients[client_id]
+        self.inst = market.instrument
+        self.quotes: dict[str, Any] = {BUY: None, SELL: None}
+        self.commands = 0
+        self.position = 0  # lots bought minus sold
+        self.quoting = quoting  # False: only the clock moves (the replay alone, for comparison)
+
+    def act(self, now: int) -> None:
+        venue, book = self.venue, self.market.book
+        pos = self.position
+        for side, levels, allowed in ((BUY, book.bids, pos < MAX_POSITION_LOTS),
+                                      (SELL, book.asks, pos > -MAX_POSITION_LOTS)):
+            target = touch(self.market, levels)
+            current = self.quotes[side]
+            if current is not None and current.status not in WORKING and current.status != "NEW_PENDING":
+                current = self.quotes[side] = None
+            if current is not None and (current.price != target or not allowed):
+                if current.status == "ACTIVE":
+                    venue.submit(CancelOrder(self.client.id, str(current.id)), at=now)
+                    self.commands += 1
+                continue  # a new quote goes in once the old one is gone
+            if current is None and allowed and target is not None:
+                text = self.inst.price_grid.format(target)
+                result = venue.submit(PlaceOrder(self.client.id, self.inst.id, side, "LIMIT", "0.0100", text), at=now)
+                self.commands += 1
+                self.quotes[side] = result.order
+
+    def run(self, end_ns: int) -> float:
+        """Run to ``end_ns``; returns the CPU seconds spent in the strategy's own turns (``act``)."""
+        venue = self.venue
+        seen = 0
+        fills = self.client.fills
+        t = venue.clock.now
+        clock = time.process_time
+        in_strategy = 0.0
+        while t < end_ns:
+            t += STEP_NS
+            venue.submit(AdvanceClock(t), at=t)
+            self.commands += 1
+            t0 = clock()
+            if len(fills) != seen:
+                for f in fills[seen:]:
+                    self.position += f.qty if f.order.side == BUY else -f.qty
+                seen = len(fills)
+            if self.quoting:
+                self.act(t)
+            in_strategy += clock() - t0
+        return in_strategy
+
+
+def run_recorded(scenario: Scenario, events: list[tuple], gc_on: bool, quoting: bool = True
+                 ) -> tuple[float, dict[str, Any]]:
+    """(CPU seconds of the replay without the strategy's own turns, figures of the run)."""
+    venue, market = build(scenario, events)
+    client_id = scenario.client_id("alice")
+    assert client_id is not None
+    quoter = Quoter(venue, market, client_id, quoting)
+    totals = venue.asset_totals()
+    start_usd = venue.clients[client_id].balances[2].total
+    start_btc = venue.clients[client_id].balances[1].total
+    if not gc_on:
+        gc.disable()
+    t0 = time.process_time()
+    in_strategy = quoter.run(events[-1][1] + STEP_NS)
+    took = time.process_time() - t0
+    gc.enable()
+    assert market.applied == len(events), (market.applied, len(events))
+    assert venue.asset_totals() == totals, "an asset was not conserved"
+    venue.check_invariants()
+    alice = venue.clients[client_id]
+    book = market.book
+    bid, ask = touch(market, book.bids), touch(market, book.asks)
+    mid2 = (bid or 0) + (ask or 0)
+    d_usd = alice.balances[2].total - start_usd  # cents, fees paid
+    d_btc = alice.balances[1].total - start_btc  # satoshis
+    pnl_cents = d_usd + d_btc * mid2 / 2 / 10**8  # mark: ticks of 0.01 USD per BTC
+    figures = {
+        "events": len(events), "fills": len(alice.fills), "filled_qty": sum(f.qty for f in alice.fills) / 10**4,
+        "pnl": round(pnl_cents / 100, 2), "fees": sum(f.fee for f in alice.fills) / 100,
+        "commands": quoter.commands, "total_s": took, "strategy_s": in_strategy,
+    }
+    return took - in_strategy, figures
+
+
+def run_floor(events: list[tuple], gc_on: bool) -> tuple[float, int]:
+    floor = FloorBook()
+    ids: dict[tuple[bool, int], int] = {}
+    place, cancel = floor.place, floor.cancel
+    writes = 0
+    next_id = 1
+    if not gc_on:
+        gc.disable()
+    t0 = time.process_time()
+    for ev in events:
+        kind = ev[0]
+        if kind == TRADE:
+            continue
+        if kind == UPDATE:
+            rows = ((ev[3] == BUY, ev[4], ev[5]),)
+        else:
+            for key in list(ids):
+                cancel(ids.pop(key))
+            rows = tuple((True, p, q) for p, q in ev[3]) + tuple((False, p, q) for p, q in ev[4])
+        for is_buy, price, lots in rows:
+            writes += 1
+            key = (is_buy, price)
+            old = ids.pop(key, None)
+            if old is not None:
+                cancel(old)
+            if lots:
+                place(next_id, is_buy, price, lots)
+                ids[key] = next_id
+                next_id += 1
+    took = time.process_time() - t0
+    gc.enable()
+    return took, writes
+
+
+def run_floor_adds(events: list[tuple], gc_on: bool) -> tuple[float, int]:
+    """The floor's add rate on the same updates: every non-zero level update placed as a new order
+    (asks moved 10**9 ticks up so that nothing ever crosses: pure adds, no matching)."""
+    floor = FloorBook()
+    place = floor.place
+    rows = []
+    for ev in events:
+        if ev[0] == UPDATE and ev[5]:
+            rows.append((ev[3] == BUY, ev[4] if ev[3] == BUY else ev[4] + 10**9, ev[5]))
+        elif ev[0] == SNAPSHOT:
+            rows += [(True, p, q) for p, q in ev[3]] + [(False, p + 10**9, q) for p, q in ev[4]]
+    if not gc_on:
+        gc.disable()
+    t0 = time.process_time()
+    oid = 0
+    for is_buy, price, lots in rows:
+        oid += 1
+        place(oid, is_buy, price, lots)
+    took = time.process_time() - t0
+    gc.enable()
+    return took, len(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = bench_engine.bench_arguments(__doc__, "the recording once, 1 repetition (< 1 min)", 0)
+    ap.add_argument("--no-hftbacktest", action="store_true", help="skip the hftbacktest comparison")
+    args = bench_engine.parse_bench_arguments(ap, argv, "bench_recorded")
+    reps = args.reps or (1 if args.quick else 3)
+    mach = bench_engine.machine()
+    t_start = time.perf_counter()
+    scenario, events = load(PASSES[args.quick])
+    updates = sum(1 for ev in events if ev[0] != TRADE)
+    gc.collect()
+    gc.freeze()
+    print(f"bench_recorded: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
+          f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}")
+    print(f"  quick={args.quick} reps={reps} (median) gc={'on' if args.gc_on else 'off while timing'}; "
+          f"{len(events):,} recorded events ({updates:,} level updates), setup {time.perf_counter() - t_start:.1f}s")
+    run_recorded(scenario, events[: len(events) // 10], args.gc_on)  # warm-up, discarded
+    run_floor(events[: len(events) // 10], args.gc_on)
+    run_floor_adds(events[: len(events) // 10], args.gc_on)
+    rec_t: list[float] = []
+    alone_t: list[float] = []
+    write_t: list[float] = []
+    add_t: list[float] = []
+    figures: dict[str, Any] = {}
+    writes = adds = 0
+    for _ in range(reps):
+        took, figures = run_recorded(scenario, events, args.gc_on)
+        rec_t.append(took)
+        alone_t.append(run_recorded(scenario, events, args.gc_on, quoting=False)[0])
+        took, writes = run_floor(events, args.gc_on)
+        write_t.append(took)
+        took, adds = run_floor_adds(events, args.gc_on)
+        add_t.append(took)
+    events_per_s = len(events) / median(rec_t)
+    alone_per_s = len(events) / median(alone_t)
+    writes_per_s = writes / median(write_t)
+    adds_per_s = adds / median(add_t)
+    ratio = median((len(events) / r) / (adds / a) for r, a in zip(rec_t, add_t))
+    ratio_writes = median((len(events) / r) / (writes / w) for r, w in zip(rec_t, write_t))
+    print()
+    print(f"{'workload':<13} {'ops':>9} {'per s':>11} {'us each':>8}")
+    with_strategy = len(events) / figures["total_s"]
+    print(f"{'recorded':<13} {len(events):>9,} {events_per_s:>11,.0f} {1e6 / events_per_s:>8.2f}   "
+          f"events: the clock advances that apply them, the fills and acknowledgements they bring")
+    print(f"{'  + strategy':<13} {figures['commands']:>9,} {with_strategy:>11,.0f} {1e6 / with_strategy:>8.2f}   "
+          f"events per second counting the strategy's own turns too (its commands: the first column)")
+    print(f"{'  no strategy':<13} {'':>9} {alone_per_s:>11,.0f} {1e6 / alone_per_s:>8.2f}   "
+          f"the same recording with nobody trading (the clock still advances every 100 ms)")
+    print(f"{'floor adds':<13} {adds:>9,} {adds_per_s:>11,.0f} {1e6 / adds_per_s:>8.2f}   "
+          f"the non-zero level updates as non-crossing adds")
+    print(f"{'floor writes':<13} {writes:>9,} {writes_per_s:>11,.0f} {1e6 / writes_per_s:>8.2f}   "
+          f"level writes (cancel the level's order, add the new size)")
+    verdict = "met" if ratio >= TARGET else "NOT met"
+    print(f"recorded / floor adds: {ratio:.2f} (target >= {TARGET:.2f}: {verdict}); "
+          f"recorded / floor level writes: {ratio_writes:.2f}")
+    out: dict[str, Any] = {
+        "events_per_s": round(events_per_s), "events_per_s_with_strategy": round(with_strategy),
+        "events_per_s_no_strategy": round(alone_per_s),
+        "floor_add_ops_per_s": round(adds_per_s),
+        "floor_level_writes_per_s": round(writes_per_s), "ratio": round(ratio, 3),
+        "ratio_level_writes": round(ratio_writes, 3), "target": TARGET, "events": len(events),
+        "cefisim": figures, "machine": mach, "quick": args.quick, "reps": reps,
+    }
+    if not args.no_hftbacktest:
+        try:
+            import hft_compare
+        except ImportError as exc:
+            print(f"\nhftbacktest: not run ({exc}); install the bench extra: pip install -e '.[bench]'")
+            out["hftbacktest"] = None
+        else:
+            hft = hft_compare.run(events, scenario, STEP_NS, LATENCY_NS, QTY_LOTS, MAX_POSITION_LOTS, args.gc_on)
+            out["hftbacktest"] = hft
+            print()
+            print(f"{'':<12} {'fills':>7} {'filled qty':>11} {'PnL USD':>10} {'fees USD':>9} {'events/s':>11}")
+            for name, fig, rate in (("cefisim", figures, events_per_s), ("hftbacktest", hft, hft["events_per_s"])):
+                print(f"{name:<12} {fig['fills']:>7,} {fig['filled_qty']:>11.4f} {fig['pnl']:>10.2f} "
+                      f"{fig['fees']:>9.2f} {rate:>11,.0f}")
+    print(f"total {time.perf_counter() - t_start:.1f}s")
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""A recorded market: recorded L2 depth and trades replayed into one instrument's book, around the
+users' own orders. ``docs/recorded.md`` says it in prose.
+
+Contract:
+- The instrument's book holds, per price level with recorded size, one *depth order* of the
+  *recorded counterparty* (an ordinary client of the venue, funded at setup) whose open quantity is
+  the level's recorded size, plus the users' own orders. Everything the venue does with orders —
+  matching, ledger, fees, STP, records, latency — therefore applies unchanged: a user's aggressive
+  order trades against the depth orders at their prices like against any resting order.
+- ``apply_until(to_ns, events)`` applies every recorded event with engine time ``ts <= to_ns``
+  (the venue calls it from ``Venue._advance``, in time order with its timers, so it is journaled by
+  the commands that moved the clock, never on its own). An update sets the level's depth order to the
+  recorded size; 0 lots retires it (no event: the recorded market's book is not a client's activity).
+- Market impact: with ``impact`` (the default) depth a user took stays taken until the recording next
+  updates that level; without it, every level a user took from is restored to its recorded size
+  before the next recorded event is applied.
+- Queue position: a user's order resting at a recorded level gets ``front``, the recorded quantity
+  ahead of it when it joined (the depth order's open quantity if that was in the level before the
+  user's order, else 0). It is registered when the first recorded event touches its level after it
+  joined (nothing at that level changed in between, so the quantity ahead is still the one it found).
+  Recorded trades at its price move it forward; size changes move it as the queue model says
+  (``engine/queue_model.py``).
+- Fills: a recorded trade of ``q`` lots by an aggressor of side S fills the users' orders of the other
+  side, best price first, up to ``q`` lots in all: an order priced better than the trade (the trade
+  went through it) fills with no queue; an order at the trade's price fills what the trade left past
+  its ``front``. Each fill is an ordinary venue fill against a one-off IOC order of the recorded
+  counterparty at the trade's price (trade record, fees, balances, events), at the user's price.
+- When recorded depth crosses a user's resting order (after all the events of one instant), the
+  depth trades with it as the aggressor, at the user's price, up to the depth's size.
+- Conservation: the counterparty is a client like any other, so every asset is conserved; its fee
+  rates on the instrument are zero (the recorded market's fees are not the venue's to charge).
+Complexity: an update O(1) (O(log levels) when a level appears or empties), plus O(own orders at the
+level) when users rest there; a trade O(levels through + own orders touched).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .ledger import order_hold
+from .matching import balance
+from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, WORKING, Order
+from .queue_model import QueueModel, RiskAverse
+from .recorded_events import SNAPSHOT, TRADE, UPDATE
+from .recorded_fills import ZERO_RATES, trade, uncross
+
+if TYPE_CHECKING:
+    from .book import Level
+    from .reference import Client
+    from .venue import Venue
+
+Event = tuple
+
+
+class QueuePos:
+    """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its
+    price since the level's last size change, and the price and open quantity it was last seen with
+    (a modify that loses priority — a new price or more quantity — is seen as a new arrival)."""
+
+    __slots__ = ("front", "traded", "price", "qty")
+
+    def __init__(self, front: int, price: int, qty: int) -> None:
+        self.front = front
+        self.traded = 0
+        self.price = price
+        self.qty = qty
+
+
+class RecordedMarket:
+    def __init__(
+        self,
+        venue: "Venue",
+        instrument_id: int,
+        counterparty: "Client",
+        events: Iterator[Event],
+        queue_model: QueueModel | None = None,
+        impact: bool = True,
+        name: str = "",
+    ) -> None:
+        """``events``: engine tuples (``engine/recorded_events.py``) whose times are engine times."""
+        self.venue = venue
+        self.instrument = venue.instruments[instrument_id]
+        self.book = venue.books[instrument_id]
+        self.counterparty = counterparty
+        counterparty.fee_overrides[instrument_id] = ZERO_RATES
+        self.model = queue_model or RiskAverse()
+        self.impact = impact
+        self.name = name
+        self._events = events
+        self._next: Event | None = next(events, None)
+        self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
+        self.depth: dict[str, dict[int, Order]] = {BUY: {}, SELL: {}}  # the depth order per price
+        self.queue: dict[int, QueuePos] = {}  # user order id -> its place
+        self.applied = 0  # recorded events applied
+        self.last_ts: int | None = None  # engine time of the last one
+        self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
+        inst = self.instrument
+        self._base_bal = balance(counterparty, inst.base.id)  # where depth orders' holds go
+        self._quote_bal = balance(counterparty, inst.quote.id)
+
+    # --- the venue's view ----------------------------------------------------------------------
+
+    @property
+    def next_ts(self) -> int | None:
+        """Engine time of the next recorded event, None when the recording is over."""
+        nxt = self._next
+        return None if nxt is None else nxt[1]
+
+    def apply_until(self, to_ns: int, events: list[Event]) -> None:
+        """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
+        (the venue calls it with ``to_ns`` before anything else it has due)."""
+        nxt = self._next
+        if nxt is None or nxt[1] > to_ns:
+            return
+        if not self.impact:
+            self._restore_taken()
+        pull = self._events
+        clock = self.venue.clock
+        book = self.book
+        bids, asks = book.bids, book.asks
+        sizes_b, sizes_a = self.sizes[BUY], self.sizes[SELL]
+        depth_b, depth_a = self.depth[BUY], self.depth[SELL]
+        inst = self.instrument
+        base_per_lot, num, den = inst.base_per_lot, inst.notional_num, inst.notional_den
+        base_bal, quote_bal = self._base_bal, self._quote_bal
+        count = 0
+        instant = nxt[1]
+        while nxt is not None:
+            ts = nxt[1]
+            if ts > to_ns:
+                break
+            if ts != instant:  # the previous instant is complete: settle any cross it left
+                bid_key, ask_key = book.bid_key, book.ask_key
+                if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
+                    uncross(self, events)
+                instant = ts
+            count += 1
+            if nxt[0] == UPDATE:
+                price, lots = nxt[4], nxt[5]
+                if nxt[3] == BUY:
+                    sizes, depth, level = sizes_b, depth_b.get(price), bids.get(-price)
+                else:
+                    sizes, depth, level = sizes_a, depth_a.get(price), asks.get(price)
+                if level is not None and depth is not None and lots and depth.status == ACTIVE:
+                    # the common case: a level's recorded size changes (users resting there move first)
+                    if len(level.orders) > 1:
+                        self._queue_depth(level, sizes[price], lots)
+                    sizes[price] = lots
+                    delta = lots - depth.remaining
+                    if delta and depth.execution is None:
+                        # _resize of an untouched depth order, inline: its hold is what its lots cost
+                        if depth.side == SELL:
+                            base_bal.hold += delta * base_per_lot
+                        else:
+                            p = depth.price
+                            quote_bal.hold += -(-lots * p * num // den) + (-depth.remaining * p * num // den)
+                        depth.remaining = lots
+                        level.qty += delta
+                    elif delta:
+                        self._resize(depth, lots, level)
+                    nxt = next(pull, None)
+                    continue
+                if ts > clock.now:
+                    clock.now = ts
+                if level is None and lots and depth is None:  # a new level with no user there
+                    sizes[price] = lots
+                    self._new_depth(nxt[3], price, lots)
+                elif level is not None and not lots and depth is not None and len(level.orders) == 1 \
+                        and depth.status == ACTIVE:  # a level holding only its depth order goes
+                    del sizes[price]
+                    self._retire(depth, level)
+                else:
+                    self._set_level(nxt[3], price, lots, events)
+            else:
+                if ts > clock.now:
+                    clock.now = ts
+                if nxt[0] == TRADE:
+                    trade(self, nxt[3], nxt[4], nxt[5], events)
+                else:
+                    self._snapshot(nxt[3], nxt[4], events)
+            nxt = next(pull, None)
+        if instant > clock.now:
+            clock.now = instant
+        self._next = nxt
+        self.applied += count
+        self.last_ts = instant
+        bid_key, ask_key = book.bid_key, book.ask_key
+        if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
+            uncross(self, events)
+        events.append(("depth", clock.stamp(), self.instrument.id))
+
+    def queue_position(self, order: Order) -> int | None:
+        """Lots ahead of a user's resting order at its level (registering it if it is new there);
+        None when the order does not rest on this instrument."""
+        book = self.book
+        levels, key = (book.bids, -order.price) if order.side == BUY else (book.asks, order.price)
+        level = levels.get(key)
+        if level is None or level.orders.get(order.id) is not order:
+            return None
+        return self.place_of(level, order).front
+
+    # --- recorded events -----------------------------------------------------------------------
+
+    def _snapshot(self, bids: tuple, asks: tuple, events: list[Event]) -> None:
+        for side, levels in ((BUY, bids), (SELL, asks)):
+            new = dict(levels)
+            for price in [p for p in self.sizes[side] if p not in new]:
+                self._set_level(side, price, 0, events)
+            for price, lots in levels:
+                self._set_level(side, price, lots, events)
+
+    def _set_level(self, side: str, price: int, lots: int, events: list[Event]) -> None:
+        sizes = self.sizes[side]
+        prev = sizes.get(price, 0)
+        if lots:
+            sizes[price] = lots
+        elif prev:
+            del sizes[price]
+        book = self.book
+        level = (book.bids if side == BUY else book.asks).get(-price if side == BUY else price)
+        depths = self.depth[side]
+        depth = depths.get(price)
+        if depth is not None and depth.status != ACTIVE:  # a user took it all
+            del depths[price]
+            depth = None
+        if level is not None and len(level.orders) > (depth is not None):
+            self._queue_depth(level, prev, lots)
+        if depth is None:
+            if lots:
+                self._new_depth(side, price, lots)
+        elif lots:
+            self._resize(depth, lots)
+        else:
+            self._retire(depth)
+
+    # --- the users' places ---------------------------------------------------------------------
+
+    def place_of(self, level: "Level", order: Order) -> QueuePos:
+        """The order's place, registered (or registered again after a modify that lost priority)."""
+        pos = self.queue.get(order.id)
+        qty = order.remaining
+        if pos is not None and pos.price == order.price and pos.qty >= qty:
+            pos.qty = qty  # fills and a smaller modify keep the place; a price or size increase does not
+            return pos
+        front = 0
+        depth = self.depth[order.side].get(order.price)
+        if depth is not None and depth.status == ACTIVE:
+            for other in level.orders:
+                if other == depth.id:
+                    front = depth.remaining
+                    break
+                if other == order.id:
+                    break
+        pos = self.queue[order.id] = QueuePos(front, order.price, qty)
+        if len(self.queue) > 4096:
+            self._prune_queue()
+        return pos
+
+    def _queue_depth(self, level: "Level", prev: int, new: int) -> None:
+        """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
+        model = self.model
+        cp = self.counterparty
+        for order in level.orders.values():  # _pos never changes the level
+            if order.client is cp:
+                continue
+            pos = self.place_of(level, order)
+            pos.front = model.depth(pos.front, prev, new, pos.traded)
+            pos.traded = 0
+
+    def _prune_queue(self) -> None:
+        """Forget the places of orders that no longer work (the table is looked at by id only)."""
+        clients = self.venue.clients
+        keep: dict[int, QueuePos] = {}
+        for client in clients.values():
+            for oid in self.queue.keys() & client.orders.keys():
+                if client.orders[oid].status in WORKING:
+                    keep[oid] = self.queue[oid]
+        self.queue = {oid: keep[oid] for oid in sorted(keep)}
+
+    # --- depth orders --------------------------------------------------------------------------
+
+    def _new_depth(self, side: str, price: int, lots: int) -> None:
+        v = self.venue
+        cp = self.counterparty
+        oid = v.next_order_id
+        v.next_order_id = oid + 1
+        order = Order(oid, cp, self.instrument, side, LIMIT, GTC, price, lots, v.clock.now, None, None)
+        order.status = ACTIVE
+        self.hold(order, 1)
+        cp.orders[oid] = order
+        counts = cp.open_orders
+        counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
+        self.book.add(order)
+        self.depth[side][order.price] = order
+
+    def _resize(self, depth: Order, lots: int, level: "Level | None" = None) -> None:
+        """Set a live depth order's open quantity (and its hold, and its level's total)."""
+        delta = lots - depth.remaining
+        if not delta:
+            return
+        if depth.execution is None:
+            # _hold's untouched case, inline (this runs for most recorded updates)
+            inst = self.instrument
+            if depth.side == SELL:
+                self._base_bal.hold += delta * inst.base_per_lot
+            else:
+                num, den, price = inst.notional_num, inst.notional_den, depth.price
+                self._quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
+            depth.remaining = lots
+        else:
+            self.hold(depth, -1)
+            depth.remaining = lots
+            self.hold(depth, 1)
+        if level is None:
+            book = self.book
+            level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
+        level.qty += delta
+
+    def _retire(self, depth: Order, level: "Level | None" = None) -> None:
+        """The level is gone from the recording: the depth order leaves quietly. ``level``: its level,
+        when the caller knows the depth order is the only order there."""
+        book = self.book
+        if level is None or book.opening is not None:
+            book.remove(depth, depth.remaining)
+        else:  # the level goes with it
+            book.drop_level(book.bids if depth.side == BUY else book.asks, -depth.price if depth.side == BUY
+                            else depth.price)
+        self.hold(depth, -1)
+        depth.status = CANCELED
+        cp = self.counterparty
+        cp.open_orders[self.instrument.id] -= 1
+        del cp.orders[depth.id]  # nobody looks it up: the counterparty has no API access
+        del self.depth[depth.side][depth.price]
+
+    def hold(self, order: Order, sign: int) -> None:
+        """Take (``sign`` 1) or release (-1) what a working order of the counterparty holds."""
+        if order.execution is None:
+            # nothing traded yet and no fee (its rates are 0): the hold is what its open lots cost
+            if order.side == BUY:
+                inst = self.instrument
+                cost = -(-order.remaining * order.price * inst.notional_num // inst.notional_den)
+                self._quote_bal.hold += cost if sign > 0 else -cost
+            else:
+                units = order.remaining * self.instrument.base_per_lot
+                self._base_bal.hold += units if sign > 0 else -units
+            return
+        asset_id, held, fee_held = order_hold(order)
+        if held:
+            bal = balance(self.counterparty, asset_id)
+            bal.hold += sign * held
+            bal.fees_hold += sign * fee_held
+
+    def _restore_taken(self) -> None:
+        """No impact: put back what users took from the depth orders since the last recorded event."""
+        fills = self.counterparty.fills
+        start = self._fill_cursor
+        if start > len(fills):  # the venue forgot old fills (retention): look at all it kept
+            start = 0
+        touched: list[tuple[str, int]] = []
+        for f in fills[start:]:
+            order = f.order
+            if order.tif == GTC and order.instrument is self.instrument:
+                touched.append((order.side, order.price))
+        self._fill_cursor = len(fills)
+        for side, price in touched:
+            lots = self.sizes[side].get(price, 0)
+            depth = self.depth[side].get(price)
+            if depth is not None and depth.status == ACTIVE:
+                if lots:
+                    self._resize(depth, lots)
+            elif lots:
+                self._new_depth(side, price, lots)
+
+    # --- checks --------------------------------------------------------------------------------
+
+    def check_invariants(self) -> None:
+        """Every live depth order rests at its level with no more than the recorded size (less where
+        users took some, until the level's next update or, without impact, the next event)."""
+        book = self.book
+        for side in (BUY, SELL):
+            for price, depth in self.depth[side].items():
+                if depth.status != ACTIVE:
+                    continue
+                assert book.contains(depth), f"depth order {depth!r} is not in the book"
+                recorded = self.sizes[side].get(price, 0)
+                assert 0 < depth.remaining <= recorded, f"depth order {depth!r} vs the recorded {recorded}"
+        for pos in self.queue.values():
+            assert pos.front >= 0 and pos.traded >= 0, pos
+
+
+def latency_draw(seed: int, venue: "Venue", lo: int, hi: int) -> int:
+    """An order latency from ``lo`` to ``hi`` ns (uniform) for the next command: a function of the
+    seed and of the venue's state (next order id, next timestamp), so the same run draws the same
+    latencies and a venue rebuilt from its journal goes on drawing what it would have drawn."""
+    if hi <= lo:
+        return lo
+    key = f"cefisim-latency:{seed}:{venue.next_order_id}:{venue.clock.peek()}".encode()
+    return lo + int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % (hi - lo + 1)
+
+
+__all__ = ["RecordedMarket", "QueuePos", "latency_draw"]

@@ -1,0 +1,23 @@
+"""The recorded market-data events as the engine sees them: integer tuples, one per file line.
+
+Contract (``docs/recorded.md`` describes the file format these come from):
+- ``(SNAPSHOT, ts, local_ts, bids, asks)``: the whole book; ``bids``/``asks`` are tuples of
+  ``(ticks, lots)``, lots > 0, best first. Every level not listed is empty afterwards.
+- ``(UPDATE, ts, local_ts, side, ticks, lots)``: the level's new total size (``side`` is ``BUY`` for
+  a bid, ``SELL`` for an ask); 0 lots removes it.
+- ``(TRADE, ts, local_ts, side, ticks, lots)``: a trade of the recorded market; ``side`` is the
+  aggressor's (``BUY`` took asks, ``SELL`` hit bids).
+- ``ts`` is the exchange time, ``local_ts`` the time the recorder received it, both nanoseconds since
+  the Unix epoch. Within a stream ``ts`` never decreases; ``local_ts`` is kept as recorded (merged
+  streams need not agree on it) and the venue runs on ``ts``.
+The loader in ``api/recorded/`` guarantees these rules, and that the recorded book is never crossed
+once all the events of one exchange timestamp are applied.
+"""
+
+from __future__ import annotations
+
+SNAPSHOT = 0
+UPDATE = 1
+TRADE = 2
+
+__all__ = ["SNAPSHOT", "UPDATE", "TRADE"]

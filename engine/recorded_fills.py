@@ -1,0 +1,137 @@
+"""Fills between a recorded market and the users' resting orders (``engine/recorded.py`` states
+the rules): recorded trades that reach users' orders, and recorded depth that crosses them.
+
+Every fill is the venue's ordinary one (``engine/matching.py``): the recorded counterparty's order —
+a one-off IOC order standing for a recorded aggressor, or the depth order that crossed — trades with
+the user's resting order at the user's price, with trade records, fees, balances and events.
+
+Complexity: a trade O(levels through + users' orders touched); a cross O(fills).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .matching import end_order, fill
+from .order import ACTIVE, BUY, FILLED, IOC, LIMIT, SELL, Order
+
+if TYPE_CHECKING:
+    from .book import Level
+    from .recorded import RecordedMarket
+
+Event = tuple
+ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
+
+
+def trade(m: "RecordedMarket", side: str, price: int, lots: int, events: list[Event]) -> None:
+    """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
+    book = m.book
+    if side == SELL:
+        levels, limit = book.bids, -price  # bids at or above the price, best first
+    else:
+        levels, limit = book.asks, price
+    budget = lots
+    cp = m.counterparty
+    other = m.depth[BUY if side == SELL else SELL]
+    for key in list(levels.irange(maximum=limit)):
+        if not budget:
+            return
+        level = levels.get(key)
+        if level is None:
+            continue
+        depth = other.get(level.price)
+        if len(level.orders) <= (depth is not None and depth.status == ACTIVE):
+            continue  # only the recorded depth rests here
+        at_price = level.price == price
+        for order in [o for o in level.orders.values() if o.client is not cp]:
+            take = order.remaining
+            if at_price:
+                # the trade passes every user's order at its price, filled or not
+                pos = m.place_of(level, order)
+                pos.front -= lots
+                pos.traded += lots
+                if pos.front >= 0:
+                    continue
+                if -pos.front < take:
+                    take = -pos.front
+                pos.front = 0
+            if budget < take:
+                take = budget
+            if take:
+                fill_user(m, order, level, side, price, take, events)
+                budget -= take
+
+
+def aggressor(m: "RecordedMarket", side: str, price: int, lots: int) -> Order:
+    """A one-off IOC order of the counterparty standing for the recorded aggressor."""
+    v = m.venue
+    cp = m.counterparty
+    oid = v.next_order_id
+    v.next_order_id = oid + 1
+    order = Order(oid, cp, m.instrument, side, LIMIT, IOC, price, lots, v.clock.stamp(), None, None)
+    order.status = ACTIVE
+    m.hold(order, 1)
+    cp.orders[oid] = order
+    counts = cp.open_orders
+    counts[m.instrument.id] = counts.get(m.instrument.id, 0) + 1
+    return order
+
+
+def fill_user(m: "RecordedMarket", order: Order, level: "Level", side: str, price: int, lots: int,
+              events: list[Event]) -> None:
+    """``lots`` of the user's resting ``order`` trade with the recorded aggressor of ``side``."""
+    taker = aggressor(m, side, price, lots)
+    trade_against(m, taker, order, level, lots, events)
+    end_order(m.venue, taker, FILLED, None, events)
+
+
+def trade_against(
+    m: "RecordedMarket", taker: Order, order: Order, level: "Level", lots: int, events: list[Event]
+) -> None:
+    """One venue fill of ``lots`` between the counterparty's ``taker`` and the user's resting
+    ``order``, at the user's price; the user's order leaves the book when it is done."""
+    v = m.venue
+    fill(v, taker, order, lots, order.price, events, ZERO_RATES, 0)
+    m.book.last_price = order.price
+    if order.remaining:
+        level.qty -= lots
+    else:
+        m.book.remove(order, lots)
+        end_order(v, order, FILLED, None, events)
+        m.queue.pop(order.id, None)
+
+
+def uncross(m: "RecordedMarket", events: list[Event]) -> None:
+    """Recorded depth that crosses users' resting orders trades with them (users' prices). Not while
+    the instrument is OPENING: then nothing matches, and the venue's uncross decides at ACTIVE."""
+    book = m.book
+    if book.opening is not None:
+        return
+    while book.bid_key is not None and book.ask_key is not None and -book.bid_key >= book.ask_key:
+        bid_level, ask_level = book.bids[book.bid_key], book.asks[book.ask_key]
+        bid_depth = m.depth[BUY].get(bid_level.price)
+        ask_depth = m.depth[SELL].get(ask_level.price)
+        cp = m.counterparty
+        users_ask = next((o for o in ask_level.orders.values() if o.client is not cp), None)
+        users_bid = next((o for o in bid_level.orders.values() if o.client is not cp), None)
+        if bid_depth is not None and bid_depth.status == ACTIVE and users_ask is not None:
+            taker, order, level = bid_depth, users_ask, ask_level
+        elif ask_depth is not None and ask_depth.status == ACTIVE and users_bid is not None:
+            taker, order, level = ask_depth, users_bid, bid_level
+        else:
+            # users' orders crossing each other are the venue's own business (they match on
+            # entry); recorded depth never crosses itself at the end of an instant
+            raise AssertionError(f"book {book.instrument_id} crossed with no recorded depth in the cross")
+        lots = min(taker.remaining, order.remaining)
+        # the depth order trades as the aggressor: fill() adjusts its hold like any working order's
+        trade_against(m, taker, order, level, lots, events)
+        depth_level = book.bids[-taker.price] if taker.side == BUY else book.asks[taker.price]
+        if taker.remaining:
+            depth_level.qty -= lots
+        else:
+            book.remove(taker, lots)
+            end_order(m.venue, taker, FILLED, None, events)
+            del m.depth[taker.side][taker.price]
+
+
+__all__ = ["ZERO_RATES", "trade", "uncross", "fill_user", "trade_against", "aggressor"]
