@@ -149,10 +149,13 @@ async def get_order_status(request: web.Request) -> web.Response:
 
 def _paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, int, int]:
     """(size, skip, before) of a list read. Pages exist under v2026_01_23 only: v2024_01_01 answers
-    every matching record (size None; ``size`` is not one of its parameters), ``skip`` and
-    ``timestamp`` apply to both."""
+    every matching record (size None). ``size`` is checked under both versions (the one document
+    declares it for both, and a malformed value is a 400 either way), ``skip`` and ``timestamp``
+    apply to both."""
     q = request.query
-    size = None if request.get(VERSION) == V2024 else query_int(q, "size", 10, 1, 100, clamp=True)
+    size: int | None = query_int(q, "size", 10, 1, 100, clamp=True)
+    if request.get(VERSION) == V2024:
+        size = None
     skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
     before = query_timestamp(q, "timestamp", timestamp_required)
     if before is None:

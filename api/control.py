@@ -54,6 +54,7 @@ MAX_ADVANCE_NS = 31 * NS_PER_DAY  # one advance: a GTC order's whole life (30 da
 MAX_LATENCY_MS = 60_000  # an acknowledgement delay: a minute
 MAX_SETTLEMENT_DELAY_MS = 86_400_000  # a transfer's settlement delay: a day
 MAX_SNAPSHOT_BYTES = 256 << 20  # POST /_sim/snapshot: a week of the demo scenario is far below it
+MAX_DURATION_CHARS = 40  # a duration given as a decimal string: longer text is refused unread
 LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()) * NS_PER_SECOND
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
 
@@ -109,7 +110,7 @@ def _ms(value: object, field: str, most_ms: int) -> int:
     nanoseconds, at most ``most_ms``; else a 400 naming the field."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most_ms:
         return value * MS
-    if isinstance(value, str) and len(value) <= 40:
+    if isinstance(value, str) and len(value) <= MAX_DURATION_CHARS:
         units = _MS_GRID.to_units(value)
         if units is not None and units <= most_ms * 1000:
             return units * 1000

@@ -17,11 +17,16 @@ from typing import Any
 import cefisim
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.reference import INSTRUMENT_STATUSES
-from cefisim.engine.units import MAX_DECIMAL_CHARS
+from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
+from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
 
+from .control import (
+    MAX_ADVANCE_NS, MAX_DURATION_CHARS, MAX_LATENCY_MS, MAX_SETTLEMENT_DELAY_MS,
+)
 from .faults import FAULTS_SPEC
 from .openapi_operations import described
 from .openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
+from .scenario.model import SECONDS_TEXT_RE
 from .problems import PROBLEM_CONTENT_TYPE
 from .validate import F
 
@@ -31,9 +36,31 @@ JSON = "application/json"
 ISO = {"type": "string", "format": "date-time"}
 CLOCK = {"now_ns": TS, "now": ISO, "clock": {"type": "string", "enum": ["virtual", "wall"]}}
 MS = {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,3})?$", "description": "milliseconds"}
-#: a duration as api.control._ms takes it: a whole number, or a decimal string on the 0.001 grid
-DURATION = {"type": ["integer", "string"], "minimum": 0, "pattern": r"^[0-9]+(\.[0-9]{0,2}[0-9]0*)?$",
-            "maxLength": MAX_DECIMAL_CHARS, "description": "up to 3 decimals"}
+
+
+def _below(n: int) -> str:
+    """A regular expression of the whole numbers 0 to ``n - 1`` written without leading zeros."""
+    digits = str(n)
+    parts = [f"[0-9]{{1,{len(digits) - 1}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(digits):
+        low = 1 if i == 0 and len(digits) > 1 else 0
+        if int(d) > low:
+            rest = len(digits) - i - 1
+            parts.append(digits[:i] + f"[{low}-{int(d) - 1}]" + (f"[0-9]{{{rest}}}" if rest else ""))
+    return "|".join(parts) or "(?!)"
+
+
+def duration(most: int, unit: str) -> dict[str, Any]:
+    """A duration as api.control takes it, 0 to ``most`` ``unit``: a whole number, or a decimal string
+    with up to 3 significant decimals (trailing zeros allowed)."""
+    pattern = rf"^0*(({_below(most)})(\.[0-9]{{0,2}}[0-9]0*)?|{most}(\.0+)?)$"
+    return {"type": ["integer", "string"], "minimum": 0, "maximum": most, "pattern": pattern,
+            "maxLength": MAX_DURATION_CHARS, "description": f"{unit}, 0 to {most}, up to 3 decimals"}
+
+
+LATENCY_MS = duration(MAX_LATENCY_MS, "milliseconds")
+SETTLEMENT_MS = duration(MAX_SETTLEMENT_DELAY_MS, "milliseconds")
+ADVANCE_SECONDS = duration(MAX_ADVANCE_NS // NS_PER_SECOND, "seconds")
 
 
 def _present(name: str) -> dict[str, Any]:
@@ -72,7 +99,14 @@ _ERRORS = {
 }
 
 
+COUNT = {"type": "integer", "minimum": 0}
+SECONDS = {"type": "string", "pattern": SECONDS_TEXT_RE.pattern, "description": "seconds, up to 9 decimals"}
+
+
 def _schemas() -> dict[str, Any]:
+    low, high = MIN_STATUS_RETENTION_NS // NS_PER_SECOND, MAX_STATUS_RETENTION_NS // NS_PER_SECOND
+    own_order = record({"order_id": ID, "client_id": ID, "side": {"type": "string", "enum": [BUY, SELL]},
+                        "price": DEC, "leaves_qty": DEC, "queue_ahead": nullable(DEC)})
     level = record({"price": DEC, "qty": DEC, "orders": {"type": "integer", "minimum": 1}})
     return {
         "Problem": record({"type": {"type": "string", "format": "uri"}, "title": {"type": "string"},
@@ -80,15 +114,16 @@ def _schemas() -> dict[str, Any]:
                            "detail": {"type": "string"}}, description="RFC 7807 problem details"),
         "Health": record({"status": {"const": "ok"}, "scenario": {"type": "string"},
                           "clock": CLOCK["clock"], "now_ns": TS,
-                          "orders": {"type": "integer", "minimum": 0}, "matches": {"type": "integer", "minimum": 0}}),
+                          "orders": COUNT, "matches": COUNT, "retained_orders": COUNT}),
         "Clock": record(dict(CLOCK)),
         "Reset": record({"status": {"const": "reset"}, **CLOCK}),
         "Restored": record({"status": {"const": "restored"}, **CLOCK}),
         "Advanced": record({**CLOCK, "events": {"type": "integer", "minimum": 0}}),
-        "AdvanceRequest": {**object_schema(ADVANCE, overrides={"seconds": DURATION}),
+        "AdvanceRequest": {**object_schema(ADVANCE, overrides={"seconds": ADVANCE_SECONDS}),
                            "oneOf": [_present(name) for name in ADVANCE],
                            "description": "exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
-                                          "never back, never past 9999-12-31T23:59:59Z"},
+                                          f"never back, at most {MAX_ADVANCE_NS // NS_PER_DAY} days at once, never past "
+                                          "9999-12-31T23:59:59Z"},
         "Book": record({"instrument_id": ID, "symbol": {"type": "string"},
                         "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)},
                         "bids": {"type": "array", "items": level}, "asks": {"type": "array", "items": level},
@@ -96,11 +131,28 @@ def _schemas() -> dict[str, Any]:
         "Trade": record({"match_id": ID, "price": DEC, "qty": DEC,
                          "taker_side": {"type": "string", "enum": [BUY, SELL]}, "taker_order_id": ID, "timestamp": TS}),
         "Latency": record({"entry_ms": MS, "modify_ms": MS, "cancel_ms": MS}),
-        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, DURATION)),
-                           "description": "milliseconds, up to 3 decimals; omitted: unchanged"},
-        "SettlementDelayRequest": object_schema(SETTLEMENT, overrides={"ms": DURATION}),
+        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, LATENCY_MS)),
+                           "description": f"milliseconds, 0 to {MAX_LATENCY_MS}, up to 3 decimals; omitted: unchanged"},
+        "SettlementDelayRequest": object_schema(SETTLEMENT, overrides={"ms": SETTLEMENT_MS}),
         "SettlementDelay": record({"ms": {"type": ["integer", "string"]}}),
         "StatusRequest": object_schema(STATUS),
+        "RetentionRequest": {**object_schema({"status_retention": F("number", required=True)}, overrides={
+            "status_retention": {"type": ["integer", "string"], "minimum": low, "maximum": high,
+                                 "pattern": SECONDS_TEXT_RE.pattern, "maxLength": 24}}),
+            "description": f"how long ended orders' status is kept: seconds from {low} to {high} (30 days), "
+                           "an integer or a decimal string to the nanosecond"},
+        "Retention": record({
+            "status_retention": SECONDS, "max_ended_orders_per_client": COUNT, "max_ended_orders": COUNT,
+            "ended_orders": COUNT, "ended_orders_by_client": {"type": "object", "additionalProperties": COUNT,
+                                                              "description": "client id -> ended orders kept"},
+            "fills": COUNT}),
+        "RecordedSources": {"type": "array", "items": record({
+            "instrument_id": ID, "symbol": {"type": "string"}, "files": {"type": "array", "items": {"type": "string"}},
+            "format": {"type": "string"}, "speed": {"type": "string"}, "offset_ns": {"type": "string"},
+            "queue_model": {"type": "string"}, "impact": {"type": "boolean"}, "feed_latency_ms": {"type": "string"},
+            "events_applied": COUNT, "done": {"type": "boolean"}, "position_ns": nullable(TS),
+            "recording_position_ns": nullable(TS), "next_ns": nullable(TS),
+            "orders": {"type": "array", "items": own_order}})},
         "InstrumentStatus": record({"instrument_id": ID,
                                     "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}),
         "Invariants": record({"ok": {"const": True},
@@ -183,6 +235,12 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/_sim/faults"): _op("sim_set_faults", "Inject faults into the next /v1/ requests", "Fault",
                                    body="FaultRequest"),
     ("DELETE", "/_sim/faults"): _op("sim_clear_faults", "Remove the fault plan", "Fault"),
+    ("GET", "/_sim/retention"): _op("sim_retention", "Status retention, the caps on ended orders, the counts kept",
+                                     "Retention"),
+    ("POST", "/_sim/retention"): _op("sim_set_retention", "Set how long ended orders' status is kept", "Retention",
+                                      body="RetentionRequest"),
+    ("GET", "/_sim/recorded"): _op("sim_recorded", "Recorded markets: the recording, the position in it, each own "
+                                   "resting order's queue position", "RecordedSources"),
 }
 
 

@@ -135,8 +135,10 @@ async def test_v2024_lists_answer_every_matching_record(api_factory) -> None:
         assert [o["id"] for o in body] == newest_first
         _, body, _ = await api.call("GET", path, params={"skip": "3"})  # skip still applies
         assert [o["id"] for o in body] == newest_first[3:]
-        _, body, _ = await api.call("GET", path, params={"size": "2"})  # not a v2024 parameter
+        _, body, _ = await api.call("GET", path, params={"size": "2"})  # a valid size cuts nothing under v2024
         assert len(body) == 12
+        status, problem, _ = await api.call("GET", path, params={"size": "-1"})  # but is still checked
+        assert status == 400 and problem["detail"].startswith("size")
     _, body, _ = await api.call("GET", "/v1/cefi/orders/activity")
     assert len(body) == 12
     _, body, _ = await api.call("GET", "/v1/cefi/orders/all", params={"timestamp": body[4]["timestamp"]})
