@@ -31,6 +31,7 @@ from .middleware import request_middleware
 from .openapi import openapi_routes
 from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from .sim import Simulation
+from .stream import install_streams
 
 log = logging.getLogger("cefisim.app")
 
@@ -147,6 +148,7 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app.add_routes(paper_routes())
     app.add_routes(control_routes())
     app.add_routes(fault_routes())
+    install_streams(app)
     app.on_cleanup.append(_close_journal)
     app.cleanup_ctx.append(_ticker)
     return app

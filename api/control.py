@@ -45,7 +45,7 @@ from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .recorded.control import recorded_routes
-from .serialize import iso, ns
+from .serialize import book_doc, iso, ns, sim_trade
 from .snapshot import SnapshotError
 from .validate import F, ascii_digits, check_object, parse_json
 
@@ -194,19 +194,7 @@ async def advance_clock(request: web.Request) -> web.Response:
 async def book(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     inst = venue.instruments[_instrument_id(request)]
-    depth = _query_count(request, "depth", 10)
-    b = venue.books[inst.id]
-    fmt_p, fmt_q = inst.price_grid.format, inst.qty_grid.format
-
-    def side(name: str) -> list[dict]:
-        return [{"price": fmt_p(p), "qty": fmt_q(q), "orders": n} for p, q, n in b.depth(name, depth)]
-
-    return respond({
-        "instrument_id": str(inst.id), "symbol": inst.symbol, "status": inst.status,
-        "bids": side("BUY"), "asks": side("SELL"),
-        "last_price": fmt_p(b.last_price) if b.last_price is not None else None,
-        "timestamp": ns(venue.clock.now),
-    })
+    return respond(book_doc(inst, venue.books[inst.id], _query_count(request, "depth", 10), venue.clock.now))
 
 
 async def recent_trades(request: web.Request) -> web.Response:
@@ -218,11 +206,7 @@ async def recent_trades(request: web.Request) -> web.Response:
         if f.order.instrument is inst and f.liq_flag == "TAKER"
     ]
     taker_fills.sort(key=lambda f: f.timestamp, reverse=True)
-    return respond([
-        {"match_id": str(f.match_id), "price": inst.price_grid.format(f.price), "qty": inst.qty_grid.format(f.qty),
-         "taker_side": f.order.side, "taker_order_id": str(f.order.id), "timestamp": ns(f.timestamp)}
-        for f in taker_fills[:limit]
-    ])
+    return respond([sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in taker_fills[:limit]])
 
 
 async def get_latency(request: web.Request) -> web.Response:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from cefisim.engine.book import Book
 from cefisim.engine.ledger import Balance
-from cefisim.engine.order import LIMIT, MARKET, NEW_PENDING, WORKING, Order, OrderExtra
+from cefisim.engine.order import BUY, LIMIT, MARKET, NEW_PENDING, SELL, WORKING, Order, OrderExtra
 from cefisim.engine.queries import A_TRADE
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill, Transfer
@@ -190,3 +191,25 @@ def instrument_record(inst: Instrument, stats: dict[str, Any]) -> dict[str, Any]
         },
         "stats": stats,
     }
+
+
+def book_doc(inst: Instrument, book: Book, levels: int, now: int) -> dict[str, Any]:
+    """``GET /_sim/book/{id}`` and the live stream's depth: up to ``levels`` price levels a side, best
+    first, each ``{"price", "qty", "orders"}``, the last trade price and the engine time."""
+    fmt_p, fmt_q = inst.price_grid.format, inst.qty_grid.format
+
+    def side(name: str) -> list[dict[str, Any]]:
+        return [{"price": fmt_p(p), "qty": fmt_q(q), "orders": n} for p, q, n in book.depth(name, levels)]
+
+    return {
+        "instrument_id": str(inst.id), "symbol": inst.symbol, "status": inst.status,
+        "bids": side(BUY), "asks": side(SELL),
+        "last_price": fmt_p(book.last_price) if book.last_price is not None else None,
+        "timestamp": ns(now),
+    }
+
+
+def sim_trade(inst: Instrument, match_id: int, price: int, lots: int, taker: Order, ts: int) -> dict[str, Any]:
+    """A trade as ``GET /_sim/trades/{id}`` and the live stream show it (the taker's side and order)."""
+    return {"match_id": str(match_id), "price": inst.price_grid.format(price), "qty": inst.qty_grid.format(lots),
+            "taker_side": taker.side, "taker_order_id": str(taker.id), "timestamp": ns(ts)}

@@ -282,6 +282,12 @@ class Simulation:
             self._on_result(result)
         return result
 
+    def set_listener(self, listener: Callable[[Result], None] | None) -> None:
+        """Let ``listener`` see the result of every command applied from now on (requests, the control
+        plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
+        ``on_result``: the live stream's hub (``api/stream_hub.py``) is the one listener of a server."""
+        self._on_result = listener
+
     # --- journal ----------------------------------------------------------------------------------
 
     def _on_command(self, at: int, cmd: Command) -> None:

@@ -1,0 +1,339 @@
+// cefisim live page: one EventSource on /_sim/stream, state updated per event, drawn once per animation
+// frame (requestAnimationFrame) for whatever changed since the last frame. No framework, no build step.
+"use strict";
+
+const MAX_TRADES = 60;        // rows in the trades table
+const MAX_PRICES = 600;       // points of the last-price chart
+const MAX_ACTIVITY = 80;      // lines of the activity list
+const OPEN = new Set(["NEW_PENDING", "ACTIVE", "MODIFY_PENDING", "CANCEL_PENDING"]);
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  venue: "default", instrument: "", client: "",
+  depth: null,                 // the latest depth document (a replacement, never a delta)
+  trades: [],                  // newest last, at most MAX_TRADES
+  seenTrades: new Set(),       // match ids already shown (history and stream may overlap)
+  prices: [],                  // [engine ns as Number, price as Number], newest last
+  orders: new Map(),           // open orders of the chosen client: id -> order record
+  activity: [],                // newest first
+  dirty: new Set(),            // panels to redraw at the next frame
+  source: null,
+};
+
+// Counters for the status line and for tests (window.cefisimLive): events handled, frames drawn,
+// the longest gap between two frames over the last second, the time spent drawing.
+const stats = {
+  events: 0, frames: 0, renders: 0, renderMs: 0, maxRenderMs: 0, lastEventId: "", connected: false,
+  snapshots: 0, frameGapMs: 0, maxFrameGapMs: 0, eventsPerSecond: 0, framesPerSecond: 0,
+};
+window.cefisimLive = { state, stats };
+
+function mark(...panels) { for (const p of panels) state.dirty.add(p); }
+
+function fmtTime(ns) {
+  const ms = Number(String(ns).slice(0, 13));
+  return new Date(ms).toISOString().slice(11, 23);
+}
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+function row(cells) {
+  const tr = document.createElement("tr");
+  for (const [text, cls] of cells) tr.appendChild(el("td", text, cls));
+  return tr;
+}
+
+// --- events -----------------------------------------------------------------------------------------
+
+function onSnapshot(doc) {
+  stats.snapshots++;
+  state.depth = doc.depth;
+  if (doc.orders) {
+    state.orders = new Map(doc.orders.map((o) => [o.id, o]));
+    if (doc.reason === "reset") state.activity.unshift({ text: "state reset: snapshot", cls: "" });
+  }
+  noteLast(doc.depth.last_price, doc.depth.timestamp);
+  mark("book", "orders", "activity", "chart");
+}
+
+function onDepth(doc) {
+  state.depth = doc;
+  mark("book");
+}
+
+function addTrade(t) {
+  if (state.seenTrades.has(t.match_id)) return;
+  state.seenTrades.add(t.match_id);
+  state.trades.push(t);
+  if (state.trades.length > MAX_TRADES) {
+    const gone = state.trades.splice(0, state.trades.length - MAX_TRADES);
+    for (const g of gone) state.seenTrades.delete(g.match_id);
+  }
+  state.prices.push([Number(t.timestamp), Number(t.price)]);
+  if (state.prices.length > MAX_PRICES) state.prices.splice(0, state.prices.length - MAX_PRICES);
+  mark("trades", "chart");
+}
+
+function noteLast(price, ts) {
+  if (price !== null && price !== undefined && state.prices.length === 0) {
+    state.prices.push([Number(ts), Number(price)]);
+  }
+}
+
+function onOrder(doc) {
+  const o = doc.order;
+  if (OPEN.has(o.status)) state.orders.set(o.id, o); else state.orders.delete(o.id);
+  for (const c of doc.changes) {
+    const info = o.order_info;
+    let text;
+    if (c.trade) {
+      text = `${fmtTime(c.timestamp)}  #${o.id} ${info.side} fill ${c.trade.qty} @ ${c.trade.price} (${c.trade.liq_flag})`;
+    } else {
+      text = `${fmtTime(c.timestamp)}  #${o.id} ${info.side} ${info.qty}${info.price ? " @ " + info.price : ""} ${c.status}` +
+        (c.detail ? ` (${c.detail})` : "");
+    }
+    state.activity.unshift({ text, cls: info.side === "BUY" ? "buy" : "sell" });
+  }
+  if (state.activity.length > MAX_ACTIVITY) state.activity.length = MAX_ACTIVITY;
+  mark("orders", "activity");
+}
+
+function handler(fn) {
+  return (ev) => {
+    stats.events++;
+    if (ev.lastEventId) stats.lastEventId = ev.lastEventId;
+    fn(JSON.parse(ev.data));
+  };
+}
+
+// --- connection -------------------------------------------------------------------------------------
+
+function query(extra) {
+  const q = new URLSearchParams();
+  if (state.venue) q.set("venue", state.venue);
+  for (const [k, v] of Object.entries(extra || {})) if (v) q.set(k, v);
+  return q.toString();
+}
+
+async function loadHistory(instrument) {
+  try {
+    const resp = await fetch(`/_sim/trades/${encodeURIComponent(instrument)}?limit=${MAX_TRADES}`);
+    if (!resp.ok || instrument !== state.instrument) return;
+    const newestFirst = await resp.json();
+    const live = state.trades;
+    state.trades = []; state.seenTrades = new Set(); state.prices = [];
+    for (const t of newestFirst.reverse()) addTrade(t);
+    for (const t of live) addTrade(t);
+  } catch (e) { /* history is a nicety: the stream still runs */ }
+}
+
+function connect() {
+  if (state.source) state.source.close();
+  state.depth = null; state.trades = []; state.seenTrades = new Set(); state.prices = [];
+  state.orders = new Map(); state.activity = [];
+  mark("book", "trades", "chart", "orders", "activity");
+  if (!state.instrument) return;
+  const url = `/_sim/stream?${query({ instrument: state.instrument, client: state.client })}`;
+  const source = new EventSource(url);
+  state.source = source;
+  source.addEventListener("snapshot", handler(onSnapshot));
+  source.addEventListener("depth", handler(onDepth));
+  source.addEventListener("trade", handler((t) => addTrade(t)));
+  source.addEventListener("order", handler(onOrder));
+  source.onopen = () => { stats.connected = true; setStatus("live", "live"); };
+  source.onerror = () => {
+    stats.connected = false;
+    if (source.readyState === EventSource.CLOSED) {
+      // refused (404 venue or instrument, 429 too many streams): say so, try again a little later
+      setStatus("stream refused; retrying in 5 s", "error");
+      setTimeout(() => { if (state.source === source) connect(); }, 5000);
+    } else {
+      setStatus("reconnecting", "error");
+    }
+  };
+  loadHistory(state.instrument);
+}
+
+function setStatus(text, cls) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = "status " + (cls || "");
+}
+
+// --- drawing (once per frame, only what changed) ---------------------------------------------------------
+
+function drawBook() {
+  const d = state.depth;
+  const asks = $("asks"), bids = $("bids");
+  asks.replaceChildren(); bids.replaceChildren();
+  $("symbol").textContent = d ? d.symbol : "";
+  $("inst-status").textContent = d ? d.status : "";
+  if (!d) { $("spread").textContent = ""; return; }
+  let most = 0;
+  for (const l of d.asks) most = Math.max(most, Number(l.qty));
+  for (const l of d.bids) most = Math.max(most, Number(l.qty));
+  const line = (l) => {
+    const tr = row([[String(l.orders), "num"], [l.qty, "num"], [l.price, "num price"]]);
+    const td = el("td"); const bar = el("span", null, "bar");
+    bar.style.width = (most ? (100 * Number(l.qty) / most) : 0).toFixed(1) + "%";
+    td.appendChild(bar); tr.appendChild(td);
+    return tr;
+  };
+  for (const l of d.asks.slice().reverse()) asks.appendChild(line(l));
+  for (const l of d.bids) bids.appendChild(line(l));
+  const bestBid = d.bids.length ? Number(d.bids[0].price) : null;
+  const bestAsk = d.asks.length ? Number(d.asks[0].price) : null;
+  $("spread").textContent = bestBid !== null && bestAsk !== null
+    ? `spread ${(bestAsk - bestBid).toPrecision(6).replace(/\.?0+$/, "")}` + (d.last_price ? ` · last ${d.last_price}` : "")
+    : (d.last_price ? `last ${d.last_price}` : "one side empty");
+}
+
+function drawTrades() {
+  const body = $("trades");
+  body.replaceChildren();
+  for (let i = state.trades.length - 1; i >= 0; i--) {
+    const t = state.trades[i];
+    const side = t.taker_side === "BUY" ? "buy" : "sell";
+    body.appendChild(row([[fmtTime(t.timestamp), ""], [t.taker_side, side], [t.price, "num " + side], [t.qty, "num"], [t.match_id, "num"]]));
+  }
+  $("trade-count").textContent = state.trades.length ? `(${state.trades.length})` : "";
+}
+
+function drawChart() {
+  const canvas = $("chart");
+  const dpr = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth || 640, h = canvas.clientHeight || 260;
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
+  }
+  const g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  const pts = state.prices;
+  const last = pts.length ? pts[pts.length - 1][1] : null;
+  $("last-price").textContent = last !== null ? (state.trades.length ? state.trades[state.trades.length - 1].price : String(last)) : "";
+  const css = getComputedStyle(document.documentElement);
+  g.font = "11px system-ui, sans-serif";
+  g.fillStyle = css.getPropertyValue("--muted");
+  if (pts.length < 2) { g.fillText(pts.length ? "waiting for more trades" : "no trades yet", 12, 20); return; }
+  let lo = Infinity, hi = -Infinity;
+  for (const [, p] of pts) { if (p < lo) lo = p; if (p > hi) hi = p; }
+  if (hi === lo) { hi += 1; lo -= 1; }
+  const pad = (hi - lo) * 0.08; lo -= pad; hi += pad;
+  const left = 8, right = w - 70, top = 8, bottom = h - 18;
+  const x = (i) => left + (right - left) * i / (pts.length - 1);
+  const y = (p) => bottom - (bottom - top) * (p - lo) / (hi - lo);
+  g.strokeStyle = css.getPropertyValue("--line"); g.lineWidth = 1;
+  for (let i = 0; i <= 4; i++) {
+    const v = lo + (hi - lo) * i / 4, yy = Math.round(y(v)) + 0.5;
+    g.beginPath(); g.moveTo(left, yy); g.lineTo(right, yy); g.stroke();
+    g.fillText(v.toFixed(2), right + 6, yy + 4);
+  }
+  g.strokeStyle = css.getPropertyValue("--accent"); g.lineWidth = 1.5;
+  g.beginPath();
+  pts.forEach(([, p], i) => { if (i === 0) g.moveTo(x(i), y(p)); else g.lineTo(x(i), y(p)); });
+  g.stroke();
+  g.fillStyle = css.getPropertyValue("--accent");
+  g.beginPath(); g.arc(x(pts.length - 1), y(last), 3, 0, 2 * Math.PI); g.fill();
+  g.fillStyle = css.getPropertyValue("--muted");
+  g.fillText(`${fmtTime(pts[0][0])} – ${fmtTime(pts[pts.length - 1][0])} UTC · ${pts.length} trades`, left, h - 4);
+}
+
+function drawOrders() {
+  const body = $("orders");
+  body.replaceChildren();
+  $("client-label").textContent = state.client ? `client ${state.client} (${state.orders.size})` : "(choose a client)";
+  const list = [...state.orders.values()].sort((a, b) => Number(b.id) - Number(a.id));
+  for (const o of list) {
+    const side = o.order_info.side === "BUY" ? "buy" : "sell";
+    body.appendChild(row([[o.id, "num"], [o.order_info.side, side], [o.order_info.price || "MARKET", "num"],
+      [o.status === "NEW_PENDING" ? o.pending_qty : o.leaves_qty, "num"], [o.status, ""]]));
+  }
+}
+
+function drawActivity() {
+  const list = $("activity");
+  list.replaceChildren();
+  for (const a of state.activity) list.appendChild(el("li", a.text, a.cls));
+}
+
+const DRAW = { book: drawBook, trades: drawTrades, chart: drawChart, orders: drawOrders, activity: drawActivity };
+
+let lastFrame = 0, windowStart = 0, windowEvents = 0, windowFrames = 0, windowMaxGap = 0;
+
+function frame(now) {
+  stats.frames++;
+  if (lastFrame) {
+    stats.frameGapMs = now - lastFrame;
+    windowMaxGap = Math.max(windowMaxGap, stats.frameGapMs);
+  }
+  lastFrame = now;
+  if (state.dirty.size) {
+    const t0 = performance.now();
+    for (const p of state.dirty) DRAW[p]();
+    state.dirty.clear();
+    const spent = performance.now() - t0;
+    stats.renders++; stats.renderMs += spent; stats.maxRenderMs = Math.max(stats.maxRenderMs, spent);
+  }
+  if (now - windowStart >= 1000) {
+    const secs = (now - windowStart) / 1000;
+    stats.eventsPerSecond = Math.round((stats.events - windowEvents) / secs);
+    stats.framesPerSecond = Math.round((stats.frames - windowFrames) / secs);
+    stats.maxFrameGapMs = Math.round(windowMaxGap);
+    windowStart = now; windowEvents = stats.events; windowFrames = stats.frames; windowMaxGap = 0;
+    $("stats").textContent = `${stats.eventsPerSecond} events/s · ${stats.framesPerSecond} frames/s · ` +
+      `longest frame gap ${stats.maxFrameGapMs} ms · last event id ${stats.lastEventId || "-"}`;
+  }
+  requestAnimationFrame(frame);
+}
+
+// --- start ------------------------------------------------------------------------------------------
+
+async function loadInstruments() {
+  const select = $("instrument");
+  try {
+    const resp = await fetch("/v1/cefi/instruments");
+    const body = await resp.json();
+    const list = Array.isArray(body) ? body : (body.data || []);
+    for (const inst of list) {
+      const opt = el("option", `${inst.info.symbol} (${inst.id})`);
+      opt.value = inst.id;
+      select.appendChild(opt);
+    }
+  } catch (e) { setStatus("could not list instruments", "error"); }
+  if (state.instrument && ![...select.options].some((o) => o.value === state.instrument)) {
+    const opt = el("option", state.instrument); opt.value = state.instrument; select.appendChild(opt);
+  }
+  if (!state.instrument && select.options.length) state.instrument = select.options[0].value;
+  select.value = state.instrument;
+}
+
+function readForm() {
+  state.venue = $("venue").value.trim();
+  state.instrument = $("instrument").value;
+  state.client = $("client").value.trim();
+  const url = new URL(window.location.href);
+  url.search = query({ instrument: state.instrument, client: state.client });
+  history.replaceState(null, "", url);
+}
+
+async function start() {
+  const params = new URLSearchParams(window.location.search);
+  state.venue = params.get("venue") || "default";
+  state.instrument = params.get("instrument") || "";
+  state.client = params.get("client") || "";
+  $("venue").value = state.venue;
+  $("client").value = state.client;
+  $("controls").addEventListener("submit", (ev) => { ev.preventDefault(); readForm(); connect(); });
+  requestAnimationFrame(frame);
+  await loadInstruments();
+  connect();
+}
+
+start();
