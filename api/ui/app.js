@@ -205,10 +205,21 @@ function drawTrades() {
   $("trade-count").textContent = state.trades.length ? `(${state.trades.length})` : "";
 }
 
+// the theme's colours, read once (reading computed style in every frame would force a style pass)
+const colors = {};
+function readColors() {
+  const css = getComputedStyle(document.documentElement);
+  for (const name of ["muted", "line", "accent"]) colors[name] = css.getPropertyValue("--" + name).trim();
+}
+
+// the canvas's size in CSS pixels, read when it changes rather than in every frame (a read after the
+// frame's DOM changes would force a layout)
+const chartSize = { w: 640, h: 260 };
+
 function drawChart() {
   const canvas = $("chart");
   const dpr = window.devicePixelRatio || 1;
-  const w = canvas.clientWidth || 640, h = canvas.clientHeight || 260;
+  const { w, h } = chartSize;
   if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
     canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
   }
@@ -218,30 +229,29 @@ function drawChart() {
   const pts = state.prices;
   const last = pts.length ? pts[pts.length - 1][1] : null;
   $("last-price").textContent = last !== null ? (state.trades.length ? state.trades[state.trades.length - 1].price : String(last)) : "";
-  const css = getComputedStyle(document.documentElement);
   g.font = "11px system-ui, sans-serif";
-  g.fillStyle = css.getPropertyValue("--muted");
-  if (pts.length < 2) { g.fillText(pts.length ? "waiting for more trades" : "no trades yet", 12, 20); return; }
+  g.fillStyle = colors.muted;
+  if (!pts.length) { g.fillText("no trades yet", 12, 20); return; }
   let lo = Infinity, hi = -Infinity;
   for (const [, p] of pts) { if (p < lo) lo = p; if (p > hi) hi = p; }
   if (hi === lo) { hi += 1; lo -= 1; }
   const pad = (hi - lo) * 0.08; lo -= pad; hi += pad;
   const left = 8, right = w - 70, top = 8, bottom = h - 18;
-  const x = (i) => left + (right - left) * i / (pts.length - 1);
+  const x = (i) => pts.length > 1 ? left + (right - left) * i / (pts.length - 1) : right;
   const y = (p) => bottom - (bottom - top) * (p - lo) / (hi - lo);
-  g.strokeStyle = css.getPropertyValue("--line"); g.lineWidth = 1;
+  g.strokeStyle = colors.line; g.lineWidth = 1;
   for (let i = 0; i <= 4; i++) {
     const v = lo + (hi - lo) * i / 4, yy = Math.round(y(v)) + 0.5;
     g.beginPath(); g.moveTo(left, yy); g.lineTo(right, yy); g.stroke();
     g.fillText(v.toFixed(2), right + 6, yy + 4);
   }
-  g.strokeStyle = css.getPropertyValue("--accent"); g.lineWidth = 1.5;
+  g.strokeStyle = colors.accent; g.lineWidth = 1.5;
   g.beginPath();
   pts.forEach(([, p], i) => { if (i === 0) g.moveTo(x(i), y(p)); else g.lineTo(x(i), y(p)); });
   g.stroke();
-  g.fillStyle = css.getPropertyValue("--accent");
+  g.fillStyle = colors.accent;
   g.beginPath(); g.arc(x(pts.length - 1), y(last), 3, 0, 2 * Math.PI); g.fill();
-  g.fillStyle = css.getPropertyValue("--muted");
+  g.fillStyle = colors.muted;
   g.fillText(`${fmtTime(pts[0][0])} – ${fmtTime(pts[pts.length - 1][0])} UTC · ${pts.length} trades`, left, h - 4);
 }
 
@@ -263,7 +273,9 @@ function drawActivity() {
   for (const a of state.activity) list.appendChild(el("li", a.text, a.cls));
 }
 
-const DRAW = { book: drawBook, trades: drawTrades, chart: drawChart, orders: drawOrders, activity: drawActivity };
+// the chart first: it draws on its canvas and changes no layout
+const DRAW = { chart: drawChart, book: drawBook, trades: drawTrades, orders: drawOrders, activity: drawActivity };
+const ORDER = Object.keys(DRAW);
 
 let lastFrame = 0, windowStart = 0, windowEvents = 0, windowFrames = 0, windowMaxGap = 0;
 
@@ -276,7 +288,7 @@ function frame(now) {
   lastFrame = now;
   if (state.dirty.size) {
     const t0 = performance.now();
-    for (const p of state.dirty) DRAW[p]();
+    for (const p of ORDER) if (state.dirty.has(p)) DRAW[p]();
     state.dirty.clear();
     const spent = performance.now() - t0;
     stats.renders++; stats.renderMs += spent; stats.maxRenderMs = Math.max(stats.maxRenderMs, spent);
@@ -331,6 +343,12 @@ async function start() {
   $("venue").value = state.venue;
   $("client").value = state.client;
   $("controls").addEventListener("submit", (ev) => { ev.preventDefault(); readForm(); connect(); });
+  readColors();
+  const canvas = $("chart");
+  new ResizeObserver(() => {
+    chartSize.w = canvas.clientWidth || 640; chartSize.h = canvas.clientHeight || 260;
+    mark("chart");
+  }).observe(canvas);
   requestAnimationFrame(frame);
   await loadInstruments();
   connect();

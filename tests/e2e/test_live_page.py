@@ -1,0 +1,188 @@
+"""End to end: the live page (``GET /_sim/ui/``) in headless Chromium over WebDriver, on a real server
+with the demo scenario: the page shows the demo book, a trade sent over HTTP appears on it within a
+second, a client's resting order shows in its open orders and activity, and at 1,000 events a second
+the page's frame loop keeps up. A screenshot is saved under the test's tmp dir (its path printed).
+
+Reuses the consent page's browser fixture (``test_consent_browser.py``); needs the Debian packages
+``chromium`` and ``chromium-driver``. Run with ``pytest -m e2e tests/e2e``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from aiohttp import web
+
+from cefisim.api.app import create_app
+from cefisim.api.keys import ServerOptions
+from cefisim.api.scenario import load_scenario
+from cefisim.api.signing import sign
+from cefisim.api.sim import Simulation
+from cefisim.api.stream import STREAMS
+from cefisim.engine.commands import CancelOrder, PlaceOrder
+from tests.e2e.test_consent_browser import WebDriver, browser  # noqa: F401  (the browser fixture)
+
+pytestmark = pytest.mark.e2e
+
+DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
+ALICE = ("100", "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f", "alice-secret")
+BOB = ("101", "7c0e4b1a-3d2f-4e5a-8b6c-9d0e1f2a3b4c", "bob-secret")
+
+
+class Server:
+    def __init__(self, base: str, sim: Simulation, app: web.Application) -> None:
+        self.base, self.sim, self.app = base, sim, app
+
+    async def order(self, who: tuple[str, str, str], **info: str) -> dict[str, Any]:
+        """A signed POST /v1/cefi/orders, as any client of the venue sends it."""
+        client_id, key, secret = who
+        body = orjson.dumps({"info": {"client_id": client_id, "instrument_id": "1", "type": "LIMIT", **info}})
+        ts = str(int(time.time()))
+        headers = {"x-svc-auth-token": key, "x-svc-auth-signature": sign(secret, ts, "POST", "/v1/cefi/orders", body),
+                   "x-svc-auth-timestamp": ts, "x-svc-auth-userid": client_id, "Content-Type": "application/json"}
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{self.base}/v1/cefi/orders", data=body, headers=headers) as resp:
+                assert resp.status == 200, await resp.text()
+                return dict(await resp.json())
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Server]:
+    sim = Simulation(load_scenario(DEMO), clock="virtual")
+    app = create_app(sim, ServerOptions())
+    runner = web.AppRunner(app)
+    await runner.setup()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    site = web.SockSite(runner, sock)
+    await site.start()
+    try:
+        yield Server(f"http://127.0.0.1:{sock.getsockname()[1]}", sim, app)
+    finally:
+        await runner.cleanup()
+        sock.close()
+
+
+async def js(wd: WebDriver, script: str) -> Any:
+    """Run ``script`` (a function body) in the page and return its value."""
+    return await wd._call("POST", "/execute/sync", {"script": script, "args": []})
+
+
+async def wait_js(wd: WebDriver, script: str, timeout: float = 10.0, every: float = 0.02) -> Any:
+    """Poll ``script`` until it returns something truthy; its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await js(wd, script)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the page never satisfied: {script}")
+        await asyncio.sleep(every)
+
+
+async def screenshot(wd: WebDriver, path: Path) -> Path:
+    path.write_bytes(base64.b64decode(await wd._call("GET", "/screenshot")))
+    print(f"\nlive page screenshot: {path}")
+    return path
+
+
+async def open_page(wd: WebDriver, server: Server, query: str) -> None:
+    await wd._call("POST", "/window/rect", {"width": 1440, "height": 900})
+    await wd.go(f"{server.base}/_sim/ui/?{query}")
+    await wait_js(wd, "return window.cefisimLive && window.cefisimLive.stats.snapshots > 0")
+
+
+async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(server: Server, browser: WebDriver,
+                                                                       tmp_path: Path) -> None:
+    await open_page(browser, server, "instrument=1&client=101")
+    ladder = await wait_js(browser, """
+        const rows = (id) => [...document.querySelectorAll(`#${id} tr`)].map(
+            (tr) => [...tr.children].slice(0, 3).map((td) => td.textContent));
+        const asks = rows("asks"), bids = rows("bids");
+        return asks.length === 5 && bids.length === 5 ? {asks, bids} : null;""")
+    # the demo's market maker: five levels a side around 30000, 0.25 BTC more each level out
+    assert ladder["bids"][0] == ["1", "0.2500", "29999.00"] and ladder["asks"][-1] == ["1", "0.2500", "30001.00"]
+    assert await browser.text("#symbol") == "BTC-USD"
+
+    await server.order(BOB, side="BUY", qty="0.1", price="29990.00")  # Bob's resting bid: his open order
+    await wait_js(browser, "return document.querySelectorAll('#orders tr').length === 1")
+    assert "NEW_PENDING" in await browser.text("#activity") or "ACTIVE" in await browser.text("#activity")
+
+    await server.order(ALICE, side="BUY", qty="0.1", price="30001.00")  # crosses the best ask
+    sent = time.monotonic()
+    first_row = await wait_js(browser, """
+        const td = document.querySelector('#trades tr td:nth-child(3)');
+        return td && td.textContent === '30001.00' ? document.querySelector('#trades tr').textContent : null;""",
+                              timeout=5, every=0.01)
+    shown_after = time.monotonic() - sent
+    assert shown_after < 1.0, f"the trade showed after {shown_after:.3f} s"
+    assert "BUY" in first_row and "0.1000" in first_row
+    assert await browser.text("#last-price") == "30001.00"
+    await wait_js(browser, "return document.querySelector('#asks tr:last-child td:nth-child(2)').textContent === '0.1500'")
+    print(f"\ntrade on the page {shown_after * 1000:.0f} ms after the HTTP response")
+    # five minutes of the demo's agents (market maker, noise taker) for the chart, then the screenshot
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{server.base}/_sim/clock/advance", json={"seconds": "300"}) as resp:
+            assert resp.status == 200
+    await wait_js(browser, "return window.cefisimLive.state.prices.length > 10")
+    await screenshot(browser, tmp_path / "live-page.png")
+
+
+async def test_the_frame_loop_keeps_up_at_1000_events_a_second(server: Server, browser: WebDriver,
+                                                              tmp_path: Path) -> None:
+    """In-process load for 3 s: every 20 ms, commands that give 20 stream events: two small IOC buys
+    of Bob's that trade with the best ask (a trade and a depth event each), then four bids of Alice's
+    placed and cancelled (an order and a depth event each). The page watches instrument 1 as Alice."""
+    await open_page(browser, server, "instrument=1&client=100")
+    hub = server.app[STREAMS]
+    before = await js(browser, "return window.cefisimLive.stats.events")
+    samples: list[dict[str, Any]] = []
+
+    async def sample() -> None:  # the page's own per-second figures, while the load runs
+        while True:
+            await asyncio.sleep(0.5)
+            samples.append(await js(browser, "return {...window.cefisimLive.stats}"))
+
+    sampler = asyncio.create_task(sample())
+    sim, sent, started = server.sim, 0, time.monotonic()
+    tick = 0
+    while time.monotonic() - started < 3.0:
+        for _ in range(2):
+            assert sim.submit(PlaceOrder(101, 1, "BUY", "LIMIT", "0.0001", "30001.00", tif="IOC")).ok
+        for i in range(4):
+            placed = sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", f"{29950 + (tick + i) % 40}.00"))
+            assert placed.order is not None and placed.ok
+            sim.submit(CancelOrder(100, str(placed.order.id)))
+        sent += 20
+        tick += 1
+        await asyncio.sleep(max(0.0, started + tick * 0.02 - time.monotonic()))
+    elapsed = time.monotonic() - started
+    rate = sent / elapsed
+    sampler.cancel()
+    last_id = f"{hub.seq}-1"  # the last cancel's depth event: its order event is k 0
+    caught_up = await wait_js(browser, f"return window.cefisimLive.stats.lastEventId === '{last_id}' && "
+                                       "window.cefisimLive.stats", timeout=3)
+    stats = await js(browser, "return window.cefisimLive.stats")
+    received = stats["events"] - before
+    during = samples[1:]  # the first sample's second began before the load
+    fps = min(s["framesPerSecond"] for s in during)
+    gap = max(s["maxFrameGapMs"] for s in during)
+    eps = max(s["eventsPerSecond"] for s in during)
+    print(f"\npushed {sent} events in {elapsed:.2f} s ({rate:.0f}/s); page: {received} events, "
+          f"at most {eps} events/s in a second, at least {fps} frames/s, longest frame gap {gap} ms, "
+          f"draws {stats['renders']} taking {stats['renderMs'] / max(1, stats['renders']):.2f} ms on average "
+          f"(longest {stats['maxRenderMs']:.1f} ms)")
+    assert rate >= 900 and received == sent and caught_up["connected"]
+    assert hub.dropped == 0
+    assert fps >= 20 and gap < 250, "the frame loop kept running while the events came in"
+    assert stats["renderMs"] / stats["renders"] < 16, "drawing a frame's changes fits in a frame (60 Hz) on average"
+    await screenshot(browser, tmp_path / "live-page-under-load.png")
