@@ -152,7 +152,16 @@ class StreamHub:
         if events:
             self.seq += len(events)
             if self._watches:
-                self._publish(result)
+                try:
+                    self._publish(result)
+                except Exception:  # a bug here must not fail the command, which has applied
+                    log.exception("stream events of a command could not be made; every stream starts over")
+                    self._restart()
+
+    def _restart(self) -> None:
+        """Close every stream and forget the rings: clients reconnect and get a snapshot."""
+        self.close_all()
+        self._watches.clear()
 
     def _publish(self, result: Result) -> None:
         venue = self.sim.venue

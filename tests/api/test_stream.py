@@ -341,3 +341,22 @@ async def test_shutdown_ends_open_streams(api: Api) -> None:
     started = time.monotonic()
     await api.client.close()
     assert time.monotonic() - started < 5
+
+
+async def test_a_failure_in_the_stream_never_fails_the_command(api: Api, monkeypatch: pytest.MonkeyPatch,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    sse = await open_stream(api, instrument="1")
+    await sse.next()
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("cefisim.api.stream_hub._changes", broken)
+    rec = await api.order(101, side="SELL", qty="1", price="50000.00")  # 200: the order stands
+    assert rec["status"] == "ACTIVE" and "every stream starts over" in caplog.text
+    with pytest.raises(AssertionError, match="the stream ended"):
+        await sse.next()
+    monkeypatch.undo()
+    fresh = await open_stream(api, instrument="1")
+    _, kind, snap = await fresh.next()
+    assert kind == "snapshot" and snap["depth"]["asks"][0]["price"] == "50000.00"
