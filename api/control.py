@@ -194,7 +194,8 @@ async def advance_clock(request: web.Request) -> web.Response:
 async def book(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     inst = venue.instruments[_instrument_id(request)]
-    return respond(book_doc(inst, venue.books[inst.id], _query_count(request, "depth", 10), venue.clock.now))
+    depth = _query_count(request, "depth", 10)
+    return respond(book_doc(inst, venue.books[inst.id], depth, venue.clock.now))
 
 
 async def recent_trades(request: web.Request) -> web.Response:
@@ -206,7 +207,8 @@ async def recent_trades(request: web.Request) -> web.Response:
         if f.order.instrument is inst and f.liq_flag == "TAKER"
     ]
     taker_fills.sort(key=lambda f: f.timestamp, reverse=True)
-    return respond([sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in taker_fills[:limit]])
+    return respond([sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp)
+                    for f in taker_fills[:limit]])
 
 
 async def get_latency(request: web.Request) -> web.Response:

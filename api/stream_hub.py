@@ -140,6 +140,9 @@ class StreamHub:
         self.open = 0  # open streams
         self.dropped = 0  # streams dropped for falling behind
         self._venue: Venue = sim.venue
+        # the n of the last reset or restore seen: a snapshot id ``n`` equal to it may show the state
+        # before (a reset that applied no event leaves n as it was), so it never resumes
+        self._reset_seq: int | None = None
         self._watches: dict[int, _Watch] = {}
         self._monotonic = monotonic
         self._task: asyncio.Task[None] | None = None
@@ -190,6 +193,7 @@ class StreamHub:
     def resync(self) -> None:
         """The simulation's state was replaced: forget the rings, send every stream a snapshot."""
         self._venue = self.sim.venue
+        self._reset_seq = self.seq
         for inst_id, watch in list(self._watches.items()):
             if inst_id not in self._venue.instruments:
                 for conn in watch.conns:
@@ -218,7 +222,7 @@ class StreamHub:
         watch.idle_since = None
         conn = Connection(instrument_id, client_id, self.settings.queue_events, abort)
         last = parse_id(last_event_id)
-        if last is not None and watch.floor <= last <= (self.seq, _AFTER_ALL):
+        if last is not None and watch.floor <= last <= (self.seq, _AFTER_ALL) and last != (self._reset_seq, _AFTER_ALL):
             for event_id, client, raw in watch.ring:
                 if event_id > last and (client is None or client == client_id):
                     conn.push(raw)

@@ -118,7 +118,8 @@ async def test_public_stream_has_no_order_events_and_a_client_stream_only_its_ow
     await cross(api)
     assert [kind for _, kind, _ in await public.take(5)] == ["depth", "depth", "trade", "trade", "depth"]
     seen = await bob.take(9)
-    assert [kind for _, kind, _ in seen] == ["order", "depth", "order", "depth", "trade", "trade", "order", "order", "depth"]
+    assert [kind for _, kind, _ in seen] == [
+        "order", "depth", "order", "depth", "trade", "trade", "order", "order", "depth"]
     makers = [data for _, kind, data in seen[6:8]]
     assert [(m["order"]["status"], m["changes"][0]["trade"]["liq_flag"]) for m in makers] == [
         ("FILLED", "MAKER"), ("ACTIVE", "MAKER")]
@@ -196,12 +197,17 @@ async def test_the_scenarios_own_trades_are_streamed(api_factory) -> None:
 async def test_reset_sends_every_stream_a_snapshot(api: Api) -> None:
     await api.order(101, side="SELL", qty="1", price="50000.00")
     sse = await open_stream(api, instrument="1", client="101")
-    _, _, snap = await sse.next()
-    assert len(snap["orders"]) == 1
+    before_id, _, snap = await sse.next()
+    assert len(snap["orders"]) == 1 and before_id is not None
     status, _, _ = await api.call("POST", "/_sim/reset", client_id=None)
     assert status == 200
     _, kind, snap = await sse.next(3.0)  # no command follows: the hub notices within a second
     assert kind == "snapshot" and snap["reason"] == "reset" and snap["orders"] == [] and snap["depth"]["asks"] == []
+    # the reset applied no event (no agents): n is the same before and after, yet an id from before
+    # the reset never resumes into the state after it
+    resumed = await open_stream(api, headers={"Last-Event-ID": before_id}, instrument="1", client="101")
+    _, kind, snap = await resumed.next()
+    assert kind == "snapshot" and snap["reason"] == "resume-gap" and snap["orders"] == []
 
 
 async def test_a_slow_client_is_dropped_and_the_others_go_on(api: Api) -> None:
@@ -281,7 +287,8 @@ async def test_streams_beyond_the_cap_get_a_429_problem(api: Api) -> None:
     ({"instrument": "1", "client": "5"}, 404, "client: no client '5'"),
     ({"instrument": "1", "venue": "team-a"}, 404, "venue: no venue 'team-a'"),
 ])
-async def test_bad_parameters_are_problems_naming_them(api: Api, params: dict[str, str], status: int, detail: str) -> None:
+async def test_bad_parameters_are_problems_naming_them(api: Api, params: dict[str, str], status: int,
+                                                       detail: str) -> None:
     resp = await api.client.get("/_sim/stream", params=params)
     body = await resp.json(content_type=None)
     assert resp.status == status and resp.content_type == "application/problem+json"

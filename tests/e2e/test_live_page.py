@@ -127,7 +127,8 @@ async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(server: 
     assert shown_after < 1.0, f"the trade showed after {shown_after:.3f} s"
     assert "BUY" in first_row and "0.1000" in first_row
     assert await browser.text("#last-price") == "30001.00"
-    await wait_js(browser, "return document.querySelector('#asks tr:last-child td:nth-child(2)').textContent === '0.1500'")
+    best_ask_qty = "document.querySelector('#asks tr:last-child td:nth-child(2)').textContent"
+    await wait_js(browser, f"return {best_ask_qty} === '0.1500'")  # 0.25 less Alice's 0.1
     print(f"\ntrade on the page {shown_after * 1000:.0f} ms after the HTTP response")
     # five minutes of the demo's agents (market maker, noise taker) for the chart, then the screenshot
     async with aiohttp.ClientSession() as http:
