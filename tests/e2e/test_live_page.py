@@ -184,6 +184,6 @@ async def test_the_frame_loop_keeps_up_at_1000_events_a_second(server: Server, b
           f"(longest {stats['maxRenderMs']:.1f} ms)")
     assert rate >= 900 and received == sent and caught_up["connected"]
     assert hub.dropped == 0
-    assert fps >= 20 and gap < 250, "the frame loop kept running while the events came in"
+    assert fps >= 20 and gap < 500, "the frame loop kept running while the events came in"
     assert stats["renderMs"] / stats["renders"] < 16, "drawing a frame's changes fits in a frame (60 Hz) on average"
     await screenshot(browser, tmp_path / "live-page-under-load.png")
