@@ -211,7 +211,8 @@ class StreamHub:
     def subscribe(self, instrument_id: int, client_id: int | None, last_event_id: str | None,
                   abort: Callable[[], None]) -> Connection:
         """A new stream, its first events already queued: the events after ``last_event_id`` when the
-        ring still holds them all, else a snapshot. The caller checked the limit (:meth:`full`)."""
+        ring still holds them all (and they are fewer than a stream may queue), else a snapshot. The
+        caller checked the limit (:meth:`full`)."""
         if self.sim.venue is not self._venue:
             self.resync()
         watch = self._watches.get(instrument_id)
@@ -222,11 +223,14 @@ class StreamHub:
         watch.idle_since = None
         conn = Connection(instrument_id, client_id, self.settings.queue_events, abort)
         last = parse_id(last_event_id)
+        missed: list[bytes] | None = None
         if last is not None and watch.floor <= last <= (self.seq, _AFTER_ALL) and last != (self._reset_seq, _AFTER_ALL):
-            for event_id, client, raw in watch.ring:
-                if event_id > last and (client is None or client == client_id):
-                    conn.push(raw)
-        else:
+            missed = [raw for event_id, client, raw in watch.ring
+                      if event_id > last and (client is None or client == client_id)]
+        if missed is not None and len(missed) < self.settings.queue_events:
+            for raw in missed:
+                conn.push(raw)
+        else:  # nothing to resume from, or more missed than the stream may queue: start over
             conn.push(self._snapshot(conn, "resume-gap" if last_event_id else "connect"))
         watch.conns.append(conn)
         self.open += 1

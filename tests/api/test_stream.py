@@ -367,3 +367,25 @@ async def test_a_failure_in_the_stream_never_fails_the_command(api: Api, monkeyp
     fresh = await open_stream(api, instrument="1")
     _, kind, snap = await fresh.next()
     assert kind == "snapshot" and snap["depth"]["asks"][0]["price"] == "50000.00"
+
+
+async def test_a_resume_that_missed_more_than_a_stream_may_queue_gets_a_snapshot(api: Api) -> None:
+    hub_of(api).settings = StreamSettings(queue_events=4)
+    watcher = await open_stream(api, instrument="1")
+    seen_id, _, _ = await watcher.next()
+    for step in range(5):
+        await api.order(101, side="SELL", qty="0.1", price=f"5000{step}.00")
+    await watcher.take(5)
+    resumed = await open_stream(api, headers={"Last-Event-ID": str(seen_id)}, instrument="1")
+    _, kind, snap = await resumed.next()  # not dropped at once (and again at every reconnection)
+    assert kind == "snapshot" and snap["reason"] == "resume-gap" and len(snap["depth"]["asks"]) == 5
+    assert hub_of(api).dropped == 0
+
+
+async def test_an_idle_stream_gets_heartbeat_comments(api: Api) -> None:
+    hub_of(api).settings = StreamSettings(heartbeat_s=0.5)
+    sse = await open_stream(api, instrument="1")
+    await sse.next()
+    async with asyncio.timeout(5):
+        while (line := await sse.resp.content.readline()) != b": keep-alive\n":
+            assert line in (b"\n",), line
