@@ -95,6 +95,7 @@ _ERRORS = {
     408: "the body did not arrive within the server's read timeout",
     409: "the request needs a virtual clock",
     413: "body larger than the server accepts",
+    429: "GET /_sim/stream: as many streams are open as the server allows",
     500: "an engine invariant does not hold (GET /_sim/invariants), or an internal error",
 }
 
@@ -204,7 +205,23 @@ def _count(name: str, default: int) -> dict[str, Any]:
             "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": default}}
 
 
+def _ui_file_op() -> dict[str, Any]:
+    """The page's script (text/javascript) or style sheet (text/css)."""
+    op = _op("sim_ui_file", "The live page's script and style sheet", "Page", media="text/javascript",
+             params=(_path("name", "^(app\\.js|style\\.css)$"), VENUE))
+    op["responses"]["200"]["content"]["text/css"] = {"schema": {"type": "string"}}
+    return op
+
+
+def _query(name: str, pattern: str | None, required: bool = False) -> dict[str, Any]:
+    schema = {"type": "string"} if pattern is None else {"type": "string", "pattern": pattern}
+    return {"name": name, "in": "query", "required": required, "schema": schema}
+
+
 INSTRUMENT = _path("instrument_id", "^[0-9]+$")
+#: the venue of the stream and the page: ``default`` (or empty) today; any other name is a 404
+VENUE = {"name": "venue", "in": "query", "required": False,
+         "schema": {"type": "string", "enum": ["", "default"], "default": "default"}}
 #: (METHOD, path) -> the operation; every /_sim/ route of the app must have one
 CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/_sim/health"): _op("sim_health", "Scenario, clock mode, engine time, counters", "Health"),
@@ -241,6 +258,19 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                       body="RetentionRequest"),
     ("GET", "/_sim/recorded"): _op("sim_recorded", "Recorded markets: the recording, the position in it, each own "
                                    "resting order's queue position", "RecordedSources"),
+    # the live stream and page (api/stream.py, docs/stream.md)
+    ("GET", "/_sim/stream"): _op(
+        "sim_stream", "Server-sent events of an instrument's depth and trades, and a client's orders (docs/stream.md)",
+        "EventStream", media="text/event-stream", errors=(400, 429), params=(
+            _query("instrument", "^[0-9]+$", required=True), _query("client", "^[0-9]*$"), VENUE,
+            {"name": "Last-Event-ID", "in": "header", "required": False, "schema": {"type": "string"},
+             "description": "resume after this event (n-k or n); too old or unknown: a fresh snapshot"})),
+    ("GET", "/_sim/ui"): _op("sim_ui_redirect", "Redirects to /_sim/ui/ (keeping the query)", "Page",
+                             media="text/html"),
+    ("GET", "/_sim/ui/"): _op("sim_ui", "The live page (docs/stream.md)", "Page", media="text/html",
+                              # the page's script reads them (a wrong one: the stream refuses it)
+                              params=(_query("instrument", None), _query("client", None), VENUE)),
+    ("GET", "/_sim/ui/{name}"): _ui_file_op(),
 }
 
 
@@ -259,15 +289,19 @@ def control_template() -> dict[str, Any]:
     """The control plane's document with no server named (shared: do not modify)."""
     from .control import control_routes
     from .faults import fault_routes
+    from .stream import stream_routes
 
     paths: dict[str, dict[str, Any]] = {}
-    for route in [*control_routes(), *fault_routes()]:
+    for route in [*control_routes(), *fault_routes(), *stream_routes()]:
         paths.setdefault(route.path, {})[route.method.lower()] = described(CONTROL_OPERATIONS, route.method, route.path)
     paths[CONTROL_OPENAPI_PATH] = {"get": _op("sim_openapi", "This document", "OpenApiDocument")}
     schemas = _schemas()
     schemas["Trades"] = {"type": "array", "items": ref("Trade")}
     schemas["Journal"] = {"type": "string"}
     schemas["OpenApiDocument"] = {"type": "object", "required": ["openapi", "paths"]}
+    schemas["EventStream"] = {"type": "string", "description": "text/event-stream: snapshot, depth, trade and "
+                                                              "order events (docs/stream.md)"}
+    schemas["Page"] = {"type": "string"}
     problem = {"content": {PROBLEM_CONTENT_TYPE: {"schema": ref("Problem")}},
                "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
     return {

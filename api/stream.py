@@ -142,11 +142,16 @@ def install_streams(app: web.Application, settings: StreamSettings | None = None
     """Give ``app`` (its simulation under ``SIM``) the stream hub, the stream and the page; streams end
     when the server shuts down."""
     hub = app[STREAMS] = StreamHub(app[SIM], settings)
-    app.add_routes([
+    app.add_routes(stream_routes())
+    app.on_shutdown.append(_stop)
+    return hub
+
+
+def stream_routes() -> list[web.RouteDef]:
+    """The stream and the page (described in ``api/openapi_control.py``)."""
+    return [
         web.get("/_sim/stream", stream),
         web.get("/_sim/ui", ui_root),
         web.get("/_sim/ui/", ui_file),
         web.get("/_sim/ui/{name}", ui_file),
-    ])
-    app.on_shutdown.append(_stop)
-    return hub
+    ]
