@@ -39,13 +39,14 @@ from cefisim.engine.reference import INSTRUMENT_STATUSES
 from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
 
+from . import serialize
 from .auth import AUTH_STORE
 from .http import read_json, respond
 from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .recorded.control import recorded_routes
-from .serialize import book_doc, iso, ns, sim_trade
+from .serialize import iso, ns
 from .snapshot import SnapshotError
 from .validate import F, ascii_digits, check_object, parse_json
 
@@ -195,7 +196,7 @@ async def book(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     inst = venue.instruments[_instrument_id(request)]
     depth = _query_count(request, "depth", 10)
-    return respond(book_doc(inst, venue.books[inst.id], depth, venue.clock.now))
+    return respond(serialize.book_doc(inst, venue.books[inst.id], depth, venue.clock.now))
 
 
 async def recent_trades(request: web.Request) -> web.Response:
@@ -207,7 +208,7 @@ async def recent_trades(request: web.Request) -> web.Response:
         if f.order.instrument is inst and f.liq_flag == "TAKER"
     ]
     taker_fills.sort(key=lambda f: f.timestamp, reverse=True)
-    return respond([sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp)
+    return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp)
                     for f in taker_fills[:limit]])
 
 
