@@ -11,9 +11,10 @@ Contract:
   ``--quiet`` passes no stream). The line and the ring hold only the fields above: the path without
   its query (OAuth parameters travel there), never a header or a body of the request, so no secret,
   signature or token reaches them (``docs/security.md``).
-- Cheap on the hot path: a record is a tuple appended to a deque; the line is formatted at once but
-  written with the others of the same 50 ms, in one write (a flush per request would be a system
-  call per request). The stream is flushed when the app shuts down.
+- Cheap on the hot path: a record is a tuple appended to a deque; the line (time to the second, like
+  a common-log-format line; the ring keeps milliseconds) is one f-string, written with the others of
+  the same 50 ms in one write (a flush per request would be a system call per request). The stream
+  is flushed when the app shuts down.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ FLUSH_AFTER_S = 0.05
 FORMATS = ("text", "json")
 SIM_PREFIX = "/_sim"
 
-# time, method, path, status, milliseconds, client id, request id, problem body (bytes) or None
+# started (perf_counter), method, path, status, seconds taken, client id, request id, problem body or None
 Entry = tuple[float, str, str, int, float, "int | None", str, "bytes | None"]
 
 
@@ -50,6 +51,9 @@ class RequestLog:
         self.recorded = 0
         self.stream = stream
         self.json = fmt == "json"
+        # wall time = perf_counter() + offset: one clock read per request (the middleware's) serves
+        # the duration and the time of day
+        self._offset = time.time() - time.perf_counter()
         self._pending: list[str] = []
         self._flush_at: asyncio.TimerHandle | None = None
         self._second = -1
@@ -58,44 +62,39 @@ class RequestLog:
     def record(self, method: str, path: str, status: int, started: float, ended: float,
                client_id: int | None, request_id: str, response: web.StreamResponse) -> None:
         """One finished request (``started``/``ended``: ``time.perf_counter()`` values)."""
-        ms = round((ended - started) * 1000, 3)
-        now = time.time()
+        elapsed = ended - started
         if not path.startswith(SIM_PREFIX):
             problem = None
             if status >= 400 and isinstance(response, web.Response) and response.content_type == PROBLEM_CONTENT_TYPE:
                 problem = response.body if isinstance(response.body, bytes) else None
-            self.entries.append((now, method, path, status, ms, client_id, request_id, problem))
+            self.entries.append((started, method, path, status, elapsed, client_id, request_id, problem))
             self.recorded += 1
-        if self.stream is not None:
-            self._write(self._line(now, method, path, status, ms, client_id, request_id))
-
-    def _timestamp(self, now: float) -> str:
-        second = int(now)
+        if self.stream is None:
+            return
+        second = int(started + self._offset)
         if second != self._second:  # strftime once a second, not once a request
             self._second = second
-            self._stamp = _second(second)
-        return _with_ms(self._stamp, now)
-
-    def _line(self, now: float, method: str, path: str, status: int, ms: float, client_id: int | None,
-              request_id: str) -> str:
-        stamp = self._timestamp(now)
+            self._stamp = _second(second) + "Z"
         if self.json:
-            return orjson.dumps({
-                "time": stamp, "method": method, "path": path, "status": status, "ms": ms,
-                "client_id": None if client_id is None else str(client_id), "request_id": request_id,
+            line = orjson.dumps({
+                "time": self._stamp, "method": method, "path": path, "status": status,
+                "ms": round(elapsed * 1000, 3), "client_id": None if client_id is None else str(client_id),
+                "request_id": request_id,
             }).decode() + "\n"
-        client = "-" if client_id is None else client_id
-        return f"{stamp} {method} {path} {status} {ms:.3f}ms client={client} request_id={request_id}\n"
-
-    def _write(self, line: str) -> None:
+        else:
+            line = (f"{self._stamp} {method} {path} {status} {elapsed * 1000:.3f}ms "
+                    f"client={'-' if client_id is None else client_id} request_id={request_id}\n")
         self._pending.append(line)
         if self._flush_at is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # no loop (a direct call): write at once
-                self.flush()
-                return
-            self._flush_at = loop.call_later(FLUSH_AFTER_S, self.flush)
+            self._schedule()
+
+    def _schedule(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a direct call): write at once
+            self.flush()
+            return
+        self._flush_at = loop.call_later(FLUSH_AFTER_S, self.flush)
 
     def flush(self) -> None:
         """Write the pending lines in one go."""
@@ -111,9 +110,11 @@ class RequestLog:
         """The last ``limit`` requests kept, newest first, as JSON objects."""
         out = []
         for i in range(min(limit, len(self.entries))):
-            at, method, path, status, ms, client_id, request_id, problem = self.entries[-1 - i]
+            started, method, path, status, elapsed, client_id, request_id, problem = self.entries[-1 - i]
+            at = started + self._offset
             doc: dict[str, Any] = {
-                "time": _with_ms(_second(int(at)), at), "method": method, "path": path, "status": status, "ms": ms,
+                "time": f"{_second(int(at))}.{int((at - int(at)) * 1000):03d}Z", "method": method, "path": path,
+                "status": status, "ms": round(elapsed * 1000, 3),
                 "client_id": None if client_id is None else str(client_id), "request_id": request_id,
             }
             if problem is not None:
@@ -124,12 +125,8 @@ class RequestLog:
 
 
 def _second(second: int) -> str:
+    """ISO 8601 UTC of a Unix second, without the zone."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-
-
-def _with_ms(head: str, at: float) -> str:
-    """ISO 8601 UTC with milliseconds: ``head`` is the second of ``at`` as :func:`_second` wrote it."""
-    return f"{head}.{int((at - int(at)) * 1000):03d}Z"
 
 
 REQUEST_LOG = web.AppKey("request_log", RequestLog)
