@@ -31,6 +31,7 @@ from cefisim.engine.recorded import latency_draw
 from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load
 from .context import CALLBACKS, Context, Driver, seconds_ns
+from .plot import PlotUnavailable, check_target, save_backtest_plot
 from .report import build_report, table
 
 __all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
@@ -225,6 +226,9 @@ def backtest_main(argv: list[str]) -> int:
     parser.add_argument("--quote", metavar="ASSET", help="asset PnL is valued in (default: the first instrument's quote)")
     parser.add_argument("--sample-every", metavar="SECONDS", help=f"inventory sample interval (default: {SAMPLES} samples)")
     parser.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
+    parser.add_argument("--plot", metavar="FILE.png|.html",
+                        help="draw price and fills, inventory, PnL and fees over time (needs cefisim[plot]; "
+                             ".png, .svg, .pdf or .html)")
     parser.add_argument("--quiet", action="store_true", help="print no table")
     loaded = parse_and_load(parser, argv, "scenario")
     if isinstance(loaded, int):
@@ -245,6 +249,11 @@ def backtest_main(argv: list[str]) -> int:
             except ValueError as exc:
                 raise BacktestError(str(exc)) from None
         params = _params(args.param)
+        if args.plot is not None:
+            try:
+                check_target(args.plot)  # before the run, not after it
+            except PlotUnavailable as exc:
+                raise BacktestError(f"--plot: {exc}") from None
         cls = load_strategy_class(args.strategy)
         try:
             strategy = cls(**params)
@@ -267,6 +276,12 @@ def backtest_main(argv: list[str]) -> int:
                 out.write(orjson.dumps(bt.report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         except OSError as exc:
             print(f"cefisim backtest: {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    if args.plot is not None:
+        try:
+            save_backtest_plot(bt, args.plot)
+        except OSError as exc:
+            print(f"cefisim backtest: {args.plot}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     if not args.quiet:
         print("\n".join(table(bt.report)))
