@@ -138,7 +138,7 @@ def replay_main(argv: list[str]) -> int:
         prog="cefisim replay",
         description="Run a scenario without HTTP, as fast as possible, and print a summary.",
     )
-    parser.add_argument("file", help="scenario file (JSON)")
+    parser.add_argument("file", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
     parser.add_argument("--until", metavar="ISO|+seconds",
                         help="stop at this engine time instead of the scenario's end")

@@ -117,3 +117,12 @@ def test_serve_with_no_scenario_on_port_0_and_the_readme_signed_request(installe
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "demo.json" in out and "site-packages" in out  # the packaged demo, not a file of the checkout
+
+
+def test_a_shipped_scenario_with_a_sibling_file_replays_from_the_package(installed: tuple[Path, Path]) -> None:
+    """flash_crash.json reads paths/flash_crash.txt next to it: from site-packages, to the pinned digest."""
+    from tests.scenarios.test_scenario_shipped import GOLDEN
+
+    bin_, project = installed
+    done = _run(bin_ / "cefisim", "replay", "flash_crash", "--quiet", cwd=project)
+    assert done.stdout.strip() == f"sha256:{GOLDEN['flash_crash.json']}"

@@ -237,7 +237,7 @@ def backtest_main(argv: list[str]) -> int:
         prog="cefisim backtest",
         description="Run a strategy in-process against a scenario at full speed and report how it did.",
     )
-    parser.add_argument("scenario", help="scenario file (JSON)")
+    parser.add_argument("scenario", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--strategy", required=True, metavar="module:Class",
                         help="the strategy class: package.module:Class or path/to/file.py:Class")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
