@@ -17,13 +17,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cefisim import __version__
+from tests.api.test_cli_serve import wait_for_ready_file
 
 pytestmark = pytest.mark.slow
 
@@ -103,12 +103,7 @@ def test_serve_with_no_scenario_on_port_0_and_the_readme_signed_request(installe
     proc = subprocess.Popen([bin_ / "cefisim", "serve", "--port", "0", "--ready-file", ready, "--quiet"], cwd=project,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "no ready file after 60 s"
-            time.sleep(0.1)
-        url = json.loads(ready.read_text())["url"]
+        url = str(wait_for_ready_file(ready, proc, 60)["url"])
         request = readme_block("x-svc-auth-signature", "urllib").replace("http://127.0.0.1:8080", url)
         balances = json.loads(_run(bin_ / "python", "-c", request, cwd=project).stdout)
         assert {"1", "2"} <= {b["id"] for b in balances["data"]}

@@ -97,6 +97,16 @@ def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Cap
     assert "in use" in err
 
 
+def wait_for_ready_file(ready: Path, proc: subprocess.Popen[str], seconds: float) -> dict[str, object]:
+    """What ``--ready-file`` wrote, once it is there (the server must not exit meanwhile)."""
+    deadline = time.monotonic() + seconds
+    while not ready.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"no ready file after {seconds} s"
+        time.sleep(0.05)
+    return json.loads(ready.read_text())  # type: ignore[no-any-return]
+
+
 @contextmanager
 def serving(tmp_path: Path, *argv: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``python -m cefisim serve --port 0 --ready-file ...``; yields the URL it wrote and the process."""
@@ -105,12 +115,7 @@ def serving(tmp_path: Path, *argv: str) -> Iterator[tuple[str, subprocess.Popen[
                              "--clock", "virtual", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "CEFISIM_SCENARIO": "demo"})
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "no ready file after 30 s"
-            time.sleep(0.05)
-        info = json.loads(ready.read_text())
+        info = wait_for_ready_file(ready, proc, 30)
         assert info["pid"] == proc.pid
         yield info["url"], proc
     finally:
