@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import jsonschema
 import orjson
 import pytest
 
@@ -154,6 +155,8 @@ def test_port_0_ready_file_access_log_and_recent_requests(tmp_path: Path) -> Non
         doc = json.loads(body)
         assert [r["status"] for r in doc["requests"]] == [401, 200] and doc["capacity"] == 1000
         assert doc["requests"][1]["client_id"] == "100" and "problem" not in doc["requests"][1]
+        described = json.loads(_get(url + "/_sim/openapi.json")[1])  # what the control document promises
+        jsonschema.validate(doc, {"$ref": "#/components/schemas/Requests", "components": described["components"]})
         assert _get(url + "/_sim/requests?limit=0")[0] == 400
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
