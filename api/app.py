@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -28,6 +29,7 @@ from .funds import paper_funds_for
 from .keys import CEFI, OPTIONS, SIM, ServerOptions
 from .limits import handler_args
 from .middleware import request_middleware
+from .request_log import REQUEST_LOG, RequestLog, flush_request_log
 from .openapi import openapi_routes
 from .paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from .sim import Simulation
@@ -131,13 +133,16 @@ async def _close_journal(app: web.Application) -> None:
 
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
+    requests = RequestLog(options.request_history, sys.stderr if options.access_log else None,
+                          options.access_log or "text")
     app = web.Application(
-        middlewares=[request_middleware(options)],
+        middlewares=[request_middleware(options, requests=requests)],
         client_max_size=options.max_body_bytes,
         handler_args=handler_args(options),
     )
     app[SIM] = sim
     app[OPTIONS] = options
+    app[REQUEST_LOG] = requests
     app[FAULTS] = []
     app[AUTH_STORE] = auth_store_for(sim, options)
     app[ENVIRONMENT] = options.environment
@@ -150,5 +155,6 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app.add_routes(fault_routes())
     install_streams(app)
     app.on_cleanup.append(_close_journal)
+    app.on_cleanup.append(flush_request_log)
     app.cleanup_ctx.append(_ticker)
     return app

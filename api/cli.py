@@ -1,8 +1,12 @@
-"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``data``, ``sign``.
+"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``data``, ``scenarios``; ``--version``.
 
-``cefisim serve [--host 127.0.0.1] [--port 8080] [--scenario FILE] [--journal FILE] [--clock wall|virtual]``
-serves the emulator; with no scenario it loads ``scenarios/demo.json``. Scenario and journal problems
-are reported as one clear message and exit code 2, never a traceback.
+``cefisim serve [--host 127.0.0.1] [--port 8080] [--scenario FILE|NAME] [--journal FILE] [--clock wall|virtual]``
+serves the emulator; with no scenario it loads the shipped ``demo`` (package data of
+``cefisim.scenarios``, ``api/scenario/shipped.py``); ``cefisim scenarios`` lists the shipped names.
+Every ``serve`` option also reads ``CEFISIM_<OPTION>`` (``api/cli_env.py``; a flag wins). ``--port 0``
+binds a free port and prints the real one; ``--ready-file`` and a port in use: ``api/listen.py``.
+One access-log line per request on stderr (``--log-format``, ``--quiet``): ``api/request_log.py``.
+Scenario and journal problems are reported as one clear message and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -10,34 +14,46 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import shlex
 import sys
 from pathlib import Path
 
-from aiohttp import web
+from cefisim import __version__
 
+from .cli_env import document, env_defaults
 from .keys import ServerOptions
 from .limits import KEEPALIVE_TIMEOUT_S
 from .limit_flags import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
+from .listen import run
+from .request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
 from .scenario import Scenario, ScenarioError, load_scenario
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
+from .scenario.shipped import DEFAULT, describe, resolve, shipped_names
 from .signing import LAYOUTS
 from .sim import JournalError, Simulation
 
-DEMO = Path("scenarios") / "demo.json"
+
+def _port(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a port number from 0 (any free port) to 65535")
+    return int(text)
 
 
-def default_scenario() -> Path:
-    """``scenarios/demo.json`` of the working directory, else of the source tree cefisim runs from."""
-    here = Path.cwd() / DEMO
-    return here if here.exists() else Path(__file__).resolve().parent.parent / DEMO
+def _history(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_CAPACITY:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 1 to {MAX_CAPACITY}")
+    return int(text)
 
 
-def _serve_parser(sub: argparse._SubParsersAction) -> None:
+def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the emulator over HTTP")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--scenario", default=None, help="scenario file (default: scenarios/demo.json)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8080, help="port to listen on; 0 picks a free one (default 8080)")
+    p.add_argument("--ready-file", type=Path, default=None, metavar="PATH",
+                   help='once accepting connections, write {"url": ..., "pid": ...} here (removed on exit)')
+    p.add_argument("--scenario", default=None, metavar="FILE|NAME",
+                   help=f"scenario file, or the name of a shipped one (`cefisim scenarios`; default: {DEFAULT})")
     p.add_argument("--journal", default=None, help="command journal: replayed on start, appended to")
     p.add_argument("--clock", choices=("wall", "virtual"), default="wall")
     p.add_argument("--speed", type=_speed, default=None,
@@ -53,7 +69,12 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
                    help="how long an ended order's status can be looked up (1 to 2592000; default: the "
                         "scenario's settings.status_retention, else 86400); journaled when it changes")
     p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-format", choices=FORMATS, default="text", help="access log lines on stderr (default text)")
+    p.add_argument("--quiet", action="store_true", default=False, help="no access log")
+    p.add_argument("--request-history", type=_history, default=DEFAULT_CAPACITY, metavar="N",
+                   help=f"requests GET /_sim/requests keeps (default {DEFAULT_CAPACITY})")
     add_limit_arguments(p)
+    return p
 
 
 def _status_retention(text: str) -> int:
@@ -70,7 +91,7 @@ def _speed(text: str) -> float:
     return value
 
 
-def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
+def example_request(sim: Simulation, url: str, layout: str) -> str:
     """A shell snippet that signs and sends GET /v1/cefi/balances as the scenario's first client."""
     if not sim.scenario.hmac_keys:
         return "(the scenario defines no HMAC keys)"
@@ -79,7 +100,7 @@ def example_request(sim: Simulation, host: str, port: int, layout: str) -> str:
     payload = '"${TS}GET' + path + '"' if layout != "newline" else '"GET\\n' + path + '\\n${TS}\\n"'
     return (
         f"TS=$(date +%s); SIG=$(printf {payload} | openssl dgst -sha256 -hmac {shlex.quote(secret)} -binary | base64); "
-        f"curl -s http://{host}:{port}{path} -H \"x-svc-auth-token: {key}\" -H \"x-svc-auth-signature: $SIG\" "
+        f"curl -s {url}{path} -H \"x-svc-auth-token: {key}\" -H \"x-svc-auth-signature: $SIG\" "
         f"-H \"x-svc-auth-timestamp: $TS\" -H \"x-svc-auth-userid: {client_id}\""
     )
 
@@ -96,6 +117,8 @@ def server_options(args: argparse.Namespace, scenario: Scenario) -> ServerOption
         control_token=args.control_token,
         max_body_bytes=args.max_body_bytes,
         speed=args.speed if args.clock == "virtual" else None,
+        access_log=None if args.quiet else args.log_format,
+        request_history=args.request_history,
         **limit_options(args),
     )
 
@@ -105,7 +128,7 @@ def serve_main(args: argparse.Namespace) -> int:
     install_log_redaction()
     from .app import create_app
 
-    scenario_path = Path(args.scenario) if args.scenario else default_scenario()
+    scenario_path = resolve(args.scenario)
     try:
         scenario = load_scenario(scenario_path)
         options = server_options(args, scenario)
@@ -127,20 +150,36 @@ def serve_main(args: argparse.Namespace) -> int:
     # the loaded scenario lives for the whole run: keep it out of the collector's way
     gc.collect()
     gc.freeze()
-    print(f"cefisim: serving {scenario_path} ({args.clock} clock) on http://{args.host}:{args.port}", flush=True)
-    if sim.recovered_commands:
-        print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
-    print("Try a signed request (valid for 15 s after you press enter):", flush=True)
-    print("  " + example_request(sim, args.host, args.port, options.signature_layout), flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None, keepalive_timeout=KEEPALIVE_TIMEOUT_S)
+
+    def listening(url: str) -> None:
+        print(f"cefisim: serving {scenario_path} ({args.clock} clock) on {url}", flush=True)
+        if sim.recovered_commands:
+            print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
+        print("Try a signed request (valid for 15 s after you press enter):", flush=True)
+        print("  " + example_request(sim, url, options.signature_layout), flush=True)
+
+    return run(app, args.host, args.port, listening, args.ready_file, keepalive_timeout=KEEPALIVE_TIMEOUT_S)
+
+
+def scenarios_main() -> int:
+    """``cefisim scenarios``: the shipped scenarios, one per line, with what each shows."""
+    names = shipped_names()
+    width = max(map(len, names), default=0)
+    for name in names:
+        print(f"{name:<{width}}  {describe(name)}".rstrip())
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="cefisim", description="Deterministic CeFi venue emulator")
+    parser.add_argument("--version", action="version", version=f"cefisim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    _serve_parser(sub)
+    serve = _serve_parser(sub)
+    document(serve)
+    if argv[:1] == ["serve"]:  # a bad CEFISIM_ value concerns serve only
+        env_defaults(serve, os.environ)
+    sub.add_parser("scenarios", help="list the shipped scenarios (`--scenario NAME` serves one)")
     sub.add_parser("replay", help="run a scenario without HTTP (see `cefisim replay --help`)", add_help=False)
     if argv and argv[0] == "replay":
         from .replay import replay_main
@@ -166,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_main(args)
+    if args.command == "scenarios":
+        return scenarios_main()
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -20,6 +20,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
 | POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
 | GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET also reports the caps and the retained counts |
+| GET | /_sim/requests | the last requests served (``?limit=N``), newest first (``api/request_log.py``) |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/faults.py``) |
 | GET | /_sim/recorded | recorded markets: the recording, the position in it, each own order's queue position |
 """
@@ -46,6 +47,7 @@ from .keys import OPTIONS, SIM
 from .problems import Problem, bad_request
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .recorded.control import recorded_routes
+from .request_log import recent_requests
 from .serialize import iso, ns
 from .snapshot import SnapshotError
 from .validate import F, ascii_digits, check_object, parse_json
@@ -357,4 +359,5 @@ def control_routes() -> list[web.RouteDef]:
         web.get("/_sim/retention", get_retention),
         web.post("/_sim/retention", set_retention),
         *recorded_routes(),
+        web.get("/_sim/requests", recent_requests),
     ]

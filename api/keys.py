@@ -30,6 +30,8 @@ class ServerOptions:
     rate_limits: "RateLimits | None" = None  # token bucket per HMAC key (429); None: off
     control_token: str | None = None
     speed: float | None = None  # virtual clock only: engine seconds per real second, between requests
+    access_log: str | None = None  # one line per request on stderr: "text" | "json"; None: none
+    request_history: int = 1000  # requests GET /_sim/requests keeps (api/request_log.py)
     wall_s: Callable[[], float] = field(default=time.time)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import logging
 import time
+from time import perf_counter
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -28,9 +29,10 @@ from multidict import istr
 from . import versions
 from .faults import dispatch
 from .http import dumps
-from .keys import CEFI_PREFIX, REQUEST_ID, SIM, VERSION
+from .keys import CEFI_PREFIX, CLIENT_ID, REQUEST_ID, SIM, VERSION
 from .limits import body_pending, limit_settings, mark_limit_middleware, read_body_within
 from .problems import PROBLEM_CONTENT_TYPE, Problem
+from .request_log import RequestLog
 from .sim import JournalWriteError
 
 log = logging.getLogger("cefisim.http")
@@ -65,12 +67,15 @@ def _from_http_exception(exc: web.HTTPException, request: web.Request) -> Proble
     return Problem(exc.status, "http-error", exc.reason or "request refused")
 
 
-def request_middleware(options: object, clock: Callable[[], float] = time.monotonic) -> Middleware:
-    """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits)."""
+def request_middleware(options: object, clock: Callable[[], float] = time.monotonic,
+                       requests: RequestLog | None = None) -> Middleware:
+    """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
+    it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given."""
     read_timeout_s, rate_check = limit_settings(options, clock)
 
     @web.middleware
     async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = perf_counter()
         request_id = request.headers.get(H_REQUEST_ID) or f"req-{next(_request_ids)}"
         if len(request_id) > 128 or not request_id.isprintable():
             request_id = f"req-{next(_request_ids)}"
@@ -94,7 +99,10 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
         except Problem as problem:
             response = render_problem(request, problem)
         except web.HTTPException as exc:
-            if exc.status < 400:
+            if exc.status < 400:  # a redirect: aiohttp sends it
+                if requests is not None:
+                    requests.record(request.method, request.path, exc.status, started, perf_counter(),
+                                    request.get(CLIENT_ID), request_id, exc)
                 raise
             response = render_problem(request, _from_http_exception(exc, request))
         except JournalWriteError as exc:
@@ -110,6 +118,9 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
             deprecation = versions.deprecation_headers(version)
             if deprecation:
                 response.headers.update(deprecation)
+        if requests is not None:
+            requests.record(request.method, request.path, response.status, started, perf_counter(),
+                            request.get(CLIENT_ID), request_id, response)
         return response
 
     if read_timeout_s is not None or rate_check is not None:

@@ -28,6 +28,7 @@ from .openapi_operations import described
 from .openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
 from .scenario.model import SECONDS_TEXT_RE
 from .problems import PROBLEM_CONTENT_TYPE
+from .request_log import MAX_CAPACITY as MAX_HISTORY
 from .validate import F
 
 SIM_PREFIX = "/_sim"
@@ -162,6 +163,17 @@ def _schemas() -> dict[str, Any]:
         "Snapshot": {"type": "object", "required": ["scenario_sha256"],
                      "description": "the whole state (api/snapshot.py); restore only into the same scenario"},
         "Revoked": record({"key_id": {"type": "string"}, "revoked": {"const": True}}),
+        "Requests": record({
+            "requests": {"type": "array", "items": record(
+                {"time": ISO, "method": {"type": "string"}, "path": {"type": "string"},
+                 "status": {"type": "integer", "minimum": 100, "maximum": 599},
+                 "ms": {"type": "number", "minimum": 0}, "client_id": nullable(ID), "request_id": {"type": "string"},
+                 "problem": ref("Problem")},
+                required=["time", "method", "path", "status", "ms", "client_id", "request_id"],
+                description="one request served; problem: what a failed one answered")},
+            "recorded": {"type": "integer", "minimum": 0, "description": "requests recorded since the start"},
+            "capacity": {"type": "integer", "minimum": 1, "description": "requests kept (--request-history)"},
+        }),
         "FaultRequest": {**object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
                          "oneOf": [_present("count"), _present("share")],
                          "anyOf": [_present("status"), _present("delay_ms"),
@@ -248,6 +260,11 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                                      body="Snapshot"),
     ("POST", "/_sim/api-keys/{key_id}/revoke"): _op("sim_revoke_key", "Revoke an API key", "Revoked",
                                                      params=(_path("key_id", "^[^/]+$"),)),
+    ("GET", "/_sim/requests"): _op(
+        "sim_requests", "The last requests served outside /_sim/, newest first", "Requests", errors=(400,),
+        params=({"name": "limit", "in": "query", "required": False,
+                 "schema": {"type": "integer", "minimum": 1, "maximum": MAX_HISTORY},
+                 "description": "how many (default: every request kept; at most --request-history)"},)),
     ("GET", "/_sim/faults"): _op("sim_faults", "The injected fault plan (null: none)", "Fault"),
     ("POST", "/_sim/faults"): _op("sim_set_faults", "Inject faults into the next /v1/ requests", "Fault",
                                    body="FaultRequest"),

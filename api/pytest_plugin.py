@@ -2,14 +2,17 @@
 
 Installed with the package (entry point ``pytest11: cefisim = "cefisim.api.pytest_plugin"``); from a source
 checkout that is not installed, put ``pytest_plugins = ["cefisim.api.pytest_plugin"]`` in your root
-``conftest.py``. Needs pytest-asyncio (strict or auto mode).
+``conftest.py``. Needs pytest-asyncio (strict or auto mode): ``pip install 'cefisim[pytest]'`` brings
+it; without it the plugin says so in one line of pytest's header, and its async fixtures fail with
+that line.
 
 Fixtures:
 
 ``cefisim_scenario``
-    What the server loads: the shipped ``scenarios/demo.json`` by default; else the file named by
-    ``@pytest.mark.cefisim_scenario("path")`` (relative to the test file's directory, then to the
-    rootdir) or by ``--cefisim-scenario FILE`` (relative to where pytest was started). Override the
+    What the server loads: the shipped ``demo`` by default (package data of ``cefisim.scenarios``);
+    else the file named by ``@pytest.mark.cefisim_scenario("path")`` (relative to the test file's
+    directory, then to the rootdir) or by ``--cefisim-scenario FILE`` (relative to where pytest was
+    started); either also takes the name of a shipped scenario (``"flash_crash"``). Override the
     fixture to return a path, a scenario document (dict) or an ``api.scenario.Scenario``.
 ``cefisim_clock``
     ``"virtual"`` (default: engine time moves only when the test advances it) or ``"wall"``.
@@ -38,7 +41,7 @@ import pytest
 
 try:  # the plugin is loaded into every pytest run of an environment that has cefisim installed
     import pytest_asyncio
-except ImportError:  # pragma: no cover - exercised only without pytest-asyncio
+except ImportError:  # cefisim installed without its [pytest] extra
     pytest_asyncio = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
@@ -51,13 +54,33 @@ if TYPE_CHECKING:
 
 MARKER = "cefisim_scenario"
 OPTION = "--cefisim-scenario"
-DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "demo.json"
+MISSING_ASYNCIO = "cefisim: the cefisim fixtures need pytest-asyncio: pip install 'cefisim[pytest]'"
+
+
+def __getattr__(name: str) -> Any:
+    """``DEFAULT_SCENARIO``: the shipped demo's path, looked up when first asked for (the plugin is
+    loaded into every pytest run of an environment with cefisim: it imports nothing heavy up front)."""
+    if name == "DEFAULT_SCENARIO":
+        from .scenario.shipped import resolve
+
+        return resolve(None)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _shipped(value: str) -> Path | None:
+    from .scenario.shipped import shipped
+
+    return shipped(value) if Path(value).parent == Path(".") else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cefisim", "cefisim exchange emulator")
     group.addoption(OPTION, dest="cefisim_scenario", default=None, metavar="FILE",
-                    help="scenario file the cefisim_server fixture loads (default: scenarios/demo.json)")
+                    help="scenario file (or shipped scenario name) the cefisim_server fixture loads (default: demo)")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return MISSING_ASYNCIO if pytest_asyncio is None else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -73,8 +96,8 @@ def _async_fixture(fn: Callable[..., Any]) -> Any:
         return pytest_asyncio.fixture(fn)
 
     @pytest.fixture(name=fn.__name__)
-    def missing() -> Any:  # pragma: no cover - exercised only without pytest-asyncio
-        pytest.fail("the cefisim fixtures need pytest-asyncio (pip install pytest-asyncio)")
+    def missing() -> Any:
+        pytest.fail(MISSING_ASYNCIO, pytrace=False)
 
     return missing
 
@@ -93,6 +116,9 @@ def _marker_path(request: pytest.FixtureRequest, value: Any) -> Any:
         if candidate.exists():
             return candidate
         tried.append(str(candidate))
+    named = _shipped(str(value))
+    if named is not None:
+        return named
     raise pytest.UsageError(f"@pytest.mark.{MARKER}({str(value)!r}): no such file (tried {', '.join(tried)})")
 
 
@@ -107,8 +133,11 @@ def cefisim_scenario(request: pytest.FixtureRequest) -> Any:
     option = request.config.getoption("cefisim_scenario")
     if option:
         path = Path(option)
-        return path if path.is_absolute() else request.config.invocation_params.dir / path
-    return DEFAULT_SCENARIO
+        path = path if path.is_absolute() else request.config.invocation_params.dir / path
+        return path if path.exists() else _shipped(option) or path
+    from .scenario.shipped import resolve
+
+    return resolve(None)
 
 
 def load(scenario: Any) -> "Scenario":

@@ -7,8 +7,9 @@ per instrument, the top of every book and the sha256 digest of every event in or
 the same summary; the wall time goes to stderr. With ``--journal OUT`` the run is written as the journal
 ``cefisim serve --journal`` writes: its header, then every applied command as one JSON line
 ``[at, "scn", kind, values]`` (``engine.journal.to_record``); ``--from-journal OUT`` reads it back, and
-two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress line is
-drawn on stderr only when stderr is a terminal and the run takes more than a second.
+two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress bar
+(``api/progress.py``) is drawn on stderr only when stderr is a terminal and the run takes more than
+a couple of seconds.
 
 ``--from-journal J`` replays what ``cefisim serve --journal J`` recorded for the same scenario, the way
 the server rebuilds itself on restart (the scenario regenerates its own commands, the external ones
@@ -36,7 +37,8 @@ from cefisim.engine.journal import event_digest, to_record
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.venue import Result, Venue
 
-PROGRESS_EVERY = 0.25  # seconds of wall time between two progress lines
+from .progress import Progress
+
 TOP_LEVELS = 3
 
 
@@ -83,30 +85,19 @@ def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
             stats.commands += 1
     venue = scenario.build_venue(journal=hook)
     runner = scenario.runner(venue)
-    started = last = time.monotonic()
-    shown = False
     add = stats.add
-
-    def on_step(at: int, cmd: Command, result: Result) -> None:
-        nonlocal last, shown
-        add(result.events)
-        if progress is not None and not stats.commands & 1023:
-            now = time.monotonic()
-            if now - started > 1 and now - last > PROGRESS_EVERY:
-                last = now
-                shown = True
-                done = (venue.clock.now - scenario.start_ns) / max(1, until_ns - scenario.start_ns)
-                trades = sum(t[0] for t in stats.trades.values())
-                progress.write(
-                    f"\r{format_time(venue.clock.now)}  {done:6.1%}  {stats.commands} commands  "
-                    f"{trades} trades "
-                )
-                progress.flush()
-
-    runner.run(until_ns, on_step)
-    if shown and progress is not None:
-        progress.write("\r\033[K")
-        progress.flush()
+    bar = Progress(scenario.start_ns, until_ns, progress, "replay ")
+    if bar.bar is None:
+        def on_step(at: int, cmd: Command, result: Result) -> None:
+            add(result.events)
+    else:
+        def on_step(at: int, cmd: Command, result: Result) -> None:
+            add(result.events)
+            bar.at(at)
+    try:
+        runner.run(until_ns, on_step)
+    finally:
+        bar.close()
     return venue, stats
 
 
@@ -147,7 +138,7 @@ def replay_main(argv: list[str]) -> int:
         prog="cefisim replay",
         description="Run a scenario without HTTP, as fast as possible, and print a summary.",
     )
-    parser.add_argument("file", help="scenario file (JSON)")
+    parser.add_argument("file", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
     parser.add_argument("--until", metavar="ISO|+seconds",
                         help="stop at this engine time instead of the scenario's end")

@@ -5,13 +5,21 @@ Payload layouts (``--signature-layout``): ``concat`` = timestamp + METHOD + path
 one actually requested, without the query string (so pagination parameters never change the
 signature); the body is the exact raw body, empty when none. Timestamps are Unix seconds, at most 15 s
 old and at most 1 s ahead of the wall clock. Every failure says which check failed and never what the
-expected signature was; comparisons are constant time.
+expected signature was; comparisons are constant time. A mismatch says, the way AWS answers
+``SignatureDoesNotMatch``, what the server signed: the layout and the exact string-to-sign it built
+from the request as received (never the secret or the signature it expected), and notices a
+signature sent as hex where base64 is expected.
+
+``CefiHttpxAuth`` and ``CefiRequestsAuth``, the same signing for httpx and requests, are here too,
+imported on first access (``api/signing_clients.py``): neither library is needed until then.
 """
 
 from __future__ import annotations
 
 import binascii
 import hmac
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +33,34 @@ MAX_AGE_S = 15
 MAX_AHEAD_S = 1
 
 
+#: how each layout builds the string to sign, in the order it is signed
+LAYOUT_ORDER = {"concat": "timestamp + METHOD + path + body", "newline": "METHOD \\n path \\n timestamp \\n body"}
+_HEX_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
 def payload(layout: str, timestamp: str, method: str, path: str, body: bytes) -> bytes:
     if layout == "newline":
         return f"{method.upper()}\n{path}\n{timestamp}\n".encode() + body
     return f"{timestamp}{method.upper()}{path}".encode() + body
+
+
+CLIENT_AUTH = ("CefiHttpxAuth", "CefiRequestsAuth")
+
+
+def __getattr__(name: str) -> Any:
+    """The client auth classes, built (and their library imported) on first access."""
+    if name not in CLIENT_AUTH:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .signing_clients import CLASSES
+
+    build, library = CLASSES[name]
+    try:
+        cls = build()
+    except ImportError:
+        raise ImportError(f"{name} needs {library}: pip install {library}") from None
+    cls.__module__, cls.__qualname__ = __name__, name
+    globals()[name] = cls
+    return cls
 
 
 #: an HMAC-SHA256 already keyed with each secret seen: copying one skips hashing the key again on
@@ -94,12 +126,34 @@ def verify(
         return SigningFailure("future", f"{H_TIMESTAMP}: more than {MAX_AHEAD_S} s in the future")
     given = signature.encode()
     ok = False
-    for candidate in ("concat", "newline") if layout == "either" else (layout,):
+    candidates = ("concat", "newline") if layout == "either" else (layout,)
+    for candidate in candidates:
         ok |= hmac.compare_digest(_mac(secret, payload(candidate, timestamp, method, path, body)), given)
     if not ok:
-        return SigningFailure(
-            "mismatch",
-            f"{H_SIGNATURE}: does not match the request (layout {layout}: method, path without query, "
-            "timestamp and raw body)",
-        )
+        return SigningFailure("mismatch", mismatch_detail(secret, signature, candidates, timestamp, method, path, body))
     return client_id
+
+
+def mismatch_detail(secret: str, signature: str, layouts: tuple[str, ...], timestamp: str, method: str,
+                    path: str, body: bytes) -> str:
+    """Why a signature does not match: the layout(s) and the exact string(s) the server signed.
+
+    The string-to-sign holds only what the request carried (timestamp, method, path without query,
+    body as received); the secret and the expected signature never appear. A 64-hex-digit signature
+    is named as hex: one that is the right HMAC in hex says exactly that.
+    """
+    hint = ""
+    if _HEX_SHA256.match(signature):
+        right = any(hmac.compare_digest(
+            hmac.new(secret.encode(), payload(lay, timestamp, method, path, body), "sha256").hexdigest(),
+            signature.lower()) for lay in layouts)
+        hint = (" It is the right HMAC-SHA256 but hex-encoded: send it base64-encoded (44 characters)."
+                if right else " It looks hex-encoded (64 hex digits): the signature is base64 of the HMAC-SHA256 "
+                "digest (44 characters).")
+    signed = " or ".join(
+        f"layout {lay} ({LAYOUT_ORDER[lay]}): "
+        + json.dumps(payload(lay, timestamp, method, path, body).decode("utf-8", "backslashreplace"))
+        for lay in layouts)
+    return (f"{H_SIGNATURE}: does not match the request.{hint} The server computed base64(HMAC-SHA256(secret, "
+            f"string-to-sign)) with the string-to-sign {signed}; check the secret, the layout, and that the "
+            "body is sent byte for byte as signed")

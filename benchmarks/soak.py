@@ -368,7 +368,7 @@ def rss_kib(pid: int) -> int | None:
 def start_server(scenario: Path, port: int, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "cefisim.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--clock", "virtual",
-         "--scenario", str(scenario), "--log-level", "WARNING"],
+         "--scenario", str(scenario), "--log-level", "WARNING", "--quiet"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log.open("wb"), stderr=subprocess.STDOUT,
         start_new_session=True,
     )

@@ -20,7 +20,7 @@ import traceback
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -28,9 +28,11 @@ from cefisim.engine.backtest import Harness, StrategyLoop
 from cefisim.engine.figures import Figures, figures
 from cefisim.engine.recorded import latency_draw
 
+from ..progress import Progress
 from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load
 from .context import CALLBACKS, Context, Driver, seconds_ns
+from .plot import PlotUnavailable, check_target, save_backtest_plot
 from .report import build_report, table
 
 __all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
@@ -102,6 +104,22 @@ class Backtest:
     report: dict[str, Any]
 
 
+class _Reporting:
+    """The scenario's runner as the harness sees it (``next_time``, ``steps``), telling a progress
+    bar the engine time of every step."""
+
+    def __init__(self, runner: Any, bar: Progress) -> None:
+        self.runner = runner
+        self.bar = bar
+
+    def next_time(self) -> int | None:
+        return self.runner.next_time()  # type: ignore[no-any-return]
+
+    def steps(self, t: int) -> Any:
+        self.bar.at(t)
+        return self.runner.steps(t)
+
+
 def default_client(scenario: Scenario) -> int:
     """The first client (file order) that no agent trades as."""
     agents = {a.client_id for a in scenario.agents}
@@ -121,9 +139,10 @@ def run_backtest(
     sample_every_ns: int | None = None,
     quote: str | None = None,
     meta: dict[str, Any] | None = None,
+    progress: IO[str] | None = None,
 ) -> Backtest:
     """Run ``strategy`` (an instance) against ``scenario``; BacktestError for bad options,
-    StrategyFailed when the strategy raises."""
+    StrategyFailed when the strategy raises. ``progress``: a terminal to draw a progress bar on."""
     if client is None:
         client_id = default_client(scenario)
     else:
@@ -164,7 +183,10 @@ def run_backtest(
     if latency_ns is None and spread is not None:
         def draw() -> int:
             return latency_draw(scenario.seed, venue, *spread)
-    harness = Harness(venue, scenario.runner(venue), client_id, None, latency_ns=latency_ns, watch=watch,
+    bar = Progress(scenario.start_ns, until, progress, "backtest ")
+    runner = scenario.runner(venue)
+    harness = Harness(venue, runner if bar.bar is None else _Reporting(runner, bar), client_id, None,
+                      latency_ns=latency_ns, watch=watch,
                       sample_every_ns=sample_every_ns,
                       feed_latency_ns=max((r.feed_latency_ns for r in scenario.recorded), default=0),
                       latency_draw=draw)
@@ -180,6 +202,8 @@ def run_backtest(
         if not driver.current:
             raise  # not raised by the strategy: a bug of the emulator, which must crash loudly
         raise StrategyFailed(driver.current, harness.now, exc) from exc
+    finally:
+        bar.close()
     wall = time.perf_counter() - started
     figs = figures(harness, valuation)
     report = build_report(scenario, harness, figs, meta or {}, latency_ns, wall)
@@ -213,7 +237,7 @@ def backtest_main(argv: list[str]) -> int:
         prog="cefisim backtest",
         description="Run a strategy in-process against a scenario at full speed and report how it did.",
     )
-    parser.add_argument("scenario", help="scenario file (JSON)")
+    parser.add_argument("scenario", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--strategy", required=True, metavar="module:Class",
                         help="the strategy class: package.module:Class or path/to/file.py:Class")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -225,6 +249,9 @@ def backtest_main(argv: list[str]) -> int:
     parser.add_argument("--quote", metavar="ASSET", help="asset PnL is valued in (default: the first instrument's quote)")
     parser.add_argument("--sample-every", metavar="SECONDS", help=f"inventory sample interval (default: {SAMPLES} samples)")
     parser.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
+    parser.add_argument("--plot", metavar="FILE.png|.html",
+                        help="draw price and fills, inventory, PnL and fees over time (needs cefisim[plot]; "
+                             ".png, .svg, .pdf or .html)")
     parser.add_argument("--quiet", action="store_true", help="print no table")
     loaded = parse_and_load(parser, argv, "scenario")
     if isinstance(loaded, int):
@@ -245,6 +272,11 @@ def backtest_main(argv: list[str]) -> int:
             except ValueError as exc:
                 raise BacktestError(str(exc)) from None
         params = _params(args.param)
+        if args.plot is not None:
+            try:
+                check_target(args.plot)  # before the run, not after it
+            except PlotUnavailable as exc:
+                raise BacktestError(f"--plot: {exc}") from None
         cls = load_strategy_class(args.strategy)
         try:
             strategy = cls(**params)
@@ -253,7 +285,8 @@ def backtest_main(argv: list[str]) -> int:
                                 f" raised {type(exc).__name__}: {exc}") from None
         meta = {"strategy": args.strategy, "params": params}
         bt = run_backtest(scenario, strategy, client=args.client, until_ns=until_ns, latency_ns=latency_ns,
-                          sample_every_ns=sample_ns, quote=args.quote, meta=meta)
+                          sample_every_ns=sample_ns, quote=args.quote, meta=meta,
+                          progress=None if args.quiet else sys.stderr)
     except BacktestError as exc:
         print(f"cefisim backtest: {exc}", file=sys.stderr)
         return 2
@@ -267,6 +300,12 @@ def backtest_main(argv: list[str]) -> int:
                 out.write(orjson.dumps(bt.report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
         except OSError as exc:
             print(f"cefisim backtest: {args.report}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    if args.plot is not None:
+        try:
+            save_backtest_plot(bt, args.plot)
+        except OSError as exc:
+            print(f"cefisim backtest: {args.plot}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     if not args.quiet:
         print("\n".join(table(bt.report)))

@@ -1,5 +1,6 @@
 """The start every scenario command shares (``cefisim replay``, ``cefisim backtest``): parse the
-arguments, load the scenario, and turn a usage or scenario problem into a message and exit code 2."""
+arguments, load the scenario (a file, or the name of a shipped one: ``shipped.resolve``), and turn a
+usage or scenario problem into a message and exit code 2."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 
 from .loader import load_scenario
 from .model import Scenario, ScenarioError
+from .shipped import resolve
 
 
 def parse_and_load(
@@ -19,7 +21,7 @@ def parse_and_load(
     except SystemExit as exc:  # argparse has printed the usage problem
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        return args, load_scenario(getattr(args, file_attr))
+        return args, load_scenario(resolve(getattr(args, file_attr)))
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
         return 2

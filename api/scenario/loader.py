@@ -48,6 +48,11 @@ from .recorded import _RecordedSections
 from .reference import _ReferenceSections
 
 MAX_INT = 2**63 - 1  # integers stay within what JSON tools (orjson) read and write
+#: the fields that must be unique across the items of each list section
+UNIQUE_FIELDS = {
+    "assets": ("id", "name"), "instruments": ("id", "symbol"), "clients": ("id", "mnemonic", "key"),
+    "api_keys": ("key_id",), "oauth_clients": ("client_id",),
+}
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -84,11 +89,16 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
         self.start_ns = self.get(top, "start", "$", self.start_time)
         description = self.get(top, "description", "$", self.string)
         self.get(top, "$schema", "$", self.string)
+        # a duplicated item is dropped and later sections may still name it: its problem must be on
+        # the list before they are read, so they see a refused document rather than a missing item
         self.section(top, "assets", self.asset, "asset")
+        self.check_unique(top, "assets")
         self.section(top, "instruments", self.instrument, "instrument")
+        self.check_unique(top, "instruments")
         balances: dict[int, dict[int, int]] = {}
         hmac_keys: dict[str, tuple[int, str]] = {}
         self.section(top, "clients", lambda v, p: self.client(v, p, balances, hmac_keys), "client")
+        self.check_unique(top, "clients")
         settings, latency, delay = self.settings(top.get("settings", {}), "$.settings")
         api_keys = self.section(top, "api_keys", self.api_key)
         oauth_clients = self.section(top, "oauth_clients", self.oauth_client)
@@ -98,7 +108,8 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
         end_ns = self.get(top, "end", "$", self.time)
         recorded = [r for r in self.section(top, "recorded", self.recorded_source) if r is not None]
         latency = self.recorded_latency(recorded, latency)
-        self.check_unique(top)
+        self.check_unique(top, "api_keys")
+        self.check_unique(top, "oauth_clients")
         if self.problems:
             raise ScenarioError(self.problems)
         assert seed is not None and self.start_ns is not None
@@ -129,16 +140,11 @@ class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSect
             self.mark_broken(kind, None, "id")
         return [parse(item, _join(path, i)) for i, item in enumerate(self.array(top[key], path))]
 
-    def check_unique(self, top: dict) -> None:
-        """Duplicate ids and names across list items (each item was checked on its own already)."""
-        for key, fields in (
-            ("assets", ("id", "name")), ("instruments", ("id", "symbol")),
-            ("clients", ("id", "mnemonic", "key")), ("api_keys", ("key_id",)), ("oauth_clients", ("client_id",)),
-        ):
-            items = top.get(key)
-            if not isinstance(items, list):
-                continue
-            for name in fields:
+    def check_unique(self, top: dict, key: str) -> None:
+        """Duplicate ids and names across the items of one section (each was checked on its own already)."""
+        items = top.get(key)
+        if isinstance(items, list):
+            for name in UNIQUE_FIELDS[key]:
                 first: dict[Any, int] = {}
                 for i, item in enumerate(items):
                     if not isinstance(item, dict) or not isinstance(item.get(name), str):

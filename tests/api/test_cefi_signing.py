@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hmac
+import json
 import time
 
 import pytest
@@ -65,6 +67,30 @@ async def test_signature_mismatch_does_not_reveal_the_expected_value(api: Api) -
     status, problem = await _get(api, headers)
     assert status == 401 and "does not match" in problem["error"]["detail"]
     assert good not in str(problem) and "alice-secret" not in str(problem)
+    assert hmac.new(b"alice-secret", f"{headers['x-svc-auth-timestamp']}GET{PATH}".encode(),
+                    "sha256").hexdigest() not in str(problem)
+
+
+async def test_a_mismatch_states_the_layout_and_the_string_it_signed_in_signing_order(api: Api) -> None:
+    body = b'{"info":{"client_id":"100"}}'
+    headers = api.headers(100, "POST", "/v1/cefi/orders", b"{}")  # signed another body
+    headers["Content-Type"] = "application/json"
+    resp = await api.client.post("/v1/cefi/orders?skip=1", data=body, headers=headers)
+    detail = (await resp.json(content_type=None))["error"]["detail"]
+    ts = headers["x-svc-auth-timestamp"]
+    assert resp.status == 401
+    expected = json.dumps(f"{ts}POST/v1/cefi/orders".encode().decode() + body.decode())
+    assert f"layout concat (timestamp + METHOD + path + body): {expected}" in detail
+    assert "hex" not in detail
+
+
+async def test_a_hex_signature_is_named(api: Api) -> None:
+    headers = api.headers(100, "GET", PATH, b"")
+    right = hmac.new(b"alice-secret", f"{headers['x-svc-auth-timestamp']}GET{PATH}".encode(), "sha256").hexdigest()
+    status, problem = await _get(api, {**headers, "x-svc-auth-signature": right})
+    assert status == 401 and "right HMAC-SHA256 but hex-encoded: send it base64-encoded" in problem["error"]["detail"]
+    status, problem = await _get(api, {**headers, "x-svc-auth-signature": "ab" * 32})
+    assert status == 401 and "looks hex-encoded (64 hex digits)" in problem["error"]["detail"]
 
 
 async def test_signing_another_path_is_401(api: Api) -> None:

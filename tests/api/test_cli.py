@@ -42,7 +42,7 @@ def test_missing_scenario_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_example_request_signs_with_the_first_key() -> None:
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"))
-    text = example_request(sim, "127.0.0.1", 8080, "concat")
+    text = example_request(sim, "http://127.0.0.1:8080", "concat")
     assert "openssl dgst -sha256 -hmac alice-secret" in text
     assert "x-svc-auth-userid: 100" in text and "/v1/cefi/balances" in text
 

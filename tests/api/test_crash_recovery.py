@@ -36,7 +36,7 @@ def _free_port() -> int:
 def _start(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--scenario", str(scenario),
-         "--journal", str(journal), "--clock", "virtual", "--log-level", "WARNING"],
+         "--journal", str(journal), "--clock", "virtual", "--log-level", "WARNING", "--quiet"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 

@@ -190,7 +190,8 @@ def apply(c: Conformance, action: tuple[Any, ...], orders: list[tuple[int, str]]
 def read_everything(c: Conformance, orders: list[tuple[int, str]]) -> None:
     """Every read operation, under every schema version served now (and the default), and the control
     plane's reads of the same state."""
-    for route in ("/_sim/health", "/_sim/clock", "/_sim/latency", "/_sim/invariants", "/_sim/faults"):
+    for route in ("/_sim/health", "/_sim/clock", "/_sim/latency", "/_sim/invariants", "/_sim/faults",
+                  "/_sim/requests"):
         c.control(route)
     for route in ("/_sim/book/{instrument_id}", "/_sim/trades/{instrument_id}"):
         c.control(route, route.replace("{instrument_id}", "1"))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,46 @@ def test_installed_entry_point_and_explicit_p_do_not_clash(pytester: pytest.Pyte
     result.assert_outcomes(passed=1)
     result = pytester.runpytest_subprocess("-p", "no:cefisim", "-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_a_shipped_scenario_by_name_in_the_marker_and_the_option(suite: pytest.Pytester) -> None:
+    suite.makepyfile(test_named='''
+        import pytest
+
+        @pytest.mark.asyncio
+        @pytest.mark.cefisim_scenario("flash_crash")
+        async def test_marker(cefisim_server):
+            assert str(cefisim_server.scenario.source).endswith("flash_crash.json")
+
+        @pytest.mark.asyncio
+        async def test_option(cefisim_server):
+            assert str(cefisim_server.scenario.source).endswith("halt_resume.json")
+    ''')
+    suite.runpytest(*LOAD, "--cefisim-scenario", "halt_resume").assert_outcomes(passed=2)
+
+
+def test_without_pytest_asyncio_the_plugin_says_so_in_one_line(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-asyncio unimportable (an import hook refuses it) and no plugin autoloaded."""
+    pytester.makepyfile(test_needs_it='''
+        def test_health(cefisim_client):
+            pass
+    ''')
+    runner = textwrap.dedent("""
+        import sys
+        import pytest
+
+        class Refuse:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "pytest_asyncio":
+                    raise ImportError(f"No module named {name!r}")
+
+        sys.meta_path.insert(0, Refuse())
+        sys.exit(pytest.main(["-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider", "-rA"]))
+    """)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.run(sys.executable, "-c", runner)
+    message = "cefisim: the cefisim fixtures need pytest-asyncio: pip install 'cefisim[pytest]'"
+    assert result.stdout.str().count(message) >= 2  # the header, and the fixture's failure
+    assert "Traceback" not in result.stdout.str()
+    result.assert_outcomes(errors=1)

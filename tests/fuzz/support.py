@@ -206,10 +206,11 @@ def serve(app: web.Application, sim: Simulation, access_log: bool = False, **han
 
 
 @contextmanager
-def serve_sim(doc: dict[str, Any] | None = None, access_log: bool = False, **options: Any) -> Iterator[Served]:
+def serve_sim(doc: dict[str, Any] | None = None, access_log: bool = False, access_log_format: str | None = None,
+              **options: Any) -> Iterator[Served]:
     """A fresh simulation of ``doc`` (default :func:`fuzz_doc`) on a virtual clock, served."""
     sim = Simulation(parse_scenario(doc or fuzz_doc(), "fuzz-scenario.json"), clock="virtual")
-    app, handler = build_app(sim, **options)
+    app, handler = build_app(sim, access_log=access_log_format, **options)
     with serve(app, sim, access_log=access_log, **handler) as served:
         yield served
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import io
 import logging
 import time
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from aiohttp.test_utils import make_mocked_request
 from cefisim.api import control, signing
 from cefisim.api.limit_flags import parse_rate_limits
 from cefisim.api.problems import Problem
+from cefisim.api.request_log import REQUEST_LOG
 from cefisim.api.signing import sign
 from tests.api.conftest import ALICE_KEY, BOB_KEY, SECRETS
 from tests.fuzz.support import (
@@ -44,6 +46,7 @@ class Recorder:
     def __init__(self, served: Served) -> None:
         self.client = Client(served.port)
         self.port = served.port
+        self.served = served
         self.replies: list[Reply] = []
         self.secrets: set[str] = {s for _, s in SECRETS.values()} | {CONTROL_TOKEN, VERIFIER}
 
@@ -69,7 +72,7 @@ class Recorder:
 def recorder() -> Iterator[Recorder]:
     """Everything on: access log, control token, a small body limit, a short read timeout, and a rate
     limit on bob's key (alice's is exempt)."""
-    with serve_sim(access_log=True, control_token=CONTROL_TOKEN, max_body_bytes=4096, read_timeout_s=0.3,
+    with serve_sim(access_log=True, access_log_format="json", control_token=CONTROL_TOKEN, max_body_bytes=4096, read_timeout_s=0.3,
                    rate_limits=parse_rate_limits([f"{BOB_KEY}=0.001:3"])) as served:
         rec = Recorder(served)
         try:
@@ -105,6 +108,9 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
         recorder: Recorder, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     rec = recorder
+    access_lines = io.StringIO()  # cefisim's own access log (--log-format json), beside aiohttp's
+    request_log = rec.served.app[REQUEST_LOG]
+    request_log.stream = access_lines
     failing: list[Reply] = []
     orders = "/v1/cefi/orders"
     order = {"info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "0.01",
@@ -179,6 +185,16 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
             assert secret not in text, (reply.status, secret[:6])
     for secret in rec.secrets:
         assert secret not in logged, secret[:6]
+    # the access log and GET /_sim/requests (which keeps the problem documents of the failures)
+    kept = rec.send("GET", "/_sim/requests").body.decode()
+    rec.served.loop.call_soon_threadsafe(request_log.flush)
+    deadline = time.monotonic() + 5
+    while '"POST","path":"/v1/cefi/orders","status":401' not in access_lines.getvalue():
+        assert time.monotonic() < deadline, access_lines.getvalue()[-500:]
+        time.sleep(0.01)
+    assert '"status":413' in kept and '"problem":{' in kept and "/v1/auth/oauth/token" in kept
+    for secret in rec.secrets:
+        assert secret not in access_lines.getvalue() and secret not in kept, secret[:6]
 
 
 # --- who may act for whom -------------------------------------------------------------------------------

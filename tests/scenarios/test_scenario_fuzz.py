@@ -7,12 +7,13 @@ import os
 import tempfile
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 
-from .replay_support import full_doc
+from .replay_support import SCENARIOS, SHIPPED, full_doc
 
 JSON_SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
@@ -105,3 +106,53 @@ def test_damaged_text_never_raises_anything_else(data: st.DataObject) -> None:
         check_outcome(lambda: load_scenario(name))
     finally:
         os.unlink(name)
+
+
+def collide(doc: dict, data: st.DataObject) -> None:
+    """Give one list item another item's id or name: the earlier of the two becomes the duplicate."""
+    lists = [v for v in doc.values() if isinstance(v, list) and sum(isinstance(x, dict) for x in v) > 1]
+    if not lists:
+        return
+    items = [x for x in data.draw(st.sampled_from(lists)) if isinstance(x, dict)]
+    i, j = data.draw(st.lists(st.integers(0, len(items) - 1), min_size=2, max_size=2, unique=True))
+    shared = [k for k in items[i] if k in items[j] and isinstance(items[j][k], str)]
+    if shared:
+        key = data.draw(st.sampled_from(sorted(shared)))
+        items[i][key] = items[j][key]
+
+
+def one_message_per_problem(exc: ScenarioError, source: str) -> None:
+    """What the CLI prints: one line per problem, ``file: $.json.path: reason``."""
+    lines = str(exc).splitlines()
+    assert len(lines) == len(exc.problems) >= 1
+    for line, (src, path, reason) in zip(lines, exc.problems):
+        assert src == source and path.startswith("$") and reason
+        assert line == f"{source}: {path}: {reason}"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(SHIPPED), data=st.data())
+def test_mutated_shipped_scenarios_fail_with_one_message_each(name: str, data: st.DataObject) -> None:
+    source = str(SCENARIOS / name)  # the real path: a prices_file next to it still resolves
+    doc = json.loads((SCENARIOS / name).read_text(encoding="utf-8"))
+    for _ in range(data.draw(st.integers(1, 3))):
+        if data.draw(st.booleans()):
+            collide(doc, data)
+        elif len(paths(doc)) > 1:
+            mutate(doc, data)
+    try:
+        scenario = parse_scenario(doc, source)
+    except ScenarioError as exc:
+        one_message_per_problem(exc, source)
+        return
+    scenario.runner(scenario.build_venue()).run_until(scenario.start_ns)
+
+
+def test_a_dropped_duplicate_client_named_by_an_event_is_one_problem() -> None:
+    doc = json.loads((SCENARIOS / "demo.json").read_text(encoding="utf-8"))
+    doc["clients"][1]["id"] = doc["clients"][0]["id"]  # bob, whom the first event names, is dropped
+    assert doc["events"][0]["client"] == doc["clients"][1]["mnemonic"]
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(doc, "demo.json")
+    one_message_per_problem(info.value, "demo.json")
+    assert info.value.problems[0] == ("demo.json", "$.clients[1].id", "duplicate id '100' (also clients[0])")

@@ -1,0 +1,142 @@
+"""``cefisim backtest --plot FILE``: a picture of the run (needs the ``cefisim[plot]`` extra, matplotlib).
+
+Contract:
+- :func:`save_backtest_plot` draws a finished :class:`~.main.Backtest`: per instrument the strategy
+  traded (else the first it watched), the market's trade prices with the strategy's fills marked
+  (buys ▲, sells ▼); its inventory (change from the start) of every asset that moved but the
+  valuation one; its PnL and cumulative fees in the valuation asset (fees of instruments quoted in another asset in that asset). Time is seconds from the run's
+  start. Prices and amounts come from the engine's integers through the grids' decimal text; floats
+  exist only in the drawing.
+- :func:`figure` and :func:`save_figure` are the reusable part (sweep plots use them): a matplotlib
+  ``Figure`` made without pyplot (no global state, no display needed), saved by the file's suffix:
+  ``.png``, ``.svg``, ``.pdf``, or ``.html`` (the SVG inside a small self-contained page).
+- Without matplotlib, :class:`PlotUnavailable` says in one line how to get it; so does a suffix it
+  cannot write. :func:`check_target` tells both before a long run starts.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .report import amount
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .main import Backtest
+
+SUFFIXES = (".png", ".svg", ".pdf", ".html")
+INSTALL = "pip install 'cefisim[plot]'"
+
+
+class PlotUnavailable(ValueError):
+    """The plot cannot be drawn here: matplotlib missing, or a file type it does not write."""
+
+
+def check_target(path: str | Path) -> Path:
+    """``path`` when a plot can be saved there (suffix known, matplotlib importable)."""
+    target = Path(path)
+    if target.suffix.lower() not in SUFFIXES:
+        raise PlotUnavailable(f"{target}: the plot is written as {', '.join(SUFFIXES)}")
+    _matplotlib()
+    return target
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotUnavailable(f"plots need matplotlib: {INSTALL}") from None
+    return matplotlib
+
+
+def figure(rows: int, title: str, height_ratios: list[float] | None = None) -> tuple[Figure, list[Any]]:
+    """A figure of ``rows`` stacked axes sharing the x axis (pyplot-free)."""
+    _matplotlib()
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 2.6 * rows + 0.8), layout="constrained")
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False, height_ratios=height_ratios)[:, 0]
+    fig.suptitle(title)
+    return fig, list(axes)
+
+
+def save_figure(fig: Figure, path: str | Path) -> Path:
+    """Write ``fig`` as its suffix says; ``.html`` is the SVG in a page of its own."""
+    target = check_target(path)
+    if target.suffix.lower() == ".html":
+        svg = io.StringIO()
+        fig.savefig(svg, format="svg")
+        title = html.escape(fig.get_suptitle() or target.stem)
+        target.write_text(f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n"
+                          f"<body>\n{svg.getvalue()}\n</body></html>\n", encoding="utf-8")
+    else:
+        fig.savefig(target, dpi=110)
+    return target
+
+
+def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
+    """Draw ``bt`` (price and fills, inventory, PnL and fees over time) into ``path``."""
+    h, report = bt.harness, bt.report
+    start = h.start_ns
+    traded = [i for i in h.instruments if any(f.order.instrument is i for f, _ in h.fills)]
+    traded = traded or [i for i in h.instruments if i.id in h.watch][:1] or h.instruments[:1]
+    fig, axes = figure(len(traded) + 2, f"{report.get('strategy', 'strategy')} as {report['client']['mnemonic']}"
+                                        f" on {Path(str(report['scenario'])).name}")
+
+    def secs(ns: int) -> float:
+        return (ns - start) / 1e9
+
+    for ax, inst in zip(axes, traded):
+        market = sorted((f.timestamp, f.price) for c in h.venue.clients.values() for f in c.fills
+                        if f.order.instrument is inst and f.liq_flag == "TAKER" and f.timestamp >= start)
+        price = inst.price_grid.format
+        ax.step([secs(t) for t, _ in market], [float(price(p)) for _, p in market], where="post",
+                color="0.55", linewidth=0.9, label="market trades")
+        for side, marker, color in (("BUY", "^", "tab:green"), ("SELL", "v", "tab:red")):
+            mine = [f for f, _ in h.fills if f.order.instrument is inst and f.order.side == side]
+            ax.scatter([secs(f.timestamp) for f in mine], [float(price(f.price)) for f in mine], marker=marker,
+                       color=color, s=28, zorder=3, label=f"{side.lower()} fills ({len(mine)})")
+        ax.set_ylabel(f"{inst.symbol} price")
+        ax.legend(loc="upper left", fontsize="small")
+
+    samples = bt.figures.series  # (engine time, the client's totals in h.assets order, PnL or None)
+    times = [secs(t) for t, _, _ in samples]
+    inv = axes[len(traded)]
+    valuation = bt.figures.valuation_id
+    for k, asset_id in enumerate(h.assets):
+        held = [totals[k] - h.start_totals[k] for _, totals, _ in samples]
+        if asset_id != valuation and any(held):
+            inv.step(times, [_num(h, asset_id, units) for units in held], where="post",
+                     label=h.venue.assets[asset_id].name)
+    inv.axhline(0, color="0.8", linewidth=0.8)
+    inv.set_ylabel("inventory\n(change from start)")
+    inv.legend(loc="upper left", fontsize="small")
+
+    money = axes[-1]
+    quote = report["quote_asset"]
+    valued = [(secs(t), pnl) for t, _, pnl in samples if pnl is not None]
+    money.plot([t for t, _ in valued], [_num(h, valuation, pnl) for _, pnl in valued], label=f"PnL ({quote})")
+    for asset_id in sorted({f.order.instrument.quote.id for f, _ in h.fills}):
+        fills = sorted((f.timestamp, f.fee) for f, _ in h.fills if f.order.instrument.quote.id == asset_id)
+        total, xs, ys = 0, [0.0], [0.0]
+        for t, fee in fills:
+            total += fee
+            xs.append(secs(t))
+            ys.append(_num(h, asset_id, total))
+        xs.append(secs(h.now))
+        ys.append(ys[-1])
+        money.step(xs, ys, where="post", linestyle="--", label=f"fees paid ({h.venue.assets[asset_id].name})")
+    money.axhline(0, color="0.8", linewidth=0.8)
+    money.set_ylabel(f"PnL, fees ({quote})")
+    money.set_xlabel(f"seconds from {report['start']}")
+    money.legend(loc="upper left", fontsize="small")
+    return save_figure(fig, path)
+
+
+def _num(h: Any, asset_id: int, units: Any) -> float:
+    """An amount of an asset for the drawing: the report's exact decimal text, then a float."""
+    return float(amount(h, asset_id, units) or 0)

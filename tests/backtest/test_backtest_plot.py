@@ -1,0 +1,52 @@
+"""``cefisim backtest --plot``: the picture is written (PNG, HTML), a bad target or a missing
+matplotlib is one line and exit 2 before the run."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from cefisim.api.backtest import backtest_main
+from cefisim.api.backtest.plot import INSTALL, figure, save_figure
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = str(ROOT / "scenarios" / "demo.json")
+EXAMPLE = "examples/strategies/simple_mm.py:SimpleMarketMaker"
+RUN = (DEMO, "--strategy", EXAMPLE, "--until", "+120", "--param", "qty=0.05", "--quiet")
+
+
+def test_a_backtest_draws_price_fills_inventory_pnl_and_fees(tmp_path: Path) -> None:
+    png, page = tmp_path / "run.png", tmp_path / "run.html"
+    assert backtest_main([*RUN, "--plot", str(png)]) == 0
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    assert width >= 1000 and height >= 800  # three panels: price with fills, inventory, PnL and fees
+    assert backtest_main([*RUN, "--plot", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!doctype html>") and "<svg" in text
+    for label in ("BTC-USD price", "buy fills", "sell fills", "inventory", "PnL (USD)", "fees paid (USD)"):
+        assert f"<!-- {label}" in text, label  # matplotlib keeps each text, drawn as glyphs, in a comment
+
+
+def test_a_target_it_cannot_write_is_refused_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert backtest_main([*RUN, "--plot", str(tmp_path / "run.gif")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cefisim backtest: --plot: ") and ".png, .svg, .pdf, .html" in err
+
+
+def test_without_matplotlib_it_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert backtest_main([*RUN, "--plot", str(tmp_path / "run.png")]) == 2
+    assert capsys.readouterr().err.strip() == f"cefisim backtest: --plot: plots need matplotlib: {INSTALL}"
+
+
+def test_the_figure_helpers_save_any_figure(tmp_path: Path) -> None:
+    fig, axes = figure(2, "a sweep")
+    axes[0].plot([0, 1], [1, 2])
+    axes[1].bar([0, 1], [3, 4])
+    assert save_figure(fig, tmp_path / "sweep.svg").read_text().lstrip().startswith("<?xml")

@@ -1,0 +1,123 @@
+"""The proof that cefisim installs as a product: the wheel, in a fresh virtualenv, in someone else's project.
+
+Builds the wheel from this checkout, installs it with its ``[pytest]`` extra into a new virtualenv
+outside the checkout (no system site-packages; pip takes the dependencies from its cache or the
+index), and in a scratch project that has its own ``api/`` and ``engine/`` packages runs what the
+README shows a new user: the plugin example (read from README.md, so the two cannot drift), ``cefisim
+serve`` with no scenario on ``--port 0 --ready-file``, the README's signed request against it,
+``cefisim --version`` and ``python -m cefisim --help``. Nothing named ``api``, ``engine`` or
+``scenarios`` may be importable at the top level of that environment. One virtualenv serves every check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cefisim import __version__
+from tests.api.test_cli_serve import wait_for_ready_file
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def readme_block(*needles: str) -> str:
+    """The README's one ```python block that contains every needle."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    found = [b for b in blocks if all(n in b for n in needles)]
+    assert len(found) == 1, f"README.md: expected one python block with {needles}, found {len(found)}"
+    return found[0]
+
+
+def _run(*argv: str | Path, cwd: Path, timeout: float = 300, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CEFISIM_", "PYTEST_", "VIRTUAL_ENV"))}
+    done = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          **kw)  # type: ignore[call-overload]
+    assert done.returncode == 0, f"{argv}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(the venv's bin directory, a scratch project with its own api/ and engine/ packages)."""
+    work = tmp_path_factory.mktemp("wheel")
+    dist = work / "dist"
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, ROOT, cwd=work)
+    (wheel,) = dist.glob("cefisim-*.whl")
+    venv = work / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=work)
+    bin_ = venv / "bin"
+    _run(bin_ / "python", "-m", "pip", "install", "--quiet", f"{wheel}[pytest]", cwd=work, timeout=600)
+    project = work / "project"
+    for package in ("api", "engine"):
+        (project / package).mkdir(parents=True)
+        (project / package / "__init__.py").write_text(f'OWNER = "the user\'s own {package}"\n')
+    (project / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    yield bin_, project
+
+
+def test_readme_plugin_example_runs_beside_the_users_own_api_and_engine(installed: tuple[Path, Path]) -> None:
+    bin_, project = installed
+    (project / "tests").mkdir(exist_ok=True)
+    (project / "tests" / "test_readme.py").write_text(readme_block("def test_", "cefisim_client"))
+    (project / "tests" / "test_own.py").write_text(
+        "import api, engine\n\n\ndef test_own_packages():\n"
+        "    assert (api.OWNER, engine.OWNER) == (\"the user's own api\", \"the user's own engine\")\n")
+    done = _run(bin_ / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=project)
+    assert "2 passed" in done.stdout
+
+
+def test_nothing_but_cefisim_lands_at_the_top_level(installed: tuple[Path, Path]) -> None:
+    bin_, project = installed
+    probe = ("import importlib.util as u, json; "
+             "print(json.dumps({n: u.find_spec(n) is not None for n in ('api', 'engine', 'scenarios', 'cefisim')}))")
+    done = _run(bin_ / "python", "-c", probe, cwd=project.parent)  # not the project: it has its own api/
+    assert json.loads(done.stdout) == {"api": False, "engine": False, "scenarios": False, "cefisim": True}
+    shown = _run(bin_ / "python", "-c", "import cefisim, cefisim.api, cefisim.engine, cefisim.scenarios; "
+                 "print(cefisim.__version__, cefisim.Venue.__module__, cefisim.CefiClient.__module__)", cwd=project)
+    assert shown.stdout.split() == [__version__, "cefisim.engine.venue", "cefisim.api.client"]
+
+
+def test_version_and_python_dash_m(installed: tuple[Path, Path]) -> None:
+    bin_, project = installed
+    assert _run(bin_ / "cefisim", "--version", cwd=project).stdout.strip() == f"cefisim {__version__}"
+    help_text = _run(bin_ / "python", "-m", "cefisim", "--help", cwd=project).stdout
+    assert "serve" in help_text and "scenarios" in help_text
+    assert "demo" in _run(bin_ / "cefisim", "scenarios", cwd=project).stdout
+
+
+def test_serve_with_no_scenario_on_port_0_and_the_readme_signed_request(installed: tuple[Path, Path]) -> None:
+    bin_, project = installed
+    ready = project / "ready.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CEFISIM_", "VIRTUAL_ENV"))}
+    proc = subprocess.Popen([bin_ / "cefisim", "serve", "--port", "0", "--ready-file", ready, "--quiet"], cwd=project,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = str(wait_for_ready_file(ready, proc, 60)["url"])
+        request = readme_block("x-svc-auth-signature", "urllib").replace("http://127.0.0.1:8080", url)
+        balances = json.loads(_run(bin_ / "python", "-c", request, cwd=project).stdout)
+        assert {"1", "2"} <= {b["id"] for b in balances["data"]}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "demo.json" in out and "site-packages" in out  # the packaged demo, not a file of the checkout
+
+
+def test_a_shipped_scenario_with_a_sibling_file_replays_from_the_package(installed: tuple[Path, Path]) -> None:
+    """flash_crash.json reads paths/flash_crash.txt next to it: from site-packages, to the pinned digest."""
+    from tests.scenarios.test_scenario_shipped import GOLDEN
+
+    bin_, project = installed
+    done = _run(bin_ / "cefisim", "replay", "flash_crash", "--quiet", cwd=project)
+    assert done.stdout.strip() == f"sha256:{GOLDEN['flash_crash.json']}"
