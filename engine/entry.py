@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from .commands import CancelOrder, PlaceOrder
 from .ledger import hold_rate as order_hold_rate
 from .ledger import open_qty, order_hold
-from .matching import available_to, balance, effective_stp, end_order, match
+from .matching import available_to, balance, effective_stp, end_order, match, rehold
 from .order import (
     ACTIVE, ALO, AON, BUY, CANCEL_PENDING, CANCELED, FILLED, FINAL, GTC, IOC, MARKET, NEW_PENDING,
     REJECTED, USE_AGGRESSIVE_PRICING, WORKING, Order, OrderExtra,
@@ -359,8 +359,14 @@ def ack_entry(v: "Venue", order: Order, events: list[Event]) -> None:
         if prot is None:
             end_order(v, order, CANCELED, Reject.NO_LIQUIDITY.value, events)
             return
-        # a BUY never spends more than was held at entry; a SELL holds base, so any price will do
-        order.price = min(prot, order.price) if order.side == BUY else prot
+        # a BUY never spends more than was held at entry, and a lower price holds less (the
+        # difference goes back to the client); a SELL holds base, so any price will do
+        if order.side == BUY and prot < order.price:
+            _, held, fee_held = order_hold(order)
+            order.price = prot
+            rehold(order, held, fee_held)
+        elif order.side != BUY:
+            order.price = prot
     elif order.is_alo and would_trade(v, order.side, inst, order.price):
         end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
         return

@@ -41,6 +41,15 @@ def balance(client, asset_id: int) -> Balance:  # type: ignore[no-untyped-def]
     return bal
 
 
+def rehold(order: Order, held: int, fee_held: int) -> None:
+    """Bring the client's hold in line with the order's terms after they changed (price, quantity,
+    type), given ``held`` and ``fee_held`` as ``order_hold`` gave them before the change."""
+    asset_id, held2, fee_held2 = order_hold(order)
+    bal = balance(order.client, asset_id)
+    bal.hold += held2 - held
+    bal.fees_hold += fee_held2 - fee_held
+
+
 def effective_stp(order: Order) -> str:
     extra = order.extra
     if extra is not None and extra.stp is not None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .commands import ModifyOrder
 from .entry import end_unless_rests, find_order
 from .ledger import buy_hold, order_hold
-from .matching import balance, end_order, match
+from .matching import balance, end_order, match, rehold
 from .order import ACTIVE, BUY, CANCELED, FINAL, LIMIT, MARKET, MODIFY_PENDING, Order
 from .pricing import protection_price, within_band, would_trade
 from .reference import ACTIVE as I_ACTIVE
@@ -214,10 +214,7 @@ def apply_modify(
         order.price = new_price
         if to_market:
             order.type = MARKET
-    asset_id, held2, fee_held2 = order_hold(order)
-    bal = balance(client, asset_id)
-    bal.hold += held2 - held
-    bal.fees_hold += fee_held2 - fee_held
+    rehold(order, held, fee_held)
     events.append(("order", ts, order.id, client.id, ACTIVE, "MODIFIED"))
     if keeps_place:
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cefisim.engine.order import ACTIVE, CANCEL_PENDING, CANCELED, FILLED, MODIFY_PENDING, NEW_PENDING
 from cefisim.engine.rejects import Reject
 
-from .builders import ALICE, BOB, BTC, SECOND, USD, Sim, order_events, trades
+from .builders import ALICE, BOB, BTC, CAROL, SECOND, USD, Sim, order_events, trades
 
 MS = SECOND // 1000
 
@@ -244,4 +244,19 @@ def test_every_delayed_record_has_a_timestamp_of_its_own() -> None:
     assert len(stamps) == len(set(stamps)) == 9
     assert stamps == sorted(stamps, reverse=True)
     assert _walk_activity(sim, ALICE) == [(kind, ts) for kind, ts, _, _, _ in items]
+    sim.check()
+
+
+def test_a_delayed_market_buy_repriced_lower_at_its_acknowledgement_releases_the_difference() -> None:
+    """The book moved while a MARKET BUY was in flight: its protection price falls at the
+    acknowledgement, so it holds less; once it has traded, nothing stays held."""
+    sim = Sim()
+    sim.sell(CAROL, "0.0006", "30003.00")
+    sim.latency(2_000_000, 2_000_000, 2_000_000)
+    sim.sell(ALICE, "0.0001", "30000.00")  # acknowledged first: a better ask than the one seen at entry
+    buy = sim.market(BOB, "BUY", "0.0001").order
+    assert sim.bal(BOB, USD).hold == 316 + 1  # 0.0001 x 31503.15 (30003.00 + 5%) rounded up, and the fee
+    sim.advance(SECOND)
+    assert sim.order(BOB, buy.id).status == "FILLED"
+    assert (sim.bal(BOB, USD).hold, sim.bal(BOB, USD).fees_hold) == (0, 0)
     sim.check()
