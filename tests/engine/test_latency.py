@@ -260,3 +260,21 @@ def test_a_delayed_market_buy_repriced_lower_at_its_acknowledgement_releases_the
     assert sim.order(BOB, buy.id).status == "FILLED"
     assert (sim.bal(BOB, USD).hold, sim.bal(BOB, USD).fees_hold) == (0, 0)
     sim.check()
+
+
+def test_a_delayed_market_buy_repriced_lower_whose_remainder_is_canceled_holds_nothing(sim: Sim) -> None:
+    """As above, but the order ends CANCELED (MARKET_REMAINDER) with part of it untraded: cancelling
+    releases the hold at the new price, so the lowered hold must be what the balance holds too."""
+    first = sim.sell(BOB, "1", "100.00").order  # the protection price at entry: 100.00 + 5% = 105.00
+    sim.latency(entry=5 * MS)
+    o = sim.market(ALICE, "BUY", "2").order
+    assert o.status == NEW_PENDING and o.price == 10_500
+    assert sim.bal(ALICE, USD).hold == 2 * (10_500 + 21)  # 2 BTC at 105.00 plus the 0.2% taker fee
+    sim.latency()
+    sim.cancel(BOB, first.id)
+    m = sim.sell(BOB, "1", "90.00").order  # arrives later, acknowledged first: the protection price is 94.50
+    r = sim.advance(5 * MS)
+    assert o.price == 9_450 and trades(r) == [(9_000, 10_000, m.id, o.id)]
+    assert o.status == CANCELED  # the remainder of a MARKET order never rests
+    assert sim.bal(ALICE, USD).hold == 0
+    sim.check()
