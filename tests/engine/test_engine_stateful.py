@@ -248,15 +248,17 @@ class EngineVsModel(RuleBasedStateMachine):
         assert oid is not None
         mo = self.model.orders[oid]
         client = CLIENTS[other_client % 3] if other_client >= 18 else mo.client
-        inst = mo.inst
+        ext = mo.ext if by_ext and mo.ext is not None else None  # by external id only
+        target = self.model.find(client, ext) if ext else (mo if client == mo.client else None)
+        # the quantity and price on the grids of the order the command reaches: by external id that is
+        # another client's own order with the same id, maybe on the other instrument
+        inst = mo.inst if target is None else target.inst
         new_lots = (lots + 1) % (LOTS[inst][1] + 2)  # 0 (refused) up to above the largest entry
         new_price = None if price is None or to_market else PRICES[inst][price]
-        ext = mo.ext if by_ext and mo.ext is not None else None  # by external id only
         cmd = ModifyOrder(client, None if ext else oid, ext, self.fmt_qty(inst, new_lots),
                           None if new_price is None else self.fmt_price(inst, new_price),
                           new_type="MARKET" if to_market else None)
         result = self.submit(cmd)
-        target = self.model.find(client, ext) if ext else (mo if client == mo.client else None)
         reason = self.model.modify(target, new_lots, new_price, to_market)
         self.check_result(result, reason, target.id if reason is None and target is not None else None)
         if ext:
@@ -478,6 +480,17 @@ def test_regression_opening_then_halted_then_active() -> None:
         ("admin", dict(what="status", client=ALICE, value="NONE", delta=1, inst=BTC_USD, status="ACTIVE")),
     )
     assert len([e for e in m.events if e[0] == "trade"]) == 1
+
+
+def test_regression_modify_by_external_id_reaches_an_order_on_the_other_instrument() -> None:
+    m = _steps(
+        _bid(ALICE, 0, inst=ETH_USD, ext="e2"),  # order 1: alice's "e2" on ETH-USD
+        _bid(BOB, 0, ext="e2"),  # order 2: bob's "e2" on BTC-USD
+        # alice modifies "e2" as picked from bob's order: the command reaches her ETH-USD order, so
+        # its quantity is on ETH-USD's grid (0.015 ETH), not BTC-USD's (0.0015 is off that grid)
+        ("modify", dict(n=10, other_client=18, lots=14, price=None, to_market=False, by_ext=True)),
+    )
+    assert m.model.orders[1].qty == 15 and m.v.clients[ALICE].orders[1].qty == 15
 
 
 if __name__ == "__main__":  # the outcome mix of one full run, as shares of all steps
