@@ -25,7 +25,9 @@ import pytest
 from cefisim import __version__
 from tests.api.test_cli_serve import wait_for_ready_file
 
-pytestmark = pytest.mark.slow
+# building and installing the wheel into a fresh venv (the first test pays for it) may take minutes
+# on a machine whose pip cache is cold: more than the suite's per-test timeout
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
