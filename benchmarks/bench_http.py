@@ -54,6 +54,7 @@ import collections
 import json
 import os
 import platform
+import re
 import signal
 import socket
 import subprocess
@@ -64,6 +65,8 @@ from statistics import median
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: an access-log line of cefisim serve's default text format (api/request_log.py)
+ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [A-Z]+ \S+ \d{3} \d+\.\d{3}ms client=\S+ request_id=\S+$")
 ROOT = os.path.dirname(HERE)
 LOAD = os.path.join(HERE, "http_load.py")
 SCENARIO = os.path.join(HERE, "bench_http_scenario.json")
@@ -145,8 +148,11 @@ class Server:
                 self.proc.wait()
 
     def errors(self) -> str:
+        """What the server wrote to stderr besides its access log (one line per request, on by
+        default as shipped: measured, never an error)."""
         self.log.seek(0)
-        return self.log.read().decode(errors="replace")
+        text = self.log.read().decode(errors="replace")
+        return "".join(line for line in text.splitlines(keepends=True) if not ACCESS_LINE.match(line))
 
 
 def run_load(server: Server, mode: str, args: argparse.Namespace, duration: float, warmup: float) -> dict[str, Any]:
