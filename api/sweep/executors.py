@@ -178,6 +178,7 @@ class DaskExecutor(_Executor):
 
     def __init__(self, address: str, workers: int) -> None:
         try:
+            import dask
             from distributed import Client, LocalCluster
         except ImportError:
             raise DaskMissing("--dask needs dask.distributed: pip install 'cefisim[dask]'") from None
@@ -189,8 +190,13 @@ class DaskExecutor(_Executor):
             main = threading.current_thread() is threading.main_thread()
             previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
             try:
-                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                            dashboard_address=":0", silence_logs=logging.ERROR)
+                # the workers' sampling profiler (every 10 ms) and GIL monitor (every 1 ms) compete with
+                # the runs for the machine's cores: off for the cluster we start (a user's own
+                # cluster keeps its configuration)
+                with dask.config.set({"distributed.worker.profile.enabled": False,
+                                      "distributed.admin.system-monitor.gil.enabled": False}):
+                    self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                dashboard_address=":0", silence_logs=logging.ERROR)
             finally:
                 if main:
                     signal.signal(signal.SIGINT, previous)
