@@ -27,7 +27,7 @@ from ..scenario import Scenario, ScenarioError, format_time, load_scenario, pars
 from .executors import DaskExecutor, DaskMissing, PoolExecutor, SerialExecutor
 from .grid import Axes, GridError, RunSpec, load_sweep_file, parse_latency, parse_param, parse_seeds, runs
 from .output import table, write_reports, write_rows, write_summary
-from .plot import PlotUnavailable, check_plotting, plot_sets
+from .plot import PlotUnavailable, check_target, plot_sets
 from .run import Settings
 from .sources import Sources
 from .stats import DEFAULT_RESAMPLES, summarise
@@ -222,7 +222,7 @@ def sweep_main(argv: list[str]) -> int:
         return 2
     try:
         if args.plot:
-            check_plotting()
+            check_target(args.plot)
         plan = plan_sweep(args)
         if args.out:
             Path(args.out).mkdir(parents=True, exist_ok=True)  # a bad --out stops the sweep before it runs

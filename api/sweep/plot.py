@@ -1,11 +1,12 @@
 """``cefisim sweep --plot FILE``: the PnL distribution of each parameter set, best first.
 
-Contract: ``check_plotting()`` raises :class:`PlotUnavailable` (with the install hint) when
-matplotlib is missing, so the command can refuse ``--plot`` before the sweep starts.
+Contract: ``check_target(path)`` (the backtest plot's) raises :class:`PlotUnavailable` (with the
+install hint) when matplotlib is missing or the suffix is not one it writes, so the command can
+refuse ``--plot`` before the sweep starts.
 ``plot_sets(sets, path, quote)`` draws one horizontal box plot per parameter set (the runs with a
 PnL; whiskers at 1.5 IQR) with every run as a dot on it and the bootstrap 95% interval of the mean
-as a bar, ranked as on the terminal, and saves it in the format the suffix names (``.png``,
-``.svg``, ``.pdf``). matplotlib is the ``[plot]`` extra; the Agg backend draws without a display.
+as a bar, ranked as on the terminal, and saves it with the backtest plot's ``save_figure`` in the
+format the suffix names (``.png``, ``.svg``, ``.pdf``, ``.html``). matplotlib is the ``[plot]`` extra; the Agg backend draws without a display.
 """
 
 from __future__ import annotations
@@ -13,21 +14,11 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+from ..backtest.plot import PlotUnavailable, check_target, save_figure
 from .output import label
 from .stats import SetStats, ranked
 
-__all__ = ["PlotUnavailable", "check_plotting", "plot_sets"]
-
-
-class PlotUnavailable(RuntimeError):
-    """matplotlib is not installed."""
-
-
-def check_plotting() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise PlotUnavailable("--plot needs matplotlib: pip install 'cefisim[plot]'") from None
+__all__ = ["PlotUnavailable", "check_target", "plot_sets"]
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -35,7 +26,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
-    check_plotting()
+    check_target(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -60,4 +51,4 @@ def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
     ax.set_xlabel(f"PnL ({quote}); red: bootstrap 95% CI of the mean")
     ax.set_title("PnL per parameter set, best mean at the top")
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)

@@ -144,6 +144,7 @@ def test_a_bad_sweep_file_is_one_message_naming_the_key(text: str, message: str,
     (["--dask", "tcp://10.0.0.1:8786", "--workers", "2"], "--workers does not go with a Dask scheduler"),
     (["--reports"], "--reports goes with --out DIR"),
     (["--out", __file__], f"--out {__file__}: File exists"),
+    (["--plot", "pnl.txt"], "pnl.txt: the plot is written as .png, .svg, .pdf, .html"),
 ])
 def test_bad_options_stop_before_any_run(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert sweep_main([DEMO, "--strategy", STRATEGY, *extra]) == 2
