@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from ..scenario import ScenarioError, load_scenario, parse_time
+from ..scenario.shipped import resolve
 from .convert import convert
 from .format import RecordingError
 from .importers import IMPORTERS
@@ -28,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--qty-increment", default=None, help="size grid (default: the finest the data uses)")
     conv.add_argument("--symbol", default=None, help="instrument symbol written in the header")
     rec = sub.add_parser("record", help="export a scenario's market as recorded depth and trades")
-    rec.add_argument("scenario", help="scenario file (JSON)")
+    rec.add_argument("scenario", help="scenario file (JSON), or the name of a shipped one")
     rec.add_argument("--out", required=True, help="output file (.gz: gzip)")
     rec.add_argument("--instrument", default=None, help="symbol or id (default: the scenario's first instrument)")
     rec.add_argument("--until", default=None, metavar="ISO|+seconds", help="default: the scenario's end")
@@ -64,7 +65,7 @@ def data_main(argv: list[str]) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(resolve(args.scenario))
     if args.instrument is None:
         inst_id = next(iter(scenario.instruments))
     else:

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from ..backtest.main import BacktestError, load_strategy_class
 from ..scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
+from ..scenario.shipped import resolve
 from .executors import DaskExecutor, DaskMissing, PoolExecutor, SerialExecutor
 from .grid import Axes, GridError, RunSpec, load_sweep_file, parse_latency, parse_param, parse_seeds, runs
 from .output import table, write_reports, write_rows, write_summary
@@ -53,7 +54,7 @@ def sweep_parser() -> argparse.ArgumentParser:
         description="Run one strategy over a grid of scenario seeds, strategy parameters and latencies, "
                     "locally or on a Dask cluster, with statistics per parameter set.",
     )
-    p.add_argument("scenario", nargs="?", help="scenario file (JSON); or `scenario` in the sweep file")
+    p.add_argument("scenario", nargs="?", help="scenario file (JSON), or the name of a shipped one; or `scenario` in the sweep file")
     p.add_argument("--file", metavar="SWEEP.toml|.json", help="a sweep file giving any of the axes and options")
     p.add_argument("--strategy", metavar="module:Class", help="package.module:Class or path/to/file.py:Class")
     p.add_argument("--seeds", metavar="A-B,C", help="scenario seeds, e.g. 1-64 (default: the scenario's seed)")
@@ -99,6 +100,7 @@ def plan_sweep(args: argparse.Namespace) -> Plan:
     strategy = args.strategy or file.get("strategy")
     if scenario_path is None:
         raise SweepError("give the scenario file (or `scenario` in the sweep file)")
+    scenario_path = str(resolve(scenario_path))
     if strategy is None:
         raise SweepError("give --strategy (or `strategy` in the sweep file)")
     try:

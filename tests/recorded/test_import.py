@@ -138,3 +138,13 @@ def test_a_truncated_gzip_input_is_one_line_too(tmp_path: Path, capsys: pytest.C
     assert main(["data", "convert", str(src), "--from", fmt, "--out", str(tmp_path / "o.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "in.gz:" in err and "cannot read" in err and err.count("\n") == 1
+
+
+def test_record_takes_a_shipped_scenario_by_name_like_serve_and_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no file of that name here: the name is a shipped scenario's
+    by_name, by_path = tmp_path / "name.jsonl", tmp_path / "path.jsonl"
+    assert main(["data", "record", "demo", "--until", "+5", "--out", str(by_name)]) == 0
+    assert main(["data", "record", str(SCENARIOS / "demo.json"), "--until", "+5", "--out", str(by_path)]) == 0
+    assert by_name.read_bytes() == by_path.read_bytes()

@@ -270,3 +270,11 @@ def test_a_json_sweep_file_is_read_and_checked_like_toml(tmp_path: Path, capsys:
     bad.write_text('{"seeds": "3-x"}')
     assert sweep_main([DEMO, "--strategy", STRATEGY, "--file", str(bad)]) == 2
     assert f"{bad}: $.seeds: '3-x' is not a seed or a range A-B" in capsys.readouterr().err
+
+
+def test_a_shipped_scenario_is_named_like_serve_and_replay_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no file of that name here: the name is a shipped scenario's
+    assert main(["sweep", "demo", "--strategy", STRATEGY, "--seeds", "1", "--until", "+2", "--workers", "0"]) == 0
+    assert capsys.readouterr().out.splitlines()[2].startswith("1 runs in ")
