@@ -1,15 +1,18 @@
 """The ``api_keys`` and ``oauth_clients`` sections, checked for shape only.
 
-Contract: the entries are kept as written and handed to the Auth store, which checks what is
-specific to it (the PEM of a public key) and builds its own records. Here: keys and types, enums,
-ISO 8601 times with a zone, redirect URIs and scope tokens, client ids of clients in the scenario,
-and that one user trades as one client across every key.
+Contract: the entries are kept as written and handed to the Auth store, which builds its own
+records. Here: keys and types, enums, ISO 8601 times with a zone, redirect URIs and scope tokens,
+client ids of clients in the scenario, that one user trades as one client across every key, and
+that a public key is the PEM of an EC P-256 key (the store's own loader, so that ``replay``,
+``backtest`` and ``data record`` refuse the file ``serve`` refuses).
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+
+from cefisim.api.auth.config import _load_p256
 
 from .document import _join
 from .keys import API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, OAUTH_CLIENT_KEYS
@@ -22,6 +25,18 @@ SCOPE_RE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 section 3.3
 class _AuthEntrySections(_ParserBase):
     """``api_keys`` and ``oauth_clients`` items."""
 
+    def public_key(self, value: object, path: str) -> str | None:
+        """A PEM string of an EC P-256 public key, or None after reporting why not."""
+        text = self.string(value, path)
+        if text is None:
+            return None
+        try:
+            _load_p256(path, text)
+        except ValueError as exc:  # "<path>: <reason>"
+            self.err(path, str(exc).removeprefix(f"{path}: "))
+            return None
+        return text
+
     def api_key(self, value: object, path: str) -> dict:
         """An Auth key, checked for shape (the Auth store checks the PEM itself)."""
         d = self.obj(value, path, API_KEY_KEYS)
@@ -29,7 +44,7 @@ class _AuthEntrySections(_ParserBase):
             return {}
         self.get(d, "key_id", path, self.string)
         kind = self.get(d, "kind", path, lambda v, p: self.enum(v, p, API_KEY_KINDS))
-        self.get(d, "public_key", path, self.string)
+        self.get(d, "public_key", path, self.public_key)
         self.get(d, "name", path, self.string)
         self.get(d, "revoked", path, self.boolean)
         self.get(d, "expires_at", path, self.zoned_time)

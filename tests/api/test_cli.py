@@ -35,6 +35,18 @@ def test_bad_public_key_is_exit_2_naming_the_entry(tmp_path: Path, capsys: pytes
     assert "api_keys[0].public_key" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", [["replay"], ["replay", "--quiet"], ["data", "record", "--out", "x.jsonl"]])
+def test_every_command_refuses_the_bad_public_key_serve_refuses(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    doc = scenario_doc(api_keys=[{"key_id": "k", "kind": "user", "user_id": "u", "client_id": "100",
+                                  "public_key": "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n"}])
+    assert main([*command, _write(tmp_path, doc)]) == 2
+    err = capsys.readouterr().err
+    assert "api_keys[0].public_key: not a PEM public key" in err and "Traceback" not in err
+
+
 def test_missing_scenario_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--scenario", str(tmp_path / "nope.json")]) == 2
     assert "nope.json" in capsys.readouterr().err

@@ -16,6 +16,8 @@ from cefisim.engine.venue import Result, Venue
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 SHIPPED = sorted(p.name for p in SCENARIOS.glob("*.json"))
+#: a real EC P-256 public key (the demo's): the loader checks the PEM
+PUBLIC_KEY = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOWUMYrf8qvpyk3oMGOpz4dthAfG2\ndPtzti61kY4j3NJMkBpw95hKGkSuv3SH9YqAQNYJd0i592WhRfFjj+uXjA==\n-----END PUBLIC KEY-----\n"
 
 
 @dataclass
@@ -119,9 +121,9 @@ def full_doc() -> dict:
         ],
         "api_keys": [
             {"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100", "name": "alice",
-             "public_key": "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n", "revoked": False,
+             "public_key": PUBLIC_KEY, "revoked": False,
              "expires_at": "2030-01-01T00:00:00+00:00"},
-            {"key_id": "k-org", "kind": "organization", "public_key": "PEM",
+            {"key_id": "k-org", "kind": "organization", "public_key": PUBLIC_KEY,
              "users": [{"user_id": "u-bob", "client_id": "101"}]},
         ],
         "oauth_clients": [

@@ -12,7 +12,7 @@ from cefisim.api.scenario import Scenario, ScenarioError, format_time, load_scen
 from cefisim.engine.commands import AdvanceClock, PlaceOrder, SetLatency, SetSettlementDelay
 from cefisim.engine.units import RATE_ONE
 
-from .replay_support import full_doc
+from .replay_support import PUBLIC_KEY, full_doc
 
 SRC = "scen.json"
 
@@ -211,7 +211,7 @@ CASES = [
     (_set("oauth_clients.0.scopes", ["mcp read"]), "$.oauth_clients[0].scopes[0]", "not a scope token"),
     (_set("api_keys.0.client_id", DELETE), "$.api_keys[0].client_id", "needs user_id and client_id"),
     (_set("api_keys.0.expires_at", "2030-01-01T00:00:00"), "$.api_keys[0].expires_at", "with a zone"),
-    (_set("api_keys.2", {"key_id": "k-bob", "kind": "user", "user_id": "u-bob", "client_id": "100", "public_key": "P"}),
+    (_set("api_keys.2", {"key_id": "k-bob", "kind": "user", "user_id": "u-bob", "client_id": "100", "public_key": PUBLIC_KEY}),
      "$.api_keys[2].client_id", "user 'u-bob' is client 101 elsewhere"),
     (_set("api_keys.1.users.1", {"user_id": "u-bob", "client_id": "101"}), "$.api_keys[1].users[1].user_id",
      "listed twice"),
