@@ -132,23 +132,34 @@ def _str(v: Any, f: F) -> tuple[str, str] | None:
     return ("", f"longer than {MAX_TEXT} characters") if len(v) > MAX_TEXT else None
 
 
+def _too_long(v: str, limit: int, pattern: re.Pattern[str], unit: str) -> tuple[str, str] | None:
+    """The problem for a text past ``limit`` that otherwise fits ``pattern`` (a linear one): it names
+    the length (the OpenAPI document's maxLength), not a pattern the value matches."""
+    return ("", f"longer than {limit} {unit}") if len(v) > limit and pattern.fullmatch(v) else None
+
+
 def _id(v: Any, f: F) -> tuple[str, str] | None:
     if not isinstance(v, str):
         return _NOT_A_STRING
-    return ("", "must match ^[1-9][0-9]*$") if len(v) > 19 or not ID_RE.fullmatch(v) else None
+    if len(v) > 19 or not ID_RE.fullmatch(v):
+        return _too_long(v, 19, ID_RE, "digits") or ("", "must match ^[1-9][0-9]*$")
+    return None
 
 
 def _id0(v: Any, f: F) -> tuple[str, str] | None:
     if not isinstance(v, str):
         return _NOT_A_STRING
-    return None if v == "0" or (len(v) <= 19 and ID_RE.fullmatch(v)) else ("", "must be \"0\" or match ^[1-9][0-9]*$")
+    if v == "0" or (len(v) <= 19 and ID_RE.fullmatch(v)):
+        return None
+    return _too_long(v, 19, ID_RE, "digits") or ("", "must be \"0\" or match ^[1-9][0-9]*$")
 
 
 def _decimal(v: Any, f: F) -> tuple[str, str] | None:
     if not isinstance(v, str):
         return _NOT_A_STRING
     if len(v) > MAX_DECIMAL or not DECIMAL_RE.fullmatch(v):
-        return "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$"
+        return _too_long(v, MAX_DECIMAL, DECIMAL_RE, "characters") or (
+            "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$")
     return None
 
 
@@ -157,7 +168,8 @@ def _positive(v: Any, f: F) -> tuple[str, str] | None:
     if not isinstance(v, str):
         return _NOT_A_STRING
     if len(v) > MAX_DECIMAL or not POSITIVE_DECIMAL_RE.fullmatch(v):
-        return "", "must be a decimal string greater than zero"
+        # DECIMAL_RE, not POSITIVE_DECIMAL_RE, on a long text: the latter backtracks quadratically
+        return _too_long(v, MAX_DECIMAL, DECIMAL_RE, "characters") or ("", "must be a decimal string greater than zero")
     return None
 
 
@@ -198,7 +210,7 @@ def query_id(query: Mapping[str, str], name: str) -> int | None:
     if raw is None:
         return None
     if not ID_RE.fullmatch(raw) or len(raw) > 19:
-        raise bad_request(name, "must match ^[1-9][0-9]*$")
+        raise bad_request(name, (_too_long(raw, 19, ID_RE, "digits") or ("", "must match ^[1-9][0-9]*$"))[1])
     return int(raw)
 
 

@@ -89,6 +89,25 @@ async def test_malformed_order_is_a_400_naming_the_field_and_changes_nothing(api
     assert _state(api) == before
 
 
+@pytest.mark.parametrize(
+    ("mutate", "detail"),
+    [
+        (lambda b: b["info"].update(qty="1" * 41), "info.qty: longer than 40 characters"),
+        (lambda b: b["info"].update(price="1" * 38 + ".00"), "info.price: longer than 40 characters"),
+        (lambda b: b["info"].update(instrument_id="1" * 20), "info.instrument_id: longer than 19 digits"),
+        (lambda b: b["info"].update(parent_id="1" * 20), "info.parent_id: longer than 19 digits"),
+    ],
+)
+async def test_a_value_that_fits_the_pattern_but_is_too_long_says_so(api: Api, mutate, detail: str) -> None:
+    """The limits the OpenAPI document states as maxLength: the problem names the length, not the
+    pattern the value matches."""
+    body = {"info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT",
+                     "qty": "1", "price": "50000.00"}}
+    mutate(body)
+    status, problem, _ = await api.call("POST", "/v1/cefi/orders", json=body)
+    assert status == 400 and problem["error"]["detail"] == detail, problem
+
+
 async def test_not_json_is_a_400(api: Api) -> None:
     status, problem, _ = await api.call("POST", "/v1/cefi/orders", body=b"{not json")
     assert status == 400 and problem["error"]["detail"].startswith("body")
