@@ -24,7 +24,7 @@ from cefisim import __version__
 from .cli_env import document, env_defaults
 from .keys import ServerOptions
 from .limits import KEEPALIVE_TIMEOUT_S
-from .limit_flags import add_limit_arguments, install_log_redaction, limit_options, venue_config_for
+from .limit_flags import _positive_int, add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from .listen import run
 from .request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
 from .scenario import Scenario, ScenarioError, load_scenario
@@ -64,7 +64,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="assets and instruments need signing (default: the scenario's settings)")
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
     p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
-    p.add_argument("--max-body-bytes", type=int, default=64 * 1024)
+    p.add_argument("--max-body-bytes", type=_positive_int, default=64 * 1024, metavar="N",
+                   help="largest request body; larger is a 413 (default 65536)")
     p.add_argument("--status-retention", type=_status_retention, default=None, metavar="SECONDS",
                    help="how long an ended order's status can be looked up (1 to 2592000; default: the "
                         "scenario's settings.status_retention, else 86400); journaled when it changes")

@@ -85,6 +85,15 @@ def test_a_bad_environment_value_is_a_usage_error_naming_the_variable(
     assert f"{name}: " in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["-5", "0", "\u0661\u0660", "65536.5"])
+def test_a_bad_max_body_bytes_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every other number a flag takes is checked; a negative body limit used to start a server."""
+    with pytest.raises(SystemExit) as exit_:
+        _parse({}, "--max-body-bytes", value)
+    assert exit_.value.code == 2
+    assert "--max-body-bytes" in capsys.readouterr().err
+
+
 def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "s.json"
     scenario.write_bytes(orjson.dumps(scenario_doc()))
