@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,11 +21,11 @@ import orjson
 import pytest
 from aiohttp import web
 
-from cefisim.api.app import create_app
 from cefisim.api.keys import ServerOptions
 from cefisim.api.scenario import load_scenario
 from cefisim.api.signing import sign
 from cefisim.api.sim import Simulation
+from cefisim.api.pytest_plugin import serving
 from cefisim.api.stream import STREAMS
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.e2e.test_consent_browser import WebDriver, browser  # noqa: F401  (the browser fixture)
@@ -57,19 +56,8 @@ class Server:
 
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
-    sim = Simulation(load_scenario(DEMO), clock="virtual")
-    app = create_app(sim, ServerOptions())
-    runner = web.AppRunner(app)
-    await runner.setup()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    site = web.SockSite(runner, sock)
-    await site.start()
-    try:
-        yield Server(f"http://127.0.0.1:{sock.getsockname()[1]}", sim, app)
-    finally:
-        await runner.cleanup()
-        sock.close()
+    async with serving(Simulation(load_scenario(DEMO), clock="virtual"), ServerOptions()) as running:
+        yield Server(running.url, running.sim, running.app)
 
 
 async def js(wd: WebDriver, script: str) -> Any:
