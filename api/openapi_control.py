@@ -15,20 +15,21 @@ import functools
 from typing import Any
 
 import cefisim
+from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.reference import INSTRUMENT_STATUSES
-from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
 
 from .control import (
-    MAX_ADVANCE_NS, MAX_DURATION_CHARS, MAX_LATENCY_MS, MAX_SETTLEMENT_DELAY_MS,
+    MAX_ADVANCE_NS, MAX_DURATION_CHARS, MAX_LATENCY_MS, MAX_SETTLEMENT_DELAY_MS, control_routes,
 )
-from .faults import FAULTS_SPEC
+from .faults import FAULTS_SPEC, fault_routes
 from .openapi_operations import described
 from .openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
-from .scenario.model import SECONDS_TEXT_RE
 from .problems import PROBLEM_CONTENT_TYPE
 from .request_log import MAX_CAPACITY as MAX_HISTORY
+from .scenario.model import SECONDS_TEXT_RE
+from .stream import stream_routes
 from .validate import F
 
 SIM_PREFIX = "/_sim"
@@ -304,10 +305,6 @@ def control_document(server_url: str) -> dict[str, Any]:
 @functools.cache
 def control_template() -> dict[str, Any]:
     """The control plane's document with no server named (shared: do not modify)."""
-    from .control import control_routes
-    from .faults import fault_routes
-    from .stream import stream_routes
-
     paths: dict[str, dict[str, Any]] = {}
     for route in [*control_routes(), *fault_routes(), *stream_routes()]:
         paths.setdefault(route.path, {})[route.method.lower()] = described(CONTROL_OPERATIONS, route.method, route.path)
