@@ -4,8 +4,8 @@
 serves the emulator; with no scenario it loads the shipped ``demo`` (package data of
 ``cefisim.scenarios``, ``api/scenario/shipped.py``); ``cefisim scenarios`` lists the shipped names.
 Every ``serve`` option also reads ``CEFISIM_<OPTION>`` (``api/cli_env.py``; a flag wins). ``--port 0``
-binds a free port and prints the real one; ``--ready-file`` and a port in use: ``api/listen.py``.
-One access-log line per request on stderr (``--log-format``, ``--quiet``): ``api/request_log.py``.
+binds a free port and prints the real one; ``--ready-file`` and a port in use: ``api/server/listen.py``.
+One access-log line per request on stderr (``--log-format``, ``--quiet``): ``api/server/request_log.py``.
 Scenario and journal problems are reported as one clear message and exit code 2, never a traceback.
 """
 
@@ -22,16 +22,16 @@ from pathlib import Path
 from cefisim import __version__
 
 from .cli_env import document, env_defaults
-from .keys import ServerOptions
-from .limits import KEEPALIVE_TIMEOUT_S
-from .limit_flags import _positive_int, add_limit_arguments, install_log_redaction, limit_options, venue_config_for
-from .listen import run
-from .request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
+from cefisim.api.server.keys import ServerOptions
+from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
+from cefisim.api.server.limit_flags import _positive_int, add_limit_arguments, install_log_redaction, limit_options, venue_config_for
+from cefisim.api.server.listen import run
+from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
 from .scenario import Scenario, ScenarioError, load_scenario
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .scenario.shipped import DEFAULT, describe, resolve, shipped_names
-from .signing import LAYOUTS
-from .sim import JournalError, Simulation
+from cefisim.api.cefi.signing import LAYOUTS
+from cefisim.api.runtime.simulation import JournalError, Simulation
 
 
 def _port(text: str) -> int:
@@ -127,7 +127,7 @@ def server_options(args: argparse.Namespace, scenario: Scenario) -> ServerOption
 def serve_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()
-    from .app import create_app
+    from cefisim.api.server.app import create_app
 
     scenario_path = resolve(args.scenario)
     try:
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("scenarios", help="list the shipped scenarios (`--scenario NAME` serves one)")
     sub.add_parser("replay", help="run a scenario without HTTP (see `cefisim replay --help`)", add_help=False)
     if argv and argv[0] == "replay":
-        from .replay import replay_main
+        from cefisim.api.runtime.replay import replay_main
 
         return replay_main(argv[1:])
     sub.add_parser("backtest", help="run a strategy against a scenario in-process (see `cefisim backtest --help`)",

@@ -17,7 +17,7 @@ Fixtures:
 ``cefisim_clock``
     ``"virtual"`` (default: engine time moves only when the test advances it) or ``"wall"``.
 ``cefisim_server_options``
-    The :class:`api.keys.ServerOptions` the app is built with (signature layout, ...).
+    The :class:`api.server.keys.ServerOptions` the app is built with (signature layout, ...).
 ``cefisim_server``
     The emulator on 127.0.0.1 and a free port, fresh for each test. ``.url``, ``.sim``, ``.app``,
     ``.scenario``, ``.advance(seconds)``, ``.now_ns``, ``.reset()``.
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from .client import CefiClient
     from .scenario import Scenario
-    from .sim import Simulation
+    from cefisim.api.runtime.simulation import Simulation
 
 MARKER = "cefisim_scenario"
 OPTION = "--cefisim-scenario"
@@ -160,7 +160,7 @@ def cefisim_clock() -> str:
 
 @pytest.fixture
 def cefisim_server_options() -> Any:
-    from .keys import ServerOptions
+    from cefisim.api.server.keys import ServerOptions
 
     return ServerOptions()
 
@@ -231,7 +231,7 @@ class CefisimServer:
         return CefiClient(self.url, key=key, secret=secret, client_id=cid, **kwargs)
 
     def app_layout(self) -> str:
-        from .keys import OPTIONS
+        from cefisim.api.server.keys import OPTIONS
 
         layout = self.app[OPTIONS].signature_layout
         return "concat" if layout == "either" else layout
@@ -242,7 +242,7 @@ async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[Cefis
     """The emulator serving ``sim`` on 127.0.0.1 and a free port, until the block ends."""
     from aiohttp.test_utils import TestServer
 
-    from .app import create_app
+    from cefisim.api.server.app import create_app
 
     app = create_app(sim, options)
     server = TestServer(app, host="127.0.0.1", port=0)
@@ -257,7 +257,7 @@ async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[Cefis
 async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
                          ) -> AsyncIterator[CefisimServer]:
     """The emulator serving ``cefisim_scenario`` on 127.0.0.1 and a free port, for one test."""
-    from .sim import Simulation
+    from cefisim.api.runtime.simulation import Simulation
 
     async with serving(Simulation(load(cefisim_scenario), clock=cefisim_clock), cefisim_server_options) as server:
         yield server

@@ -5,7 +5,7 @@ the four ``x-svc-auth-*`` headers to every request they see, signed with :func:`
 the wall-clock second, the method, the path as sent (percent-encoding kept, query string left out)
 and the body bytes exactly as sent, in the server's layout (``concat`` unless told). So a client
 generated from ``/v1/cefi/openapi.json`` signs in one line (``docs/client.md``). Reach them through
-``cefisim.api.signing``: each is imported when first asked for, so the library it needs is only
+``cefisim.api.cefi.signing``: each is imported when first asked for, so the library it needs is only
 required by whoever uses it, and the server never imports either.
 """
 
@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from .signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, LAYOUTS, sign
+from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, LAYOUTS, sign
 
 
 class _Signer:
@@ -68,7 +68,7 @@ def _requests_auth() -> type:
     return CefiRequestsAuth
 
 
-#: what ``cefisim.api.signing`` builds on first access, and the library each one needs
+#: what ``cefisim.api.cefi.signing`` builds on first access, and the library each one needs
 CLASSES: dict[str, tuple[Callable[[], type], str]] = {
     "CefiHttpxAuth": (_httpx_auth, "httpx"),
     "CefiRequestsAuth": (_requests_auth, "requests"),

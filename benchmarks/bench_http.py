@@ -65,7 +65,7 @@ from statistics import median
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-#: an access-log line of cefisim serve's default text format (api/request_log.py)
+#: an access-log line of cefisim serve's default text format (api/server/request_log.py)
 ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [A-Z]+ \S+ \d{3} \d+\.\d{3}ms client=\S+ request_id=\S+$")
 ROOT = os.path.dirname(HERE)
 LOAD = os.path.join(HERE, "http_load.py")
@@ -176,22 +176,22 @@ def run_load(server: Server, mode: str, args: argparse.Namespace, duration: floa
 
 #: Where a py-spy sample's time goes: the leaf-most frame of the stack that matches decides.
 CATEGORIES: list[tuple[str, str]] = [
-    ("Simulation.submit (api/sim.py)", "engine: Simulation.submit (place / cancel)"),
-    ("signed_client (api/http.py)", "auth: read body, HMAC verify"),
-    ("signed_json (api/http.py)", "auth: read body, HMAC verify"),
-    ("parse_json (api/validate.py)", "validation: parse JSON"),
-    ("read_json (api/http.py)", "validation: parse JSON"),
-    ("check_object (api/validate.py)", "validation: check_object"),
-    ("_ref (api/cefi_orders.py)", "validation: check_object"),
-    ("order_record (api/serialize.py)", "serialise: order_record"),
-    ("respond (api/http.py)", "response: orjson + web.Response"),
+    ("Simulation.submit (api/runtime/simulation.py)", "engine: Simulation.submit (place / cancel)"),
+    ("signed_client (api/server/http.py)", "auth: read body, HMAC verify"),
+    ("signed_json (api/server/http.py)", "auth: read body, HMAC verify"),
+    ("parse_json (api/cefi/validate.py)", "validation: parse JSON"),
+    ("read_json (api/server/http.py)", "validation: parse JSON"),
+    ("check_object (api/cefi/validate.py)", "validation: check_object"),
+    ("_ref (api/cefi/orders.py)", "validation: check_object"),
+    ("order_record (api/cefi/serialize.py)", "serialise: order_record"),
+    ("respond (api/server/http.py)", "response: orjson + web.Response"),
     ("hello_app.<locals>.hello (http_load.py)", "response: orjson + web.Response"),
-    ("_negotiate (api/middleware.py)", "middleware: version negotiation"),
-    ("post_order (api/cefi_orders.py)", "handler: own code (command building)"),
-    ("delete_order (api/cefi_orders.py)", "handler: own code (command building)"),
-    ("request_middleware.<locals>.serve (api/middleware.py)", "middleware: request id, limits, faults, problems"),
-    ("control_guard (api/control.py)", "middleware: request id, limits, faults, problems"),
-    ("dispatch (api/faults.py)", "middleware: request id, limits, faults, problems"),
+    ("_negotiate (api/server/middleware.py)", "middleware: version negotiation"),
+    ("post_order (api/cefi/orders.py)", "handler: own code (command building)"),
+    ("delete_order (api/cefi/orders.py)", "handler: own code (command building)"),
+    ("request_middleware.<locals>.serve (api/server/middleware.py)", "middleware: request id, limits, faults, problems"),
+    ("control_guard (api/control/plane.py)", "middleware: request id, limits, faults, problems"),
+    ("dispatch (api/control/faults.py)", "middleware: request id, limits, faults, problems"),
     ("_fix_request_current_app.<locals>.impl (aiohttp/web_middlewares.py)",
      "middleware: request id, limits, faults, problems"),
     ("RequestHandler.finish_response (aiohttp/web_protocol.py)", "aiohttp: response headers + write"),

@@ -17,7 +17,7 @@ Workloads (seeded; sizes full / --quick):
           mixed stream's are built before timing). The scenario is parsed by
           ``api.scenario.parse_scenario`` and run through ``Scenario.build_venue(journal=...)`` and
           ``Scenario.runner(venue).run(end, on_step)`` as ``cefisim replay`` runs it (a callback per
-          step, so the million Results are not kept), with the journal callback of ``api/replay.py``
+          step, so the million Results are not kept), with the journal callback of ``api/runtime/replay.py``
           (``engine.journal.to_record`` + orjson, one line per command) writing into a BytesIO.
   direct  the same (at, command) pairs, recorded in an untimed pass, submitted straight to a fresh
           venue with the same journal: the engine's share of the replay, so 1 - direct / replay is
@@ -65,8 +65,8 @@ for _p in (HERE, ROOT):
 import bench_engine  # noqa: E402
 import streams  # noqa: E402
 
-from cefisim.api import replay  # noqa: E402
-from cefisim.api.replay import ReplayStats, journal_writer  # noqa: E402
+from cefisim.api.runtime import replay  # noqa: E402
+from cefisim.api.runtime.replay import ReplayStats, journal_writer  # noqa: E402
 from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
 
 SEED = 20260105
@@ -213,7 +213,7 @@ def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], in
 
 def verify_digest(scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]], timed_events: int) -> str:
     """An untimed check that every run did the same work: the digest of every event `cefisim replay`
-    computes (``api.replay.run``) equals the digest of the recorded commands submitted straight to a
+    computes (``api.runtime.replay.run``) equals the digest of the recorded commands submitted straight to a
     fresh venue, and the timed replay produced as many events. Returns the digest."""
     _, replayed = replay.run(scenario, until_ns)
     direct = ReplayStats()
@@ -260,7 +260,7 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")
     for label, secs in (
         ("engine: Venue.submit without the journal", submit - journal),
-        ("journal: to_record + orjson (api.replay.journal_writer)", journal),
+        ("journal: to_record + orjson (api.runtime.replay.journal_writer)", journal),
         ("runner: ScenarioRunner turns, submit wrappers, on_step", runner_own),
         ("agents: MarketMaker.act + NoiseTaker.act, own time", whole - submit - runner_own),
     ):
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  quick={args.quick} seed={args.seed} reps={reps} (median) gc={gc_desc}")
     print(f"  replay: {len(INSTRUMENTS)} instruments, {len(scenario.agents)} agents "
           f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
-          f"journal: api.replay.journal_writer (to_record + orjson) into a BytesIO")
+          f"journal: api.runtime.replay.journal_writer (to_record + orjson) into a BytesIO")
     print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}")
     print(f"  setup {t_setup:.1f}s (not timed)")
 

@@ -112,10 +112,10 @@ def orders_app(scenario: str) -> Any:
     """The app `cefisim serve --clock virtual` builds, in this process (for ``inproc``)."""
     from pathlib import Path
 
-    from cefisim.api.app import create_app
-    from cefisim.api.keys import ServerOptions
+    from cefisim.api.server.app import create_app
+    from cefisim.api.server.keys import ServerOptions
     from cefisim.api.scenario import load_scenario
-    from cefisim.api.sim import Simulation
+    from cefisim.api.runtime.simulation import Simulation
 
     return create_app(Simulation(load_scenario(Path(scenario)), clock="virtual"), ServerOptions())
 

@@ -11,7 +11,7 @@ stays cheap and pulls in neither aiohttp nor the engine until asked):
 - ``PlaceOrder``, ``ModifyOrder``, ``CancelOrder``, ``SetClientInfo``, ``RequestTransfer``,
   ``PaperFunds``, ``SetInstrumentStatus``, ``SetLatency``, ``SetSettlementDelay``, ``AdvanceClock``:
   the commands it accepts (``cefisim.engine.commands``).
-- ``Simulation``: a loaded scenario's venue with its clock, agents and journal (``cefisim.api.sim``).
+- ``Simulation``: a loaded scenario's venue with its clock, agents and journal (``cefisim.api.runtime.simulation``).
 
 The installed packages are ``cefisim.engine`` (the pure venue core), ``cefisim.api`` (HTTP surface,
 CLI, client, pytest plugin) and ``cefisim.scenarios`` (the shipped scenario files, as package data).
@@ -35,7 +35,7 @@ _PUBLIC: dict[str, str] = {
     "parse_scenario": "cefisim.api.scenario",
     "Scenario": "cefisim.api.scenario",
     "ScenarioError": "cefisim.api.scenario",
-    "Simulation": "cefisim.api.sim",
+    "Simulation": "cefisim.api.runtime.simulation",
     "Venue": "cefisim.engine.venue",
     "VenueConfig": "cefisim.engine.venue",
     "Result": "cefisim.engine.venue",

@@ -31,7 +31,7 @@ from cefisim.api.auth.store import (
     Unauthenticated,
     iso_utc,
 )
-from cefisim.api.problems import PROBLEM_CONTENT_TYPE, Problem
+from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 

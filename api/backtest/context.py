@@ -3,7 +3,7 @@
 - :class:`Context` is the ``ctx`` every callback gets: the order operations of
   :class:`api.client.CefiClient` with the same parameters, synchronous, applied by the harness at the
   current engine instant, answering the same JSON records and raising the same
-  :class:`~api.client.ProblemError` for refusals (``api/rejects.py`` maps the engine's reasons).
+  :class:`~api.client.ProblemError` for refusals (``api/cefi/rejects.py`` maps the engine's reasons).
 - :class:`Driver` is the driver ``engine/backtest.py`` calls: it turns fills and book changes into
   ``fill_view`` and ``book_view`` dicts and calls the strategy's optional callbacks.
 """
@@ -25,11 +25,11 @@ from cefisim.engine.reference import ID_RE, STP_VALUES, Instrument
 from cefisim.engine.units import DECIMAL_RE, parse_rate
 
 from ..client import ProblemError
-from ..problems import PROBLEM_BASE, Problem, bad_request
-from ..rejects import problem_for
+from cefisim.api.server.problems import PROBLEM_BASE, Problem, bad_request
+from cefisim.api.cefi.rejects import problem_for
 from ..scenario import Scenario, format_time
-from ..serialize import balance_record, instrument_record, ns, order_record, trade_record
-from ..validate import is_external_id
+from cefisim.api.cefi.serialize import balance_record, instrument_record, ns, order_record, trade_record
+from cefisim.api.cefi.validate import is_external_id
 
 __all__ = ["CALLBACKS", "Context", "Driver", "book_view", "fill_view", "seconds_ns"]
 

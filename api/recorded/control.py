@@ -24,9 +24,9 @@ from aiohttp import web
 
 from cefisim.engine.recorded import RecordedMarket
 
-from ..http import respond
-from ..keys import SIM
-from ..serialize import ns
+from cefisim.api.server.http import respond
+from cefisim.api.server.keys import SIM
+from cefisim.api.cefi.serialize import ns
 from .source import RecordedSpec
 
 

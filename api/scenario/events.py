@@ -16,7 +16,7 @@ from cefisim.engine.order import GTC, LIMIT, MARKET
 from cefisim.engine.records import FIAT
 from cefisim.engine.reference import ID_RE, INSTRUMENT_STATUSES, STP_VALUES, Asset
 
-from ..validate import UUID_RE, is_external_id
+from cefisim.api.cefi.validate import UUID_RE, is_external_id
 from .document import _join, _kind
 from .keys import (
     EVENT_COMMON, EVENT_KEYS, EXEC_INST, FIAT_INSTRUCTIONS, FLAGS, LATENCY_KEYS, ORDER_TYPES, PLATFORMS,

@@ -32,8 +32,8 @@ from typing import Any
 # names imported but not used here (noqa: F401).
 from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES  # noqa: F401
 
-from ..signing import LAYOUTS as SIGNATURE_LAYOUTS
-from ..validate import is_external_id  # noqa: F401
+from cefisim.api.cefi.signing import LAYOUTS as SIGNATURE_LAYOUTS
+from cefisim.api.cefi.validate import is_external_id  # noqa: F401
 from .agents import _AgentSections
 from .auth_entries import _AuthEntrySections
 from .document import _join, _no_constant, _os_reason, _pairs, _plain

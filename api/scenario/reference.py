@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cefisim.engine.reference import ACTIVE, INSTRUMENT_STATUSES, STP_NONE, STP_VALUES, SYMBOL_MAX, Asset, Client, Instrument
 
-from ..validate import UUID_RE
+from cefisim.api.cefi.validate import UUID_RE
 from .document import _join, _kind
 from .keys import ASSET_KEYS, CLIENT_KEYS, FEE_KEYS, INSTRUMENT_KEYS
 from .parser import _ParserBase

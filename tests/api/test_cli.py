@@ -9,7 +9,7 @@ import pytest
 
 from cefisim.api.cli import example_request, main
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import scenario_doc
 
 

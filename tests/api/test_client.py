@@ -21,12 +21,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from cefisim.api.app import CEFI_ROUTES
+from cefisim.api.server.app import CEFI_ROUTES
 from cefisim.api.client import NEWEST, PAGED, V2024, V2026, CefiClient, ProblemError
-from cefisim.api.keys import ServerOptions
+from cefisim.api.server.keys import ServerOptions
 from cefisim.api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer, serving
 from cefisim.api.scenario import load_scenario, parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"
 BOB_KEY = "5b0c7a3e-1d2f-4a6b-9c8d-7e6f5a4b3c2d"

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api import control
+from cefisim.api.control import plane as control
 from cefisim.api.scenario import ScenarioError, load_scenario, parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import Api
 
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"

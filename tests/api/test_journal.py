@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import JournalError, JournalWriteError, Simulation
+from cefisim.api.runtime.simulation import JournalError, JournalWriteError, Simulation
 from cefisim.engine.commands import CancelOrder, PlaceOrder, SetLatency
 from tests.api.conftest import scenario_doc
 
@@ -100,7 +100,7 @@ def test_unwritable_journal_refuses_the_command_and_changes_nothing(tmp_path: Pa
 
 
 def test_a_server_journal_replays_offline_to_the_same_events(tmp_path: Path, sims, capsys) -> None:
-    from cefisim.api.replay import ReplayStats, replay_main
+    from cefisim.api.runtime.replay import ReplayStats, replay_main
     from cefisim.api.scenario import load_scenario
 
     demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from cefisim.api.scenario import load_scenario, parse_scenario
-from cefisim.api.sim import JournalError, Simulation
+from cefisim.api.runtime.simulation import JournalError, Simulation
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, PaperFunds, PlaceOrder
 from tests.api.conftest import scenario_doc

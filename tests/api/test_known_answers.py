@@ -1,6 +1,6 @@
 """Known answers: wire formats checked against values computed outside the project's code.
 
-Every HTTP test signs with ``cefisim.api.signing.sign``, the payload function the server verifies with,
+Every HTTP test signs with ``cefisim.api.cefi.signing.sign``, the payload function the server verifies with,
 so a wrong payload order would go unnoticed by them. Here the signatures are literal strings computed
 once with the OpenSSL command line (``printf PAYLOAD | openssl dgst -sha256 -hmac SECRET -binary |
 base64``), following the interface description's layouts:
@@ -32,11 +32,11 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.app import create_app
-from cefisim.api.keys import ServerOptions
+from cefisim.api.server.app import create_app
+from cefisim.api.server.keys import ServerOptions
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.signing import sign
-from cefisim.api.sim import Simulation
+from cefisim.api.cefi.signing import sign
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import ALICE_KEY, BOB_KEY, scenario_doc
 

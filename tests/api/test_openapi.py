@@ -1,4 +1,4 @@
-"""api/openapi.py against the code: the documents cover exactly the served operations, are well formed,
+"""api/cefi/openapi.py against the code: the documents cover exactly the served operations, are well formed,
 document the parameters the handlers read, agree with the request validator, and state the business
 rules. The served documents and real responses: test_openapi_served.py."""
 
@@ -15,20 +15,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cefisim.api import cefi_account, cefi_market, cefi_orders
-from cefisim.api.app import CEFI_ROUTES, create_app
+from cefisim.api.cefi import account as cefi_account
+from cefisim.api.cefi import market as cefi_market
+from cefisim.api.cefi import orders as cefi_orders
+from cefisim.api.server.app import CEFI_ROUTES, create_app
 from cefisim.api.client import CefiClient
-from cefisim.api.keys import ServerOptions
-from cefisim.api.openapi import CEFI, OPENAPI_PATH, openapi_document
-from cefisim.api.openapi_auth import AUTH_OPERATIONS
-from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
-from cefisim.api.openapi_operations import OPERATIONS, described
-from cefisim.api.problems import Problem
+from cefisim.api.server.keys import ServerOptions
+from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document
+from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
+from cefisim.api.cefi.openapi_operations import OPERATIONS, described
+from cefisim.api.server.problems import Problem
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import Simulation
-from cefisim.api.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
-from cefisim.api import versions
-from cefisim.api.versions import KNOWN, REMOVAL_NS
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.cefi.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.api.server import versions
+from cefisim.api.server.versions import KNOWN, REMOVAL_NS
 from cefisim.engine.order import (
     ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, ORDER_STATUSES, SELL, USE_AGGRESSIVE_PRICING,
 )

@@ -13,11 +13,11 @@ import orjson
 import pytest
 
 import cefisim
-from cefisim.api.app import CEFI_ROUTES
+from cefisim.api.server.app import CEFI_ROUTES
 from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
-from cefisim.api.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
-from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH, control_document
-from cefisim.api.versions import REMOVAL_NS
+from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document
+from cefisim.api.server.versions import REMOVAL_NS
 from tests.api.test_client import DOC, FIAT, ALICE_KEY, BOB_KEY, running
 from tests.api.test_openapi import DOCUMENT, check, errors, resolve
 

@@ -30,11 +30,11 @@ jsonschema = pytest.importorskip("jsonschema")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cefisim.api.limit_flags import parse_rate_limits  # noqa: E402
-from cefisim.api.openapi import OPENAPI_PATH  # noqa: E402
-from cefisim.api.openapi_control import CONTROL_OPENAPI_PATH  # noqa: E402
-from cefisim.api.signing import sign  # noqa: E402
-from cefisim.api.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
+from cefisim.api.server.limit_flags import parse_rate_limits  # noqa: E402
+from cefisim.api.cefi.openapi import OPENAPI_PATH  # noqa: E402
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH  # noqa: E402
+from cefisim.api.cefi.signing import sign  # noqa: E402
+from cefisim.api.server.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
 from cefisim.engine.commands import (  # noqa: E402
     AdvanceClock, PaperFunds, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cefisim.api.problems import Problem
+from cefisim.api.server.problems import Problem
 from tests.api.test_auth_support import Harness, running
 
 ADD = "/v1/paper-trading/funds"
@@ -61,7 +61,7 @@ async def call(h: Harness, path: str, body: Any = None, *, token: str | None = N
 
 
 def funds(h: Harness) -> FakeFunds:
-    from cefisim.api.paper import PAPER_FUNDS
+    from cefisim.api.cefi.paper import PAPER_FUNDS
 
     return h.client.server.app[PAPER_FUNDS]  # type: ignore[union-attr,return-value]
 

@@ -185,7 +185,7 @@ def test_marker_option_and_server_options_are_registered(suite: pytest.Pytester)
     result.stdout.fnmatch_lines(["*--cefisim-scenario=FILE*"])
     suite.makepyfile(test_layout='''
         import pytest
-        from cefisim.api.keys import ServerOptions
+        from cefisim.api.server.keys import ServerOptions
 
         @pytest.fixture
         def cefisim_server_options():

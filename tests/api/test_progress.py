@@ -9,7 +9,7 @@ import pytest
 from cefisim.api.backtest import run_backtest
 from cefisim.api.backtest.main import load_strategy_class
 from cefisim.api.progress import EVERY, Progress
-from cefisim.api.replay import run
+from cefisim.api.runtime.replay import run
 from cefisim.api.scenario import load_scenario
 from tests.scenarios.replay_support import SCENARIOS
 

@@ -9,7 +9,7 @@ import pytest
 
 from cefisim.api.cli import main
 from cefisim.api.scenario import ScenarioError, parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine import retention
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.venue import VenueConfig

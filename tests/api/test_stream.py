@@ -17,8 +17,8 @@ import orjson
 import pytest
 from aiohttp import ClientResponse
 
-from cefisim.api.stream import STREAMS
-from cefisim.api.stream_hub import StreamHub, StreamSettings, parse_id
+from cefisim.api.control.stream import STREAMS
+from cefisim.api.control.stream_hub import StreamHub, StreamSettings, parse_id
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.api.conftest import Api
 
@@ -358,7 +358,7 @@ async def test_a_failure_in_the_stream_never_fails_the_command(api: Api, monkeyp
     def broken(*args: Any) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("cefisim.api.stream_hub._changes", broken)
+    monkeypatch.setattr("cefisim.api.control.stream_hub._changes", broken)
     rec = await api.order(101, side="SELL", qty="1", price="50000.00")  # 200: the order stands
     assert rec["status"] == "ACTIVE" and "every stream starts over" in caplog.text
     with pytest.raises(AssertionError, match="the stream ended"):

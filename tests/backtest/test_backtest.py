@@ -11,7 +11,7 @@ import pytest
 from cefisim.api.backtest import StrategyFailed, backtest_main, run_backtest
 from cefisim.api.client import ProblemError
 from cefisim.api.scenario import load_scenario, parse_scenario
-from cefisim.api.serialize import trade_record
+from cefisim.api.cefi.serialize import trade_record
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"

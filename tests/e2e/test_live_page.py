@@ -21,12 +21,12 @@ import orjson
 import pytest
 from aiohttp import web
 
-from cefisim.api.keys import ServerOptions
+from cefisim.api.server.keys import ServerOptions
 from cefisim.api.scenario import load_scenario
-from cefisim.api.signing import sign
-from cefisim.api.sim import Simulation
+from cefisim.api.cefi.signing import sign
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.pytest_plugin import serving
-from cefisim.api.stream import STREAMS
+from cefisim.api.control.stream import STREAMS
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.e2e.test_consent_browser import WebDriver, browser  # noqa: F401  (the browser fixture)
 

@@ -29,13 +29,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from cefisim.api.app import create_app
-from cefisim.api.keys import ServerOptions
-from cefisim.api.limits import handler_args, is_limit_middleware, limit_middlewares
-from cefisim.api.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
+from cefisim.api.server.app import create_app
+from cefisim.api.server.keys import ServerOptions
+from cefisim.api.server.limits import handler_args, is_limit_middleware, limit_middlewares
+from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.signing import sign
-from cefisim.api.sim import Simulation
+from cefisim.api.cefi.signing import sign
+from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import SECRETS, scenario_doc
 
 T = TypeVar("T")
@@ -48,7 +48,7 @@ def examples(n: int) -> int:
     return n * FUZZ_SCALE
 
 
-#: the fields of ServerOptions that ``api/limits.py`` enforces (see docs/limits.md)
+#: the fields of ServerOptions that ``api/server/limits.py`` enforces (see docs/limits.md)
 LIMIT_FIELDS = ("max_header_bytes", "read_timeout_s", "rate_limits")
 REDIRECT = "https://app.example/cb"
 RESOURCE = "https://mcp.cefisim.test/"
@@ -97,7 +97,7 @@ def build_app(sim: Simulation, **options: Any) -> tuple[web.Application, dict[st
     """``create_app`` with ``options``; the limit options work before and after the lead wires them.
 
     Returns the app and the aiohttp handler arguments to start it with. Until ``create_app`` installs
-    the middlewares of ``api/limits.py`` itself, they are inserted here where it will put them (right
+    the middlewares of ``api/server/limits.py`` itself, they are inserted here where it will put them (right
     after the problem middleware).
     """
     limits = {k: options.pop(k) for k in LIMIT_FIELDS if k in options}

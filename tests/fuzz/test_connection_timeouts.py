@@ -14,10 +14,10 @@ import pytest
 from aiohttp import web
 
 from cefisim.api import cli
-from cefisim.api.app import create_app
-from cefisim.api.limits import KEEPALIVE_TIMEOUT_S
+from cefisim.api.server.app import create_app
+from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import scenario_doc
 
 TIMER_S = 1.0
@@ -26,7 +26,7 @@ TIMER_S = 1.0
 def test_cefisim_serve_closes_idle_and_unfinished_connections_after_75_s(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
     def run(app: web.Application, host: str, port: int, on_listening: Any, ready_file: Any = None,
-            **handler: Any) -> int:  # api.listen.run: the server with these handler settings
+            **handler: Any) -> int:  # api.server.listen.run: the server with these handler settings
         seen.update(handler)
         return 0
 

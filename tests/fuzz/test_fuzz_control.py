@@ -36,8 +36,8 @@ TEMPLATES: dict[tuple[str, str], Any] = {
 
 
 def _routes() -> list[tuple[str, str]]:
-    from cefisim.api.control import control_routes
-    from cefisim.api.faults import fault_routes
+    from cefisim.api.control.plane import control_routes
+    from cefisim.api.control.faults import fault_routes
 
     return [(r.method, r.path) for r in [*control_routes(), *fault_routes()]]  # type: ignore[attr-defined]
 
@@ -102,7 +102,7 @@ def test_control_route_survives_hostile_input(control: tuple[Served, Client], me
 
 
 def _faults_key():  # type: ignore[no-untyped-def]
-    from cefisim.api.faults import FAULTS
+    from cefisim.api.control.faults import FAULTS
 
     return FAULTS
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from tests.fuzz.support import (
     USER_KEY, Client, assert_problem, build_app, es256, fuzz_doc, serve, signed_headers, state,
 )

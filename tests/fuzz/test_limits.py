@@ -16,11 +16,11 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from cefisim.api.limit_flags import add_limit_arguments, limit_options, parse_rate, parse_rate_limits, venue_config_for
-from cefisim.api.limits import RateLimit, RateLimits, TokenBuckets, rate_limit_middleware
-from cefisim.api.problems import Problem
+from cefisim.api.server.limit_flags import add_limit_arguments, limit_options, parse_rate, parse_rate_limits, venue_config_for
+from cefisim.api.server.limits import RateLimit, RateLimits, TokenBuckets, rate_limit_middleware
+from cefisim.api.server.problems import Problem
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.venue import VenueConfig
 from tests.api.conftest import ALICE_KEY, BOB_KEY
@@ -179,7 +179,7 @@ def test_a_slow_but_timely_body_is_served(limited) -> None:
 
 
 def test_read_timeout_zero_turns_it_off(limited) -> None:
-    from cefisim.api.limits import is_limit_middleware
+    from cefisim.api.server.limits import is_limit_middleware
 
     served, _ = limited(read_timeout_s=None)
     assert not any(is_limit_middleware(m) for m in served.app.middlewares)
@@ -339,7 +339,7 @@ def test_bad_limit_flags_are_usage_errors(argv: list[str]) -> None:
 
 
 def _serve_wired() -> bool:
-    """Whether ``cefisim serve`` has the limit flags (the lead wires api/limit_flags.py into api/cli.py)."""
+    """Whether ``cefisim serve`` has the limit flags (the lead wires api/server/limit_flags.py into api/cli.py)."""
     from cefisim.api import cli
 
     sub = argparse.ArgumentParser().add_subparsers()

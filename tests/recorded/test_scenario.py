@@ -126,7 +126,7 @@ def test_a_constant_order_latency_is_the_venues_and_refused_twice(tmp_path: Path
 
 
 def test_a_latency_distribution_draws_per_command_the_same_every_run(tmp_path: Path) -> None:
-    from cefisim.api.sim import Simulation
+    from cefisim.api.runtime.simulation import Simulation
     from cefisim.engine.commands import PlaceOrder
 
     item = {"instrument": "BTC-USD", "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.sim import Simulation
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import Api, api_factory, scenario_doc  # noqa: F401 - api_factory is a fixture
 

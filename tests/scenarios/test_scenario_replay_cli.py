@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cefisim.api.replay import replay_main, run
+from cefisim.api.runtime.replay import replay_main, run
 from cefisim.api.scenario import load_scenario
 from cefisim.engine.commands import ModifyOrder
 from cefisim.engine.journal import event_digest, from_record

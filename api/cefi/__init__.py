@@ -1,0 +1,1 @@
+"""The CeFi direct interface: routes, handlers, signing, validation, serialisation, rejects, OpenAPI."""

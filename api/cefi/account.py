@@ -1,0 +1,190 @@
+"""CeFi direct account operations: clients, balances and their activity, transfers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from cefisim.engine.commands import RequestTransfer, SetClientInfo
+from cefisim.engine.queries import page, transfers
+from cefisim.engine.records import DEPOSIT, FIAT, T_INITIALIZED
+
+from cefisim.api.cefi.orders import _listing_client, _paging
+from cefisim.api.server.http import respond, respond_list, same_client, signed_client, signed_json
+from cefisim.api.server.keys import SIM
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.cefi.rejects import problem_for
+from cefisim.api.cefi.serialize import balance_record, client_record, ns, transfer_record
+from cefisim.api.cefi.validate import F, check_object, query_id
+
+FIAT_INSTRUCTIONS = {
+    "fiat_account_id": F("uuid", required=True),
+    "identity_id": F("uuid", required=True),
+    "account_id": F("uuid", required=True),
+    "includes_fee": F("bool", required=True),
+}
+# The description does not show crypto instructions; these are the emulator's (docs/cefi.md).
+CRYPTO_INSTRUCTIONS = {
+    "address": F("str", required=True),
+    "network": F("str", required=True),
+    "memo": F("str"),
+}
+TRANSFER_REQUEST = {
+    "amount": F("positive", required=True),
+    "asset_id": F("id", required=True),
+    "client_id": F("id", required=True),
+    "type": F("enum", required=True, values=("DEPOSIT", "WITHDRAW")),
+    "platform": F("enum", required=True, values=("FIAT", "CRYPTO")),
+    "instructions": F("object", required=True, open=True),
+}
+POST_TRANSFER = {"request": F("object", required=True, fields=TRANSFER_REQUEST)}
+# ``info`` is a partial update: any subset of the writable fields. The read-only fields of the record
+# GET /clients returns are accepted when unchanged, so a client can send back what it read.
+CLIENT_INFO_WRITABLE = {
+    "self_trade_prevention": F("enum", values=("INVALID", "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH")),
+}
+CLIENT_INFO_READ_ONLY = {"mnemonic": F("str")}
+PATCH_CLIENT = {
+    "id": F("id", required=True),
+    "info": F("object", required=True, fields={**CLIENT_INFO_WRITABLE, **CLIENT_INFO_READ_ONLY}),
+}
+
+
+# --- clients ------------------------------------------------------------------------------------
+
+async def get_clients(request: web.Request) -> web.Response:
+    client_id = await signed_client(request)
+    same_client(request, client_id, request.query.get("id"), "id")
+    client = request.app[SIM].venue.clients[client_id]
+    mnemonic = request.query.get("mnemonic")
+    found = [client] if mnemonic is None or mnemonic == client.mnemonic else []
+    return respond_list(request, [client_record(c) for c in found])
+
+
+async def patch_clients(request: web.Request) -> web.Response:
+    """Change the writable fields ``info`` names (none: nothing changes); a read-only field must equal
+    its current value. Answers the client's record."""
+    client_id, body = await signed_json(request)
+    body = check_object(body, PATCH_CLIENT, "")
+    same_client(request, client_id, body["id"], "id")
+    sim = request.app[SIM]
+    info = body["info"]
+    current = client_record(sim.venue.clients[client_id])["info"]
+    for name in CLIENT_INFO_READ_ONLY:
+        if info.get(name) is not None and info[name] != current[name]:
+            raise bad_request(f"info.{name}", f"is read-only (currently {current[name]!r})")
+    stp = info.get("self_trade_prevention")
+    if stp is not None:
+        result = sim.submit(SetClientInfo(client_id, stp))
+        if result.reject is not None:
+            raise problem_for(result.reject, "info.self_trade_prevention")
+    return respond_list(request, [client_record(sim.venue.clients[client_id])])
+
+
+# --- balances -----------------------------------------------------------------------------------
+
+async def get_balances(request: web.Request) -> web.Response:
+    client_id = await signed_client(request)
+    same_client(request, client_id, request.query.get("client_id"), "client_id")
+    venue = request.app[SIM].venue
+    asset_id = query_id(request.query, "asset_id")
+    name = request.query.get("asset_name")
+    client = venue.clients[client_id]
+    records = [
+        balance_record(asset, client.balances.get(asset.id))
+        for asset in venue.assets.values()
+        if (asset_id is None or asset.id == asset_id) and (name is None or asset.name == name)
+    ]
+    return respond_list(request, records)
+
+
+async def get_balances_activity(request: web.Request) -> web.Response:
+    """Every change to the client's balances: trades (base, quote, fee), transfers and test funds."""
+    client_id = await _listing_client(request)
+    size, skip, before = _paging(request, timestamp_required=False)
+    venue = request.app[SIM].venue
+    asset_filter = query_id(request.query, "asset_id")
+    client = venue.clients[client_id]
+    entries: list[dict[str, Any]] = []
+
+    def add(ts: int, kind: str, changes: list[tuple[int, int]], ref: dict[str, str]) -> None:
+        if asset_filter is not None and all(asset_id != asset_filter for asset_id, _ in changes):
+            return
+        rows = []
+        for asset_id, units in changes:
+            grid = venue.assets[asset_id].grid
+            rows.append({"asset_id": str(asset_id),
+                         "amount": grid.format(units) if units >= 0 else "-" + grid.format(-units)})
+        entries.append({"type": kind, "timestamp": ns(ts), "changes": rows, **ref, "_ts": ts})
+
+    for fill in client.fills:
+        order = fill.order
+        inst = order.instrument
+        base = fill.qty * inst.base_per_lot
+        buy = order.side == "BUY"
+        changes = [(inst.base.id, base if buy else -base), (inst.quote.id, -fill.quote if buy else fill.quote)]
+        if fill.fee:
+            changes.append((inst.quote.id, -fill.fee))
+        add(fill.timestamp, "TRADE", changes, {"order_id": str(order.id), "match_id": str(fill.match_id)})
+    for t in client.transfers.values():
+        if t.status == "COMPLETED":
+            add(t.updated, t.type, [(t.asset.id, t.amount if t.type == DEPOSIT else -t.amount)],
+                {"transfer_id": str(t.id)})
+    for ts, asset_id, units in client.funds_log:
+        add(ts, "PAPER_FUNDS", [(asset_id, units)], {})
+    entries.sort(key=lambda e: e["_ts"], reverse=True)  # timestamps are unique per client
+    items, cursor = page(entries, lambda e: e["_ts"], before, None, skip, size)
+    for e in items:
+        del e["_ts"]
+    return respond_list(request, items, size, cursor)
+
+
+# --- transfers ----------------------------------------------------------------------------------
+
+def _instructions(req: dict[str, Any]) -> tuple[tuple[str, object], ...]:
+    spec = FIAT_INSTRUCTIONS if req["platform"] == FIAT else CRYPTO_INSTRUCTIONS
+    check_object(req["instructions"], spec, "request.instructions")
+    return tuple(sorted(req["instructions"].items()))
+
+
+async def post_transfer(request: web.Request) -> web.Response:
+    client_id, body = await signed_json(request)
+    body = check_object(body, POST_TRANSFER, "")
+    req = body["request"]
+    same_client(request, client_id, req["client_id"], "request.client_id")
+    venue = request.app[SIM].venue
+    asset = venue.assets.get(int(req["asset_id"]))
+    if asset is None:
+        raise bad_request("request.asset_id", f"unknown asset {req['asset_id']}")
+    units = asset.grid.to_units(req["amount"])
+    if units is None:
+        raise bad_request("request.amount", f"finer than the asset's {asset.decimals} decimals")
+    cmd = RequestTransfer(client_id, asset.id, req["amount"], req["type"], req["platform"], _instructions(req))
+    result = request.app[SIM].submit(cmd)
+    if result.transfer is None:
+        assert result.reject is not None
+        raise problem_for(result.reject, "request")
+    return respond(transfer_record(result.transfer, listing=False, status=result.snapshot_status))
+
+
+async def get_transfers(request: web.Request) -> web.Response:
+    client_id = await _listing_client(request)
+    size, skip, before = _paging(request, timestamp_required=True)
+    found, cursor = transfers(request.app[SIM].venue, client_id, before, skip, size)
+    return respond_list(request, [transfer_record(t, listing=True) for t in found], size, cursor)
+
+
+async def get_transfers_active(request: web.Request) -> web.Response:
+    client_id = await _listing_client(request)
+    venue = request.app[SIM].venue
+    wanted = query_id(request.query, "transfer_id")
+    client = venue.clients[client_id]
+    if wanted is not None:
+        t = client.transfers.get(wanted)
+        if t is None:
+            raise Problem(404, "unknown-transfer", "transfer_id: no such transfer for this client")
+        found = [t] if t.status == T_INITIALIZED else []
+    else:
+        found = [t for t in reversed(client.transfers.values()) if t.status == T_INITIALIZED]
+    return respond_list(request, [transfer_record(t, listing=True) for t in found])

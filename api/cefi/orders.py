@@ -1,0 +1,215 @@
+"""CeFi direct order operations: entry, modify, cancel, status and the order listings.
+
+Each handler: authenticate (signed), parse strictly, submit one engine command or run one read,
+serialise. A business rejection of a new order is a 200 with a REJECTED record; a refused modify or
+cancel is a problem (``api/cefi/rejects.py``).
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.order import LIMIT, MARKET
+from cefisim.engine.queries import activity, order_status, orders, trades
+from cefisim.engine.reference import ID_RE
+from cefisim.engine.units import parse_rate
+
+from cefisim.api.server.http import respond, respond_list, same_client, signed_client, signed_json
+from cefisim.api.server.keys import SIM, VERSION
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.cefi.rejects import problem_for
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
+from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id, query_int, query_timestamp
+from cefisim.api.server.versions import V2024
+
+ORDER_INFO = {
+    "msg_id": F("str"),
+    "parent_id": F("id0"),
+    "client_id": F("id", required=True),
+    "instrument_id": F("id", required=True),
+    "qty": F("decimal", required=True),
+    "price": F("decimal"),
+    "flags": F("enums", values=("USE_AGGRESSIVE_PRICING",)),
+    "side": F("enum", required=True, values=("BUY", "SELL")),
+    "type": F("enum", required=True, values=("LIMIT", "MARKET")),
+    "tif": F("enum", values=("GTC", "IOC")),
+    "exec_inst_flags": F("enums", values=("ALO", "AON")),
+    "hold_fee_rate": F("decimal"),
+    "stp": F("enum", values=("INVALID", "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH")),
+}
+POST_ORDER = {"external_id": F("external_id"), "info": F("object", required=True, fields=ORDER_INFO)}
+
+MODIFY_INFO = {
+    "msg_id": F("str"),
+    "parent_id": F("id0"),
+    "client_id": F("id", required=True),
+    "prev_modify": F("str"),
+    "new_qty": F("decimal", required=True),
+    "new_price": F("decimal"),
+    "new_type": F("enum", values=("MARKET",)),
+}
+PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
+
+MAX_SKIP = 2_147_483_647
+
+
+def _instrument(sim: Simulation, text: str, field: str) -> int:
+    inst_id = int(text)
+    if inst_id not in sim.venue.instruments:
+        raise bad_request(field, f"unknown instrument {text}")
+    return inst_id
+
+
+async def post_order(request: web.Request) -> web.Response:
+    client_id, body = await signed_json(request)
+    body = check_object(body, POST_ORDER, "")
+    info = body["info"]
+    same_client(request, client_id, info["client_id"], "info.client_id")
+    sim = request.app[SIM]
+    if info["type"] == LIMIT and info.get("price") is None:
+        raise bad_request("info.price", "is required for LIMIT orders")
+    if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
+        raise bad_request("info.hold_fee_rate", "has more than 9 decimals")
+    cmd = PlaceOrder(
+        client_id=client_id,
+        instrument_id=_instrument(sim, info["instrument_id"], "info.instrument_id"),
+        side=info["side"],
+        type=info["type"],
+        qty=info["qty"],
+        price=info.get("price"),
+        tif=info.get("tif") or "GTC",
+        flags=tuple(info.get("flags") or ()),
+        exec_inst=tuple(info.get("exec_inst_flags") or ()),
+        stp=info.get("stp"),
+        hold_fee_rate=info.get("hold_fee_rate"),
+        external_id=body.get("external_id"),
+        msg_id=info.get("msg_id"),
+        parent_id=info.get("parent_id"),
+    )
+    result = sim.submit(cmd)
+    if result.order is None:
+        assert result.reject is not None
+        raise problem_for(result.reject, "info")
+    return respond(order_record(result.order, result.snapshot_status))
+
+
+async def patch_order(request: web.Request) -> web.Response:
+    client_id, body = await signed_json(request)
+    body = check_object(body, PATCH_ORDER, "")
+    info = body["info"]
+    same_client(request, client_id, info["client_id"], "info.client_id")
+    if body.get("id") is None and body.get("external_id") is None:
+        raise bad_request("id", "id or external_id is required")
+    if info.get("new_type") != MARKET and info.get("new_price") is None:
+        raise bad_request("info.new_price", "is required unless new_type is MARKET")
+    cmd = ModifyOrder(
+        client_id=client_id,
+        order_id=int(body["id"]) if body.get("id") is not None else None,
+        external_id=body.get("external_id"),
+        new_qty=info["new_qty"],
+        new_price=info.get("new_price"),
+        new_type=info.get("new_type"),
+        msg_id=info.get("msg_id"),
+        parent_id=info.get("parent_id"),
+        prev_modify=info.get("prev_modify"),
+    )
+    result = request.app[SIM].submit(cmd)
+    if result.reject is not None:
+        raise problem_for(result.reject, "id" if cmd.order_id is not None else "external_id")
+    assert result.order is not None
+    return respond(order_record(result.order, result.snapshot_status))
+
+
+def _ref(request: web.Request) -> str:
+    ref = request.match_info["ref_id"]
+    if not (ID_RE.fullmatch(ref) and len(ref) <= 19) and not is_external_id(ref):
+        raise bad_request("ref_id", "must be an exchange order id or an external id")
+    return ref
+
+
+async def delete_order(request: web.Request) -> web.Response:
+    client_id = await signed_client(request)
+    result = request.app[SIM].submit(CancelOrder(client_id, _ref(request)))
+    if result.reject is not None:
+        raise problem_for(result.reject, "ref_id")
+    assert result.order is not None
+    return respond(order_record(result.order, result.snapshot_status))
+
+
+async def get_order_status(request: web.Request) -> web.Response:
+    client_id = await signed_client(request)
+    same_client(request, client_id, request.query.get("client_id"), "client_id")
+    order = order_status(request.app[SIM].venue, client_id, _ref(request))
+    if order is None:
+        raise Problem(404, "unknown-order", "ref_id: no such order for this client (or its status is no longer retained)")
+    return respond(order_record(order))
+
+
+def _paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, int, int]:
+    """(size, skip, before) of a list read. Pages exist under v2026_01_23 only: v2024_01_01 answers
+    every matching record (size None). ``size`` is checked under both versions (the one document
+    declares it for both, and a malformed value is a 400 either way), ``skip`` and ``timestamp``
+    apply to both."""
+    q = request.query
+    size: int | None = query_int(q, "size", 10, 1, 100, clamp=True)
+    if request.get(VERSION) == V2024:
+        size = None
+    skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
+    before = query_timestamp(q, "timestamp", timestamp_required)
+    if before is None:
+        before = request.app[SIM].venue.clock.peek() + 1
+    return size, skip, before
+
+
+async def _listing_client(request: web.Request) -> int:
+    client_id = await signed_client(request)
+    same_client(request, client_id, request.query.get("client_id"), "client_id")
+    return client_id
+
+
+async def get_orders(request: web.Request) -> web.Response:
+    """GET /orders: the client's trade records, newest first (timestamp required)."""
+    client_id = await _listing_client(request)
+    size, skip, before = _paging(request, timestamp_required=True)
+    fills, cursor = trades(request.app[SIM].venue, client_id, before, skip, size, window=False)
+    return respond_list(request, [trade_record(f) for f in fills], size, cursor)
+
+
+async def get_orders_trade(request: web.Request) -> web.Response:
+    client_id = await _listing_client(request)
+    size, skip, before = _paging(request, timestamp_required=False)
+    fills, cursor = trades(request.app[SIM].venue, client_id, before, skip, size, window=True)
+    return respond_list(request, [trade_record(f) for f in fills], size, cursor)
+
+
+async def get_orders_all(request: web.Request) -> web.Response:
+    client_id = await _listing_client(request)
+    size, skip, before = _paging(request, timestamp_required=False)
+    found, cursor = orders(request.app[SIM].venue, client_id, before, skip, size)
+    return respond_list(request, [order_record(o) for o in found], size, cursor)
+
+
+async def get_orders_active(request: web.Request) -> web.Response:
+    client_id = await _listing_client(request)
+    venue = request.app[SIM].venue
+    wanted = query_id(request.query, "id")
+    if wanted is None:
+        wanted = query_id(request.query, "order_id")
+    size, skip, before = _paging(request, timestamp_required=False)
+    if wanted is not None:
+        order = venue.clients[client_id].orders.get(wanted)
+        if order is None:
+            raise Problem(404, "unknown-order", "id: no such order for this client")
+        active = order.status in ("ACTIVE", "NEW_PENDING", "MODIFY_PENDING", "CANCEL_PENDING")
+        return respond_list(request, [order_record(order)] if active else [], size, None)
+    found, cursor = orders(venue, client_id, before, skip, size, active_only=True)
+    return respond_list(request, [order_record(o) for o in found], size, cursor)
+
+
+async def get_orders_activity(request: web.Request) -> web.Response:
+    client_id = await _listing_client(request)
+    size, skip, before = _paging(request, timestamp_required=False)
+    items, cursor = activity(request.app[SIM].venue, client_id, before, skip, size)
+    return respond_list(request, [activity_item(*item) for item in items], size, cursor)

@@ -1,0 +1,1 @@
+"""The emulator's control plane under ``/_sim/``: time, faults, snapshots, the live stream and page."""

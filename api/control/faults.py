@@ -1,0 +1,165 @@
+"""Injected faults, so a client's retry and timeout logic can be tested against the sandbox.
+
+A fault plan (``POST /_sim/faults``) hits the next ``count`` requests, or a ``share`` of requests
+chosen by a generator seeded from the scenario's seed (the same requests in the same order meet the
+same faults), optionally only under a path prefix. A hit request is delayed by ``delay_ms``, then:
+
+- ``status`` (e.g. 503): answered with that status as a problem, the command NOT applied;
+- ``drop``: the connection is closed without an answer, the command NOT applied;
+- with ``"after": true`` the command IS applied first and then the answer is replaced (status) or
+  lost (drop) — the case that tests idempotent retries (e.g. by external id).
+
+The control plane itself is never faulted. ``GET /_sim/faults`` shows the plan and what it has hit;
+``DELETE /_sim/faults`` ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from cefisim.api.server.http import read_json, respond
+from cefisim.api.control.plane import control_guard
+from cefisim.api.server.keys import SIM
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.cefi.validate import F, ascii_digits, check_object
+
+FAULTS_SPEC = {
+    "count": F("number"),
+    "share": F("decimal"),
+    "status": F("number"),
+    "delay_ms": F("number"),
+    "drop": F("bool"),
+    "after": F("bool"),
+    "path_prefix": F("str"),
+}
+
+
+@dataclass
+class FaultPlan:
+    count: int | None = None
+    share_ppm: int | None = None  # parts per million
+    status: int | None = None
+    delay_ms: int = 0
+    drop: bool = False
+    after: bool = False
+    path_prefix: str = "/v1/"
+    hits: int = 0
+    seen: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def decide(self, path: str) -> bool:
+        if not path.startswith(self.path_prefix):
+            return False
+        self.seen += 1
+        if self.count is not None:
+            if self.hits >= self.count:
+                return False
+        elif self.share_ppm is not None and self.rng.randrange(1_000_000) >= self.share_ppm:
+            return False
+        self.hits += 1
+        return True
+
+    def describe(self) -> dict:
+        return {
+            "count": self.count, "share": None if self.share_ppm is None else f"{self.share_ppm / 1e6:g}",
+            "status": self.status, "delay_ms": self.delay_ms, "drop": self.drop, "after": self.after,
+            "path_prefix": self.path_prefix, "hits": self.hits, "seen": self.seen,
+        }
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+FAULTS = web.AppKey("faults", list)  # [FaultPlan] or [] — a one-slot box the handlers replace
+
+
+def _whole(value: object, field_name: str, low: int, high: int) -> int:
+    text = str(value)
+    if not ascii_digits(text) or len(text) > 19 or not low <= int(text) <= high:
+        raise bad_request(field_name, f"must be a whole number from {low} to {high}")
+    return int(text)
+
+
+async def set_faults(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), FAULTS_SPEC, "")
+    if (body.get("count") is None) == (body.get("share") is None):
+        raise bad_request("count", "give exactly one of count and share")
+    if body.get("status") is None and not body.get("drop") and body.get("delay_ms") is None:
+        raise bad_request("status", "a fault needs a status, drop or a delay_ms")
+    plan = FaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
+    if body.get("count") is not None:
+        plan.count = _whole(body["count"], "count", 1, 1_000_000)
+    else:
+        share = body["share"]
+        whole, _, frac = share.partition(".")
+        if len(frac) > 6 or int(whole or "0") > 1:
+            raise bad_request("share", "must be a fraction from 0 to 1 with at most 6 decimals")
+        plan.share_ppm = int(whole or "0") * 1_000_000 + int((frac or "0").ljust(6, "0"))
+        if plan.share_ppm > 1_000_000:
+            raise bad_request("share", "must be a fraction from 0 to 1 with at most 6 decimals")
+    if body.get("status") is not None:
+        plan.status = _whole(body["status"], "status", 400, 599)
+    plan.delay_ms = _whole(body.get("delay_ms", 0), "delay_ms", 0, 60_000)
+    plan.drop = bool(body.get("drop", False))
+    plan.after = bool(body.get("after", False))
+    seed = request.app[SIM].scenario.seed
+    plan.rng = random.Random(int.from_bytes(hashlib.sha256(f"cefisim-faults:{seed}".encode()).digest()[:8], "big"))
+    request.app[FAULTS][:] = [plan]
+    return respond(plan.describe())
+
+
+async def get_faults(request: web.Request) -> web.Response:
+    box = request.app[FAULTS]
+    return respond(box[0].describe() if box else None)
+
+
+async def clear_faults(request: web.Request) -> web.Response:
+    request.app[FAULTS][:] = []
+    return respond(None)
+
+
+def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
+    if plan.drop:
+        if request.transport is not None:
+            request.transport.abort()
+        raise asyncio.CancelledError  # nothing is sent: the client sees the connection drop
+    raise Problem(plan.status or 503, "injected-fault", "fault injected by the sandbox's control plane")
+
+
+async def _with_faults(request: web.Request, handler, box: list):  # type: ignore[no-untyped-def]
+    plan: FaultPlan = box[0]
+    if not plan.decide(request.path):
+        return await handler(request)
+    if plan.delay_ms:
+        await asyncio.sleep(plan.delay_ms / 1000)
+    if plan.status is None and not plan.drop:
+        return await handler(request)  # a pure delay
+    if plan.after:
+        await handler(request)
+    return _fail(request, plan)
+
+
+def dispatch(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+    """The control plane's guard or the fault plan, whichever applies, around ``handler``.
+
+    Returns the awaitable rather than awaiting it: the app's middleware awaits it, so the common
+    request (no fault plan) costs no coroutine of its own here.
+    """
+    if request.path.startswith("/_sim"):
+        return control_guard(request, handler)  # type: ignore[no-any-return]
+    box = request.app[FAULTS]
+    if box:
+        return _with_faults(request, handler, box)  # type: ignore[no-any-return]
+    return handler(request)
+
+
+def fault_routes() -> list[web.RouteDef]:
+    return [
+        web.get("/_sim/faults", get_faults),
+        web.post("/_sim/faults", set_faults),
+        web.delete("/_sim/faults", clear_faults),
+    ]

@@ -1,0 +1,363 @@
+"""The emulator's control plane under ``/_sim/``: things a sandbox user drives that the venue has not.
+
+Off in ``--environment production`` (every path 404); with ``--control-token`` every request needs
+``Authorization: Bearer <token>``; without one, only loopback peers are served (403 otherwise). Bodies are JSON; errors are bare RFC 7807 problems.
+
+| Method | Path | What |
+|---|---|---|
+| GET | /_sim/health | scenario, clock mode, engine time, command count |
+| POST | /_sim/reset | back to the loaded scenario (the journal starts anew) |
+| GET | /_sim/clock | engine time (ns and ISO 8601) |
+| POST | /_sim/clock/advance | ``{"seconds": "1.5"}`` or ``{"to": "2026-11-02T10:00:00Z"}`` or ``{"to_ns": "..."}`` |
+| GET | /_sim/book/{instrument_id} | depth (``?depth=N``, default 10) and last trade price |
+| GET | /_sim/trades/{instrument_id} | recent trades (``?limit=N``, default 50), newest first |
+| GET, POST | /_sim/latency | acknowledgement delays ``{"entry_ms", "modify_ms", "cancel_ms"}`` |
+| POST | /_sim/settlement-delay | ``{"ms": 250}``: transfer settlement delay |
+| POST | /_sim/instruments/{instrument_id}/status | ``{"status": "HALTED"}`` |
+| GET | /_sim/invariants | runs every engine invariant check; 200 ``{"ok": true}`` or 500 with the failure |
+| GET | /_sim/journal | the journal file (when the server runs with ``--journal``) |
+| GET | /_sim/snapshot | the whole state as JSON |
+| POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
+| POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
+| GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET also reports the caps and the retained counts |
+| GET | /_sim/requests | the last requests served (``?limit=N``), newest first (``api/server/request_log.py``) |
+| GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/control/faults.py``) |
+| GET | /_sim/recorded | recorded markets: the recording, the position in it, each own order's queue position |
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+from datetime import datetime, timezone
+
+from aiohttp import web
+
+from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
+from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
+from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.retention import ended_orders
+from cefisim.engine.units import Grid
+
+from cefisim.api.cefi import serialize
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.server.http import read_json, respond
+from cefisim.api.server.keys import OPTIONS, SIM
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
+from cefisim.api.recorded.control import recorded_routes
+from cefisim.api.server.request_log import recent_requests
+from cefisim.api.cefi.serialize import iso, ns
+from cefisim.api.runtime.snapshot import SnapshotError
+from cefisim.api.cefi.validate import F, ascii_digits, check_object, parse_json
+
+MS = 1_000_000
+MAX_ADVANCE_NS = 31 * NS_PER_DAY  # one advance: a GTC order's whole life (30 days) and a day
+MAX_LATENCY_MS = 60_000  # an acknowledgement delay: a minute
+MAX_SETTLEMENT_DELAY_MS = 86_400_000  # a transfer's settlement delay: a day
+MAX_SNAPSHOT_BYTES = 256 << 20  # POST /_sim/snapshot: a week of the demo scenario is far below it
+MAX_DURATION_CHARS = 40  # a duration given as a decimal string: longer text is refused unread
+LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()) * NS_PER_SECOND
+_MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
+
+
+@web.middleware
+async def control_guard(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    if request.path.startswith("/_sim/") or request.path == "/_sim":
+        opts = request.app[OPTIONS]
+        if opts.environment == "production":
+            raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
+        if opts.control_token is not None:
+            given = request.headers.get("Authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
+                raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
+        elif not _is_loopback(request.remote):
+            raise Problem(403, "forbidden", "the control plane answers loopback peers only; "
+                                            "start the server with --control-token to open it to others")
+    return await handler(request)
+
+
+def _is_loopback(peer: str | None) -> bool:
+    """127.0.0.0/8, ::1 and IPv4-mapped loopback; a Unix socket (no address) counts as local."""
+    if not peer:
+        return True
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _query_count(request: web.Request, name: str, default: int) -> int:
+    """A whole number from 1 to 1000 in the query (``default`` when absent), else a 400 naming it."""
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not ascii_digits(raw) or len(raw) > 4 or not 1 <= int(raw) <= 1000:
+        raise bad_request(name, "must be a whole number from 1 to 1000")
+    return int(raw)
+
+
+def _instrument_id(request: web.Request) -> int:
+    raw = request.match_info["instrument_id"]
+    venue = request.app[SIM].venue
+    if not ascii_digits(raw) or len(raw) > 19 or int(raw) not in venue.instruments:
+        raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {raw!r}")
+    return int(raw)
+
+
+def _ms(value: object, field: str, most_ms: int) -> int:
+    """A duration in milliseconds (a whole number, or a decimal string to the microsecond) as
+    nanoseconds, at most ``most_ms``; else a 400 naming the field."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most_ms:
+        return value * MS
+    if isinstance(value, str) and len(value) <= MAX_DURATION_CHARS:
+        units = _MS_GRID.to_units(value)
+        if units is not None and units <= most_ms * 1000:
+            return units * 1000
+    raise bad_request(field, f"must be a number of milliseconds from 0 to {most_ms}")
+
+
+def clock_doc(request: web.Request) -> dict:
+    sim = request.app[SIM]
+    now = sim.venue.clock.now
+    return {"now_ns": ns(now), "now": iso(now), "clock": sim.clock_mode}
+
+
+async def health(request: web.Request) -> web.Response:
+    sim = request.app[SIM]
+    return respond({
+        "status": "ok",
+        "scenario": str(sim.scenario.source),
+        "clock": sim.clock_mode,
+        "now_ns": ns(sim.venue.clock.now),
+        "orders": sim.venue.next_order_id - 1,
+        "matches": sim.venue.next_match_id - 1,
+        "retained_orders": sum(len(c.orders) for c in sim.venue.clients.values()),
+    })
+
+
+async def reset(request: web.Request) -> web.Response:
+    request.app[SIM].reset()
+    request.app[AUTH_STORE].reset()
+    return respond({"status": "reset", **clock_doc(request)})
+
+
+async def get_clock(request: web.Request) -> web.Response:
+    return respond(clock_doc(request))
+
+
+def _parse_instant(text: object, field: str) -> int:
+    if not isinstance(text, str):
+        raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z")
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp()) * NS_PER_SECOND + when.microsecond * 1000
+
+
+async def advance_clock(request: web.Request) -> web.Response:
+    sim = request.app[SIM]
+    if sim.clock_mode != "virtual":
+        raise Problem(409, "wall-clock", "the server runs on the wall clock; start it with --clock virtual")
+    body = check_object(await read_json(request), {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}, "")
+    given = [k for k in ("seconds", "to", "to_ns") if body.get(k) is not None]
+    if len(given) != 1:
+        raise bad_request("seconds", "give exactly one of seconds, to, to_ns")
+    now = sim.venue.clock.now
+    if given[0] == "seconds":
+        # n "ms" of a thousandth are n seconds
+        target = now + _ms(body["seconds"], "seconds", LAST_INSTANT_NS // MS) * 1000
+    elif given[0] == "to":
+        target = _parse_instant(body["to"], "to")
+    else:
+        target = int(body["to_ns"])
+    if target < now:
+        raise bad_request(given[0], "the engine clock never goes back")
+    if target > LAST_INSTANT_NS:
+        raise bad_request(given[0], "past 9999-12-31T23:59:59Z, the last instant timestamps can show")
+    if target - now > MAX_ADVANCE_NS:
+        raise bad_request(given[0], f"at most {MAX_ADVANCE_NS // NS_PER_DAY} days per advance; advance again for more")
+    # the scenario runs in slices, with the event loop let through between them: other requests (health,
+    # reads, orders, which apply at the instant the advance has reached) are answered meanwhile
+    epoch = sim.epoch
+    for _ in sim.advance_slices(target):
+        await asyncio.sleep(0)
+        if sim.epoch != epoch:
+            raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
+    result = sim.finish_advance(target)
+    return respond({**clock_doc(request), "events": len(result.events)})
+
+
+async def book(request: web.Request) -> web.Response:
+    venue = request.app[SIM].venue
+    inst = venue.instruments[_instrument_id(request)]
+    depth = _query_count(request, "depth", 10)
+    return respond(serialize.book_doc(inst, venue.books[inst.id], depth, venue.clock.now))
+
+
+async def recent_trades(request: web.Request) -> web.Response:
+    venue = request.app[SIM].venue
+    inst = venue.instruments[_instrument_id(request)]
+    limit = _query_count(request, "limit", 50)
+    taker_fills = [
+        f for c in venue.clients.values() for f in c.fills
+        if f.order.instrument is inst and f.liq_flag == "TAKER"
+    ]
+    taker_fills.sort(key=lambda f: f.timestamp, reverse=True)
+    return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp)
+                    for f in taker_fills[:limit]])
+
+
+async def get_latency(request: web.Request) -> web.Response:
+    v = request.app[SIM].venue
+    return respond({"entry_ms": _fmt_ms(v.latency_entry_ns), "modify_ms": _fmt_ms(v.latency_modify_ns),
+                    "cancel_ms": _fmt_ms(v.latency_cancel_ns)})
+
+
+def _fmt_ms(value_ns: int) -> str:
+    return _MS_GRID.format(value_ns // 1000)
+
+
+async def set_latency(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    check_object(body, {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}, "")
+    v = request.app[SIM].venue
+    cmd = SetLatency(
+        entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else v.latency_entry_ns,
+        modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS) if body.get("modify_ms") is not None else v.latency_modify_ns,
+        cancel_ns=_ms(body["cancel_ms"], "cancel_ms", MAX_LATENCY_MS) if body.get("cancel_ms") is not None else v.latency_cancel_ns,
+    )
+    request.app[SIM].submit(cmd)
+    return await get_latency(request)
+
+
+async def set_settlement_delay(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), {"ms": F("number", required=True)}, "")
+    request.app[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms", MAX_SETTLEMENT_DELAY_MS)))
+    return respond({"ms": body["ms"]})
+
+
+async def set_instrument_status(request: web.Request) -> web.Response:
+    inst_id = _instrument_id(request)
+    body = check_object(await read_json(request), {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}, "")
+    request.app[SIM].submit(SetInstrumentStatus(inst_id, body["status"]))
+    return respond({"instrument_id": str(inst_id), "status": body["status"]})
+
+
+async def invariants(request: web.Request) -> web.Response:
+    venue = request.app[SIM].venue
+    try:
+        venue.check_invariants()
+    except AssertionError as exc:
+        raise Problem(500, "invariant-broken", str(exc)) from None
+    totals = {venue.assets[a].name: venue.assets[a].grid.format(t) for a, t in sorted(venue.asset_totals().items())}
+    return respond({"ok": True, "asset_totals": totals})
+
+
+async def journal(request: web.Request) -> web.StreamResponse:
+    sim = request.app[SIM]
+    if sim.journal_path is None:
+        raise Problem(404, "no-journal", "the server runs without --journal")
+    return web.FileResponse(sim.journal_path, headers={"Content-Type": "application/x-ndjson"})
+
+
+async def get_snapshot(request: web.Request) -> web.Response:
+    try:
+        return respond(request.app[SIM].snapshot())
+    except SnapshotError as exc:
+        raise Problem(409, "conflict", str(exc)) from None
+
+
+async def restore_snapshot(request: web.Request) -> web.Response:
+    # a snapshot is far larger than any API body: read it past the app's body limit, up to its own
+    doc = parse_json(await _read_bounded(request, MAX_SNAPSHOT_BYTES))
+    try:
+        request.app[SIM].restore(doc)
+    except SnapshotError as exc:
+        raise bad_request("body", str(exc)) from None
+    return respond({"status": "restored", **clock_doc(request)})
+
+
+async def _read_bounded(request: web.Request, most: int) -> bytes:
+    """The body, refused with a 413 as soon as it is known to exceed ``most`` bytes (by its
+    Content-Length, or while it streams in): nothing past the limit is read."""
+    too_large = Problem(413, "payload-too-large", f"body: larger than {most} bytes")
+    if request.content_length is not None and request.content_length > most:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_any():
+        size += len(chunk)
+        if size > most:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _retention_doc(request: web.Request) -> dict:
+    venue = request.app[SIM].venue
+    config = venue.config
+    ended = ended_orders(venue)
+    return {
+        "status_retention": _seconds_text(config.status_retention_ns),
+        "max_ended_orders_per_client": config.max_ended_orders_per_client,
+        "max_ended_orders": config.max_ended_orders,
+        "ended_orders": sum(ended.values()),
+        "ended_orders_by_client": {str(cid): n for cid, n in ended.items()},
+        "fills": sum(len(c.fills) for c in venue.clients.values()),
+    }
+
+
+def _seconds_text(value_ns: int) -> str:
+    whole, frac = divmod(value_ns, NS_PER_SECOND)
+    return f"{whole}.{frac:09d}".rstrip("0").rstrip(".")
+
+
+async def get_retention(request: web.Request) -> web.Response:
+    return respond(_retention_doc(request))
+
+
+async def set_retention(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), {"status_retention": F("number", required=True)}, "")
+    retention = status_retention_ns(body["status_retention"])
+    if retention is None:
+        raise bad_request("status_retention", STATUS_RETENTION_RULE)
+    request.app[SIM].set_status_retention(retention)
+    return respond(_retention_doc(request))
+
+
+async def revoke_key(request: web.Request) -> web.Response:
+    key_id = request.match_info["key_id"]
+    if not request.app[AUTH_STORE].revoke_key(key_id):
+        raise Problem(404, "unknown-key", "key_id: no such API key in the scenario")
+    return respond({"key_id": key_id, "revoked": True})
+
+
+def control_routes() -> list[web.RouteDef]:
+    return [
+        web.get("/_sim/health", health),
+        web.post("/_sim/reset", reset),
+        web.get("/_sim/clock", get_clock),
+        web.post("/_sim/clock/advance", advance_clock),
+        web.get("/_sim/book/{instrument_id}", book),
+        web.get("/_sim/trades/{instrument_id}", recent_trades),
+        web.get("/_sim/latency", get_latency),
+        web.post("/_sim/latency", set_latency),
+        web.post("/_sim/settlement-delay", set_settlement_delay),
+        web.post("/_sim/instruments/{instrument_id}/status", set_instrument_status),
+        web.get("/_sim/invariants", invariants),
+        web.get("/_sim/journal", journal),
+        web.get("/_sim/snapshot", get_snapshot),
+        web.post("/_sim/api-keys/{key_id}/revoke", revoke_key),
+        web.post("/_sim/snapshot", restore_snapshot),
+        web.get("/_sim/retention", get_retention),
+        web.post("/_sim/retention", set_retention),
+        *recorded_routes(),
+        web.get("/_sim/requests", recent_requests),
+    ]

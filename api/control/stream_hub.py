@@ -1,0 +1,381 @@
+"""The live stream's hub: what the venue did, as server-sent events, for every open stream.
+
+The hub is the simulation's one listener (``Simulation.set_listener``): it sees the result of every
+command the simulation applies (requests, the control plane, the scenario's agents and events), in
+order, synchronously, and turns it into stream events of the instruments someone watches.
+
+Event ids (``docs/stream.md``) come from the engine's event sequence, never from a clock: ``n`` counts
+the engine events the simulation applied since the server started (every command's ``Result.events``),
+so the events of one command end at ``n``. Each command gives, per watched instrument, an ordered list:
+its trades (one ``trade`` event each, in match order), then one ``order`` event per order of the
+instrument the command changed (client-scoped), then one ``depth`` event when the instrument's top
+``DEPTH_LEVELS`` levels, status or last price changed (coalesced: one per command, not one per fill).
+The k-th item of that list has the id ``n-k``. A snapshot (``snapshot`` event) has the id ``n``: the
+state after every event up to ``n``. Ids therefore increase along a stream and are the same for every
+stream that carries the event; a resume (``Last-Event-ID``) replays the events after the id from the
+instrument's ring, or, when the ring no longer reaches back that far, sends a fresh snapshot instead.
+
+Cost: with no stream open the listener adds one counter per command; the per-instrument work runs
+only for instruments being watched (and ``linger_s`` after their last stream closed, so a reconnecting
+client resumes instead of starting over).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from cefisim.engine.order import BUY, NEW_PENDING, SELL, WORKING, Order
+from cefisim.engine.venue import Event, Result, Venue
+
+from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
+from cefisim.api.runtime.simulation import Simulation
+
+log = logging.getLogger("cefisim.stream")
+
+#: price levels a side in depth events and snapshots (the page shows them all)
+DEPTH_LEVELS = 25
+#: the ``k`` of a snapshot's position: after every event of its ``n``
+_AFTER_ALL = 1 << 62
+
+EventId = tuple[int, int]
+
+
+@dataclass
+class StreamSettings:
+    """The stream's limits (``docs/limits.md``)."""
+
+    max_streams: int = 32  # open streams per server; one more is a 429 problem
+    queue_events: int = 2048  # events waiting to be written to one stream; one more drops the stream
+    ring_events: int = 4096  # recent events kept per watched instrument for Last-Event-ID resume
+    heartbeat_s: float = 15.0  # a comment line on an idle stream, so proxies keep it open
+    linger_s: float = 60.0  # how long an instrument's ring keeps recording after its last stream closed
+    retry_ms: int = 1000  # the reconnection delay the stream asks browsers for
+
+
+def format_id(event_id: EventId) -> str:
+    n, k = event_id
+    return str(n) if k == _AFTER_ALL else f"{n}-{k}"
+
+
+def parse_id(text: str | None) -> EventId | None:
+    """``n-k`` (an event) or ``n`` (a snapshot); None for anything else (a client's stale or foreign id)."""
+    if not text or len(text) > 40 or not text.isascii():
+        return None
+    n, sep, k = text.partition("-")
+    if not n.isdigit() or (sep and not k.isdigit()):
+        return None
+    return (int(n), int(k)) if sep else (int(n), _AFTER_ALL)
+
+
+def encode(event_id: EventId | None, kind: str, data: Any) -> bytes:
+    """One server-sent event (``data`` as one line of JSON)."""
+    head = b"id: %s\n" % format_id(event_id).encode() if event_id is not None else b""
+    return head + b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+class Connection:
+    """One open stream: what waits to be written, bounded. A stream that falls ``queue_events`` behind
+    is dropped (its connection aborted): a slow client never makes the server hold more for it."""
+
+    __slots__ = ("instrument_id", "client_id", "pending", "wake", "closed", "dropped", "_limit", "_abort")
+
+    def __init__(self, instrument_id: int, client_id: int | None, limit: int, abort: Callable[[], None]) -> None:
+        self.instrument_id = instrument_id
+        self.client_id = client_id
+        self.pending: deque[bytes] = deque()
+        self.wake = asyncio.Event()
+        self.closed = False
+        self.dropped = False
+        self._limit = limit
+        self._abort = abort
+
+    def push(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if len(self.pending) >= self._limit:
+            self.dropped = True
+            self.close()
+            self._abort()  # the writer may sit in a drain the client never empties
+            return
+        self.pending.append(data)
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.pending.clear()
+        self.wake.set()
+
+
+class _Watch:
+    """One watched instrument: its streams, its ring of recent events, the depth it last published."""
+
+    __slots__ = ("instrument_id", "conns", "ring", "floor", "depth_key", "idle_since")
+
+    def __init__(self, instrument_id: int, ring_events: int) -> None:
+        self.instrument_id = instrument_id
+        self.conns: list[Connection] = []
+        self.ring: deque[tuple[EventId, int | None, bytes]] = deque(maxlen=ring_events)
+        self.floor: EventId = (0, _AFTER_ALL)  # every event after it is in the ring
+        self.depth_key: tuple | None = None
+        self.idle_since: float | None = None
+
+
+class StreamHub:
+    """The streams of one simulation (``docs/stream.md``)."""
+
+    def __init__(self, sim: Simulation, settings: StreamSettings | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.sim = sim
+        self.settings = settings or StreamSettings()
+        self.seq = 0  # engine events applied since the hub attached (the server started)
+        self.open = 0  # open streams
+        self.dropped = 0  # streams dropped for falling behind
+        self._venue: Venue = sim.venue
+        # the n of the last reset or restore seen: a snapshot id ``n`` equal to it may show the state
+        # before (a reset that applied no event leaves n as it was), so it never resumes
+        self._reset_seq: int | None = None
+        self._watches: dict[int, _Watch] = {}
+        self._monotonic = monotonic
+        self._task: asyncio.Task[None] | None = None
+        sim.set_listener(self.on_result)
+
+    # --- the listener ------------------------------------------------------------------------------
+
+    def on_result(self, result: Result) -> None:
+        events = result.events
+        if events:
+            self.seq += len(events)
+            if self._watches:
+                try:
+                    self._publish(result)
+                except Exception:  # a bug here must not fail the command, which has applied
+                    log.exception("stream events of a command could not be made; every stream starts over")
+                    self._restart()
+
+    def _restart(self) -> None:
+        """Close every stream and forget the rings: clients reconnect and get a snapshot."""
+        self.close_all()
+        self._watches.clear()
+
+    def _publish(self, result: Result) -> None:
+        venue = self.sim.venue
+        if venue is not self._venue:  # reset or restored: every stream starts over from a snapshot
+            self.resync()
+            return
+        n = self.seq
+        for inst_id, items in _changes(venue, result, self._watches).items():
+            watch = self._watches[inst_id]
+            out = items
+            key = _depth_key(venue, inst_id)
+            if key != watch.depth_key:
+                watch.depth_key = key
+                out.append(("depth", None, self._depth(inst_id)))
+            for k, (kind, client, data) in enumerate(out):
+                event_id = (n, k)
+                raw = encode(event_id, kind, data)
+                ring = watch.ring
+                if len(ring) == ring.maxlen:
+                    watch.floor = ring[0][0]
+                ring.append((event_id, client, raw))
+                for conn in watch.conns:
+                    if client is None or client == conn.client_id:
+                        conn.push(raw)
+
+    def resync(self) -> None:
+        """The simulation's state was replaced: forget the rings, send every stream a snapshot."""
+        self._venue = self.sim.venue
+        self._reset_seq = self.seq
+        for inst_id, watch in list(self._watches.items()):
+            if inst_id not in self._venue.instruments:
+                for conn in watch.conns:
+                    conn.close()
+                del self._watches[inst_id]
+                continue
+            watch.ring.clear()
+            watch.floor = (self.seq, _AFTER_ALL)
+            watch.depth_key = _depth_key(self._venue, inst_id)
+            for conn in watch.conns:
+                conn.push(self._snapshot(conn, "reset"))
+
+    # --- streams -----------------------------------------------------------------------------------
+
+    def subscribe(self, instrument_id: int, client_id: int | None, last_event_id: str | None,
+                  abort: Callable[[], None]) -> Connection:
+        """A new stream, its first events already queued: the events after ``last_event_id`` when the
+        ring still holds them all (and they are fewer than a stream may queue), else a snapshot. The
+        caller checked the limit (:meth:`full`)."""
+        if self.sim.venue is not self._venue:
+            self.resync()
+        watch = self._watches.get(instrument_id)
+        if watch is None:
+            watch = self._watches[instrument_id] = _Watch(instrument_id, self.settings.ring_events)
+            watch.floor = (self.seq, _AFTER_ALL)
+            watch.depth_key = _depth_key(self._venue, instrument_id)
+        watch.idle_since = None
+        conn = Connection(instrument_id, client_id, self.settings.queue_events, abort)
+        last = parse_id(last_event_id)
+        missed: list[bytes] | None = None
+        if last is not None and watch.floor <= last <= (self.seq, _AFTER_ALL) and last != (self._reset_seq, _AFTER_ALL):
+            missed = [raw for event_id, client, raw in watch.ring
+                      if event_id > last and (client is None or client == client_id)]
+        if missed is not None and len(missed) < self.settings.queue_events:
+            for raw in missed:
+                conn.push(raw)
+        else:  # nothing to resume from, or more missed than the stream may queue: start over
+            conn.push(self._snapshot(conn, "resume-gap" if last_event_id else "connect"))
+        watch.conns.append(conn)
+        self.open += 1
+        self._ensure_housekeeping()
+        return conn
+
+    def unsubscribe(self, conn: Connection) -> None:
+        watch = self._watches.get(conn.instrument_id)
+        conn.close()
+        if conn.dropped:
+            self.dropped += 1
+            log.info("stream of instrument %s dropped: %d events behind", conn.instrument_id,
+                     self.settings.queue_events)
+        self.open -= 1
+        if watch is not None and conn in watch.conns:
+            watch.conns.remove(conn)
+            if not watch.conns:
+                watch.idle_since = self._monotonic()
+
+    def full(self) -> bool:
+        return self.open >= self.settings.max_streams
+
+    def close_all(self) -> None:
+        """Server shutdown: every stream ends (its handler returns)."""
+        for watch in self._watches.values():
+            for conn in watch.conns:
+                conn.close()
+
+    def watched(self) -> list[int]:
+        """The instruments whose events the hub records now (open streams and lingering rings)."""
+        return sorted(self._watches)
+
+    def _ensure_housekeeping(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._housekeeping())
+
+    async def _housekeeping(self) -> None:
+        """Once a second while anything is watched: notice a reset or restore that no command followed
+        yet, and stop recording instruments nobody has watched for ``linger_s``."""
+        while self._watches:
+            await asyncio.sleep(1.0)
+            self.expire()
+            if self.sim.venue is not self._venue:
+                self.resync()
+
+    def expire(self) -> None:
+        """Forget instruments whose last stream closed more than ``linger_s`` ago."""
+        now = self._monotonic()
+        for inst_id, watch in list(self._watches.items()):
+            if not watch.conns and watch.idle_since is not None and now - watch.idle_since >= self.settings.linger_s:
+                del self._watches[inst_id]
+
+    async def stop(self) -> None:
+        self.close_all()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    # --- documents ---------------------------------------------------------------------------------
+
+    def _depth(self, inst_id: int) -> dict[str, Any]:
+        venue = self._venue
+        return book_doc(venue.instruments[inst_id], venue.books[inst_id], DEPTH_LEVELS, venue.clock.now)
+
+    def _snapshot(self, conn: Connection, reason: str) -> bytes:
+        doc: dict[str, Any] = {"venue": "default", "reason": reason, "depth": self._depth(conn.instrument_id)}
+        if conn.client_id is not None:
+            client = self._venue.clients[conn.client_id]
+            doc["client_id"] = str(conn.client_id)
+            doc["orders"] = [
+                order_record(o) for o in client.orders.values()
+                if o.instrument.id == conn.instrument_id and (o.status in WORKING or o.status == NEW_PENDING)
+            ]
+        return encode((self.seq, _AFTER_ALL), "snapshot", doc)
+
+
+def _depth_key(venue: Venue, inst_id: int) -> tuple:
+    """What a depth event shows, in engine units: a change of it is a depth event."""
+    book = venue.books[inst_id]
+    return (venue.instruments[inst_id].status, book.last_price,
+            tuple(book.depth(BUY, DEPTH_LEVELS)), tuple(book.depth(SELL, DEPTH_LEVELS)))
+
+
+def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int, list[tuple[str, int | None, Any]]]:
+    """The trade and order events of one command, by watched instrument (``(kind, client or None,
+    data)``, trades first), plus an empty entry for a watched instrument the command touched otherwise
+    (its status), so its depth is looked at."""
+    orders: dict[int, Order] = {}  # the orders this command named, by id
+    if result.order is not None:
+        orders[result.order.id] = result.order
+    changes: dict[int, list[dict[str, Any]]] = {}  # order id -> what happened to it, in order
+    out: dict[int, list[tuple[str, int | None, Any]]] = {}
+    events: list[Event] = result.events
+    for ev in events:  # the orders the command names, so that its trades find them
+        if ev[0] == "order":
+            order = venue.clients[ev[3]].orders.get(ev[2]) or orders.get(ev[2])
+            if order is not None:
+                orders[order.id] = order
+    for ev in events:
+        kind = ev[0]
+        if kind == "order":
+            order = orders.get(ev[2])
+            if order is not None and order.instrument.id in watched:
+                changes.setdefault(order.id, []).append({"status": ev[4], "detail": ev[5], "timestamp": ns(ev[1])})
+        elif kind == "instrument":
+            if ev[2] in watched:
+                out.setdefault(ev[2], [])
+        elif kind == "trade" and ev[3] in watched:
+            _, ts, match_id, inst_id, price, lots, maker_id, taker_id = ev[:8]
+            maker = _find_order(venue, orders, maker_id, inst_id, price)
+            taker = _find_order(venue, orders, taker_id, inst_id, None)
+            inst = venue.instruments[inst_id]
+            if taker is not None:
+                out.setdefault(inst_id, []).append(("trade", None, {
+                    **sim_trade(inst, match_id, price, lots, taker, ts), "instrument_id": str(inst_id)}))
+            for order, flag in ((maker, "MAKER"), (taker, "TAKER")):
+                if order is not None:
+                    changes.setdefault(order.id, []).append({"trade": {
+                        "match_id": str(match_id), "price": inst.price_grid.format(price),
+                        "qty": inst.qty_grid.format(lots), "liq_flag": flag}, "timestamp": ns(ts)})
+    for order_id, what in changes.items():
+        order = orders[order_id]
+        inst_id = order.instrument.id
+        out.setdefault(inst_id, []).append(("order", order.client.id, {
+            "client_id": str(order.client.id), "instrument_id": str(inst_id), "changes": what,
+            "order": order_record(order)}))
+    return out
+
+
+def _find_order(venue: Venue, known: dict[int, Order], order_id: int, inst_id: int, price: int | None) -> Order | None:
+    """A trade's order: one the command named, else (a maker) resting at the trade's price, else any
+    client's (a resting taker of an opening uncross)."""
+    order = known.get(order_id)
+    if order is None and price is not None:
+        book = venue.books[inst_id]
+        for level in (book.bids.get(-price), book.asks.get(price)):
+            if level is not None and order_id in level.orders:
+                order = level.orders[order_id]
+                break
+    if order is None:
+        for client in venue.clients.values():
+            order = client.orders.get(order_id)
+            if order is not None:
+                break
+    if order is not None:
+        known[order_id] = order
+    return order

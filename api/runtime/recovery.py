@@ -1,0 +1,167 @@
+"""Reading a journal back: its header, its records a line at a time, and their replay.
+
+``Records`` reads the file after its header with flat memory and tells a torn last record from damage.
+``Replayer`` drives a :class:`~cefisim.api.runtime.simulation.Simulation` through the records in their order, checking
+every command the scenario regenerates against the next record (``docs/journal.md``, Recovery). Both
+raise :class:`JournalError` naming the file and the byte offset; neither writes to the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import orjson
+
+from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.journal import from_record
+
+from cefisim.api.scenario import Scenario
+
+if TYPE_CHECKING:
+    from cefisim.api.runtime.simulation import Simulation
+
+log = logging.getLogger("cefisim.sim")
+
+JOURNAL_FORMAT = "cefisim-journal/1"
+MAX_HEADER_BYTES = 1 << 30  # the header may hold a whole snapshot
+
+
+class JournalError(Exception):
+    """The journal file cannot be used (unreadable, corrupt in the middle, another scenario)."""
+
+
+def scenario_digest(scenario: Scenario) -> str:
+    """The sha256 of a scenario's document: a journal names the scenario it was written for."""
+    return hashlib.sha256(orjson.dumps(scenario.doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def journal_header(scenario: Scenario, start_ns: int, clock: str, snapshot: dict[str, Any] | None = None) -> bytes:
+    """A journal's first line (``cefisim serve --journal`` and ``cefisim replay --journal`` alike)."""
+    header = {"format": JOURNAL_FORMAT, "scenario": str(scenario.source), "scenario_sha256": scenario_digest(scenario),
+              "start_ns": start_ns, "clock": clock, **({"snapshot": snapshot} if snapshot is not None else {})}
+    return orjson.dumps(header, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+
+
+class Records:
+    """The records of a journal file after its header, read one line at a time (memory stays flat).
+
+    ``peek()``/``take()`` give ``(offset, at, src, command)``. A last line without a line end, or a
+    last line that does not parse, is a torn record: reading stops before it (``complete_until``).
+    A bad record anywhere else is a :class:`JournalError` naming its byte offset."""
+
+    def __init__(self, f: IO[bytes], path: Path, offset: int) -> None:
+        self._f = f
+        self._path = path
+        self.size = os.fstat(f.fileno()).st_size
+        self.complete_until = offset
+        self._offset = offset
+        self._next_line = f.readline()
+        self._head: tuple[int, int, str, Command] | None = None
+        self._done = False
+
+    def peek(self) -> tuple[int, int, str, Command] | None:
+        if self._head is None and not self._done:
+            self._head = self._read()
+        return self._head
+
+    def take(self) -> None:
+        self._head = None
+
+    def _read(self) -> tuple[int, int, str, Command] | None:
+        line, offset = self._next_line, self._offset
+        if not line:
+            self._done = True
+            return None
+        self._next_line = self._f.readline()
+        last = not self._next_line
+        if not line.endswith(b"\n"):
+            log.warning("journal %s: incomplete last record (%d bytes) cut off", self._path, len(line))
+            self._done = True
+            return None
+        try:
+            at, src, cmd = from_record(orjson.loads(line))
+            if src not in ("ext", "scn"):
+                raise ValueError(f"unknown source {src!r}")
+        except (ValueError, TypeError) as exc:
+            if last:
+                log.warning("journal %s: corrupt last record at byte %d cut off (%s)", self._path, offset, exc)
+                self._done = True
+                return None
+            raise JournalError(f"journal {self._path}: corrupt record at byte offset {offset}: {exc}") from None
+        self._offset = offset + len(line)
+        self.complete_until = self._offset
+        return offset, at, src, cmd
+
+
+class Replayer:
+    """Rebuilds a simulation from its journal records, in order.
+
+    - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies.
+    - ``scn`` record the scenario has not regenerated yet: the scenario runs its turns up to that
+      record's time; a record still not regenerated then is the closing ``advance`` of a catch-up,
+      which the runner makes next. Turns run only up to times the journal shows, so a recovered
+      scenario never runs ahead of what the live one had done when its next record was written.
+    - every command the scenario submits meanwhile (``expect``, the venue's journal hook) must be the
+      next record; past the last record it is the rest of a torn burst (``tail``), kept for the file.
+    """
+
+    def __init__(self, sim: "Simulation", records: Records) -> None:
+        self.sim = sim
+        self.records = records
+        self.tail: list[tuple[int, Command]] = []
+        self.unchecked = False
+
+    def expect(self, at: int, cmd: Command) -> None:
+        if self.sim._source != "scn" or self.unchecked:
+            return  # an external command this replay applies itself
+        head = self.records.peek()
+        if head is None:
+            self.tail.append((at, cmd))
+            return
+        offset, rec_at, src, rec_cmd = head
+        if src != "scn" or rec_at != at or rec_cmd != cmd:
+            raise JournalError(
+                f"journal {self.records._path}: byte offset {offset}: the scenario regenerates {cmd.kind} at {at} "
+                f"where the journal holds {src} {rec_cmd.kind} at {rec_at}"
+            )
+        self.records.take()
+
+    def run(self) -> None:
+        sim, records = self.sim, self.records
+        head = records.peek()
+        if head is None or head[2] != "scn" or head[1] != sim.start_ns:
+            # the scenario's start instant, which journals of earlier versions did not hold
+            self.unchecked = True
+            try:
+                sim._catch_up(sim.start_ns)
+            finally:
+                self.unchecked = False
+        while (head := records.peek()) is not None:
+            offset, at, src, cmd = head
+            try:
+                if src == "ext":
+                    sim._catch_up(at, close=not isinstance(cmd, AdvanceClock))
+                    if records.peek() is not head:  # pragma: no cover - expect() raises first
+                        raise JournalError(f"journal {records._path}: byte offset {offset}: out of order")
+                    records.take()
+                    sim._apply(cmd, at)
+                    sim.recovered_commands += 1
+                    continue
+                sim._catch_up(at, close=False)
+                if records.peek() is head:
+                    sim._run_scenario(at)  # the closing advance of a catch-up
+                if records.peek() is head:
+                    raise JournalError(
+                        f"journal {records._path}: byte offset {offset}: the scenario does not regenerate "
+                        f"{cmd.kind} at {at}"
+                    )
+            except JournalError:
+                raise
+            except (ValueError, TypeError, KeyError, AttributeError, AssertionError, OverflowError) as exc:
+                raise JournalError(
+                    f"journal {records._path}: byte offset {offset}: {cmd.kind} cannot be applied ({exc!r})"
+                ) from None

@@ -1,0 +1,216 @@
+"""``cefisim replay FILE [--journal OUT] [--until ISO|+seconds] [--quiet] [--from-journal J]``: no HTTP.
+
+Runs the scenario's events and agents on a fresh venue as fast as the CPU allows, up to the
+scenario's ``end`` (or ``--until``), and prints a summary on stdout: commands, events, trades, volume
+per instrument, the top of every book and the sha256 digest of every event in order
+(``engine.journal.event_digest``). The summary holds only engine data, so two runs of one file print
+the same summary; the wall time goes to stderr. With ``--journal OUT`` the run is written as the journal
+``cefisim serve --journal`` writes: its header, then every applied command as one JSON line
+``[at, "scn", kind, values]`` (``engine.journal.to_record``); ``--from-journal OUT`` reads it back, and
+two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress bar
+(``api/progress.py``) is drawn on stderr only when stderr is a terminal and the run takes more than
+a couple of seconds.
+
+``--from-journal J`` replays what ``cefisim serve --journal J`` recorded for the same scenario, the way
+the server rebuilds itself on restart (the scenario regenerates its own commands, the external ones
+are re-applied at their recorded times), and prints the same summary; ``commands`` then counts the
+external commands.
+
+Exit status: 0 done, 2 a scenario or usage problem (the problems are listed, never a traceback),
+1 the journal file could not be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import IO
+
+import orjson
+
+from cefisim.api.scenario import Scenario, format_time, parse_time
+from cefisim.api.scenario.command import parse_and_load
+from cefisim.engine.commands import Command
+from cefisim.engine.journal import event_digest, to_record
+from cefisim.engine.order import BUY, SELL
+from cefisim.engine.venue import Result, Venue
+
+from cefisim.api.progress import Progress
+
+TOP_LEVELS = 3
+
+
+class ReplayStats:
+    """What the summary reports, gathered from the results as they come."""
+
+    def __init__(self) -> None:
+        self.commands = 0
+        self.events = 0
+        self.trades: dict[int, list[int]] = {}  # instrument id -> [trades, lots, quote units]
+        self.digest = event_digest([])
+
+    def add(self, events: list[tuple]) -> None:
+        self.events += len(events)
+        event_digest(events, self.digest)
+        for event in events:
+            if event[0] == "trade":
+                slot = self.trades.setdefault(event[3], [0, 0, 0])
+                slot[0] += 1
+                slot[1] += event[5]
+                slot[2] += event[8]
+
+
+def journal_writer(out: IO[bytes], stats: ReplayStats) -> Callable[[int, Command], None]:
+    """The venue's journal callback for a replay: one JSON line per command into ``out``."""
+    option = orjson.OPT_APPEND_NEWLINE
+    dumps, put = orjson.dumps, out.write  # looked up once: this runs for every command
+
+    def write(at: int, cmd: Command) -> None:
+        stats.commands += 1
+        put(dumps(to_record(at, "scn", cmd), option=option))
+
+    return write
+
+
+def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
+        progress: IO[str] | None = None) -> tuple[Venue, ReplayStats]:
+    """Replay ``scenario`` to ``until_ns``; returns the venue and the statistics."""
+    stats = ReplayStats()
+    if journal is not None:
+        hook = journal_writer(journal, stats)
+    else:
+        def hook(at: int, cmd: Command) -> None:
+            stats.commands += 1
+    venue = scenario.build_venue(journal=hook)
+    runner = scenario.runner(venue)
+    add = stats.add
+    bar = Progress(scenario.start_ns, until_ns, progress, "replay ")
+    if bar.bar is None:
+        def on_step(at: int, cmd: Command, result: Result) -> None:
+            add(result.events)
+    else:
+        def on_step(at: int, cmd: Command, result: Result) -> None:
+            add(result.events)
+            bar.at(at)
+    try:
+        runner.run(until_ns, on_step)
+    finally:
+        bar.close()
+    return venue, stats
+
+
+def summary(scenario: Scenario, venue: Venue, stats: ReplayStats, until_ns: int) -> list[str]:
+    """The summary's lines: engine data only, the same on every run."""
+    secs, frac = divmod(until_ns - scenario.start_ns, 10**9)
+    span = f"{secs}.{frac:09d}".rstrip("0").rstrip(".")
+    trades = sum(t[0] for t in stats.trades.values())
+    lines = [
+        f"scenario  {scenario.source}",
+        f"seed      {scenario.seed}",
+        f"time      {format_time(scenario.start_ns)} -> {format_time(until_ns)} ({span} s)",
+        f"commands  {stats.commands}",
+        f"events    {stats.events}",
+        f"trades    {trades}",
+    ]
+    width = max((len(i.symbol) for i in venue.instruments.values()), default=0)
+    for inst_id, inst in venue.instruments.items():
+        n, lots, quote = stats.trades.get(inst_id, (0, 0, 0))
+        lines.append(
+            f"volume    {inst.symbol:<{width}}  {inst.qty_grid.format(lots)} {inst.base.name}  "
+            f"{inst.quote.grid.format(quote)} {inst.quote.name}  in {n} trades"
+        )
+    for inst_id, inst in venue.instruments.items():
+        book = venue.books[inst_id]
+        sides = []
+        for side, label in ((BUY, "bids"), (SELL, "asks")):
+            levels = book.depth(side, TOP_LEVELS)
+            shown = ", ".join(f"{inst.qty_grid.format(q)} @ {inst.price_grid.format(p)}" for p, q, _ in levels)
+            sides.append(f"{label} {shown or '-'}")
+        lines.append(f"book      {inst.symbol:<{width}}  {inst.status}  " + " | ".join(sides))
+    lines.append(f"digest    sha256:{stats.digest.hexdigest()}")
+    return lines
+
+
+def replay_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="cefisim replay",
+        description="Run a scenario without HTTP, as fast as possible, and print a summary.",
+    )
+    parser.add_argument("file", help="scenario file (JSON), or the name of a shipped one")
+    parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
+    parser.add_argument("--until", metavar="ISO|+seconds",
+                        help="stop at this engine time instead of the scenario's end")
+    parser.add_argument("--quiet", action="store_true", help="print only the event digest")
+    parser.add_argument("--from-journal", metavar="JOURNAL",
+                        help="replay what a server recorded with `cefisim serve --journal JOURNAL` instead")
+    loaded = parse_and_load(parser, argv, "file")
+    if isinstance(loaded, int):
+        return loaded
+    args, scenario = loaded
+    until_ns = scenario.end_ns
+    if args.until is not None:
+        try:
+            until_ns = parse_time(args.until, scenario.start_ns)
+        except ValueError as exc:
+            print(f"cefisim replay: --until: {exc}", file=sys.stderr)
+            return 2
+        if until_ns < scenario.start_ns:
+            print(f"cefisim replay: --until: {args.until} is before start", file=sys.stderr)
+            return 2
+    if args.from_journal is not None:
+        return _replay_server_journal(scenario, args.from_journal, args.quiet)
+    progress = sys.stderr if not args.quiet and sys.stderr.isatty() else None
+    started = time.monotonic()
+    try:
+        if args.journal is not None:
+            from cefisim.api.runtime.simulation import journal_header
+
+            with open(args.journal, "wb") as out:
+                out.write(journal_header(scenario, scenario.start_ns, "virtual"))
+                venue, stats = run(scenario, until_ns, out, progress)
+        else:
+            venue, stats = run(scenario, until_ns, None, progress)
+    except OSError as exc:
+        print(f"cefisim replay: {args.journal}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - started
+    if args.quiet:
+        print(f"sha256:{stats.digest.hexdigest()}")
+        return 0
+    print("\n".join(summary(scenario, venue, stats, until_ns)))
+    rate = stats.commands / wall if wall > 0 else 0.0
+    print(f"wall      {wall:.3f} s ({rate:,.0f} commands/s)", file=sys.stderr)
+    return 0
+
+
+def _replay_server_journal(scenario: Scenario, path: str, quiet: bool) -> int:
+    """Rebuild a server's state offline from its journal, exactly as the server does on restart."""
+    from cefisim.api.runtime.simulation import JournalError, Simulation  # the server's own recovery, without HTTP
+
+    stats = ReplayStats()
+    try:
+        sim = Simulation(scenario, clock="virtual", journal_path=path, read_only=True,
+                         on_result=lambda result: stats.add(result.events))
+    except JournalError as exc:
+        print(f"cefisim replay: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"cefisim replay: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    stats.commands = sim.recovered_commands
+    if quiet:
+        print(f"sha256:{stats.digest.hexdigest()}")
+        return 0
+    shifted = scenario.shifted(sim.start_ns - scenario.start_ns) if sim.start_ns != scenario.start_ns else scenario
+    print("\n".join(summary(shifted, sim.venue, stats, sim.venue.clock.now)))
+    return 0
+
+
+def main() -> None:  # pragma: no cover - `python -m api.runtime.replay`
+    sys.exit(replay_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,390 @@
+"""The running simulation: one venue, its scenario runner, its clock mode and its journal.
+
+Everything that changes the venue goes through :meth:`Simulation.submit` (HTTP requests, the control
+plane, the scenario's agents and events), so there is one writer and one total order.
+
+Clock modes:
+- ``virtual``: engine time starts at the scenario's ``start`` and moves only when the control plane
+  advances it (or, with ``speed``, at a multiple of real time). Requests are applied at the current
+  engine time. Tests use this: it is fully deterministic.
+- ``wall``: engine time is the wall clock. The scenario is rebased to start when the server starts
+  (its events and agents keep their spacing), each request is applied at the wall time it arrives,
+  and a ticker lets agents and timers run between requests.
+
+Journal (``--journal FILE``): JSON lines. The first line is a header naming the scenario and the
+effective start; each further line is a record ``[at, src, kind, values]`` (``engine/journal.py``) of
+every command applied to the venue, written before it applies (so before its response). ``src`` tells
+commands that came from outside ("ext": requests, control plane, clock moves) from those the scenario
+runner generated ("scn"). On start with an existing journal the server rebuilds the state record by
+record (``api/runtime/recovery.py``): the scenario regenerates its own records, checked one by one, and the
+external ones are re-applied where they stand; a torn tail is cut and a torn scenario burst finished.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.commands import (
+    AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency, SetStatusRetention,
+)
+from cefisim.engine.journal import to_record
+from cefisim.engine.recorded import latency_draw
+from cefisim.engine.venue import Result, Venue, VenueConfig
+
+from cefisim.api.runtime import snapshot
+from cefisim.api.runtime.recovery import JOURNAL_FORMAT, MAX_HEADER_BYTES, JournalError, Records, Replayer, journal_header, scenario_digest
+from cefisim.api.scenario import Scenario, ScenarioError
+
+log = logging.getLogger("cefisim.sim")
+
+#: scenario turns per slice of a long advance: ~10-30 ms of CPU, so other requests get through
+SLICE_TURNS = 500
+MIN_WALL_INTERVAL_NS = NS_PER_SECOND // 10  # an agent's (mean) interval on the wall clock
+
+
+def check_wall_clock(scenario: Scenario) -> None:
+    """Raise :class:`ScenarioError` naming every agent that acts more often than the wall clock allows
+    (``MIN_WALL_INTERVAL_NS``): on the wall clock a server that cannot keep up falls behind for ever."""
+    problems = [
+        (str(scenario.source), f"$.agents[{i}].{name}",
+         f"at least {MIN_WALL_INTERVAL_NS / NS_PER_SECOND:g} s on the wall clock (--clock wall)")
+        for i, spec in enumerate(scenario.agents)
+        for name, attr in (("interval", "interval_ns"), ("mean_interval", "mean_interval_ns"))
+        if getattr(spec, attr, MIN_WALL_INTERVAL_NS) < MIN_WALL_INTERVAL_NS
+    ]
+    if problems:
+        raise ScenarioError(problems)
+
+
+class JournalWriteError(Exception):
+    """A command could not be written to the journal; it was not applied."""
+
+
+class Simulation:
+    def __init__(
+        self,
+        scenario: Scenario,
+        clock: str = "virtual",
+        journal_path: str | Path | None = None,
+        venue_config: VenueConfig | None = None,
+        wall_ns: Callable[[], int] = time.time_ns,
+        read_only: bool = False,
+        on_result: Callable[[Result], None] | None = None,
+    ) -> None:
+        """``read_only``: rebuild from ``journal_path`` but never write to it (offline replay).
+        ``on_result`` sees the result of every command the simulation applies (replay statistics)."""
+        if clock not in ("virtual", "wall"):
+            raise ValueError("clock must be 'virtual' or 'wall'")
+        if clock == "wall":
+            check_wall_clock(scenario)
+        self.scenario = scenario
+        self.clock_mode = clock
+        self.venue_config = venue_config
+        self._wall_ns = wall_ns
+        self.journal_path = Path(journal_path) if journal_path else None
+        self._journal: IO[bytes] | None = None
+        self._journal_size = 0
+        self._source = "ext"
+        self._recovering = False
+        self.recovered_commands = 0
+        self._on_result = on_result
+        self._latency_spread = scenario.order_latency_range()
+        self.start_ns = scenario.start_ns
+        self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
+        self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
+        existing = self._read_header() if self.journal_path else None
+        if existing is not None:
+            self.start_ns = existing[0]
+        elif clock == "wall":
+            self.start_ns = wall_ns()
+        if self._base_snapshot is not None:
+            self._install(self._base_snapshot)
+        else:
+            self._build()
+        if existing is not None:
+            self._recover(existing[1], read_only)
+        if self.journal_path and not read_only:
+            self._open_journal(fresh=existing is None)
+        if existing is None:
+            self._catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
+
+    # --- building and rebuilding --------------------------------------------------------------
+
+    def _build(self) -> None:
+        delta = self.start_ns - self.scenario.start_ns
+        scenario = self.scenario.shifted(delta) if delta else self.scenario
+        self.venue: Venue = scenario.build_venue(self.venue_config, journal=self._on_command)
+        self.runner = scenario.runner(self.venue)
+
+    def close(self) -> None:
+        """Close the journal file (the server calls this on shutdown)."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    # --- snapshots ------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as a JSON-ready document (``api/runtime/snapshot.py``)."""
+        if self.venue.feeds:
+            raise snapshot.SnapshotError("a recorded market cannot be snapshotted: its position in the "
+                                         "recording lives in the file; the journal restores it")
+        header = {"scenario": str(self.scenario.source), "scenario_sha256": self.scenario_digest(),
+                  "clock": self.clock_mode, "start_ns": self.start_ns}
+        return snapshot.to_json({"venue": self.venue, "runner": self.runner}, header)
+
+    def restore(self, doc: Any) -> None:
+        """Replace the state with a snapshot of this scenario. The journal starts anew from it."""
+        if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
+            raise snapshot.SnapshotError("the snapshot was taken of another scenario")
+        self._install(doc)
+        self.epoch += 1
+        if self.journal_path:
+            if self._journal is not None:
+                self._journal.close()
+            self._base_snapshot = doc
+            self._open_journal(fresh=True)
+
+    def _install(self, doc: dict[str, Any]) -> None:
+        """Rebuild and check everything first; only a sound state replaces the current one."""
+        start_ns = doc.get("start_ns", self.start_ns)
+        if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
+            raise snapshot.SnapshotError("snapshot: start_ns must be a nanosecond timestamp")
+        root = snapshot.from_json(doc)
+        venue, runner = root.get("venue"), root.get("runner")
+        if not isinstance(venue, Venue) or runner is None or getattr(runner, "venue", None) is not venue:
+            raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
+        venue.bind_handlers()
+        try:
+            venue.check_invariants()
+        except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise snapshot.SnapshotError(f"snapshot: the state it holds is not sound ({exc})") from None
+        venue.journal = self._on_command
+        self.venue, self.runner = venue, runner
+        self.start_ns = start_ns
+
+    def reset(self) -> None:
+        """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""
+        if self.clock_mode == "wall":
+            self.start_ns = self._wall_ns()
+        else:
+            self.start_ns = self.scenario.start_ns
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+        self._base_snapshot = None
+        self.epoch += 1
+        self._build()
+        if self.journal_path:
+            self._open_journal(fresh=True)
+        self._catch_up(self.start_ns)
+
+    # --- time -----------------------------------------------------------------------------------
+
+    def now_ns(self) -> int:
+        """Engine time now (in wall mode, the wall clock, never behind the engine clock)."""
+        if self.clock_mode == "wall":
+            return max(self._wall_ns(), self.venue.clock.now)
+        return self.venue.clock.now
+
+    def _catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+        """Let the scenario act up to ``at`` before an external command applies there; with ``close``
+        the runner then moves the clock to ``at`` (journaled as the scenario's ``advance``). With
+        ``max_turns``: one slice (``ScenarioRunner.run``); False when more is due by ``at``."""
+        due = self.runner.next_time()
+        if due is None or due > at:
+            return True  # nothing of the scenario's is due: the command itself moves the clock
+        return self._run_scenario(at, close, max_turns)
+
+    def _run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+        """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
+        self._source = "scn"
+        try:
+            return self.runner.run(at, self._step_hook(), advance_clock=close, max_turns=max_turns)
+        finally:
+            self._source = "ext"
+
+    def _step_hook(self) -> Callable[[int, Command, Result], None] | None:
+        """The runner's ``on_step``: results go to ``on_result`` when someone listens (none are kept)."""
+        on_result = self._on_result
+        if on_result is None:
+            return None
+        return lambda at, cmd, result: on_result(result)
+
+    # --- the one way in ---------------------------------------------------------------------------
+
+    def submit(self, cmd: Command) -> Result:
+        """Apply an external command (request or control plane) now. With a recorded source's order
+        latency drawn per command, an order command is preceded by its own journaled SetLatency."""
+        at = self.now_ns()
+        self._catch_up(at)
+        spread = self._latency_spread
+        if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
+            lat = latency_draw(self.scenario.seed, self.venue, *spread)
+            self._apply(SetLatency(lat, lat, lat), at)
+        return self._apply(cmd, at)
+
+    def advance(self, to_ns: int) -> Result:
+        """Move engine time forward (virtual clock), letting the scenario and timers act on the way."""
+        for _ in self.advance_slices(to_ns):
+            pass
+        return self.finish_advance(to_ns)
+
+    def advance_slices(self, to_ns: int, max_turns: int = SLICE_TURNS) -> Iterator[None]:
+        """The scenario's part of an advance to ``to_ns``, one slice of about ``max_turns`` turns per
+        step (a slice ends on a complete instant, the clock moved there). Between two steps the state
+        is one a single run would also pass through, so other commands may apply there; finish with
+        :meth:`finish_advance`. The wall-clock ticker and ``POST /_sim/clock/advance`` run it from the
+        event loop so that other requests get through during a long advance."""
+        while not self._catch_up(max(to_ns, self.venue.clock.now), close=False, max_turns=max_turns):
+            yield
+
+    def finish_advance(self, to_ns: int) -> Result:
+        """The journaled ``advance`` that ends an advance: timers fire up to ``to_ns``."""
+        to_ns = max(to_ns, self.venue.clock.now)
+        self._catch_up(to_ns, close=False)
+        return self._apply(AdvanceClock(to_ns), to_ns)
+
+    def timers_due(self, at: int) -> bool:
+        """Whether a venue timer (acknowledgement, expiry, settlement, housekeeping) falls due by ``at``."""
+        return self.venue.quiet_until() <= at
+
+    def tick(self) -> Iterator[None]:
+        """Wall mode: let the scenario act up to now, then fire the venue timers due by now; a step
+        per slice (``advance_slices``), so the server's ticker lets requests through a long catch-up.
+
+        The scenario's own commands need no marker in the journal (recovery regenerates them from the
+        records themselves); the timers do: they fire through a journaled ``advance`` to now, written
+        only when one is due, so an idle server's journal does not grow."""
+        now = self.now_ns()
+        yield from self.advance_slices(now)
+        if self.timers_due(now):
+            self.finish_advance(now)
+
+    def set_status_retention(self, retention_ns: int) -> None:
+        """Change how long ended orders stay visible, through the journal (so a restart replays it at the
+        point it changed); nothing is written when it already has that value."""
+        if retention_ns != self.venue.config.status_retention_ns:
+            self.submit(SetStatusRetention(retention_ns))
+
+    def _apply(self, cmd: Command, at: int) -> Result:
+        """Every external command goes through here: the live server and its journal replay alike."""
+        result = self.venue.submit(cmd, at=at)
+        if self._on_result is not None:
+            self._on_result(result)
+        return result
+
+    def set_listener(self, listener: Callable[[Result], None] | None) -> None:
+        """Let ``listener`` see the result of every command applied from now on (requests, the control
+        plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
+        ``on_result``: the live stream's hub (``api/control/stream_hub.py``) is the one listener of a server."""
+        self._on_result = listener
+
+    # --- journal ----------------------------------------------------------------------------------
+
+    def _on_command(self, at: int, cmd: Command) -> None:
+        if self._journal is None:
+            return
+        self._append(orjson.dumps(to_record(at, self._source, cmd), option=orjson.OPT_APPEND_NEWLINE))
+
+    def _append(self, data: bytes) -> None:
+        """Write a whole record or nothing: a failed write is cut back to the last complete record."""
+        f = self._journal
+        assert f is not None
+        try:
+            view = memoryview(data)
+            while view:
+                written = f.write(view)
+                view = view[written:]
+        except OSError as exc:
+            try:
+                f.truncate(self._journal_size)
+            except OSError:
+                log.error("journal %s: could not cut back a partial record", self.journal_path)
+            raise JournalWriteError(f"journal write failed: {exc.strerror or exc}") from None
+        self._journal_size += len(data)
+
+    def _header(self) -> bytes:
+        return journal_header(self.scenario, self.start_ns, self.clock_mode, self._base_snapshot)
+
+    def scenario_digest(self) -> str:
+        return scenario_digest(self.scenario)
+
+    def _open_journal(self, fresh: bool) -> None:
+        """Unbuffered: each record reaches the operating system before the command applies.
+
+        A fresh journal is written next to the file and renamed over it once its header is complete:
+        a process killed meanwhile leaves the previous journal (or none), never a torn header."""
+        path = self.journal_path
+        assert path is not None
+        if fresh:
+            staged = path.with_name(path.name + ".new")
+            with open(staged, "wb") as f:
+                f.write(self._header())
+            os.replace(staged, path)
+        self._journal = open(path, "ab", buffering=0)
+        self._journal_size = path.stat().st_size
+
+    def _read_header(self) -> tuple[int, int] | None:
+        """(start_ns, header length) of an existing journal, None when there is none (or it is empty).
+
+        Anything but a complete, matching header refuses the start and leaves the file as it is."""
+        path = self.journal_path
+        assert path is not None
+        if not path.exists() or path.stat().st_size == 0:
+            return None
+        with open(path, "rb") as f:
+            line = f.readline(MAX_HEADER_BYTES)
+        if not line.endswith(b"\n"):
+            raise JournalError(f"journal {path}: byte offset 0: the header line is incomplete ({len(line)} bytes, "
+                               "no line end); the file is left as it is")
+        try:
+            header = orjson.loads(line)
+            if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
+                raise ValueError(f"not a cefisim journal header (format {JOURNAL_FORMAT})")
+            start_ns = header.get("start_ns")
+            if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
+                raise ValueError("start_ns must be a nanosecond timestamp")
+        except ValueError as exc:
+            raise JournalError(f"journal {path}: byte offset 0: {exc}") from None
+        if header.get("scenario_sha256") != self.scenario_digest():
+            raise JournalError(f"journal {path} was written for another scenario ({header.get('scenario')})")
+        self._base_snapshot = header.get("snapshot")
+        return start_ns, len(line)
+
+    def _recover(self, header_bytes: int, read_only: bool) -> None:
+        """Re-apply a journal, record by record, checking each of the scenario's own records as the
+        scenario regenerates it (``recovery.Replayer``). A torn tail is cut back, and the rest of a scenario
+        burst it tore is regenerated and appended, only once the whole journal has replayed: a journal
+        that does not replay is left untouched."""
+        assert self.journal_path is not None
+        with open(self.journal_path, "rb") as f:
+            f.seek(header_bytes)
+            replayer = Replayer(self, Records(f, self.journal_path, header_bytes))
+            self.venue.journal = replayer.expect
+            try:
+                replayer.run()
+            finally:
+                self.venue.journal = self._on_command
+        records = replayer.records
+        if read_only:
+            return
+        if records.complete_until < records.size:
+            with open(self.journal_path, "r+b") as f:
+                f.truncate(records.complete_until)
+                f.flush()
+                os.fsync(f.fileno())
+        if replayer.tail:
+            with open(self.journal_path, "ab") as f:
+                f.write(b"".join(orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
+                                 for at, cmd in replayer.tail))
+            log.warning("journal %s: %d scenario records of the torn burst regenerated and appended",
+                        self.journal_path, len(replayer.tail))

@@ -1,0 +1,1 @@
+"""The HTTP server's own layer: the app, its one middleware, limits, problems, schema versions, listening."""

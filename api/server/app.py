@@ -1,0 +1,160 @@
+"""The aiohttp application: one route table, the simulation under a typed key, one middleware.
+
+``create_app(sim, options)`` builds the app that ``cefisim serve``, the pytest plugin and the tests
+all run. CeFi direct is served under ``/v1/cefi/``, Auth under ``/v1/auth/``, paper trading under
+``/v1/paper-trading/`` and the emulator's control plane under ``/_sim/``. Nothing else exists: the
+removed ``/api/v1/`` prefix and the singular aliases of the earlier interface answer 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from cefisim.api.cefi import account
+from cefisim.api.cefi import market
+from cefisim.api.cefi import orders
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.routes import auth_routes
+from cefisim.api.auth.store import AuthStore
+from cefisim.api.control.plane import control_routes
+from cefisim.api.control.faults import FAULTS, fault_routes
+from cefisim.api.cefi.funds import paper_funds_for
+from cefisim.api.server.keys import CEFI, OPTIONS, SIM, ServerOptions
+from cefisim.api.server.limits import handler_args
+from cefisim.api.server.middleware import request_middleware
+from cefisim.api.server.request_log import REQUEST_LOG, RequestLog, flush_request_log
+from cefisim.api.cefi.openapi import openapi_routes
+from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.control.stream import install_streams
+
+log = logging.getLogger("cefisim.app")
+
+#: (method, path, handler, signed) — the CeFi direct interface, one row per operation
+CEFI_ROUTES: list[tuple[str, str, object, bool]] = [
+    ("GET", "/health", market.get_health, False),
+    ("GET", "/versions", market.get_versions, False),
+    ("GET", "/assets", market.get_assets, False),
+    ("GET", "/instruments", market.get_instruments, False),
+    ("GET", "/market/quote", market.get_market_quote, False),
+    ("POST", "/market/quote", market.post_market_quote, False),
+    ("POST", "/markets/quote", market.post_markets_quote, False),
+    ("GET", "/clients", account.get_clients, True),
+    ("PATCH", "/clients", account.patch_clients, True),
+    ("GET", "/orders", orders.get_orders, True),
+    ("POST", "/orders", orders.post_order, True),
+    ("PATCH", "/orders", orders.patch_order, True),
+    ("GET", "/orders/all", orders.get_orders_all, True),
+    ("GET", "/orders/active", orders.get_orders_active, True),
+    ("GET", "/orders/trade", orders.get_orders_trade, True),
+    ("GET", "/orders/activity", orders.get_orders_activity, True),
+    ("GET", "/orders/status/{ref_id}", orders.get_order_status, True),
+    ("DELETE", "/orders/{ref_id}", orders.delete_order, True),
+    ("GET", "/balances", account.get_balances, True),
+    ("GET", "/balances/activity", account.get_balances_activity, True),
+    ("GET", "/transfers", account.get_transfers, True),
+    ("POST", "/transfers", account.post_transfer, True),
+    ("GET", "/transfers/active", account.get_transfers_active, True),
+]
+
+TICK_SECONDS = 0.05
+
+
+# DELETE /orders/{ref_id} must not answer on the listing paths next to it (/orders/all, ...): an order
+# whose external id is one of these words is cancelled by its exchange id instead
+_LISTING_NAMES = "all|active|trade|activity"
+_REF_ID = "{ref_id:(?!(?:" + _LISTING_NAMES + ")$)[^/]+}"
+
+
+def cefi_routes() -> list[web.RouteDef]:
+    return [
+        web.route(method, CEFI + (path.replace("{ref_id}", _REF_ID) if method == "DELETE" else path), handler)  # type: ignore[arg-type]
+        for method, path, handler, _ in CEFI_ROUTES
+    ]
+
+
+async def _ticker(app: web.Application) -> AsyncIterator[None]:
+    """Let time pass between requests: the wall clock, or a virtual clock at ``--speed`` × real time.
+
+    On the wall clock the scenario's agents and the venue's timers run as time passes. On a virtual
+    clock with a speed, engine time is advanced by speed × the real time elapsed, every tick, through
+    the same journaled command as ``POST /_sim/clock/advance``.
+    """
+    sim = app[SIM]
+    speed = app[OPTIONS].speed
+    if sim.clock_mode == "wall":
+        async def step() -> None:
+            # a long catch-up (after a restart) runs in slices, letting requests through between them
+            for _ in sim.tick():
+                await asyncio.sleep(0)
+    elif speed:
+        last = time.monotonic()
+
+        async def step() -> None:
+            nonlocal last
+            now = time.monotonic()
+            sim.advance(sim.venue.clock.now + int((now - last) * speed * 1e9))
+            last = now
+    else:
+        yield
+        return
+
+    async def run() -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            try:
+                await step()
+            except Exception:  # a bug; keep serving and say so
+                log.exception("clock tick failed")
+
+    task = asyncio.create_task(run())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def auth_store_for(sim: Simulation, options: ServerOptions) -> AuthStore:
+    """The scenario's API keys and OAuth clients; tokens live on the engine clock."""
+    return AuthStore.from_scenario(sim.scenario.api_keys, sim.scenario.oauth_clients, clock=sim.now_ns,
+                                   wall=options.wall_s)
+
+
+async def _close_journal(app: web.Application) -> None:
+    app[SIM].close()
+
+
+def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
+    options = options or ServerOptions()
+    requests = RequestLog(options.request_history, sys.stderr if options.access_log else None,
+                          options.access_log or "text")
+    app = web.Application(
+        middlewares=[request_middleware(options, requests=requests)],
+        client_max_size=options.max_body_bytes,
+        handler_args=handler_args(options),
+    )
+    app[SIM] = sim
+    app[OPTIONS] = options
+    app[REQUEST_LOG] = requests
+    app[FAULTS] = []
+    app[AUTH_STORE] = auth_store_for(sim, options)
+    app[ENVIRONMENT] = options.environment
+    app[PAPER_FUNDS] = paper_funds_for(sim)
+    app.add_routes(cefi_routes())
+    app.add_routes(openapi_routes())
+    app.add_routes(auth_routes())
+    app.add_routes(paper_routes())
+    app.add_routes(control_routes())
+    app.add_routes(fault_routes())
+    install_streams(app)
+    app.on_cleanup.append(_close_journal)
+    app.on_cleanup.append(flush_request_log)
+    app.cleanup_ctx.append(_ticker)
+    return app

@@ -1,0 +1,44 @@
+"""Typed application keys and the server's options."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from aiohttp import web
+
+from cefisim.api.runtime.simulation import Simulation
+
+#: where CeFi direct is served (its routes, its OpenAPI document, its versions and rate limits)
+CEFI = "/v1/cefi"
+CEFI_PREFIX = CEFI + "/"
+
+if TYPE_CHECKING:
+    from cefisim.api.server.limits import RateLimits
+
+
+@dataclass
+class ServerOptions:
+    signature_layout: str = "concat"  # concat | newline | either
+    sign_reference_data: bool = False
+    environment: str = "sandbox"  # sandbox | production
+    max_body_bytes: int = 64 * 1024
+    quote_max_levels: int = 1000  # price levels a quote may walk (400 quote-depth-limit beyond)
+    max_header_bytes: int = 8190  # request line and each header line (aiohttp's parser: 400 beyond)
+    read_timeout_s: float | None = 30.0  # a /v1/ request body must arrive within this (408); None: off
+    rate_limits: "RateLimits | None" = None  # token bucket per HMAC key (429); None: off
+    control_token: str | None = None
+    speed: float | None = None  # virtual clock only: engine seconds per real second, between requests
+    access_log: str | None = None  # one line per request on stderr: "text" | "json"; None: none
+    request_history: int = 1000  # requests GET /_sim/requests keeps (api/server/request_log.py)
+    wall_s: Callable[[], float] = field(default=time.time)
+
+
+SIM = web.AppKey("sim", Simulation)
+OPTIONS = web.AppKey("options", ServerOptions)
+
+# per-request storage
+VERSION = web.RequestKey("version", str)  # the CeFi schema version this request gets
+REQUEST_ID = web.RequestKey("request_id", str)
+CLIENT_ID = web.RequestKey("client_id", int)  # the client a signed request acts for

@@ -1,0 +1,141 @@
+"""The app's one middleware: request id, schema version, limits, control guard and faults, problems.
+
+One layer, not a chain: each aiohttp middleware layer costs a coroutine and a call on every request,
+and this one runs, in order, what used to be four:
+
+- every request gets an ``X-Request-Id`` (the client's, when printable and at most 128 characters);
+- CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
+  version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
+  ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
+- the limits of ``api/server/limits.py``: the body read timeout (408) and the per-key rate limit (429);
+- the control plane's guard (``/_sim``) or the injected faults (``api/control/faults.py``), then the handler;
+- any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
+  nested in ``error`` under v2026_01_23, bare under v2024_01_01 and on non-CeFi routes;
+- any other exception is a bug: it is logged with the request id and answered as a 500 problem that
+  reveals nothing. No request ever gets a traceback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from time import perf_counter
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from multidict import istr
+
+from cefisim.api.server import versions
+from cefisim.api.control.faults import dispatch
+from cefisim.api.server.http import dumps
+from cefisim.api.server.keys import CEFI_PREFIX, CLIENT_ID, REQUEST_ID, SIM, VERSION
+from cefisim.api.server.limits import body_pending, limit_settings, mark_limit_middleware, read_body_within
+from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
+from cefisim.api.server.request_log import RequestLog
+from cefisim.api.runtime.simulation import JournalWriteError
+
+log = logging.getLogger("cefisim.http")
+_request_ids = itertools.count(1)
+# istr: multidict skips folding the header name's case on every lookup
+H_REQUEST_ID = istr("X-Request-Id")
+H_VERSION = istr(versions.HEADER)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+
+
+def render_problem(request: web.Request, problem: Problem) -> web.Response:
+    body = problem.body()
+    nested = request.path.startswith(CEFI_PREFIX) and request.get(VERSION, versions.V2026) != versions.V2024
+    payload = {"error": body} if nested else body
+    response = web.Response(body=dumps(payload), status=problem.status, content_type=PROBLEM_CONTENT_TYPE)
+    for name, value in problem.headers.items():
+        response.headers[name] = value
+    return response
+
+
+def _from_http_exception(exc: web.HTTPException, request: web.Request) -> Problem:
+    if exc.status == 404:
+        return Problem(404, "not-found", f"no such path: {request.method} {request.path}")
+    if exc.status == 405:
+        allowed = ", ".join(sorted(getattr(exc, "allowed_methods", ()) or ()))
+        return Problem(405, "method-not-allowed", f"{request.method} is not allowed on {request.path}",
+                       headers={"Allow": allowed} if allowed else None)
+    if exc.status == 413:
+        return Problem(413, "payload-too-large", "body: larger than the server accepts")
+    return Problem(exc.status, "http-error", exc.reason or "request refused")
+
+
+def request_middleware(options: object, clock: Callable[[], float] = time.monotonic,
+                       requests: RequestLog | None = None) -> Middleware:
+    """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
+    it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given."""
+    read_timeout_s, rate_check = limit_settings(options, clock)
+
+    @web.middleware
+    async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = perf_counter()
+        request_id = request.headers.get(H_REQUEST_ID) or f"req-{next(_request_ids)}"
+        if len(request_id) > 128 or not request_id.isprintable():
+            request_id = f"req-{next(_request_ids)}"
+        request[REQUEST_ID] = request_id
+        version = None  # the schema version of a CeFi request (nothing else sets it)
+        try:
+            if request.path.startswith(CEFI_PREFIX):
+                version, refusal = _negotiate(request)
+                request[VERSION] = version
+                # an unknown path or method is answered as such (404, 405 with Allow) whatever version
+                # it names: the route is checked before the version
+                if refusal is not None and getattr(request.match_info, "http_exception", None) is None:
+                    raise refusal
+            response = None
+            if read_timeout_s is not None and body_pending(request):
+                response = await read_body_within(request, read_timeout_s)  # the 408, already sent
+            if response is None:
+                if rate_check is not None:
+                    rate_check(request)
+                response = await dispatch(request, handler)
+        except Problem as problem:
+            response = render_problem(request, problem)
+        except web.HTTPException as exc:
+            if exc.status < 400:  # a redirect: aiohttp sends it
+                if requests is not None:
+                    requests.record(request.method, request.path, exc.status, started, perf_counter(),
+                                    request.get(CLIENT_ID), request_id, exc)
+                raise
+            response = render_problem(request, _from_http_exception(exc, request))
+        except JournalWriteError as exc:
+            log.error("request %s refused: %s", request_id, exc)
+            response = render_problem(request, Problem(503, "journal-unavailable",
+                                                       "the command journal cannot be written; nothing was changed"))
+        except Exception:
+            log.exception("request %s (%s %s) failed", request_id, request.method, request.path)
+            response = render_problem(request, Problem(500, "internal-error",
+                                                       f"unexpected error; request id {request_id}"))
+        response.headers[H_REQUEST_ID] = request_id
+        if version is not None:
+            deprecation = versions.deprecation_headers(version)
+            if deprecation:
+                response.headers.update(deprecation)
+        if requests is not None:
+            requests.record(request.method, request.path, response.status, started, perf_counter(),
+                            request.get(CLIENT_ID), request_id, response)
+        return response
+
+    if read_timeout_s is not None or rate_check is not None:
+        mark_limit_middleware(serve)  # it enforces the limits: nothing must add them a second time
+    return serve
+
+
+def _negotiate(request: web.Request) -> tuple[str, Problem | None]:
+    """The schema version the request gets, and the problem when it asked for one not served (it
+    then gets the default, which decides how the problem is rendered)."""
+    now = request.app[SIM].now_ns()
+    header = request.headers.get(H_VERSION)
+    if header is None and not request.query_string:
+        return versions.default(now), None  # the common case: nothing asked for
+    choice = versions.choose(header, request.query.get(versions.QUERY), now)
+    if choice.version is None:
+        return versions.default(now), Problem(400, "unsupported-version", choice.problem or "unsupported version")
+    return choice.version, None
