@@ -6,7 +6,7 @@
 
 The scenario's events and agents drive the market; the strategy trades as one of the scenario's
 clients (default: the first client no agent uses). ``docs/backtest.md`` is the strategy API and the
-report's definition. The harness loop is ``engine/backtest.py`` (pure); here:
+report's definition. The harness loop is ``engine/simulation/backtest.py`` (pure); here:
 
 - ``context.py``: the strategy's ``ctx`` (the HTTP client's order operations) and the JSON shapes of
   books and fills;

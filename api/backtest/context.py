@@ -4,7 +4,7 @@
   :class:`api.client.CefiClient` with the same parameters, synchronous, applied by the harness at the
   current engine instant, answering the same JSON records and raising the same
   :class:`~api.client.ProblemError` for refusals (``api/cefi/rejects.py`` maps the engine's reasons).
-- :class:`Driver` is the driver ``engine/backtest.py`` calls: it turns fills and book changes into
+- :class:`Driver` is the driver ``engine/simulation/backtest.py`` calls: it turns fills and book changes into
   ``fill_view`` and ``book_view`` dicts and calls the strategy's optional callbacks.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from cefisim.engine.backtest import Harness
+from cefisim.engine.simulation.backtest import Harness
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.order import BUY, LIMIT, MARKET, NEW_PENDING, SELL, WORKING

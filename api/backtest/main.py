@@ -24,8 +24,8 @@ from typing import IO, Any
 
 import orjson
 
-from cefisim.engine.backtest import Harness, StrategyLoop
-from cefisim.engine.figures import Figures, figures
+from cefisim.engine.simulation.backtest import Harness, StrategyLoop
+from cefisim.engine.simulation.figures import Figures, figures
 from cefisim.engine.recorded import latency_draw
 
 from ..progress import Progress

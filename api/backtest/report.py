@@ -11,8 +11,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from cefisim.engine.backtest import Harness
-from cefisim.engine.figures import Figures
+from cefisim.engine.simulation.backtest import Harness
+from cefisim.engine.simulation.figures import Figures
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.reference import Instrument
 

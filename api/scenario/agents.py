@@ -1,4 +1,4 @@
-"""The ``agents`` section: market makers and noise takers as :mod:`engine.agents` specs.
+"""The ``agents`` section: market makers and noise takers as :mod:`engine.simulation.agents` specs.
 
 Contract: ``agent`` returns a spec with prices in ticks, quantities in lots and times in engine
 nanoseconds, or None once the document has a problem. A market maker has exactly one price path: a
@@ -11,7 +11,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from cefisim.engine.agents import AgentSpec, MarketMakerSpec, NoiseTakerSpec, PriceSeries, RandomWalk
+from cefisim.engine.simulation.agents import (
+    AgentSpec, MarketMakerSpec, NoiseTakerSpec, PriceSeries, RandomWalk,
+)
 from cefisim.engine.reference import Instrument
 from cefisim.engine.units import RATE_ONE, Grid
 

@@ -1,7 +1,7 @@
 """The result of loading a scenario, the error that lists every problem, and scenario times.
 
 Contract: a :class:`Scenario` is immutable reference data: ``build_venue`` makes a fresh venue from
-copies of it every time, and ``runner`` a fresh :class:`~engine.scenario.ScenarioRunner`.
+copies of it every time, and ``runner`` a fresh :class:`~engine.simulation.scenario.ScenarioRunner`.
 :class:`ScenarioError` carries every ``(file, json_path, reason)`` and prints one line per problem.
 ``parse_time`` reads ISO 8601 UTC (``Z`` or ``+00:00``, up to 9 decimals) or ``"+seconds"`` after a
 start into nanoseconds since the epoch, exactly, within 1970 .. 2262-04-11 (signed 64-bit ns), and
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from cefisim.engine.agents import AgentSpec
+from cefisim.engine.simulation.agents import AgentSpec
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
-from cefisim.engine.scenario import ScenarioRunner
+from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Journal, Venue, VenueConfig
 
 from ..recorded.source import RecordedSpec, attach

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.scenario import parse_scenario
-from cefisim.engine.agents import (
+from cefisim.engine.simulation.agents import (
     MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, below,
     exponential,
 )
 from cefisim.engine.commands import AdvanceClock, CancelOrder, PaperFunds, PlaceOrder, RequestTransfer, SetLatency
-from cefisim.engine.scenario import ScenarioRunner
+from cefisim.engine.simulation.scenario import ScenarioRunner
 
 from .replay_support import ROOT, full_doc
 

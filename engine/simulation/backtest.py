@@ -1,7 +1,7 @@
 """The backtest harness: one strategy trading as one client inside a scenario, at full speed.
 
 Contract:
-- Inputs: a venue built from a scenario, the scenario's :class:`~engine.scenario.ScenarioRunner`, the
+- Inputs: a venue built from a scenario, the scenario's :class:`~engine.simulation.scenario.ScenarioRunner`, the
   id of the client the strategy trades as, and a *driver*: the strategy behind an adapter with the
   methods ``on_start()``, ``on_fill(fill)``, ``on_book(instrument_id)``, ``on_timer(name)`` and
   ``on_end()`` (``api/backtest/`` turns engine objects into the CeFi JSON shapes). The driver acts
@@ -38,7 +38,7 @@ Contract:
   command. Also the strategy's orders, cancels and modifies, sent and refused; the engine commands
   and events of the run; samples of the client's balances and of the marks (twice the mid, else the
   last mid, else twice the last trade price) at the start, every ``sample_every_ns`` and at the end
-  (after ``on_end``). :func:`engine.figures.figures` folds them into the report's numbers (exact);
+  (after ``on_end``). :func:`engine.simulation.figures.figures` folds them into the report's numbers (exact);
   ``api/backtest/report.py`` formats them.
 
 Complexity: per submission O(events) to see which books and fills it touched; per instant
@@ -52,14 +52,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
-from .order import BUY, SELL
+from ..commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
+from ..order import BUY, SELL
 
 if TYPE_CHECKING:
-    from .records import Fill
-    from .reference import Instrument
+    from ..records import Fill
+    from ..reference import Instrument
+    from ..venue import Result, Venue
     from .scenario import ScenarioRunner
-    from .venue import Result, Venue
 
 MAX_ROUNDS = 1000  # publish rounds at one instant before the strategy is declared looping
 DEFAULT_DEPTH = 5

@@ -1,4 +1,5 @@
-"""The backtest report's numbers, folded exactly from a finished :class:`~engine.backtest.Harness` run.
+"""The backtest report's numbers, folded exactly from a finished
+:class:`~engine.simulation.backtest.Harness` run.
 
 Contract:
 - Everything is an exact ``Fraction`` or integer in the venue's units: no float, no rounding until
@@ -19,12 +20,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .order import BUY
-from .records import MAKER
+from ..order import BUY
+from ..records import MAKER
 
 if TYPE_CHECKING:
+    from ..reference import Instrument
     from .backtest import Harness
-    from .reference import Instrument
 
 
 def base_unit_price(inst: "Instrument", mark2: int) -> Fraction:

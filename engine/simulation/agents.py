@@ -3,7 +3,7 @@
 Contract:
 - An agent acts only at engine times it chose itself (``next_time()``), reads the venue only through
   its state (books, instruments, its own orders) and changes it only through the commands it submits:
-  ``act(venue, now, submit)`` calls ``submit(command)``, which the runner (``engine/scenario.py``)
+  ``act(venue, now, submit)`` calls ``submit(command)``, which the runner (``engine/simulation/scenario.py``)
   applies at ``now``, and gets the :class:`~engine.venue.Result` back before it makes the next. (A
   call, not a generator the runner drives: a turn then costs no generator switch per command and no
   ``StopIteration`` at its end, which matters for agents that send one order per turn.)
@@ -35,16 +35,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from .commands import CancelOrder, Command, PlaceOrder
-from .order import ACTIVE, ALO, BUY, CANCEL_PENDING, FINAL, GTC, IOC, LIMIT, MARKET, SELL, Order
-from .reference import ACTIVE as I_ACTIVE
-from .reference import OPENING
-from .units import RATE_ONE
+from ..commands import CancelOrder, Command, PlaceOrder
+from ..order import ACTIVE, ALO, BUY, CANCEL_PENDING, FINAL, GTC, IOC, LIMIT, MARKET, SELL, Order
+from ..reference import ACTIVE as I_ACTIVE
+from ..reference import OPENING
+from ..units import RATE_ONE
 
 if TYPE_CHECKING:
     from random import Random
 
-    from .venue import Result, Venue
+    from ..venue import Result, Venue
 
 Submit = Callable[[Command], "Result"]
 

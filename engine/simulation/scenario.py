@@ -2,7 +2,7 @@
 
 Contract:
 - Inputs are the scenario's timed events, a list of ``(at_ns, command)`` sorted by time (stably, so
-  the file's order breaks ties), and agent specs (``engine/agents.py``). Agent number ``i`` gets its
+  the file's order breaks ties), and agent specs (``engine/simulation/agents.py``). Agent number ``i`` gets its
   own generator ``make_rng(agent_seed(rng_seed, i))``: the caller passes ``random.Random`` so that
   nothing in ``engine/`` imports ``random``.
 - ``run(t, on_step)`` submits everything due at or before ``t`` with ``venue.submit(command, at=time)``
@@ -26,13 +26,13 @@ import heapq
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from ..commands import AdvanceClock, Command
 from .agents import AgentSpec, agent_seed, build_agent
-from .commands import AdvanceClock, Command
 
 if TYPE_CHECKING:
     from random import Random
 
-    from .venue import Result, Venue
+    from ..venue import Result, Venue
 
 Step = tuple[int, Command, "Result"]
 OnStep = Callable[[int, Command, "Result"], None]
