@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -234,3 +235,9 @@ def with_query(uri: str, params: Mapping[str, str | None]) -> str:
 
 def _digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
+
+
+def mint(prefix: str = "") -> str:
+    """A new token or code: ``prefix`` (``"{venue id}."`` on a venue made by ``POST /_sim/venues``, so
+    the server finds the venue it belongs to; empty on the default venue) and 32 random bytes, base64url."""
+    return prefix + secrets.token_urlsafe(32)

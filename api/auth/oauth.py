@@ -19,14 +19,13 @@ import base64
 import hashlib
 import hmac
 import re
-import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from cefisim.api.auth.model import (
     _URI, ACCESS_TTL_NS, NS, REFRESH_TTL_NS, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest,
     LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _Code, _Grant, _OAuthRefresh, _Table,
-    with_query,
+    mint, with_query,
 )
 
 CODE_TTL_NS = 600 * NS
@@ -46,8 +45,10 @@ class OAuth:
     """The OAuth state of one store: authorization codes and OAuth refresh tokens; access tokens go
     into the store's table, so that one bearer lookup serves both kinds."""
 
-    def __init__(self, clients: Mapping[str, OAuthClient], clock: Callable[[], int], access: _Table[_Access]) -> None:
+    def __init__(self, clients: Mapping[str, OAuthClient], clock: Callable[[], int], access: _Table[_Access],
+                 token_prefix: str = "") -> None:
         self._clients = clients
+        self._prefix = token_prefix
         self._clock = clock
         self._access = access
         self._oauth_refresh: _Table[_OAuthRefresh] = _Table()
@@ -145,7 +146,7 @@ class OAuth:
                 f"approving {sensitive[0]} needs a token from an API-key exchange made within the last "
                 f"{REAUTH_WINDOW_NS // NS // 60} minutes",
             )
-        code = secrets.token_urlsafe(32)
+        code = mint(self._prefix)
         row = _Code(
             req.client.client_id, req.redirect_uri, req.code_challenge, req.resource, req.scopes,
             principal.user_id, principal.client_id, principal.key_id, principal.authenticated_at_ns,
@@ -224,7 +225,7 @@ class OAuth:
         return self._mint_oauth(grant, scopes, now)
 
     def _mint_oauth(self, grant: _Grant, scopes: tuple[str, ...], now: int) -> dict[str, Any]:
-        access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        access, refresh = mint(self._prefix), mint(self._prefix)
         expires = now + ACCESS_TTL_NS
         row = _Access("oauth", grant.key_id, grant.user_id, grant.client_id, grant.resource, scopes,
                       grant.authenticated_at_ns, expires, grant)  # fmt: skip

@@ -9,7 +9,7 @@ into responses. Contract:
 - Lifetimes: access token 1 hour, refresh token 30 days (from the moment it is minted; each rotation
   starts a new 30 days), authorization code 10 minutes. A credential is valid while
   ``now < expiry``.
-- Secrets. Tokens and codes are ``secrets.token_urlsafe(32)``: random, not engine output, never
+- Secrets. Tokens and codes are ``secrets.token_urlsafe(32)`` (after the venue prefix, ``model.mint``): random, not engine output, never
   logged, never in an error detail. The store keeps only their SHA-256 digests and finds a secret by
   its digest, so no secret is compared byte by byte and none is kept after it is handed out.
 - Atomicity. Every method is synchronous and finishes in one step; under one event loop a code or a
@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import secrets
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -47,7 +46,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cefisim.api.auth.config import _parse_api_keys, _parse_oauth_clients
 from cefisim.api.auth.model import (
     ACCESS_TTL_NS, REFRESH_TTL_NS, ApiKey, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest, Forbidden,
-    IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _KeyRefresh, _Table, iso_utc,
+    IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _KeyRefresh, _Table, iso_utc, mint,
 )
 from cefisim.api.auth.oauth import SENSITIVE_SCOPES, OAuth
 
@@ -67,22 +66,24 @@ class AuthStore:
         clients: Mapping[str, OAuthClient],
         clock: Callable[[], int],
         wall: Callable[[], float] = time.time,
+        token_prefix: str = "",
     ) -> None:
         self._keys = dict(keys)
+        self._prefix = token_prefix  # every token and code this store mints starts with it (api/auth/model.mint)
         self._clients = dict(clients)
         self._clock = clock
         self._wall = wall
         self._revoked: set[str] = {k.key_id for k in self._keys.values() if k.revoked}
         self._access: _Table[_Access] = _Table()
         self._key_refresh: _Table[_KeyRefresh] = _Table()
-        self._oauth = OAuth(self._clients, clock, self._access)
+        self._oauth = OAuth(self._clients, clock, self._access, token_prefix)
 
     def reset(self) -> None:
         """Forget every token, code and revocation made since the scenario was loaded."""
         self._revoked = {k.key_id for k in self._keys.values() if k.revoked}
         self._access = _Table()
         self._key_refresh = _Table()
-        self._oauth = OAuth(self._clients, self._clock, self._access)
+        self._oauth = OAuth(self._clients, self._clock, self._access, self._prefix)
 
     @classmethod
     def from_scenario(
@@ -91,11 +92,12 @@ class AuthStore:
         oauth_clients: list[dict[str, Any]] | None,
         clock: Callable[[], int],
         wall: Callable[[], float] = time.time,
+        token_prefix: str = "",
     ) -> AuthStore:
         """Build from the scenario's ``api_keys`` and ``oauth_clients``; a bad entry raises
         ``ValueError("api_keys[2].public_key: <reason>")`` naming its JSON path."""
         keys = _parse_api_keys([] if api_keys is None else api_keys)
-        return cls(keys, _parse_oauth_clients([] if oauth_clients is None else oauth_clients), clock, wall)
+        return cls(keys, _parse_oauth_clients([] if oauth_clients is None else oauth_clients), clock, wall, token_prefix)
 
     # ---------------------------------------------------------------------- key exchange
 
@@ -156,7 +158,7 @@ class AuthStore:
             raise Unauthenticated("invalid_key", "key_id: the key has expired")
 
     def _mint_key_tokens(self, key: ApiKey, now: int, authenticated_at_ns: int) -> IssuedTokens:
-        access = secrets.token_urlsafe(32)
+        access = mint(self._prefix)
         expires = now + ACCESS_TTL_NS
         self._access.put(
             access,
@@ -166,7 +168,7 @@ class AuthStore:
         )
         refresh = None
         if key.kind == "user":
-            refresh = secrets.token_urlsafe(32)
+            refresh = mint(self._prefix)
             row = _KeyRefresh(key.key_id, authenticated_at_ns, now + REFRESH_TTL_NS)
             self._key_refresh.put(refresh, row, row.expires_ns, now)
         return IssuedTokens(access, expires, refresh)

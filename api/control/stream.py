@@ -4,7 +4,7 @@ loopback peers only, or the control token.
 
 | Query | Meaning |
 |---|---|
-| ``venue`` | ``default`` or empty: the server's one venue; any other name is a 404 problem naming it |
+| ``venue`` | ``default`` or empty: the default venue; a created venue's id (``/_sim/venues``); any other name is a 404 problem naming it |
 | ``instrument`` | the instrument id (required on the stream; 404 ``unknown-instrument`` when there is none) |
 | ``client`` | optional client id: the stream also carries that client's ``order`` events (404 ``unknown-client``) |
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from cefisim.api.server.keys import REQUEST_ID, SIM
+from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.control.stream_hub import Connection, StreamHub, StreamSettings
 
@@ -44,11 +44,13 @@ _POLL_S = 1.0  # how often an idle stream looks whether its client went away
 
 
 def check_venue(request: web.Request) -> str:
-    """The venue a /_sim/ request names (``venue=``): today only the default one exists."""
+    """The venue a /_sim/ request names (``venue=``): the server routed it there (``api/control/venues.py``)
+    when the venue exists; any other name is a 404 problem."""
     name = request.query.get("venue", "")
-    if name not in ("", DEFAULT_VENUE):
-        raise Problem(404, "unknown-venue", f"venue: no venue {name!r} (this server has one: {DEFAULT_VENUE!r})")
-    return DEFAULT_VENUE
+    own = request.app.get(VENUE_ID, DEFAULT_VENUE)
+    if name not in ("", own):
+        raise Problem(404, "unknown-venue", f"venue: no venue {name!r} (GET /_sim/venues lists them)")
+    return own
 
 
 def _query_id(request: web.Request, name: str, known: dict, slug: str, required: bool) -> int | None:

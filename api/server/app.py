@@ -8,11 +8,8 @@ removed ``/api/v1/`` prefix and the singular aliases of the earlier interface an
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import sys
-import time
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -34,6 +31,8 @@ from cefisim.api.cefi.openapi import openapi_routes
 from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.control.stream import install_streams
+from cefisim.api.control.venues import VenueHub, install_venues, make_venues, venue_routes
+from cefisim.api.server.ticker import start_ticker, stop_ticker
 
 log = logging.getLogger("cefisim.app")
 
@@ -64,7 +63,6 @@ CEFI_ROUTES: list[tuple[str, str, object, bool]] = [
     ("GET", "/transfers/active", account.get_transfers_active, True),
 ]
 
-TICK_SECONDS = 0.05
 
 
 # DELETE /orders/{ref_id} must not answer on the listing paths next to it (/orders/all, ...): an order
@@ -81,50 +79,16 @@ def cefi_routes() -> list[web.RouteDef]:
 
 
 async def _ticker(app: web.Application) -> AsyncIterator[None]:
-    """Let time pass between requests: the wall clock, or a virtual clock at ``--speed`` × real time.
-
-    On the wall clock the scenario's agents and the venue's timers run as time passes. On a virtual
-    clock with a speed, engine time is advanced by speed × the real time elapsed, every tick, through
-    the same journaled command as ``POST /_sim/clock/advance``.
-    """
-    sim = app[SIM]
-    speed = app[OPTIONS].speed
-    if sim.clock_mode == "wall":
-        async def step() -> None:
-            # a long catch-up (after a restart) runs in slices, letting requests through between them
-            for _ in sim.tick():
-                await asyncio.sleep(0)
-    elif speed:
-        last = time.monotonic()
-
-        async def step() -> None:
-            nonlocal last
-            now = time.monotonic()
-            sim.advance(sim.venue.clock.now + int((now - last) * speed * 1e9))
-            last = now
-    else:
-        yield
-        return
-
-    async def run() -> None:
-        while True:
-            await asyncio.sleep(TICK_SECONDS)
-            try:
-                await step()
-            except Exception:  # a bug; keep serving and say so
-                log.exception("clock tick failed")
-
-    task = asyncio.create_task(run())
+    """The default venue's clock (``api/server/ticker.py``)."""
+    task = start_ticker(app[SIM], app[OPTIONS].speed)
     yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop_ticker(task)
 
 
-def auth_store_for(sim: Simulation, options: ServerOptions) -> AuthStore:
+def auth_store_for(sim: Simulation, options: ServerOptions, token_prefix: str = "") -> AuthStore:
     """The scenario's API keys and OAuth clients; tokens live on the engine clock."""
     return AuthStore.from_scenario(sim.scenario.api_keys, sim.scenario.oauth_clients, clock=sim.now_ns,
-                                   wall=options.wall_s)
+                                   wall=options.wall_s, token_prefix=token_prefix)
 
 
 async def _close_journal(app: web.Application) -> None:
@@ -135,8 +99,10 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     options = options or ServerOptions()
     requests = RequestLog(options.request_history, sys.stderr if options.access_log else None,
                           options.access_log or "text")
+    venues = VenueHub(make_venues(sim, options.venue_config, options.max_venues),
+                      lambda venue_sim, prefix: auth_store_for(venue_sim, options, prefix))
     app = web.Application(
-        middlewares=[request_middleware(options, requests=requests)],
+        middlewares=[request_middleware(options, requests=requests, venues=venues)],
         client_max_size=options.max_body_bytes,
         handler_args=handler_args(options),
     )
@@ -153,7 +119,10 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app.add_routes(paper_routes())
     app.add_routes(control_routes())
     app.add_routes(fault_routes())
+    app.add_routes(venue_routes(control_routes() + fault_routes()))
     install_streams(app)
+    install_venues(app, venues)
+    venues.start()
     app.on_cleanup.append(_close_journal)
     app.on_cleanup.append(flush_request_log)
     app.cleanup_ctx.append(_ticker)

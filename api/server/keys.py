@@ -15,6 +15,9 @@ CEFI = "/v1/cefi"
 CEFI_PREFIX = CEFI + "/"
 
 if TYPE_CHECKING:
+    from cefisim.engine.venue import VenueConfig
+
+    from cefisim.api.scenario import Scenario
     from cefisim.api.server.limits import RateLimits
 
 
@@ -33,10 +36,13 @@ class ServerOptions:
     access_log: str | None = None  # one line per request on stderr: "text" | "json"; None: none
     request_history: int = 1000  # requests GET /_sim/requests keeps (api/server/request_log.py)
     wall_s: Callable[[], float] = field(default=time.time)
+    max_venues: int = 64  # venues one server runs, the default one included (api/control/venues.py)
+    venue_config: "Callable[[Scenario], VenueConfig] | None" = None  # a created venue's limits; None: its scenario's
 
 
 SIM = web.AppKey("sim", Simulation)
 OPTIONS = web.AppKey("options", ServerOptions)
+VENUE_ID = web.AppKey("venue_id", str)  # the venue whose state an app holds ("default", "v1", ...)
 
 # per-request storage
 VERSION = web.RequestKey("version", str)  # the CeFi schema version this request gets

@@ -22,6 +22,7 @@ import logging
 import time
 from time import perf_counter
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from multidict import istr
@@ -34,6 +35,9 @@ from cefisim.api.server.limits import body_pending, limit_settings, mark_limit_m
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 from cefisim.api.server.request_log import RequestLog
 from cefisim.api.runtime.simulation import JournalWriteError
+
+if TYPE_CHECKING:
+    from cefisim.api.control.venues import VenueHub
 
 log = logging.getLogger("cefisim.http")
 _request_ids = itertools.count(1)
@@ -68,9 +72,10 @@ def _from_http_exception(exc: web.HTTPException, request: web.Request) -> Proble
 
 
 def request_middleware(options: object, clock: Callable[[], float] = time.monotonic,
-                       requests: RequestLog | None = None) -> Middleware:
+                       requests: RequestLog | None = None, venues: VenueHub | None = None) -> Middleware:
     """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
-    it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given."""
+    it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given, and to the
+    venue its credentials name when ``venues`` is given (``api/control/venues.py``)."""
     read_timeout_s, rate_check = limit_settings(options, clock)
 
     @web.middleware
@@ -82,6 +87,8 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
         request[REQUEST_ID] = request_id
         version = None  # the schema version of a CeFi request (nothing else sets it)
         try:
+            if venues is not None:
+                venues.route(request)  # before anything reads request.app: it may point at another venue
             if request.path.startswith(CEFI_PREFIX):
                 version, refusal = _negotiate(request)
                 request[VERSION] = version
@@ -93,6 +100,8 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
             if read_timeout_s is not None and body_pending(request):
                 response = await read_body_within(request, read_timeout_s)  # the 408, already sent
             if response is None:
+                if venues is not None and venues.apps:
+                    await venues.route_body(request)
                 if rate_check is not None:
                     rate_check(request)
                 response = await dispatch(request, handler)

@@ -1,0 +1,306 @@
+"""Isolated venues on one server: ``/_sim/venues`` and the routing of every request to its venue.
+
+| Method | Path | What |
+|---|---|---|
+| POST | /_sim/venues | ``{"scenario": NAME or DOCUMENT, "seed": N}`` -> 201, the venue's id and credentials |
+| GET | /_sim/venues | every venue (the default one first), without credentials |
+| GET | /_sim/venues/{venue_id} | one venue, with its credentials |
+| DELETE | /_sim/venues/{venue_id} | end a venue (its memory and journal go); the default one cannot be ended (409) |
+| any | /_sim/venues/{venue_id}/... | every control route of the venue (``/_sim/venues/v1/book/1``, ``.../reset``, ...) |
+
+Each venue's state is a small ``web.Application`` holding the same typed keys the server's own app holds
+for the default venue (``SIM``, ``AUTH_STORE``, ``PAPER_FUNDS``, ``STREAMS``, ``FAULTS``; the rest shared).
+:meth:`VenueHub.route` points ``request.app`` at the venue a request belongs to before anything reads it,
+so every handler serves the venue its credentials name without knowing venues exist:
+
+- a venue segment in the path (``/_sim/venues/{id}/...``): that venue; an unknown id is a 404 problem;
+- an HMAC key (``x-svc-auth-token``): the venue of the key (one dict lookup); a key no created venue
+  has goes to the default venue, which answers an unknown key with its usual 401;
+- a bearer token, refresh token or authorization code minted by a created venue starts with
+  ``"{id}."`` (``api/auth/model.mint``); an Auth key id (``key_id``) of a created venue ends with
+  ``"@{id}"`` and is looked up like an HMAC key;
+- ``?venue={id}`` on ``/_sim/stream`` and ``/_sim/ui/``;
+- anything else (public market data without key headers, the OAuth authorize redirect and consent
+  page): the default venue.
+
+A key of one venue is therefore unknown to every other: the request goes to its own venue, or (a key
+of an ended venue) to the default one, which answers exactly as it answers any unknown key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.store import AuthStore
+from cefisim.api.cefi.funds import paper_funds_for
+from cefisim.api.cefi.paper import PAPER_FUNDS
+from cefisim.api.cefi.serialize import iso, ns
+from cefisim.api.cefi.signing import H_TOKEN
+from cefisim.api.cefi.validate import parse_json
+from cefisim.api.control.faults import FAULTS
+from cefisim.api.control.plane import _read_bounded
+from cefisim.api.control.stream import STREAMS
+from cefisim.api.control.stream_hub import StreamHub
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.runtime.venues import DEFAULT_ID, TooManyVenues, VenueError, Venues, VenueSpec
+from cefisim.api.scenario import Scenario
+from cefisim.api.server.http import respond
+from cefisim.api.server.keys import OPTIONS, SIM, VENUE_ID
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.server.ticker import start_ticker, stop_ticker
+
+MAX_SCENARIO_BYTES = 16 << 20  # a create body: a scenario document with its events
+VENUE_PREFIX = "/_sim/venues/{venue_id}"
+#: control routes that stay server-wide (the request log shows every venue's requests)
+SERVER_WIDE = ("/_sim/requests",)
+_AUTH_BODY_PATHS = ("/v1/auth/api-key/token", "/v1/auth/token/refresh", "/v1/auth/oauth/token")
+
+
+class VenueHub:
+    """The venues of one server over HTTP: their state, their clocks, and the routing of requests."""
+
+    def __init__(self, venues: Venues, auth_store: Callable[[Simulation, str], AuthStore]) -> None:
+        self.venues = venues
+        self._auth_store = auth_store
+        self.main: web.Application | None = None  # the server's app: the default venue's state
+        self.apps: dict[str, web.Application] = {}  # created venue id -> its state
+        self.by_key: dict[str, web.Application] = {}  # HMAC key -> venue
+        self.by_key_id: dict[str, web.Application] = {}  # Auth API key id -> venue
+        self._tickers: dict[str, asyncio.Task[None] | None] = {}
+
+    # --- routing -----------------------------------------------------------------------------------
+
+    def route(self, request: web.Request) -> None:
+        """Point ``request.app`` at the venue the request belongs to (left alone: the default venue)."""
+        venue_id = request.match_info.get("venue_id")
+        if venue_id is not None:
+            if venue_id == DEFAULT_ID:
+                return
+            target = self.apps.get(venue_id)
+            if target is None:
+                raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
+        elif not self.apps:
+            return
+        else:
+            headers = request.headers
+            key = headers.get(H_TOKEN)
+            if key is not None:
+                target = self.by_key.get(key)
+            elif request.path.startswith("/_sim/"):
+                target = self.apps.get(request.query.get("venue", ""))
+            else:
+                target = self._by_secret(headers.get("Authorization", "").removeprefix("Bearer "))
+            if target is None:
+                return
+        request.match_info.current_app = target
+
+    async def route_body(self, request: web.Request) -> None:
+        """Auth requests whose credential is in the body (a key id, a refresh token, a code)."""
+        if request.method != "POST" or request.path not in _AUTH_BODY_PATHS or request.app is not self.main:
+            return
+        if request.content_type == "application/x-www-form-urlencoded":
+            try:
+                form: Any = await request.post()
+            except (ValueError, UnicodeDecodeError):
+                return  # the handler reports it
+        else:
+            try:
+                form = orjson.loads(await request.read())
+            except orjson.JSONDecodeError:
+                return
+            if not isinstance(form, dict):
+                return
+            key_id = form.get("key_id")
+            if isinstance(key_id, str):
+                target = self.by_key_id.get(key_id)
+                if target is not None:
+                    request.match_info.current_app = target
+                return
+        secret = form.get("code") or form.get("refresh_token")
+        target = self._by_secret(secret) if isinstance(secret, str) else None
+        if target is not None:
+            request.match_info.current_app = target
+
+    def _by_secret(self, secret: str) -> web.Application | None:
+        venue_id, dot, _ = secret.partition(".")
+        return self.apps.get(venue_id) if dot else None
+
+    # --- life of a venue ---------------------------------------------------------------------------
+
+    def _attach(self, venue_id: str, sim: Simulation) -> web.Application:
+        """A created venue's state: the server app's keys, with the venue's own where they differ."""
+        main = self.main
+        assert main is not None
+        app = web.Application()
+        for key, value in main.items():
+            app[key] = value
+        store = self._auth_store(sim, f"{venue_id}.")
+        app[SIM] = sim
+        app[AUTH_STORE] = store
+        app[PAPER_FUNDS] = paper_funds_for(sim)
+        app[FAULTS] = []
+        app[STREAMS] = StreamHub(sim, main[STREAMS].settings)
+        app[VENUE_ID] = venue_id
+        self.apps[venue_id] = app
+        self.by_key.update(dict.fromkeys(sim.scenario.hmac_keys, app))
+        self.by_key_id.update(dict.fromkeys(store.key_ids(), app))
+        return app
+
+    def start(self) -> None:
+        """Rebuild the venues the journal's manifest leaves alive (on server start)."""
+        self.venues.recover()
+        for venue_id, (_, sim) in self.venues.live.items():
+            self._attach(venue_id, sim)
+
+    def start_clocks(self) -> None:
+        assert self.main is not None
+        for venue_id, app in self.apps.items():
+            self._tickers[venue_id] = start_ticker(app[SIM], self.main[OPTIONS].speed)
+
+    def create(self, body: dict[str, Any]) -> str:
+        spec, sim = self.venues.create(body)
+        self._attach(spec.id, sim)
+        assert self.main is not None
+        self._tickers[spec.id] = start_ticker(sim, self.main[OPTIONS].speed)
+        return spec.id
+
+    async def delete(self, venue_id: str) -> None:
+        app = self.apps.pop(venue_id)
+        self.venues.delete(venue_id)
+        for table in (self.by_key, self.by_key_id):
+            for key in [k for k, a in table.items() if a is app]:
+                del table[key]
+        await stop_ticker(self._tickers.pop(venue_id, None))
+        await app[STREAMS].stop()
+        app[SIM].set_listener(None)
+
+    async def stop(self) -> None:
+        for venue_id in list(self._tickers):
+            await stop_ticker(self._tickers.pop(venue_id))
+        for app in self.apps.values():
+            await app[STREAMS].stop()
+        self.venues.close()
+
+    # --- documents ---------------------------------------------------------------------------------
+
+    def doc(self, venue_id: str, app: web.Application, credentials: bool) -> dict[str, Any]:
+        """What ``GET /_sim/venues/{id}`` answers; with ``credentials`` the keys and secrets too."""
+        sim = app[SIM]
+        spec: VenueSpec | None = self.venues.live[venue_id][0] if venue_id != DEFAULT_ID else None
+        now = sim.venue.clock.now
+        out: dict[str, Any] = {
+            "id": venue_id,
+            "scenario": spec.scenario if spec is not None and spec.scenario is not None else str(sim.scenario.source),
+            "seed": sim.scenario.seed,
+            "clock": sim.clock_mode,
+            "now_ns": ns(now),
+            "now": iso(now),
+            "control": "/_sim" if venue_id == DEFAULT_ID else f"/_sim/venues/{venue_id}",
+        }
+        if credentials:
+            out["clients"] = _clients(sim.scenario)
+            out["api_keys"] = [{k: v for k, v in entry.items() if k in ("key_id", "kind", "user_id", "client_id", "users")}
+                               for entry in sim.scenario.api_keys]
+        return out
+
+    def lookup(self, request: web.Request) -> tuple[str, web.Application]:
+        venue_id = request.match_info["venue_id"]
+        return venue_id, request.app  # route() already pointed request.app at it (or 404ed)
+
+
+def _clients(scenario: Scenario) -> list[dict[str, str]]:
+    return [{"client_id": str(client_id), "mnemonic": scenario.clients[client_id].mnemonic, "key": key,
+             "secret": secret}
+            for key, (client_id, secret) in scenario.hmac_keys.items()]
+
+
+VENUES = web.AppKey("venues", VenueHub)
+
+
+# --- handlers ----------------------------------------------------------------------------------------
+
+
+async def create_venue(request: web.Request) -> web.Response:
+    hub = request.app[VENUES]
+    body = parse_json(await _read_bounded(request, MAX_SCENARIO_BYTES))
+    if not isinstance(body, dict):
+        raise bad_request("body", "must be a JSON object")
+    try:
+        venue_id = hub.create(body)
+    except TooManyVenues:
+        limit = hub.venues.max_venues
+        raise Problem(429, "too-many-venues", f"this server runs at most {limit} venues (--max-venues), the "
+                                              "default one included; delete one first") from None
+    except VenueError as exc:
+        raise bad_request(exc.field, exc.reason) from None
+    return respond(hub.doc(venue_id, hub.apps[venue_id], credentials=True), status=201)
+
+
+async def list_venues(request: web.Request) -> web.Response:
+    hub = request.app[VENUES]
+    assert hub.main is not None
+    docs = [hub.doc(DEFAULT_ID, hub.main, credentials=False)]
+    docs += [hub.doc(venue_id, app, credentials=False) for venue_id, app in hub.apps.items()]
+    return respond(docs)
+
+
+async def get_venue(request: web.Request) -> web.Response:
+    hub = request.app[VENUES]
+    venue_id, app = hub.lookup(request)
+    return respond(hub.doc(venue_id, app, credentials=True))
+
+
+async def delete_venue(request: web.Request) -> web.Response:
+    hub = request.app[VENUES]
+    venue_id, _ = hub.lookup(request)
+    if venue_id == DEFAULT_ID:
+        raise Problem(409, "default-venue", "venue_id: the default venue (the server's --scenario) cannot be "
+                                            "deleted; reset it with POST /_sim/reset")
+    await hub.delete(venue_id)
+    return respond({"id": venue_id, "deleted": True})
+
+
+def venue_routes(control: list[web.RouteDef]) -> list[web.RouteDef]:
+    """``/_sim/venues`` and, for each control route of ``control`` (the tables the server serves under
+    ``/_sim/``), the same route under ``/_sim/venues/{venue_id}``: one table serves every venue."""
+    scoped = [web.route(r.method, VENUE_PREFIX + r.path.removeprefix("/_sim"), r.handler, **r.kwargs)
+              for r in control if r.path not in SERVER_WIDE]
+    return [
+        web.post("/_sim/venues", create_venue),
+        web.get("/_sim/venues", list_venues),
+        web.get(VENUE_PREFIX, get_venue),
+        web.delete(VENUE_PREFIX, delete_venue),
+        *scoped,
+    ]
+
+
+def install_venues(app: web.Application, hub: VenueHub) -> None:
+    """Give ``app`` (the default venue's state already on it) its venue hub; created venues' clocks
+    run while the server does, and their journals close with it."""
+    hub.main = app
+    app[VENUES] = hub
+    app[VENUE_ID] = DEFAULT_ID
+
+    async def clocks(_: web.Application) -> Any:
+        hub.start_clocks()
+        yield
+        await hub.stop()
+
+    app.cleanup_ctx.append(clocks)
+
+
+def make_venues(sim: Simulation, config: Callable[[Scenario], Any] | None, max_venues: int) -> Venues:
+    """The created venues of a server whose default venue is ``sim``: same clock mode, journals beside its."""
+
+    def make(scenario: Scenario, journal: Path | None) -> Simulation:
+        return Simulation(scenario, clock=sim.clock_mode, journal_path=journal,
+                          venue_config=config(scenario) if config is not None else None)
+
+    return Venues(make, max_venues, sim.journal_path)
