@@ -178,10 +178,19 @@ def _entry_reject(
             return Reject.INSTRUMENT_OPENING
     if hold_rate is not None and cmd.side == BUY and hold_rate < order_hold_rate(order, given=False):
         return Reject.HOLD_FEE_RATE_TOO_LOW
-    limit = v.config.max_open_orders
+    config = v.config
+    limit = config.max_open_orders
     if limit is not None and client.open_orders.get(inst.id, 0) >= limit:
         return Reject.TOO_MANY_OPEN_ORDERS
+    limit = config.max_venue_open_orders
+    if limit is not None and open_order_total(v) >= limit:
+        return Reject.TOO_MANY_OPEN_ORDERS
     return None
+
+
+def open_order_total(v: "Venue") -> int:
+    """Open orders of the whole venue, O(clients × instruments): counted only when the venue-wide limit is on."""
+    return sum(n for c in v.clients.values() for n in c.open_orders.values())
 
 
 def _price_reject(v: "Venue", cmd: PlaceOrder, order: Order) -> Reject | None:

@@ -51,6 +51,7 @@ class VenueConfig:
     listing_window_ns: int = NS_PER_DAY  # "last 24 hours" of the listings
     fee_settlement_interval_ns: int = 3600 * NS_PER_SECOND
     max_open_orders: int | None = 10_000  # per client and instrument
+    max_venue_open_orders: int | None = None  # of every client and instrument together; None: no limit
     # ended orders kept for status lookups and listings, within status_retention_ns: the oldest are
     # forgotten first once a client, or the venue, holds more (docs/limits.md: bounded memory)
     max_ended_orders_per_client: int = 100_000

@@ -34,6 +34,7 @@ from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.server.request_log import MAX_CAPACITY as MAX_HISTORY
 from cefisim.api.scenario.model import SECONDS_TEXT_RE
 from cefisim.api.control.stream import stream_routes
+from cefisim.api.control.venues import VENUE_PREFIX, venue_routes
 from cefisim.api.cefi.validate import F
 
 SIM_PREFIX = "/_sim"
@@ -97,11 +98,12 @@ _ERRORS = {
     400: "malformed body or query (the detail names the field)",
     401: "the server runs with --control-token and the request lacks `Authorization: Bearer <token>`",
     403: "without --control-token, only loopback peers are served",
-    404: "no such instrument, key or journal (and every path with --environment production)",
+    404: "no such instrument, key, journal or venue (and every path with --environment production)",
     408: "the body did not arrive within the server's read timeout",
-    409: "the request needs a virtual clock",
+    409: "the request needs a virtual clock; DELETE /_sim/venues/default: the default venue cannot be deleted",
     413: "body larger than the server accepts",
-    429: "GET /_sim/stream: as many streams are open as the server allows",
+    429: "GET /_sim/stream: as many streams are open as the server allows; POST /_sim/venues: as many venues "
+         "run as --max-venues allows",
     500: "an engine invariant does not hold (GET /_sim/invariants), or an internal error",
 }
 
@@ -187,6 +189,22 @@ def _schemas() -> dict[str, Any]:
             "exactly one of count (1 to 1000000) and share (0 to 1, 6 decimals); at least one of status (400 to "
             "599), drop and delay_ms (0 to 60000); path_prefix defaults to /v1/. Faulted requests answer the "
             "status as a problem of type injected-fault, which the CeFi document does not list")},
+        "VenueRequest": {"type": "object", "additionalProperties": False, "required": ["scenario"], "properties": {
+            "scenario": {"oneOf": [{"type": "string", "description": "a shipped scenario's name (`cefisim scenarios`)"},
+                                   {"type": "object", "description": "a scenario document (docs/scenarios.md)"}]},
+            "seed": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1,
+                     "description": "replaces the scenario's seed"}}},
+        "Venue": record({
+            "id": {"type": "string"}, "scenario": {"type": "string"}, "seed": {"type": "integer"}, **CLOCK,
+            "control": {"type": "string", "description": "the venue's control plane prefix"},
+            "clients": {"type": "array", "items": record({
+                "client_id": ID, "mnemonic": {"type": "string"}, "key": {"type": "string", "format": "uuid"},
+                "secret": {"type": "string"}})},
+            "api_keys": {"type": "array", "items": {"type": "object", "required": ["key_id", "kind"]}},
+        }, required=["id", "scenario", "seed", "now_ns", "now", "clock", "control"],
+            description="a venue; clients and api_keys (its credentials, docs/venues.md) on create and GET one"),
+        "Venues": {"type": "array", "items": ref("Venue")},
+        "VenueDeleted": record({"id": {"type": "string"}, "deleted": {"const": True}}),
         "Fault": nullable(record({
             "count": nullable({"type": "integer"}), "share": nullable({"type": "string"}),
             "status": nullable({"type": "integer"}), "delay_ms": {"type": "integer"},
@@ -235,10 +253,18 @@ def _query(name: str, pattern: str | None, required: bool = False) -> dict[str, 
     return {"name": name, "in": "query", "required": required, "schema": schema}
 
 
+def _created(op: dict[str, Any]) -> dict[str, Any]:
+    """``op`` answering 201 Created instead of 200."""
+    responses = op["responses"]
+    op["responses"] = {"201": {**responses.pop("200"), "description": "Created"}, **responses}
+    return op
+
+
 INSTRUMENT = _path("instrument_id", "^[0-9]+$")
-#: the venue of the stream and the page: ``default`` (or empty) today; any other name is a 404
+#: the venue of the stream and the page: ``default`` (or empty), or a created venue's id; another is a 404
 VENUE = {"name": "venue", "in": "query", "required": False,
-         "schema": {"type": "string", "enum": ["", "default"], "default": "default"}}
+         "schema": {"type": "string", "pattern": "^(default|v[1-9][0-9]*)?$", "default": "default"}}
+VENUE_ID = _path("venue_id", "^(default|v[1-9][0-9]*)$")
 #: (METHOD, path) -> the operation; every /_sim/ route of the app must have one
 CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/_sim/health"): _op("sim_health", "Scenario, clock mode, engine time, counters", "Health"),
@@ -293,7 +319,30 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                               # the page's script reads them (a wrong one: the stream refuses it)
                               params=(_query("instrument", None), _query("client", None), VENUE)),
     ("GET", "/_sim/ui/{name}"): _ui_file_op(),
+    # isolated venues (api/control/venues.py, docs/venues.md)
+    ("POST", "/_sim/venues"): _created(_op("sim_create_venue", "Create a venue: its own engine, clock, keys and "
+                                           "journal", "Venue", body="VenueRequest", errors=(429,))),
+    ("GET", "/_sim/venues"): _op("sim_venues", "Every venue, the default one first (no credentials)", "Venues"),
+    ("GET", VENUE_PREFIX): _op("sim_venue", "One venue with its credentials", "Venue", params=(VENUE_ID,)),
+    ("DELETE", VENUE_PREFIX): _op("sim_delete_venue", "End a venue: its memory and journal go", "VenueDeleted",
+                                  errors=(409,), params=(VENUE_ID,)),
 }
+
+
+def _scoped(op: dict[str, Any]) -> dict[str, Any]:
+    """A control operation under /_sim/venues/{venue_id}: the same, for the named venue."""
+    out = copy.deepcopy(op)
+    out["operationId"] = "venue_" + op["operationId"]
+    out["parameters"] = [VENUE_ID, *op.get("parameters", ())]
+    out["responses"].setdefault("404", {"$ref": "#/components/responses/Problem404"})
+    return out
+
+
+# every venue-scoped control route is described by its default-venue operation
+for _route in venue_routes(control_routes() + fault_routes()):
+    if _route.path.startswith(VENUE_PREFIX + "/"):
+        _plain = (_route.method, "/_sim" + _route.path.removeprefix(VENUE_PREFIX))
+        CONTROL_OPERATIONS[(_route.method, _route.path)] = _scoped(CONTROL_OPERATIONS[_plain])
 
 
 def servers(url: str) -> list[dict[str, str]]:
@@ -310,7 +359,7 @@ def control_document(server_url: str) -> dict[str, Any]:
 def control_template() -> dict[str, Any]:
     """The control plane's document with no server named (shared: do not modify)."""
     paths: dict[str, dict[str, Any]] = {}
-    for route in [*control_routes(), *fault_routes(), *stream_routes()]:
+    for route in [*control_routes(), *fault_routes(), *stream_routes(), *venue_routes(control_routes() + fault_routes())]:
         paths.setdefault(route.path, {})[route.method.lower()] = described(CONTROL_OPERATIONS, route.method, route.path)
     paths[CONTROL_OPENAPI_PATH] = {"get": _op("sim_openapi", "This document", "OpenApiDocument")}
     schemas = _schemas()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable
 from aiohttp import web
 
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 
 #: where CeFi direct is served (its routes, its OpenAPI document, its versions and rate limits)
 CEFI = "/v1/cefi"
@@ -36,7 +37,7 @@ class ServerOptions:
     access_log: str | None = None  # one line per request on stderr: "text" | "json"; None: none
     request_history: int = 1000  # requests GET /_sim/requests keeps (api/server/request_log.py)
     wall_s: Callable[[], float] = field(default=time.time)
-    max_venues: int = 64  # venues one server runs, the default one included (api/control/venues.py)
+    max_venues: int = DEFAULT_MAX_VENUES  # venues one server runs, the default one included (api/control/venues.py)
     venue_config: "Callable[[Scenario], VenueConfig] | None" = None  # a created venue's limits; None: its scenario's
 
 

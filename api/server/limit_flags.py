@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp.http_exceptions import HttpProcessingError
 
+from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 from cefisim.api.server.limits import DEFAULT_MAX_HEADER_BYTES, DEFAULT_READ_TIMEOUT_S, RateLimit, RateLimits
 
 if TYPE_CHECKING:
@@ -150,6 +151,16 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-open-orders", type=_open_orders, default=_UNSET, metavar="N|none",
                    help="open orders per client and instrument; more are REJECTED with TOO_MANY_OPEN_ORDERS "
                         "(default: the scenario's settings.max_open_orders, else 10000)")
+    g.add_argument("--max-venue-open-orders", type=_open_orders, default=None, metavar="N|none",
+                   help="open orders of each venue, every client and instrument together; more are REJECTED "
+                        "with TOO_MANY_OPEN_ORDERS (default none)")
+    g.add_argument("--max-ended-orders", type=_positive_int, default=_UNSET, metavar="N",
+                   help="ended orders each venue keeps for status lookups; the oldest go first (default 500000)")
+    g.add_argument("--max-ended-orders-per-client", type=_positive_int, default=_UNSET, metavar="N",
+                   help="ended orders each client keeps for status lookups; the oldest go first (default 100000)")
+    g.add_argument("--max-venues", type=_positive_int, default=DEFAULT_MAX_VENUES, metavar="N",
+                   help="venues the server runs, the default one included; one more POST /_sim/venues is a "
+                        f"429 (default {DEFAULT_MAX_VENUES}; docs/venues.md)")
     g.add_argument("--quote-max-levels", type=_positive_int, default=DEFAULT_QUOTE_MAX_LEVELS, metavar="N",
                    help="price levels a quote may walk; more is a 400 quote-depth-limit (default 1000)")
     g.add_argument("--max-header-bytes", type=_header_bytes, default=DEFAULT_MAX_HEADER_BYTES, metavar="N",
@@ -168,12 +179,20 @@ def limit_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_header_bytes": args.max_header_bytes,
         "read_timeout_s": args.read_timeout or None,
         "rate_limits": parse_rate_limits(args.rate_limit),
+        "max_venues": args.max_venues,
+        "venue_config": lambda scenario: venue_config_for(scenario, args),  # of venues made by POST /_sim/venues
     }
 
 
 def venue_config_for(scenario: Scenario, args: argparse.Namespace) -> VenueConfig:
-    """The scenario's venue configuration, with ``--max-open-orders`` applied when given."""
+    """The scenario's venue configuration, with ``--max-open-orders`` and the other per-venue limits
+    (``--max-venue-open-orders``, ``--max-ended-orders[-per-client]``) applied when given."""
     config = scenario.venue_config()
     if args.max_open_orders is not _UNSET:
         config = replace(config, max_open_orders=args.max_open_orders)
+    config = replace(config, max_venue_open_orders=args.max_venue_open_orders)
+    if args.max_ended_orders is not _UNSET:
+        config = replace(config, max_ended_orders=args.max_ended_orders)
+    if args.max_ended_orders_per_client is not _UNSET:
+        config = replace(config, max_ended_orders_per_client=args.max_ended_orders_per_client)
     return config

@@ -1,0 +1,105 @@
+"""Every venue journals; a server killed and restarted on the same journal brings every venue back."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+
+from cefisim.api.cefi.signing import sign
+from tests.api.test_crash_recovery import ROOT, _free_port, _wait_ready
+from tests.api.conftest import ALICE_KEY, scenario_doc
+
+
+def _headers(key: str, secret: str, method: str, path: str, body: bytes) -> dict[str, str]:
+    ts = str(int(time.time()))
+    return {"x-svc-auth-token": key, "x-svc-auth-signature": sign(secret, ts, method, path, body),
+            "x-svc-auth-timestamp": ts, "x-svc-auth-userid": "100", "Content-Type": "application/json"}
+
+
+async def _call(session: aiohttp.ClientSession, base: str, key: str, method: str, path: str,
+                json: Any = None) -> tuple[int, Any]:
+    body = orjson.dumps(json) if json is not None else b""
+    async with session.request(method, base + path, data=body or None,
+                               headers=_headers(key, "alice-secret", method, path, body)) as resp:
+        return resp.status, await resp.json(content_type=None)
+
+
+def _serve(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--scenario", str(scenario),
+         "--journal", str(journal), "--clock", "virtual", "--log-level", "WARNING", "--quiet"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def _end(proc: subprocess.Popen) -> None:
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_bytes(orjson.dumps(scenario_doc()))
+    journal = tmp_path / "journal.jsonl"
+    orders: dict[str, list[str]] = {}  # key -> acknowledged order ids
+    keys: dict[str, str] = {"default": ALICE_KEY}
+    async with aiohttp.ClientSession() as session:
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        proc = _serve(scenario, journal, port)
+        try:
+            await _wait_ready(session, base, proc)
+            for _ in range(3):
+                async with session.post(base + "/_sim/venues", json={"scenario": scenario_doc()}) as resp:
+                    venue = await resp.json()
+                    assert resp.status == 201, venue
+                keys[venue["id"]] = venue["clients"][0]["key"]
+            async with session.delete(base + "/_sim/venues/v2") as resp:
+                assert resp.status == 200
+            del keys["v2"]
+            async with session.post(base + "/_sim/venues/v3/clock/advance", json={"seconds": "30"}) as resp:
+                assert resp.status == 200
+            for n, (venue_id, key) in enumerate(keys.items()):
+                orders[venue_id] = []
+                for i in range(n + 1):
+                    status, rec = await _call(session, base, key, "POST", "/v1/cefi/orders", {"info": {
+                        "client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "1",
+                        "price": f"{50000 + i}.00"}})
+                    assert status == 200, rec
+                    orders[venue_id].append(rec["id"])
+            async with session.get(base + "/_sim/venues/v3/clock") as resp:
+                clock_v3 = await resp.json()
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            _end(proc)
+        manifest = (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").read_bytes().splitlines()
+        assert [orjson.loads(line)["op"] for line in manifest] == ["create", "create", "create", "delete"]
+        assert sorted(p.name for p in (tmp_path / "journal.jsonl.venues").iterdir()) == [
+            "manifest.jsonl", "v1.jsonl", "v3.jsonl"]
+
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        proc = _serve(scenario, journal, port)
+        try:
+            await _wait_ready(session, base, proc)
+            async with session.get(base + "/_sim/venues") as resp:
+                assert [v["id"] for v in await resp.json()] == ["default", "v1", "v3"]
+            for venue_id, key in keys.items():
+                status, page = await _call(session, base, key, "GET", "/v1/cefi/orders/active")
+                assert status == 200 and sorted(o["id"] for o in page["data"]) == sorted(orders[venue_id]), venue_id
+            async with session.get(base + "/_sim/venues/v3/clock") as resp:
+                assert (await resp.json())["now_ns"] == clock_v3["now_ns"]
+            async with session.post(base + "/_sim/venues", json={"scenario": scenario_doc()}) as resp:
+                assert (await resp.json())["id"] == "v4"  # an id is never reused, restarts included
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _end(proc)
