@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 import weakref
+from decimal import ROUND_UP, Decimal
 from typing import Any
 
 import orjson
@@ -13,6 +15,8 @@ import pytest
 from cefisim.api.control.venues import VENUES
 from cefisim.api.runtime.venues import derived_key, derived_key_id
 from cefisim.api.server.keys import SIM
+from tests.api.test_auth_support import new_key, public_pem
+from tests.api.test_auth_support import sign as sign_es256
 from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 
 
@@ -157,3 +161,123 @@ async def test_deleting_frees_the_venue_and_leaves_the_others(api: Api) -> None:
     assert status == 200 and len(page["data"]) == 1
     status, _, _ = await api.call("GET", "/_sim/venues/v1", client_id=None)
     assert status == 404
+
+
+# --- tokens of the Auth interface belong to their venue ------------------------------------------------
+
+
+async def test_auth_tokens_are_minted_and_honoured_per_venue(api_factory: Any) -> None:
+    key = new_key()
+    doc = scenario_doc(api_keys=[{"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100",
+                                  "public_key": public_pem(key)}])
+    api = await api_factory(doc)
+    status, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
+    assert status == 201 and venue["api_keys"][0]["key_id"] == derived_key_id("k-alice", "v1") == "k-alice@v1"
+
+    async def exchange(key_id: str) -> tuple[int, Any]:
+        ts = int(time.time())
+        status, body, _ = await api.call("POST", "/v1/auth/api-key/token", client_id=None,
+                                         json={"key_id": key_id, "timestamp": ts, "signature": sign_es256(key, key_id, ts)})
+        return status, body
+
+    status, default_tokens = await exchange("k-alice")
+    assert status == 200 and "." not in default_tokens["access_token"]
+    status, tokens = await exchange("k-alice@v1")
+    assert status == 200 and tokens["access_token"].startswith("v1.")
+
+    async def fund(token: str) -> tuple[int, Any]:
+        status, body, _ = await api.call("POST", "/v1/paper-trading/funds", client_id=None,
+                                         json={"asset": "USD", "amount": "5"},
+                                         headers={"Authorization": f"Bearer {token}"})
+        return status, body
+
+    assert (await fund(tokens["access_token"]))[0] == 200
+    _, balances, _ = await signed(api, venue, "GET", "/v1/cefi/balances")
+    _, default_balances, _ = await signed(api, None, "GET", "/v1/cefi/balances")
+    assert balances != default_balances  # the 5 USD went to the venue's alice only
+    status, body, _ = await api.call("POST", "/v1/auth/token/refresh", client_id=None,
+                                     json={"refresh_token": tokens["refresh_token"]})
+    assert status == 200 and body["access_token"].startswith("v1.")
+    fresh = body["access_token"]
+    await api.call("DELETE", "/_sim/venues/v1", client_id=None)
+    unknown = await fund("v1." + "A" * 43)
+    assert await fund(fresh) == unknown and unknown[0] == 401
+    assert await exchange("k-alice@v1") == await exchange("k-nobody")
+
+
+# --- 16 venues at once ----------------------------------------------------------------------------------
+
+
+async def test_sixteen_venues_driven_concurrently_never_see_each_other(api: Api) -> None:
+    venues = [await create(api) for _ in range(16)]
+
+    async def drive(n: int, venue: dict[str, Any]) -> list[str]:
+        ids = []
+        for i in range(n % 4 + 1):
+            status, rec, _ = await signed(api, venue, "POST", "/v1/cefi/orders",
+                                          json=order_body(price=f"{50000 + n}.00", qty=f"{i + 1}"))
+            assert status == 200, rec
+            ids.append(rec["id"])
+        status, _, _ = await signed(api, venue, "DELETE", f"/v1/cefi/orders/{ids[0]}")
+        assert status == 200
+        return ids
+
+    placed = await asyncio.gather(*(drive(n, v) for n, v in enumerate(venues)))
+    for n, venue in enumerate(venues):
+        _, page, _ = await signed(api, venue, "GET", "/v1/cefi/orders/all")
+        assert sorted(o["id"] for o in page["data"]) == sorted(placed[n])
+        assert {o["order_info"]["price"] for o in page["data"]} == {f"{50000 + n}.00"}
+        _, active, _ = await signed(api, venue, "GET", "/v1/cefi/orders/active")
+        assert len(active["data"]) == len(placed[n]) - 1
+        _, activity, _ = await signed(api, venue, "GET", "/v1/cefi/orders/activity")
+        assert {a["order_id"] for a in activity["data"]} <= set(placed[n])
+        _, balances, _ = await signed(api, venue, "GET", "/v1/cefi/balances")
+        usd = next(b for b in balances["data"] if b["id"] == "2")
+        hold = next(e["amount"] for e in usd["balances"] if e["type"] == "HOLD")
+        # qty 2, 3, ... of the orders after the cancelled first one, each with its fee hold rounded up
+        held = sum((q * (50000 + n) * Decimal("1.002")).quantize(Decimal("0.01"), ROUND_UP) for q in range(2, n % 4 + 2))
+        assert Decimal(hold) == held, (n, hold)  # no other venue's hold is in it
+        _, book, _ = await api.call("GET", f"/_sim/venues/{venue['id']}/book/1", client_id=None)
+        assert [lvl["price"] for lvl in book["bids"]] == ([f"{50000 + n}.00"] if n % 4 else [])
+    # every venue numbers its own orders from the same start: ids mean nothing across venues
+    assert len({ids[0] for ids in placed}) == 1
+    _, default_page, _ = await signed(api, None, "GET", "/v1/cefi/orders/all")
+    assert default_page["data"] == []
+    await api.call("DELETE", f"/_sim/venues/{venues[3]['id']}", client_id=None)
+    _, page, _ = await signed(api, venues[4], "GET", "/v1/cefi/orders/all")
+    assert sorted(o["id"] for o in page["data"]) == sorted(placed[4])
+
+
+# --- the live stream of a venue --------------------------------------------------------------------------
+
+
+async def test_stream_and_page_take_a_venue_id(api: Api) -> None:
+    venue = await create(api)
+    await signed(api, venue, "POST", "/v1/cefi/orders", json=order_body(price="49999.00"))
+    resp = await api.client.get("/_sim/stream", params={"venue": "v1", "instrument": "1"})
+    assert resp.status == 200
+    first = await resp.content.readuntil(b"\n\n")
+    first += await resp.content.readuntil(b"\n\n")
+    assert b"49999.00" in first
+    resp.close()
+    status, body, _ = await api.call("GET", "/_sim/stream", client_id=None, params={"venue": "v7", "instrument": "1"})
+    assert status == 404 and body["type"].endswith("/unknown-venue")
+    status, _, _ = await api.call("GET", "/_sim/ui/", client_id=None, params={"venue": "v1"})
+    assert status == 200
+
+
+# --- per-venue limits -------------------------------------------------------------------------------------
+
+
+async def test_the_venue_wide_open_order_limit(api_factory: Any) -> None:
+    from cefisim.engine.venue import VenueConfig
+
+    api = await api_factory(venue_config=lambda scenario: VenueConfig(max_venue_open_orders=2))
+    venue = await create(api)
+    for client_id in (100, 101):
+        status, rec, _ = await signed(api, venue, "POST", "/v1/cefi/orders", client_id, json=order_body(client_id))
+        assert rec["status"] == "ACTIVE"
+    status, rec, _ = await signed(api, venue, "POST", "/v1/cefi/orders", 101, json=order_body(101))
+    assert status == 200 and rec["status"] == "REJECTED" and rec["reject_reason"] == "TOO_MANY_OPEN_ORDERS"
+    status, rec, _ = await signed(api, None, "POST", "/v1/cefi/orders", 101, json=order_body(101))
+    assert rec["status"] == "ACTIVE"  # the default venue keeps its scenario's limits
