@@ -26,6 +26,9 @@ Fixtures:
 ``cefisim_client_for``
     A factory: ``cefisim_client_for("101")`` (client id or mnemonic) returns a client signing as that
     client; every client it made is closed after the test.
+``cefisim_shared_server``, ``cefisim_venue``
+    One server per session (per pytest-xdist worker), or the running one ``--cefisim-url`` names, and a
+    fresh venue of ``cefisim_scenario`` on it for each test: ``api/pytest_venues.py``, docs/testing.md.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
     from .scenario import Scenario
     from cefisim.api.runtime.simulation import Simulation
 
+from .pytest_venues import TOKEN_OPTION, URL_OPTION, cefisim_shared_server, cefisim_venue  # noqa: F401 - fixtures
+
 MARKER = "cefisim_scenario"
 OPTION = "--cefisim-scenario"
 MISSING_ASYNCIO = "cefisim: the cefisim fixtures need pytest-asyncio: pip install 'cefisim[pytest]'"
@@ -77,6 +82,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cefisim", "cefisim exchange emulator")
     group.addoption(OPTION, dest="cefisim_scenario", default=None, metavar="FILE",
                     help="scenario file (or shipped scenario name) the cefisim_server fixture loads (default: demo)")
+    group.addoption(URL_OPTION, dest="cefisim_url", default=None, metavar="URL",
+                    help="cefisim_venue: make venues on this running server instead of starting one per session")
+    group.addoption(TOKEN_OPTION, dest="cefisim_control_token", default=None, metavar="TOKEN",
+                    help=f"the --control-token of the server {URL_OPTION} names")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
