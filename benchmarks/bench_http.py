@@ -22,11 +22,14 @@ Load (``benchmarks/http_load.py load``, one process, an ``asyncio.Protocol`` cli
           its oldest open order and POST of a new one: a 50/50 mix, the book bounded at ~32 x 25 of our
           orders plus the market maker's 10. Every request is signed for real (base64 HMAC-SHA256 of
           timestamp + METHOD + path + body with the current wall-clock second, one HMAC per request).
+  orders16 the orders load with the connections spread over 16 venues of the same server (the default one
+          and 15 made by ``POST /_sim/venues`` from the same scenario, docs/venues.md): connection i acts for
+          venue i mod 16, two clients per venue; the figure to hold is orders16/orders >= 0.90.
   echo    the same signed order bodies, POST /echo.       hello   GET /hello, no body, no signature.
 Per run: warm-up (2 s, --quick 1.5 s) discarded, then a window (10 s, --quick 5 s); responses
 completed in the window count. Rate = window responses / window; latency = write of the request to
 the parse of its complete response, nearest-rank p50/p99 over every request of the window.
-Repetitions: 3 (--quick 1), hello, echo, orders (reversed in even repetitions); figures are medians
+Repetitions: 3 (--quick 1), hello, echo, orders, orders16 (reversed in even repetitions); figures are medians
 over repetitions, and the ratio orders/hello is taken per repetition (same conditions), then its
 median. Non-2xx responses, REJECTED order records and cancels that did not end CANCELED are counted
 over warm-up and window; they should be 0.
@@ -71,6 +74,7 @@ ROOT = os.path.dirname(HERE)
 LOAD = os.path.join(HERE, "http_load.py")
 SCENARIO = os.path.join(HERE, "bench_http_scenario.json")
 HOST = "127.0.0.1"
+VENUES = 16  # the orders16 run: the same load over this many venues of one server (docs/venues.md)
 
 #: cProfile with a CPU-time timer around `python -m cefisim.api.cli serve ...`: time the process spent
 #: descheduled (2 shared cores) is not charged to whatever frame it happened in.
@@ -156,7 +160,9 @@ class Server:
 
 
 def run_load(server: Server, mode: str, args: argparse.Namespace, duration: float, warmup: float) -> dict[str, Any]:
-    cmd = [sys.executable, LOAD, "load", "--port", str(server.port), "--mode", mode,
+    venues = VENUES if mode == "orders16" else 1  # the orders load spread over 16 venues' clients
+    mode = "orders" if mode == "orders16" else mode
+    cmd = [sys.executable, LOAD, "load", "--port", str(server.port), "--mode", mode, "--venues", str(venues),
            "--connections", str(args.connections), "--duration", str(duration), "--warmup", str(warmup),
            "--depth", str(args.depth), "--scenario", SCENARIO, "--seed", str(args.seed),
            "--server-pid", str(server.proc.pid)]
@@ -445,11 +451,11 @@ def main(argv: list[str] | None = None) -> int:
     print("  GC: servers gc.freeze() after start-up, collector on (as `cefisim serve`); generator collector off")
     print(f"  {'run':<24} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'srv CPU':>7} {'gen CPU':>7} "
           f"{'rps/CPU':>8}")
-    kinds = ("hello", "echo", "orders")
+    kinds = ("hello", "echo", "orders", "orders16")
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     for rep in range(reps):
         for kind in (kinds if rep % 2 == 0 else kinds[::-1]):
-            server = Server("orders" if kind == "orders" else "hello", args.clock)
+            server = Server("orders" if kind.startswith("orders") else "hello", args.clock)
             try:
                 r = run_load(server, kind, args, duration, warmup)
             finally:
@@ -460,14 +466,14 @@ def main(argv: list[str] | None = None) -> int:
             runs[kind].append(r)
             print_result_line(f"{kind} rep {rep + 1}", r)
 
-    inproc: dict[str, list[float]] = {k: [] for k in kinds}
+    inproc: dict[str, list[float]] = {k: [] for k in kinds[:3]}
     if not args.no_inproc:
         n = inproc_requests
         print(f"  in-process, CPU per request (aiohttp's RequestHandler, in-memory transports, one connection, "
               f"server and client together, no kernel; {n} requests after {max(1000, n // 10)} warm-up):")
         for rep in range(reps):
             line = []
-            for kind in kinds:
+            for kind in inproc:
                 r = run_inproc(kind, args, n)
                 if r["errors"]:
                     raise SystemExit(f"bench_http: inproc {kind}: {r['errors']} errors: {r['error_samples']}")
@@ -485,8 +491,8 @@ def main(argv: list[str] | None = None) -> int:
         return [f(x) / f(y) for x, y in zip(runs[a], runs[b])]
 
     non_2xx = sum(r["non_2xx"] for rs in runs.values() for r in rs)
-    rejected = sum(r["rejected"] for r in runs["orders"])
-    unexpected = sum(r["unexpected_status"] for r in runs["orders"])
+    rejected = sum(r["rejected"] for r in runs["orders"] + runs["orders16"])
+    unexpected = sum(r["unexpected_status"] for r in runs["orders"] + runs["orders16"])
     gen_max = max(r["generator_cpu"] for rs in runs.values() for r in rs)
     fig: dict[str, float] = {}
     for kind in kinds:
@@ -497,8 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     fig["ratio"] = median(ratios("orders", "hello"))
     fig["ratio_per_server_cpu"] = median(ratios("orders", "hello", per_cpu))
     fig["echo_ratio"] = median(ratios("echo", "hello"))
+    fig["venues16_ratio"] = median(ratios("orders16", "orders"))
     if inproc["hello"]:
-        for kind in kinds:
+        for kind in inproc:
             fig[f"inproc_{kind}_cpu_us"] = median(inproc[kind])
         fig["inproc_ratio"] = median(h / o for h, o in zip(inproc["hello"], inproc["orders"]))
     print(f"\n  medians of {reps} (req/s, p50, p99):")
@@ -509,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{', '.join(f'{x:.2f}' for x in ratios('orders', 'hello'))}); {fig['ratio_per_server_cpu']:.2f} in req "
           f"per server CPU-second" + (f"; {fig['inproc_ratio']:.2f} in-process CPU" if "inproc_ratio" in fig else ""))
     print(f"  echo/hello:   {fig['echo_ratio']:.2f} in req/s (the floor cost of a signed JSON POST on aiohttp)")
+    print(f"  orders over {VENUES} venues / over one: {fig['venues16_ratio']:.2f} in req/s (per rep: "
+          f"{', '.join(f'{x:.2f}' for x in ratios('orders16', 'orders'))}); target >= 0.90: "
+          f"{'met' if fig['venues16_ratio'] >= 0.9 else 'NOT met'}")
     print(f"  targets: orders/hello >= 0.50: {'met' if fig['ratio'] >= 0.5 else 'NOT met'}; orders p99 < 5 ms: "
           f"{'met' if fig['orders_p99_ms'] < 5 else 'NOT met'}")
     print(f"  errors: {non_2xx} non-2xx, {rejected} REJECTED, {unexpected} orders/cancels in an unexpected state")

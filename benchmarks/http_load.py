@@ -347,6 +347,21 @@ def scenario_keys(path: str) -> list[tuple[str, str, str]]:
     return [(str(c["id"]), c["key"], c["secret"]) for c in doc.get("clients", []) if "key" in c and "secret" in c]
 
 
+async def create_venue(host: str, scenario: str) -> list[tuple[str, str, str]]:
+    """A venue of ``scenario`` made by ``POST /_sim/venues`` (docs/venues.md): its (client id, key, secret)."""
+    with open(scenario, "rb") as f:
+        body = b'{"scenario":' + f.read() + b"}"
+    reader, writer = await asyncio.open_connection(*host.split(":"))
+    writer.write(b"POST /_sim/venues HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (host.encode(), len(body), body))
+    answer = await reader.read()
+    writer.close()
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 201"):
+        raise SystemExit(f"http_load: POST /_sim/venues: {head.splitlines()[0].decode()} {payload[:300]!r}")
+    return [(c["client_id"], c["key"], c["secret"]) for c in json.loads(payload)["clients"]]
+
+
 def percentile(sorted_values: list[int], q: float) -> float:
     """Nearest-rank percentile, in ms."""
     if not sorted_values:
@@ -367,11 +382,14 @@ async def run_load(args: argparse.Namespace) -> dict[str, Any]:
     keys = scenario_keys(args.scenario) if args.mode != "hello" else []
     if args.mode != "hello" and not keys:
         raise SystemExit(f"http_load: {args.scenario} defines no client with key and secret")
+    venues = [keys] + [await create_venue(host, args.scenario) for _ in range(args.venues - 1)]
     conns = []
     for i in range(args.connections):
         signer, bodies = None, []
         if args.mode != "hello":
-            client_id, key, secret = keys[i % len(keys)]
+            # connection i: venue i mod N, and within it the next of its clients
+            venue_keys = venues[i % len(venues)]
+            client_id, key, secret = venue_keys[(i // len(venues)) % len(venue_keys)]
             signer = Signer(client_id, key, secret, host)
             bodies = order_bodies(client_id, random.Random(args.seed * 1000 + i), 4096)
         conn = Conn(stats, args.mode, signer, bodies, args.depth, host)
@@ -547,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--scenario", default=os.path.join(os.path.dirname(__file__), "bench_http_scenario.json"))
     load.add_argument("--seed", type=int, default=1)
     load.add_argument("--server-pid", type=int, default=None)
+    load.add_argument("--venues", type=int, default=1,
+                      help="spread the connections over this many venues (the default one and N-1 made by POST /_sim/venues)")
     ip = sub.add_parser("inproc")
     ip.add_argument("--mode", choices=("orders", "hello", "echo"), required=True)
     ip.add_argument("--requests", type=int, default=20_000)

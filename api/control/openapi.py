@@ -34,7 +34,7 @@ from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.server.request_log import MAX_CAPACITY as MAX_HISTORY
 from cefisim.api.scenario.model import SECONDS_TEXT_RE
 from cefisim.api.control.stream import stream_routes
-from cefisim.api.control.venues import VENUE_PREFIX, venue_routes
+from cefisim.api.control.venues import VENUE_PREFIX, VENUE_RESOURCE, venue_routes
 from cefisim.api.cefi.validate import F
 
 SIM_PREFIX = "/_sim"
@@ -323,9 +323,10 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/_sim/venues"): _created(_op("sim_create_venue", "Create a venue: its own engine, clock, keys and "
                                            "journal", "Venue", body="VenueRequest", errors=(429,))),
     ("GET", "/_sim/venues"): _op("sim_venues", "Every venue, the default one first (no credentials)", "Venues"),
-    ("GET", VENUE_PREFIX): _op("sim_venue", "One venue with its credentials", "Venue", params=(VENUE_ID,)),
-    ("DELETE", VENUE_PREFIX): _op("sim_delete_venue", "End a venue: its memory and journal go", "VenueDeleted",
-                                  errors=(409,), params=(VENUE_ID,)),
+    ("GET", VENUE_RESOURCE): _op("sim_venue", "One venue with its credentials", "Venue",
+                                 params=(_path("id", VENUE_ID["schema"]["pattern"]),)),
+    ("DELETE", VENUE_RESOURCE): _op("sim_delete_venue", "End a venue: its memory and journal go", "VenueDeleted",
+                                    errors=(409,), params=(_path("id", VENUE_ID["schema"]["pattern"]),)),
 }
 
 

@@ -30,6 +30,7 @@ of an ended venue) to the default one, which answers exactly as it answers any u
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,8 @@ from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.ticker import start_ticker, stop_ticker
 
 MAX_SCENARIO_BYTES = 16 << 20  # a create body: a scenario document with its events
-VENUE_PREFIX = "/_sim/venues/{venue_id}"
+VENUE_PREFIX = "/_sim/venues/{venue_id}"  # the control routes of a venue: routed to it (VenueHub.route)
+VENUE_RESOURCE = "/_sim/venues/{id}"  # the venue itself: served by the hub, not routed
 #: control routes that stay server-wide (the request log shows every venue's requests)
 SERVER_WIDE = ("/_sim/requests",)
 _AUTH_BODY_PATHS = ("/v1/auth/api-key/token", "/v1/auth/token/refresh", "/v1/auth/oauth/token")
@@ -169,6 +171,10 @@ class VenueHub:
         self._attach(spec.id, sim)
         assert self.main is not None
         self._tickers[spec.id] = start_ticker(sim, self.main[OPTIONS].speed)
+        if gc.get_freeze_count():
+            # the server froze what it loaded (``cefisim serve``): a venue made later joins it, or every
+            # full collection would walk every venue's books and records again
+            gc.freeze()
         return spec.id
 
     async def delete(self, venue_id: str) -> None:
@@ -180,6 +186,12 @@ class VenueHub:
         await stop_ticker(self._tickers.pop(venue_id, None))
         await app[STREAMS].stop()
         app[SIM].set_listener(None)
+        if gc.get_freeze_count():
+            # frozen objects in reference cycles are never collected: thaw, free the venue, freeze again
+            del app
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
 
     async def stop(self) -> None:
         for venue_id in list(self._tickers):
@@ -211,8 +223,15 @@ class VenueHub:
         return out
 
     def lookup(self, request: web.Request) -> tuple[str, web.Application]:
-        venue_id = request.match_info["venue_id"]
-        return venue_id, request.app  # route() already pointed request.app at it (or 404ed)
+        """The venue ``/_sim/venues/{id}`` names (not routed to it: a request must not hold a venue it ends)."""
+        venue_id = request.match_info["id"]
+        if venue_id == DEFAULT_ID:
+            assert self.main is not None
+            return venue_id, self.main
+        app = self.apps.get(venue_id)
+        if app is None:
+            raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
+        return venue_id, app
 
 
 def _clients(scenario: Scenario) -> list[dict[str, str]]:
@@ -259,7 +278,7 @@ async def get_venue(request: web.Request) -> web.Response:
 
 async def delete_venue(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
-    venue_id, _ = hub.lookup(request)
+    venue_id = hub.lookup(request)[0]  # holds no reference to the venue it ends
     if venue_id == DEFAULT_ID:
         raise Problem(409, "default-venue", "venue_id: the default venue (the server's --scenario) cannot be "
                                             "deleted; reset it with POST /_sim/reset")
@@ -275,8 +294,8 @@ def venue_routes(control: list[web.RouteDef]) -> list[web.RouteDef]:
     return [
         web.post("/_sim/venues", create_venue),
         web.get("/_sim/venues", list_venues),
-        web.get(VENUE_PREFIX, get_venue),
-        web.delete(VENUE_PREFIX, delete_venue),
+        web.get(VENUE_RESOURCE, get_venue),
+        web.delete(VENUE_RESOURCE, delete_venue),
         *scoped,
     ]
 

@@ -149,7 +149,18 @@ async def test_clocks_are_per_venue_and_reset_is_per_venue(api: Api) -> None:
     assert status == 200 and v1 == v2
 
 
-async def test_deleting_frees_the_venue_and_leaves_the_others(api: Api) -> None:
+@pytest.mark.parametrize("frozen", [False, True], ids=["collector", "frozen like cefisim serve"])
+async def test_deleting_frees_the_venue_and_leaves_the_others(api: Api, frozen: bool) -> None:
+    if frozen:
+        gc.collect()
+        gc.freeze()
+    try:
+        await _delete_one_of_two(api)
+    finally:
+        gc.unfreeze()
+
+
+async def _delete_one_of_two(api: Api) -> None:
     one, two = await create(api), await create(api)
     await signed(api, two, "POST", "/v1/cefi/orders", json=order_body())
     sim_ref = weakref.ref(api.client.server.app[VENUES].apps["v1"][SIM])  # type: ignore[union-attr]
