@@ -133,8 +133,9 @@ class StreamHub:
     """The streams of one simulation (``docs/stream.md``)."""
 
     def __init__(self, sim: Simulation, settings: StreamSettings | None = None,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, venue: str = "default") -> None:
         self.sim = sim
+        self.venue = venue  # the venue's id, in each snapshot (docs/venues.md)
         self.settings = settings or StreamSettings()
         self.seq = 0  # engine events applied since the hub attached (the server started)
         self.open = 0  # open streams
@@ -297,7 +298,7 @@ class StreamHub:
         return book_doc(venue.instruments[inst_id], venue.books[inst_id], DEPTH_LEVELS, venue.clock.now)
 
     def _snapshot(self, conn: Connection, reason: str) -> bytes:
-        doc: dict[str, Any] = {"venue": "default", "reason": reason, "depth": self._depth(conn.instrument_id)}
+        doc: dict[str, Any] = {"venue": self.venue, "reason": reason, "depth": self._depth(conn.instrument_id)}
         if conn.client_id is not None:
             client = self._venue.clients[conn.client_id]
             doc["client_id"] = str(conn.client_id)

@@ -269,7 +269,7 @@ async def test_stream_and_page_take_a_venue_id(api: Api) -> None:
     assert resp.status == 200
     first = await resp.content.readuntil(b"\n\n")
     first += await resp.content.readuntil(b"\n\n")
-    assert b"49999.00" in first
+    assert b"49999.00" in first and b'"venue":"v1"' in first
     resp.close()
     status, body, _ = await api.call("GET", "/_sim/stream", client_id=None, params={"venue": "v7", "instrument": "1"})
     assert status == 404 and body["type"].endswith("/unknown-venue")
