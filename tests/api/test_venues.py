@@ -292,3 +292,27 @@ async def test_the_venue_wide_open_order_limit(api_factory: Any) -> None:
     assert status == 200 and rec["status"] == "REJECTED" and rec["reject_reason"] == "TOO_MANY_OPEN_ORDERS"
     status, rec, _ = await signed(api, None, "POST", "/v1/cefi/orders", 101, json=order_body(101))
     assert rec["status"] == "ACTIVE"  # the default venue keeps its scenario's limits
+
+
+def test_flags_and_their_variables_set_the_venue_limits() -> None:
+    import argparse
+
+    from cefisim.api.cli import _serve_parser
+    from cefisim.api.cli_env import env_defaults
+    from cefisim.api.scenario import parse_scenario
+    from cefisim.api.server.keys import ServerOptions
+    from cefisim.api.server.limit_flags import limit_options, venue_config_for
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    serve = _serve_parser(sub)
+    env_defaults(serve, {"CEFISIM_MAX_VENUES": "3", "CEFISIM_MAX_VENUE_OPEN_ORDERS": "500"})
+    args = serve.parse_args(["--max-ended-orders", "1000", "--max-ended-orders-per-client", "10"])
+    options = ServerOptions(**limit_options(args))
+    assert options.max_venues == 3
+    scenario = parse_scenario(scenario_doc(), "test")
+    config = venue_config_for(scenario, args)
+    assert options.venue_config is not None and options.venue_config(scenario) == config
+    assert (config.max_venue_open_orders, config.max_ended_orders, config.max_ended_orders_per_client) == (500, 1000, 10)
+    default = venue_config_for(scenario, serve.parse_args([]))
+    assert (default.max_venue_open_orders, default.max_ended_orders) == (500, 500_000)  # the variable, the engine's
+    assert ServerOptions().max_venues == 64

@@ -103,3 +103,30 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
         finally:
             proc.send_signal(signal.SIGTERM)
             _end(proc)
+
+
+def test_a_torn_last_manifest_line_is_cut_and_that_venue_never_was(tmp_path: Path) -> None:
+    from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.runtime.venues import Venues
+
+    journal = tmp_path / "journal.jsonl"
+
+    def make(scenario: Any, path: Path | None) -> Simulation:
+        return Simulation(scenario, clock="virtual", journal_path=path)
+
+    venues = Venues(make, journal=journal)
+    venues.recover()
+    venues.create({"scenario": scenario_doc(), "seed": 3})
+    venues.close()
+    manifest = tmp_path / "journal.jsonl.venues" / "manifest.jsonl"
+    whole = manifest.read_bytes()
+    with open(manifest, "ab") as f:
+        f.write(b'{"op": "create", "id": "v2", "scen')
+    again = Venues(make, journal=journal)
+    again.recover()
+    try:
+        assert list(again.live) == ["v1"] and again.live["v1"][1].scenario.seed == 3
+        assert manifest.read_bytes() == whole
+        assert again.create({"scenario": scenario_doc()})[0].id == "v2"
+    finally:
+        again.close()
