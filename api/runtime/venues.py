@@ -146,28 +146,23 @@ class Venues:
 
     def recover(self) -> None:
         """Rebuild every venue the manifest leaves alive, each from its scenario and journal."""
-        if self.dir is None:
+        path = self._manifest_path()
+        if path is None or not path.exists():
             return
-        self.dir.mkdir(exist_ok=True)
-        path = self.dir / MANIFEST
+        data = path.read_bytes()
+        complete = data[:data.rfind(b"\n") + 1]
+        if len(complete) < len(data):  # a torn last line: that create or delete was never answered
+            with open(path, "r+b") as f:
+                f.truncate(len(complete))
+                os.fsync(f.fileno())
         specs: dict[str, VenueSpec] = {}
-        if path.exists():
-            data = path.read_bytes()
-            complete = data[:data.rfind(b"\n") + 1]
-            if len(complete) < len(data):  # a torn last line: the create or delete never answered
-                with open(path, "r+b") as f:
-                    f.truncate(len(complete))
-                    os.fsync(f.fileno())
-            for line in complete.splitlines():
-                record = orjson.loads(line)
-                number = int(record["id"][1:])
-                self._next = max(self._next, number + 1)
-                if record["op"] == "create":
-                    specs[record["id"]] = VenueSpec(record["id"], record["scenario"], record["document"],
-                                                    record["seed"])
-                else:
-                    specs.pop(record["id"], None)
-        self._manifest = open(path, "ab", buffering=0)
+        for line in complete.splitlines():
+            record = orjson.loads(line)
+            self._next = max(self._next, int(record["id"][1:]) + 1)
+            if record["op"] == "create":
+                specs[record["id"]] = VenueSpec(record["id"], record["scenario"], record["document"], record["seed"])
+            else:
+                specs.pop(record["id"], None)
         for spec in specs.values():
             self.live[spec.id] = (spec, self._make(spec.load(), self._journal_path(spec.id)))
 
@@ -178,8 +173,9 @@ class Venues:
         spec = parse_spec(f"v{self._next}", body)
         scenario = spec.load()
         path = self._journal_path(spec.id)
-        if path is not None and path.exists():
-            path.unlink()  # left by a create that never reached the manifest
+        if path is not None:
+            path.parent.mkdir(exist_ok=True)
+            path.unlink(missing_ok=True)  # left by a create that never reached the manifest
         try:
             sim = self._make(scenario, path)
         except ScenarioError as exc:  # e.g. agents too fast for the wall clock
@@ -210,8 +206,15 @@ class Venues:
     def _journal_path(self, venue_id: str) -> Path | None:
         return self.dir / f"{venue_id}.jsonl" if self.dir is not None else None
 
+    def _manifest_path(self) -> Path | None:
+        return self.dir / MANIFEST if self.dir is not None else None
+
     def _record(self, record: dict[str, Any]) -> None:
-        if self._manifest is None:
+        """Append a manifest line and fsync it (the directory and file made at the first one)."""
+        if self.dir is None:
             return
+        if self._manifest is None:
+            self.dir.mkdir(exist_ok=True)
+            self._manifest = open(self.dir / MANIFEST, "ab", buffering=0)
         self._manifest.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
         os.fsync(self._manifest.fileno())
