@@ -496,14 +496,25 @@ async def run_inproc(args: argparse.Namespace) -> dict[str, Any]:
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     stats = Stats(0, 1 << 62)
-    signer, bodies = None, []
-    if args.mode != "hello":
-        client_id, key, secret = scenario_keys(args.scenario)[0]
-        signer = Signer(client_id, key, secret, "127.0.0.1")
-        bodies = order_bodies(client_id, random.Random(args.seed), 4096)
-    conn = Conn(stats, args.mode, signer, bodies, args.depth, "127.0.0.1")
-    proto = runner.server()  # type: ignore[misc]
-    proto.connection_made(PipeTransport(conn.data_received))
+    venues = [scenario_keys(args.scenario)] if args.mode != "hello" else [[]]
+    if args.venues > 1:  # the same scenario again, each venue with its own keys (docs/venues.md)
+        from cefisim.api.control.venues import VENUES
+        from cefisim.api.server.keys import SIM
+
+        with open(args.scenario, "rb") as f:
+            doc = json.load(f)
+        for _ in range(args.venues - 1):
+            venue = app[VENUES].apps[app[VENUES].create({"scenario": doc})]
+            venues.append([(str(cid), key, secret) for key, (cid, secret) in venue[SIM].scenario.hmac_keys.items()])
+    conns = []
+    for i in range(args.connections):  # connection i: venue i mod N, and within it the next of its clients
+        signer, bodies = None, []
+        if args.mode != "hello":
+            keys = venues[i % len(venues)]
+            client_id, key, secret = keys[(i // len(venues)) % len(keys)]
+            signer = Signer(client_id, key, secret, "127.0.0.1")
+            bodies = order_bodies(client_id, random.Random(args.seed * 1000 + i if i else args.seed), 4096)
+        conns.append(Conn(stats, args.mode, signer, bodies, args.depth, "127.0.0.1"))
     warm, total = args.warmup_requests, args.warmup_requests + args.requests
     sent = 0
     marks: dict[str, float] = {}
@@ -514,7 +525,7 @@ async def run_inproc(args: argparse.Namespace) -> dict[str, Any]:
 
         profiler = cProfile.Profile()
 
-    def to_server(data: bytes) -> None:
+    def to_server(proto: Any, data: bytes) -> None:
         nonlocal sent
         if sent == warm:
             marks["cpu0"], marks["wall0"] = time.process_time(), time.perf_counter()
@@ -530,13 +541,17 @@ async def run_inproc(args: argparse.Namespace) -> dict[str, Any]:
         sent += 1
         loop.call_soon(proto.data_received, data)
 
-    conn.transport = PipeTransport(to_server)
+    for conn in conns:
+        proto = runner.server()  # type: ignore[misc]
+        proto.connection_made(PipeTransport(conn.data_received))
+        conn.transport = PipeTransport(functools.partial(to_server, proto))
     gc.collect()
     gc.freeze()  # as `cefisim serve` does after loading; the collector stays on
     if args.wait_for_go:
         print("ready", flush=True)
         await loop.run_in_executor(None, sys.stdin.readline)
-    conn.send()
+    for conn in conns:
+        conn.send()
     await done
     if profiler is not None:
         profiler.dump_stats(args.cprofile)
@@ -572,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
     ip.add_argument("--requests", type=int, default=20_000)
     ip.add_argument("--warmup-requests", type=int, default=2_000)
     ip.add_argument("--depth", type=int, default=25)
+    ip.add_argument("--connections", type=int, default=1, help="connections, one request in flight on each")
+    ip.add_argument("--venues", type=int, default=1, help="spread the connections over this many venues")
     ip.add_argument("--scenario", default=os.path.join(os.path.dirname(__file__), "bench_http_scenario.json"))
     ip.add_argument("--seed", type=int, default=1)
     ip.add_argument("--cprofile", default=None, help="write a cProfile of the measured requests here")

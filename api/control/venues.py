@@ -79,17 +79,19 @@ class VenueHub:
 
     # --- routing -----------------------------------------------------------------------------------
 
-    def route(self, request: web.Request) -> None:
-        """Point ``request.app`` at the venue the request belongs to (left alone: the default venue)."""
+    def route(self, request: web.Request) -> bool:
+        """Point ``request.app`` at the venue the request belongs to (left alone: the default venue).
+        True when the credential is in the body (an Auth key id, refresh token or code): the caller
+        then awaits :meth:`route_body` once the body may be read."""
         venue_id = request.match_info.get("venue_id")
         if venue_id is not None:
             if venue_id == DEFAULT_ID:
-                return
+                return False
             target = self.apps.get(venue_id)
             if target is None:
                 raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
         elif not self.apps:
-            return
+            return False
         else:
             headers = request.headers
             key = headers.get(H_TOKEN)
@@ -99,14 +101,15 @@ class VenueHub:
                 target = self.apps.get(request.query.get("venue", ""))
             else:
                 target = self._by_secret(headers.get("Authorization", "").removeprefix("Bearer "))
+                if target is None:
+                    return request.method == "POST" and request.path in _AUTH_BODY_PATHS
             if target is None:
-                return
+                return False
         request.match_info.current_app = target
+        return False
 
     async def route_body(self, request: web.Request) -> None:
         """Auth requests whose credential is in the body (a key id, a refresh token, a code)."""
-        if request.method != "POST" or request.path not in _AUTH_BODY_PATHS or request.app is not self.main:
-            return
         if request.content_type == "application/x-www-form-urlencoded":
             try:
                 form: Any = await request.post()

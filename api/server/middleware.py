@@ -87,8 +87,8 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
         request[REQUEST_ID] = request_id
         version = None  # the schema version of a CeFi request (nothing else sets it)
         try:
-            if venues is not None:
-                venues.route(request)  # before anything reads request.app: it may point at another venue
+            # before anything reads request.app: it may point at another venue (api/control/venues.py)
+            body_route = venues is not None and venues.route(request)
             if request.path.startswith(CEFI_PREFIX):
                 version, refusal = _negotiate(request)
                 request[VERSION] = version
@@ -100,8 +100,8 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
             if read_timeout_s is not None and body_pending(request):
                 response = await read_body_within(request, read_timeout_s)  # the 408, already sent
             if response is None:
-                if venues is not None and venues.apps:
-                    await venues.route_body(request)
+                if body_route:
+                    await venues.route_body(request)  # type: ignore[union-attr]
                 if rate_check is not None:
                     rate_check(request)
                 response = await dispatch(request, handler)
