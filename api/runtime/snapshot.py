@@ -36,12 +36,19 @@ _TRANSIENT = {
 
 
 def _registry() -> dict[str, type]:
+    """Every class of the engine's modules, sub-packages included, named ``{module}.{Class}`` by the
+    module's own name (``engine/simulation/scenario.py``'s runner stays ``scenario.ScenarioRunner``, its
+    name from before the sub-package, so snapshots keep their names)."""
     classes: dict[str, type] = {"random.Random": random.Random, "SortedDict": SortedDict, "deque": deque}
-    for info in pkgutil.iter_modules(engine.__path__):
-        module = importlib.import_module(f"{engine.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(engine.__path__, engine.__name__ + "."):
+        if info.ispkg:
+            continue
+        module = importlib.import_module(info.name)
+        short = info.name.rpartition(".")[2]
         for name, obj in vars(module).items():
             if inspect.isclass(obj) and obj.__module__ == module.__name__:
-                classes[f"{info.name}.{name}"] = obj
+                assert f"{short}.{name}" not in classes, f"two engine classes named {short}.{name}"
+                classes[f"{short}.{name}"] = obj
     return classes
 
 
