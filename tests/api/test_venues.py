@@ -316,3 +316,23 @@ def test_flags_and_their_variables_set_the_venue_limits() -> None:
     default = venue_config_for(scenario, serve.parse_args([]))
     assert (default.max_venue_open_orders, default.max_ended_orders) == (500, 500_000)  # the variable, the engine's
     assert ServerOptions().max_venues == 64
+
+
+async def test_on_the_wall_clock_each_venue_has_its_own_ticker() -> None:
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.scenario import parse_scenario
+    from cefisim.api.server.app import create_app
+
+    app = create_app(Simulation(parse_scenario(scenario_doc(), "test"), clock="wall"))
+    async with TestClient(TestServer(app)) as client:
+        before = time.time_ns()
+        resp = await client.post("/_sim/venues", json={"scenario": scenario_doc()})
+        venue = await resp.json()
+        assert resp.status == 201 and venue["clock"] == "wall" and int(venue["now_ns"]) >= before
+        hub = app[VENUES]
+        ticker = hub._tickers["v1"]
+        assert ticker is not None and not ticker.done()
+        await client.delete("/_sim/venues/v1")
+        assert ticker.cancelled() and "v1" not in hub._tickers
