@@ -317,8 +317,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def test_limit_flags_become_server_options_and_venue_config() -> None:
     scenario = parse_scenario(fuzz_doc(settings={"max_open_orders": 7}), "flags.json")
     args = _parse([])
-    assert limit_options(args) == {"quote_max_levels": 1000, "max_header_bytes": 8190, "read_timeout_s": 30.0,
-                                   "rate_limits": None}
+    defaults = limit_options(args)
+    assert defaults.pop("venue_config")(scenario) == venue_config_for(scenario, args)  # of created venues
+    assert defaults == {"quote_max_levels": 1000, "max_header_bytes": 8190, "read_timeout_s": 30.0,
+                        "rate_limits": None, "max_venues": 64}
     assert venue_config_for(scenario, args).max_open_orders == 7  # the scenario's setting stands
     args = _parse(["--max-open-orders", "5", "--quote-max-levels", "3", "--max-header-bytes", "4096",
                    "--read-timeout", "0", "--rate-limit", "10:20", "--rate-limit", f"{BOB_KEY}=off"])
