@@ -377,12 +377,12 @@ def _same(conn: Conn) -> Conn:
 async def run_load(args: argparse.Namespace) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     host = f"127.0.0.1:{args.port}"
-    t0 = time.perf_counter_ns() + int(args.warmup * 1e9)
-    stats = Stats(t0, t0 + int(args.duration * 1e9))
     keys = scenario_keys(args.scenario) if args.mode != "hello" else []
     if args.mode != "hello" and not keys:
         raise SystemExit(f"http_load: {args.scenario} defines no client with key and secret")
     venues = [keys] + [await create_venue(host, args.scenario) for _ in range(args.venues - 1)]
+    t0 = time.perf_counter_ns() + int(args.warmup * 1e9)  # the warm-up starts once the venues exist
+    stats = Stats(t0, t0 + int(args.duration * 1e9))
     conns = []
     for i in range(args.connections):
         signer, bodies = None, []
