@@ -36,6 +36,7 @@ from typing import IO, Any
 
 import orjson
 
+from cefisim.api.runtime.recovery import JournalError
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.loader import parse_scenario
@@ -164,7 +165,11 @@ class Venues:
             else:
                 specs.pop(record["id"], None)
         for spec in specs.values():
-            self.live[spec.id] = (spec, self._make(spec.load(), self._journal_path(spec.id)))
+            try:
+                scenario = spec.load()
+            except VenueError as exc:  # e.g. a shipped scenario this version no longer has
+                raise JournalError(f"{path}: venue {spec.id}: {exc}") from None
+            self.live[spec.id] = (spec, self._make(scenario, self._journal_path(spec.id)))
 
     def create(self, body: dict[str, Any]) -> tuple[VenueSpec, Simulation]:
         """A new venue from a create body; ``TooManyVenues`` or ``VenueError`` and nothing changes."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 
 from cefisim.api.cefi.signing import sign
 from tests.api.test_crash_recovery import ROOT, _free_port, _wait_ready
@@ -130,3 +131,15 @@ def test_a_torn_last_manifest_line_is_cut_and_that_venue_never_was(tmp_path: Pat
         assert again.create({"scenario": scenario_doc()})[0].id == "v2"
     finally:
         again.close()
+
+
+def test_a_venue_the_manifest_cannot_rebuild_refuses_the_start_naming_it(tmp_path: Path) -> None:
+    from cefisim.api.runtime.recovery import JournalError
+    from cefisim.api.runtime.venues import Venues
+
+    journal = tmp_path / "journal.jsonl"
+    (tmp_path / "journal.jsonl.venues").mkdir()
+    (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").write_bytes(
+        b'{"op": "create", "id": "v1", "scenario": "gone-from-this-version", "document": null, "seed": null}\n')
+    with pytest.raises(JournalError, match="venue v1: scenario: no shipped scenario 'gone-from-this-version'"):
+        Venues(lambda scenario, path: None, journal=journal).recover()  # type: ignore[arg-type,return-value]
