@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
+from .book import Level
 from .ledger import order_hold
 from .matching import balance
 from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, WORKING, Order
@@ -47,7 +49,6 @@ from .recorded_events import SNAPSHOT, TRADE, UPDATE
 from .recorded_fills import ZERO_RATES, trade, uncross
 
 if TYPE_CHECKING:
-    from .book import Level
     from .reference import Client
     from .venue import Venue
 
@@ -90,6 +91,8 @@ class RecordedMarket:
         self.name = name
         self._events = events
         self._next: Event | None = next(events, None)
+        #: engine time of the next recorded event, None when the recording is over
+        self.next_ts: int | None = None if self._next is None else self._next[1]
         self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
         self.depth: dict[str, dict[int, Order]] = {BUY: {}, SELL: {}}  # the depth order per price
         self.queue: dict[int, QueuePos] = {}  # user order id -> its place
@@ -99,14 +102,17 @@ class RecordedMarket:
         inst = self.instrument
         self._base_bal = balance(counterparty, inst.base.id)  # where depth orders' holds go
         self._quote_bal = balance(counterparty, inst.quote.id)
+        # what apply_until works with, in one tuple: it runs at every clock move that reaches a
+        # recorded event, and these objects live as long as the venue
+        book = self.book
+        self._loop = (
+            venue, venue.clock, book, book.bids, book.asks, self.sizes[BUY], self.sizes[SELL],
+            self.depth[BUY], self.depth[SELL], inst, inst.id, inst.base_per_lot, inst.notional_num,
+            inst.notional_den, self._base_bal, self._quote_bal, counterparty, counterparty.orders,
+            counterparty.open_orders,
+        )
 
     # --- the venue's view ----------------------------------------------------------------------
-
-    @property
-    def next_ts(self) -> int | None:
-        """Engine time of the next recorded event, None when the recording is over."""
-        nxt = self._next
-        return None if nxt is None else nxt[1]
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
         """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
@@ -116,18 +122,16 @@ class RecordedMarket:
             return
         if not self.impact:
             self._restore_taken()
-        pull = self._events
-        clock = self.venue.clock
-        book = self.book
-        bids, asks = book.bids, book.asks
-        sizes_b, sizes_a = self.sizes[BUY], self.sizes[SELL]
-        depth_b, depth_a = self.depth[BUY], self.depth[SELL]
-        inst = self.instrument
-        base_per_lot, num, den = inst.base_per_lot, inst.notional_num, inst.notional_den
-        base_bal, quote_bal = self._base_bal, self._quote_bal
+        # This loop runs once per recorded event, so the three common updates (a size change, a new
+        # level nobody rests at, a level only its depth order holds going) are written out here with
+        # everything they touch in locals; everything else goes through _set_level, trade, _snapshot.
+        (v, clock, book, bids, asks, sizes_b, sizes_a, depth_b, depth_a, inst, inst_id, base_per_lot, num,
+         den, base_bal, quote_bal, cp, cp_orders, cp_open) = self._loop
+        plain = book.opening is None  # levels come and go directly (no opening auction to record; a
+        # replay never changes the instrument's status)
         count = 0
         instant = nxt[1]
-        while nxt is not None:
+        for nxt in chain((nxt,), self._events):
             ts = nxt[1]
             if ts > to_ns:
                 break
@@ -138,41 +142,71 @@ class RecordedMarket:
                 instant = ts
             count += 1
             if nxt[0] == UPDATE:
-                price, lots = nxt[4], nxt[5]
-                if nxt[3] == BUY:
-                    sizes, depth, level = sizes_b, depth_b.get(price), bids.get(-price)
+                _, _, _, side, price, lots = nxt
+                if side == BUY:
+                    sizes, depths, levels, key = sizes_b, depth_b, bids, -price
                 else:
-                    sizes, depth, level = sizes_a, depth_a.get(price), asks.get(price)
+                    sizes, depths, levels, key = sizes_a, depth_a, asks, price
+                depth = depths.get(price)
+                level = levels.get(key)
                 if level is not None and depth is not None and lots and depth.status == ACTIVE:
-                    # the common case: a level's recorded size changes (users resting there move first)
+                    # a level's recorded size changes (users resting there move first)
                     if len(level.orders) > 1:
                         self._queue_depth(level, sizes[price], lots)
                     sizes[price] = lots
                     delta = lots - depth.remaining
                     if delta and depth.execution is None:
-                        # _resize of an untouched depth order, inline: its hold is what its lots cost
-                        if depth.side == SELL:
-                            base_bal.hold += delta * base_per_lot
+                        # _resize of an untouched depth order: its hold is what its lots cost
+                        if side == BUY:
+                            quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
                         else:
-                            p = depth.price
-                            quote_bal.hold += -(-lots * p * num // den) + (-depth.remaining * p * num // den)
+                            base_bal.hold += delta * base_per_lot
                         depth.remaining = lots
                         level.qty += delta
                     elif delta:
                         self._resize(depth, lots, level)
-                    nxt = next(pull, None)
                     continue
                 if ts > clock.now:
                     clock.now = ts
-                if level is None and lots and depth is None:  # a new level with no user there
+                if level is None and lots and depth is None and plain:
+                    # a new level with no user there: _new_depth and Book.add, written out
                     sizes[price] = lots
-                    self._new_depth(nxt[3], price, lots)
+                    oid = v.next_order_id
+                    v.next_order_id = oid + 1
+                    depth = Order(oid, cp, inst, side, LIMIT, GTC, price, lots, clock.now, None, None)
+                    depth.status = ACTIVE
+                    if side == BUY:
+                        quote_bal.hold += -(-lots * price * num // den)
+                    else:
+                        base_bal.hold += lots * base_per_lot
+                    cp_orders[oid] = depth
+                    cp_open[inst_id] = cp_open.get(inst_id, 0) + 1
+                    level = levels[key] = Level(price)
+                    level.orders[oid] = depth
+                    level.qty = lots
+                    if side == BUY:
+                        if book.bid_key is None or key < book.bid_key:
+                            book.bid_key = key
+                    elif book.ask_key is None or key < book.ask_key:
+                        book.ask_key = key
+                    depths[price] = depth
                 elif level is not None and not lots and depth is not None and len(level.orders) == 1 \
-                        and depth.status == ACTIVE:  # a level holding only its depth order goes
+                        and depth.status == ACTIVE and plain:
+                    # a level holding only its depth order goes: _retire, written out
                     del sizes[price]
-                    self._retire(depth, level)
+                    book.drop_level(levels, key)
+                    if depth.execution is not None:
+                        self.hold(depth, -1)
+                    elif side == BUY:
+                        quote_bal.hold -= -(-depth.remaining * price * num // den)
+                    else:
+                        base_bal.hold -= depth.remaining * base_per_lot
+                    depth.status = CANCELED
+                    cp_open[inst_id] -= 1
+                    del cp_orders[depth.id]
+                    del depths[price]
                 else:
-                    self._set_level(nxt[3], price, lots, events)
+                    self._set_level(side, price, lots, events)
             else:
                 if ts > clock.now:
                     clock.now = ts
@@ -180,16 +214,18 @@ class RecordedMarket:
                     trade(self, nxt[3], nxt[4], nxt[5], events)
                 else:
                     self._snapshot(nxt[3], nxt[4], events)
-            nxt = next(pull, None)
+        else:
+            nxt = None
         if instant > clock.now:
             clock.now = instant
         self._next = nxt
+        self.next_ts = None if nxt is None else nxt[1]
         self.applied += count
         self.last_ts = instant
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
             uncross(self, events)
-        events.append(("depth", clock.stamp(), self.instrument.id))
+        events.append(("depth", clock.stamp(), inst_id))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);
