@@ -148,27 +148,45 @@ class RecordedMarket:
                 else:
                     sizes, depths, levels, key = sizes_a, depth_a, asks, price
                 depth = depths.get(price)
-                level = levels.get(key)
-                if level is not None and depth is not None and lots and depth.status == ACTIVE:
-                    # a level's recorded size changes (users resting there move first)
-                    if len(level.orders) > 1:
-                        self._queue_depth(level, sizes[price], lots)
-                    sizes[price] = lots
-                    delta = lots - depth.remaining
-                    if delta and depth.execution is None:
-                        # _resize of an untouched depth order: its hold is what its lots cost
-                        if side == BUY:
-                            quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
+                if depth is not None and depth.status == ACTIVE:
+                    level = levels[key]  # a live depth order rests at its level
+                    if lots:
+                        # a level's recorded size changes (users resting there move first)
+                        if len(level.orders) > 1:
+                            self._queue_depth(level, sizes[price], lots)
+                        sizes[price] = lots
+                        delta = lots - depth.remaining
+                        if delta and depth.execution is None:
+                            # _resize of an untouched depth order: its hold is what its lots cost
+                            if side == BUY:
+                                quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
+                            else:
+                                base_bal.hold += delta * base_per_lot
+                            depth.remaining = lots
+                            level.qty += delta
+                        elif delta:
+                            self._resize(depth, lots, level)
+                        continue
+                    if ts > clock.now:
+                        clock.now = ts
+                    if len(level.orders) == 1 and plain:
+                        # a level holding only its depth order goes: _retire, written out
+                        del sizes[price]
+                        book.drop_level(levels, key)
+                        if depth.execution is not None:
+                            self.hold(depth, -1)
+                        elif side == BUY:
+                            quote_bal.hold -= -(-depth.remaining * price * num // den)
                         else:
-                            base_bal.hold += delta * base_per_lot
-                        depth.remaining = lots
-                        level.qty += delta
-                    elif delta:
-                        self._resize(depth, lots, level)
-                    continue
-                if ts > clock.now:
+                            base_bal.hold -= depth.remaining * base_per_lot
+                        depth.status = CANCELED
+                        cp_open[inst_id] -= 1
+                        del cp_orders[depth.id]
+                        del depths[price]
+                        continue
+                elif ts > clock.now:
                     clock.now = ts
-                if level is None and lots and depth is None and plain:
+                if depth is None and lots and plain and key not in levels:
                     # a new level with no user there: _new_depth and Book.add, written out
                     sizes[price] = lots
                     oid = v.next_order_id
@@ -190,21 +208,6 @@ class RecordedMarket:
                     elif book.ask_key is None or key < book.ask_key:
                         book.ask_key = key
                     depths[price] = depth
-                elif level is not None and not lots and depth is not None and len(level.orders) == 1 \
-                        and depth.status == ACTIVE and plain:
-                    # a level holding only its depth order goes: _retire, written out
-                    del sizes[price]
-                    book.drop_level(levels, key)
-                    if depth.execution is not None:
-                        self.hold(depth, -1)
-                    elif side == BUY:
-                        quote_bal.hold -= -(-depth.remaining * price * num // den)
-                    else:
-                        base_bal.hold -= depth.remaining * base_per_lot
-                    depth.status = CANCELED
-                    cp_open[inst_id] -= 1
-                    del cp_orders[depth.id]
-                    del depths[price]
                 else:
                     self._set_level(side, price, lots, events)
             else:
