@@ -43,30 +43,17 @@ from typing import TYPE_CHECKING
 from .book import Level
 from .ledger import order_hold
 from .matching import balance
-from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, WORKING, Order
+from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, Order
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import SNAPSHOT, TRADE, UPDATE
 from .recorded_fills import ZERO_RATES, trade, uncross
+from .recorded_queue import QueuePos, move_on_depth, place_of
 
 if TYPE_CHECKING:
     from .reference import Client
     from .venue import Venue
 
 Event = tuple
-
-
-class QueuePos:
-    """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its
-    price since the level's last size change, and the price and open quantity it was last seen with
-    (a modify that loses priority — a new price or more quantity — is seen as a new arrival)."""
-
-    __slots__ = ("front", "traded", "price", "qty")
-
-    def __init__(self, front: int, price: int, qty: int) -> None:
-        self.front = front
-        self.traded = 0
-        self.price = price
-        self.qty = qty
 
 
 class RecordedMarket:
@@ -153,13 +140,14 @@ class RecordedMarket:
                     if lots:
                         # a level's recorded size changes (users resting there move first)
                         if len(level.orders) > 1:
-                            self._queue_depth(level, sizes[price], lots)
+                            move_on_depth(self, level, sizes[price], lots)
                         sizes[price] = lots
                         delta = lots - depth.remaining
                         if delta and depth.execution is None:
                             # _resize of an untouched depth order: its hold is what its lots cost
                             if side == BUY:
-                                quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
+                                unit = price * num
+                                quote_bal.hold += -(-lots * unit // den) + (-depth.remaining * unit // den)
                             else:
                                 base_bal.hold += delta * base_per_lot
                             depth.remaining = lots
@@ -238,7 +226,7 @@ class RecordedMarket:
         level = levels.get(key)
         if level is None or level.orders.get(order.id) is not order:
             return None
-        return self.place_of(level, order).front
+        return place_of(self, level, order).front
 
     # --- recorded events -----------------------------------------------------------------------
 
@@ -265,7 +253,7 @@ class RecordedMarket:
             del depths[price]
             depth = None
         if level is not None and len(level.orders) > (depth is not None):
-            self._queue_depth(level, prev, lots)
+            move_on_depth(self, level, prev, lots)
         if depth is None:
             if lots:
                 self._new_depth(side, price, lots)
@@ -273,50 +261,6 @@ class RecordedMarket:
             self._resize(depth, lots)
         else:
             self._retire(depth)
-
-    # --- the users' places ---------------------------------------------------------------------
-
-    def place_of(self, level: "Level", order: Order) -> QueuePos:
-        """The order's place, registered (or registered again after a modify that lost priority)."""
-        pos = self.queue.get(order.id)
-        qty = order.remaining
-        if pos is not None and pos.price == order.price and pos.qty >= qty:
-            pos.qty = qty  # fills and a smaller modify keep the place; a price or size increase does not
-            return pos
-        front = 0
-        depth = self.depth[order.side].get(order.price)
-        if depth is not None and depth.status == ACTIVE:
-            for other in level.orders:
-                if other == depth.id:
-                    front = depth.remaining
-                    break
-                if other == order.id:
-                    break
-        pos = self.queue[order.id] = QueuePos(front, order.price, qty)
-        if len(self.queue) > 4096:
-            self._prune_queue()
-        return pos
-
-    def _queue_depth(self, level: "Level", prev: int, new: int) -> None:
-        """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
-        model = self.model
-        cp = self.counterparty
-        for order in level.orders.values():  # _pos never changes the level
-            if order.client is cp:
-                continue
-            pos = self.place_of(level, order)
-            pos.front = model.depth(pos.front, prev, new, pos.traded)
-            pos.traded = 0
-
-    def _prune_queue(self) -> None:
-        """Forget the places of orders that no longer work (the table is looked at by id only)."""
-        clients = self.venue.clients
-        keep: dict[int, QueuePos] = {}
-        for client in clients.values():
-            for oid in self.queue.keys() & client.orders.keys():
-                if client.orders[oid].status in WORKING:
-                    keep[oid] = self.queue[oid]
-        self.queue = {oid: keep[oid] for oid in sorted(keep)}
 
     # --- depth orders --------------------------------------------------------------------------
 
@@ -335,23 +279,14 @@ class RecordedMarket:
         self.depth[side][order.price] = order
 
     def _resize(self, depth: Order, lots: int, level: "Level | None" = None) -> None:
-        """Set a live depth order's open quantity (and its hold, and its level's total)."""
+        """Set a live depth order's open quantity (and its hold, and its level's total). The common
+        case, an untouched depth order, is written out in apply_until."""
         delta = lots - depth.remaining
         if not delta:
             return
-        if depth.execution is None:
-            # _hold's untouched case, inline (this runs for most recorded updates)
-            inst = self.instrument
-            if depth.side == SELL:
-                self._base_bal.hold += delta * inst.base_per_lot
-            else:
-                num, den, price = inst.notional_num, inst.notional_den, depth.price
-                self._quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
-            depth.remaining = lots
-        else:
-            self.hold(depth, -1)
-            depth.remaining = lots
-            self.hold(depth, 1)
+        self.hold(depth, -1)
+        depth.remaining = lots
+        self.hold(depth, 1)
         if level is None:
             book = self.book
             level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
@@ -439,4 +374,4 @@ def latency_draw(seed: int, venue: "Venue", lo: int, hi: int) -> int:
     return lo + int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % (hi - lo + 1)
 
 
-__all__ = ["RecordedMarket", "QueuePos", "latency_draw"]
+__all__ = ["RecordedMarket", "latency_draw"]

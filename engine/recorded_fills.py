@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .matching import end_order, fill
 from .order import ACTIVE, BUY, FILLED, IOC, LIMIT, SELL, Order
+from .recorded_queue import place_of
 
 if TYPE_CHECKING:
     from .book import Level
@@ -51,7 +52,7 @@ def trade(m: "RecordedMarket", side: str, price: int, lots: int, events: list[Ev
             take = order.remaining
             if at_price:
                 # the trade passes every user's order at its price, filled or not
-                pos = m.place_of(level, order)
+                pos = place_of(m, level, order)
                 pos.front -= lots
                 pos.traded += lots
                 if pos.front >= 0:
