@@ -37,35 +37,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
+from .book import Level
 from .ledger import order_hold
 from .matching import balance
-from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, WORKING, Order
+from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, Order
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import SNAPSHOT, TRADE, UPDATE
 from .recorded_fills import ZERO_RATES, trade, uncross
+from .recorded_queue import QueuePos, move_on_depth, place_of
 
 if TYPE_CHECKING:
-    from .book import Level
     from .reference import Client
     from .venue import Venue
 
 Event = tuple
-
-
-class QueuePos:
-    """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its
-    price since the level's last size change, and the price and open quantity it was last seen with
-    (a modify that loses priority — a new price or more quantity — is seen as a new arrival)."""
-
-    __slots__ = ("front", "traded", "price", "qty")
-
-    def __init__(self, front: int, price: int, qty: int) -> None:
-        self.front = front
-        self.traded = 0
-        self.price = price
-        self.qty = qty
 
 
 class RecordedMarket:
@@ -90,6 +78,8 @@ class RecordedMarket:
         self.name = name
         self._events = events
         self._next: Event | None = next(events, None)
+        #: engine time of the next recorded event, None when the recording is over
+        self.next_ts: int | None = None if self._next is None else self._next[1]
         self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
         self.depth: dict[str, dict[int, Order]] = {BUY: {}, SELL: {}}  # the depth order per price
         self.queue: dict[int, QueuePos] = {}  # user order id -> its place
@@ -99,14 +89,17 @@ class RecordedMarket:
         inst = self.instrument
         self._base_bal = balance(counterparty, inst.base.id)  # where depth orders' holds go
         self._quote_bal = balance(counterparty, inst.quote.id)
+        # what apply_until works with, in one tuple: it runs at every clock move that reaches a
+        # recorded event, and these objects live as long as the venue
+        book = self.book
+        self._loop = (
+            venue, venue.clock, book, book.bids, book.asks, self.sizes[BUY], self.sizes[SELL],
+            self.depth[BUY], self.depth[SELL], inst, inst.id, inst.base_per_lot, inst.notional_num,
+            inst.notional_den, self._base_bal, self._quote_bal, counterparty, counterparty.orders,
+            counterparty.open_orders,
+        )
 
     # --- the venue's view ----------------------------------------------------------------------
-
-    @property
-    def next_ts(self) -> int | None:
-        """Engine time of the next recorded event, None when the recording is over."""
-        nxt = self._next
-        return None if nxt is None else nxt[1]
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
         """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
@@ -116,18 +109,16 @@ class RecordedMarket:
             return
         if not self.impact:
             self._restore_taken()
-        pull = self._events
-        clock = self.venue.clock
-        book = self.book
-        bids, asks = book.bids, book.asks
-        sizes_b, sizes_a = self.sizes[BUY], self.sizes[SELL]
-        depth_b, depth_a = self.depth[BUY], self.depth[SELL]
-        inst = self.instrument
-        base_per_lot, num, den = inst.base_per_lot, inst.notional_num, inst.notional_den
-        base_bal, quote_bal = self._base_bal, self._quote_bal
+        # This loop runs once per recorded event, so the three common updates (a size change, a new
+        # level nobody rests at, a level only its depth order holds going) are written out here with
+        # everything they touch in locals; everything else goes through _set_level, trade, _snapshot.
+        (v, clock, book, bids, asks, sizes_b, sizes_a, depth_b, depth_a, inst, inst_id, base_per_lot, num,
+         den, base_bal, quote_bal, cp, cp_orders, cp_open) = self._loop
+        plain = book.opening is None  # levels come and go directly (no opening auction to record; a
+        # replay never changes the instrument's status)
         count = 0
         instant = nxt[1]
-        while nxt is not None:
+        for nxt in chain((nxt,), self._events):
             ts = nxt[1]
             if ts > to_ns:
                 break
@@ -138,41 +129,75 @@ class RecordedMarket:
                 instant = ts
             count += 1
             if nxt[0] == UPDATE:
-                price, lots = nxt[4], nxt[5]
-                if nxt[3] == BUY:
-                    sizes, depth, level = sizes_b, depth_b.get(price), bids.get(-price)
+                _, _, _, side, price, lots = nxt
+                if side == BUY:
+                    sizes, depths, levels, key = sizes_b, depth_b, bids, -price
                 else:
-                    sizes, depth, level = sizes_a, depth_a.get(price), asks.get(price)
-                if level is not None and depth is not None and lots and depth.status == ACTIVE:
-                    # the common case: a level's recorded size changes (users resting there move first)
-                    if len(level.orders) > 1:
-                        self._queue_depth(level, sizes[price], lots)
-                    sizes[price] = lots
-                    delta = lots - depth.remaining
-                    if delta and depth.execution is None:
-                        # _resize of an untouched depth order, inline: its hold is what its lots cost
-                        if depth.side == SELL:
-                            base_bal.hold += delta * base_per_lot
+                    sizes, depths, levels, key = sizes_a, depth_a, asks, price
+                depth = depths.get(price)
+                if depth is not None and depth.status == ACTIVE:
+                    level = levels[key]  # a live depth order rests at its level
+                    if lots:
+                        # a level's recorded size changes (users resting there move first)
+                        if len(level.orders) > 1:
+                            move_on_depth(self, level, sizes[price], lots)
+                        sizes[price] = lots
+                        delta = lots - depth.remaining
+                        if delta and depth.execution is None:
+                            # _resize of an untouched depth order: its hold is what its lots cost
+                            if side == BUY:
+                                unit = price * num
+                                quote_bal.hold += -(-lots * unit // den) + (-depth.remaining * unit // den)
+                            else:
+                                base_bal.hold += delta * base_per_lot
+                            depth.remaining = lots
+                            level.qty += delta
+                        elif delta:
+                            self._resize(depth, lots, level)
+                        continue
+                    if ts > clock.now:
+                        clock.now = ts
+                    if len(level.orders) == 1 and plain:
+                        # a level holding only its depth order goes: _retire, written out
+                        del sizes[price]
+                        book.drop_level(levels, key)
+                        if depth.execution is not None:
+                            self.hold(depth, -1)
+                        elif side == BUY:
+                            quote_bal.hold -= -(-depth.remaining * price * num // den)
                         else:
-                            p = depth.price
-                            quote_bal.hold += -(-lots * p * num // den) + (-depth.remaining * p * num // den)
-                        depth.remaining = lots
-                        level.qty += delta
-                    elif delta:
-                        self._resize(depth, lots, level)
-                    nxt = next(pull, None)
-                    continue
-                if ts > clock.now:
+                            base_bal.hold -= depth.remaining * base_per_lot
+                        depth.status = CANCELED
+                        cp_open[inst_id] -= 1
+                        del cp_orders[depth.id]
+                        del depths[price]
+                        continue
+                elif ts > clock.now:
                     clock.now = ts
-                if level is None and lots and depth is None:  # a new level with no user there
+                if depth is None and lots and plain and key not in levels:
+                    # a new level with no user there: _new_depth and Book.add, written out
                     sizes[price] = lots
-                    self._new_depth(nxt[3], price, lots)
-                elif level is not None and not lots and depth is not None and len(level.orders) == 1 \
-                        and depth.status == ACTIVE:  # a level holding only its depth order goes
-                    del sizes[price]
-                    self._retire(depth, level)
+                    oid = v.next_order_id
+                    v.next_order_id = oid + 1
+                    depth = Order(oid, cp, inst, side, LIMIT, GTC, price, lots, clock.now, None, None)
+                    depth.status = ACTIVE
+                    if side == BUY:
+                        quote_bal.hold += -(-lots * price * num // den)
+                    else:
+                        base_bal.hold += lots * base_per_lot
+                    cp_orders[oid] = depth
+                    cp_open[inst_id] = cp_open.get(inst_id, 0) + 1
+                    level = levels[key] = Level(price)
+                    level.orders[oid] = depth
+                    level.qty = lots
+                    if side == BUY:
+                        if book.bid_key is None or key < book.bid_key:
+                            book.bid_key = key
+                    elif book.ask_key is None or key < book.ask_key:
+                        book.ask_key = key
+                    depths[price] = depth
                 else:
-                    self._set_level(nxt[3], price, lots, events)
+                    self._set_level(side, price, lots, events)
             else:
                 if ts > clock.now:
                     clock.now = ts
@@ -180,16 +205,18 @@ class RecordedMarket:
                     trade(self, nxt[3], nxt[4], nxt[5], events)
                 else:
                     self._snapshot(nxt[3], nxt[4], events)
-            nxt = next(pull, None)
+        else:
+            nxt = None
         if instant > clock.now:
             clock.now = instant
         self._next = nxt
+        self.next_ts = None if nxt is None else nxt[1]
         self.applied += count
         self.last_ts = instant
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
             uncross(self, events)
-        events.append(("depth", clock.stamp(), self.instrument.id))
+        events.append(("depth", clock.stamp(), inst_id))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);
@@ -199,7 +226,7 @@ class RecordedMarket:
         level = levels.get(key)
         if level is None or level.orders.get(order.id) is not order:
             return None
-        return self.place_of(level, order).front
+        return place_of(self, level, order).front
 
     # --- recorded events -----------------------------------------------------------------------
 
@@ -226,7 +253,7 @@ class RecordedMarket:
             del depths[price]
             depth = None
         if level is not None and len(level.orders) > (depth is not None):
-            self._queue_depth(level, prev, lots)
+            move_on_depth(self, level, prev, lots)
         if depth is None:
             if lots:
                 self._new_depth(side, price, lots)
@@ -234,50 +261,6 @@ class RecordedMarket:
             self._resize(depth, lots)
         else:
             self._retire(depth)
-
-    # --- the users' places ---------------------------------------------------------------------
-
-    def place_of(self, level: "Level", order: Order) -> QueuePos:
-        """The order's place, registered (or registered again after a modify that lost priority)."""
-        pos = self.queue.get(order.id)
-        qty = order.remaining
-        if pos is not None and pos.price == order.price and pos.qty >= qty:
-            pos.qty = qty  # fills and a smaller modify keep the place; a price or size increase does not
-            return pos
-        front = 0
-        depth = self.depth[order.side].get(order.price)
-        if depth is not None and depth.status == ACTIVE:
-            for other in level.orders:
-                if other == depth.id:
-                    front = depth.remaining
-                    break
-                if other == order.id:
-                    break
-        pos = self.queue[order.id] = QueuePos(front, order.price, qty)
-        if len(self.queue) > 4096:
-            self._prune_queue()
-        return pos
-
-    def _queue_depth(self, level: "Level", prev: int, new: int) -> None:
-        """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
-        model = self.model
-        cp = self.counterparty
-        for order in level.orders.values():  # _pos never changes the level
-            if order.client is cp:
-                continue
-            pos = self.place_of(level, order)
-            pos.front = model.depth(pos.front, prev, new, pos.traded)
-            pos.traded = 0
-
-    def _prune_queue(self) -> None:
-        """Forget the places of orders that no longer work (the table is looked at by id only)."""
-        clients = self.venue.clients
-        keep: dict[int, QueuePos] = {}
-        for client in clients.values():
-            for oid in self.queue.keys() & client.orders.keys():
-                if client.orders[oid].status in WORKING:
-                    keep[oid] = self.queue[oid]
-        self.queue = {oid: keep[oid] for oid in sorted(keep)}
 
     # --- depth orders --------------------------------------------------------------------------
 
@@ -296,23 +279,14 @@ class RecordedMarket:
         self.depth[side][order.price] = order
 
     def _resize(self, depth: Order, lots: int, level: "Level | None" = None) -> None:
-        """Set a live depth order's open quantity (and its hold, and its level's total)."""
+        """Set a live depth order's open quantity (and its hold, and its level's total). The common
+        case, an untouched depth order, is written out in apply_until."""
         delta = lots - depth.remaining
         if not delta:
             return
-        if depth.execution is None:
-            # _hold's untouched case, inline (this runs for most recorded updates)
-            inst = self.instrument
-            if depth.side == SELL:
-                self._base_bal.hold += delta * inst.base_per_lot
-            else:
-                num, den, price = inst.notional_num, inst.notional_den, depth.price
-                self._quote_bal.hold += -(-lots * price * num // den) + (-depth.remaining * price * num // den)
-            depth.remaining = lots
-        else:
-            self.hold(depth, -1)
-            depth.remaining = lots
-            self.hold(depth, 1)
+        self.hold(depth, -1)
+        depth.remaining = lots
+        self.hold(depth, 1)
         if level is None:
             book = self.book
             level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
@@ -400,4 +374,4 @@ def latency_draw(seed: int, venue: "Venue", lo: int, hi: int) -> int:
     return lo + int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % (hi - lo + 1)
 
 
-__all__ = ["RecordedMarket", "QueuePos", "latency_draw"]
+__all__ = ["RecordedMarket", "latency_draw"]

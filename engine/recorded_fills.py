@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .matching import end_order, fill
 from .order import ACTIVE, BUY, FILLED, IOC, LIMIT, SELL, Order
+from .recorded_queue import place_of
 
 if TYPE_CHECKING:
     from .book import Level
@@ -27,13 +28,17 @@ def trade(m: "RecordedMarket", side: str, price: int, lots: int, events: list[Ev
     """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
     book = m.book
     if side == SELL:
-        levels, limit = book.bids, -price  # bids at or above the price, best first
+        levels, limit, best = book.bids, -price, book.bid_key  # bids at or above the price, best first
     else:
-        levels, limit = book.asks, price
+        levels, limit, best = book.asks, price, book.ask_key
+    if best is None or best > limit:
+        return  # no level at or through the trade's price
+    # the trade is at the best level's price (the usual case): that level is the only one in range
+    keys = (best,) if best == limit else list(levels.irange(maximum=limit))
     budget = lots
     cp = m.counterparty
     other = m.depth[BUY if side == SELL else SELL]
-    for key in list(levels.irange(maximum=limit)):
+    for key in keys:
         if not budget:
             return
         level = levels.get(key)
@@ -47,7 +52,7 @@ def trade(m: "RecordedMarket", side: str, price: int, lots: int, events: list[Ev
             take = order.remaining
             if at_price:
                 # the trade passes every user's order at its price, filled or not
-                pos = m.place_of(level, order)
+                pos = place_of(m, level, order)
                 pos.front -= lots
                 pos.traded += lots
                 if pos.front >= 0:
