@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,7 +55,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     """(the venv's bin directory, a scratch project with its own api/ and engine/ packages)."""
     work = tmp_path_factory.mktemp("wheel")
     dist = work / "dist"
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, ROOT, cwd=work)
+    # from a copy of the sources: setuptools builds in ./build and would ship a module a developer's
+    # earlier build left there after it was moved or deleted in the checkout
+    source = work / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache"))
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, source, cwd=work)
     (wheel,) = dist.glob("cefisim-*.whl")
     venv = work / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=work)
