@@ -14,7 +14,7 @@ import pytest
 
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
 FORBIDDEN = {"time", "datetime", "random", "uuid", "asyncio", "aiohttp", "json", "orjson"}
-MODULES = sorted(ENGINE.glob("*.py"))
+MODULES = sorted(ENGINE.rglob("*.py"))  # engine/simulation/ too
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -50,10 +50,50 @@ def forbidden_imports(source: str, filename: str) -> list[str]:
 
 
 def test_engine_modules_found() -> None:
-    assert any(p.name == "venue.py" for p in MODULES)
+    assert any(p.name == "venue.py" for p in MODULES) and any(p.name == "scenario.py" for p in MODULES)
 
 
-@pytest.mark.parametrize("path", MODULES, ids=[p.name for p in MODULES])
+def api_imports(source: str, path: Path) -> list[str]:
+    """Imports of ``cefisim.api`` (absolute, or relative climbing out of ``cefisim.engine``) in the module
+    at ``path`` under ``engine/``, type-only ones included: the engine is commands in, events out, and
+    knows nothing of the layer that serves it."""
+    package = ["cefisim", "engine", *path.relative_to(ENGINE).parent.parts]
+    found = []
+    for node in ast.walk(ast.parse(source, str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            names = [".".join([*base, node.module or ""]).rstrip(".")]
+        found += [f"{path.name}:{node.lineno}: {n}" for n in names if n == "cefisim.api" or n.startswith("cefisim.api.")
+                  or n == "api" or n.startswith("api.")]
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(ENGINE)) for p in MODULES])
+def test_engine_module_imports_nothing_from_api(path: Path) -> None:
+    assert api_imports(path.read_text(encoding="utf-8"), path) == []
+
+
+@pytest.mark.parametrize("snippet,where", [
+    ("from cefisim.api.runtime import simulation", "venue.py"), ("import cefisim.api", "venue.py"),
+    ("from ..api import control", "venue.py"), ("from ...api.server import app", "simulation/scenario.py"),
+    ("if TYPE_CHECKING:\n    from cefisim.api.runtime.simulation import Simulation", "venue.py"),
+])
+def test_api_import_checker_catches(snippet: str, where: str) -> None:
+    assert api_imports(snippet, ENGINE / where)
+
+
+@pytest.mark.parametrize("snippet,where", [
+    ("from ..venue import Venue", "simulation/scenario.py"), ("from .events import Event", "venue.py"),
+    ("from cefisim.engine import venue", "venue.py"), ("import apispec_like", "venue.py"),
+])
+def test_api_import_checker_allows(snippet: str, where: str) -> None:
+    assert not api_imports(snippet, ENGINE / where)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(ENGINE)) for p in MODULES])
 def test_engine_module_imports_nothing_nondeterministic(path: Path) -> None:
     assert forbidden_imports(path.read_text(encoding="utf-8"), path.name) == []
 
