@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import CancelOrder, PlaceOrder
+from .events import Event, OrderEvent
 from .ledger import hold_rate as order_hold_rate
 from .ledger import open_qty, order_hold
 from .matching import available_to, balance, effective_stp, end_order, match, rehold
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
     from .book import Book
     from .venue import Result, Venue
 
-Event = tuple
+# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
+_new = tuple.__new__
 
 
 # --- entry --------------------------------------------------------------------------------------
@@ -68,7 +70,7 @@ def _reject(v: "Venue", order: Order, reason: Reject, cmd: PlaceOrder, result: "
         order.client.by_external[order.external_id] = order
     result.order = order
     result.reject = reason
-    result.events.append(("order", order.created, order.id, order.client.id, REJECTED, reason.value))
+    result.events.append(_new(OrderEvent, (order.created, order.id, order.client.id, REJECTED, reason.value)))
     return result
 
 
@@ -123,7 +125,7 @@ def place(v: "Venue", cmd: PlaceOrder, result: "Result") -> "Result":
     result.order = order
     events = result.events
     if v.latency_entry_ns:
-        events.append(("order", order.created, order_id, client.id, NEW_PENDING, None))
+        events.append(_new(OrderEvent, (order.created, order_id, client.id, NEW_PENDING, None)))
         v.schedule(v.clock.now + v.latency_entry_ns, "ack_entry", order)
         result.snapshot_status = NEW_PENDING
         return result
@@ -226,7 +228,7 @@ def activate(v: "Venue", order: Order, events: list[Event], confirmed: int | Non
     timestamp an acknowledgement after a latency delay already took for the confirmation."""
     order.status = ACTIVE
     ts = v.clock.stamp() if confirmed is None else confirmed
-    events.append(("order", ts, order.id, order.client.id, ACTIVE, None))
+    events.append(_new(OrderEvent, (ts, order.id, order.client.id, ACTIVE, None)))
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst
     if is_aon and not available_to(v, order, order.price, order.remaining):
@@ -333,7 +335,7 @@ def cancel(v: "Venue", cmd: CancelOrder, result: "Result") -> "Result":
         order.status = CANCEL_PENDING
         ts = v.clock.stamp()
         order.updated = ts
-        result.events.append(("order", ts, order.id, order.client.id, CANCEL_PENDING, None))
+        result.events.append(_new(OrderEvent, (ts, order.id, order.client.id, CANCEL_PENDING, None)))
         v.schedule(v.clock.now + v.latency_cancel_ns, "ack_cancel", order)
         result.snapshot_status = CANCEL_PENDING
         return result

@@ -19,6 +19,7 @@ from dataclasses import fields
 from typing import Any
 
 from .commands import COMMAND_TYPES, Command, RequestTransfer
+from .events import Event, row
 
 _TUPLE_FIELDS = ("flags", "exec_inst")
 FIELD_NAMES: dict[str, tuple[str, ...]] = {
@@ -74,10 +75,11 @@ def from_record(record: Any) -> tuple[int, str, Command]:
     return at, src, cls(**kwargs)
 
 
-def event_digest(events: list[tuple], digest: Any | None = None) -> Any:
-    """Feed events into a sha256 (created when None) in a stable text form; returns the hash object."""
+def event_digest(events: list[Event], digest: Any | None = None) -> Any:
+    """Feed events into a sha256 (created when None) in a stable text form, the ``repr`` of each
+    event's :func:`~cefisim.engine.events.row` and a newline; returns the hash object."""
     h = digest if digest is not None else hashlib.sha256()
     for event in events:
-        h.update(repr(event).encode())
+        h.update(repr(row(event)).encode())
         h.update(b"\n")
     return h

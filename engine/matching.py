@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .events import Event, OrderEvent, TradeEvent
 from .ledger import Balance, buy_bound, hold_rate, order_hold
 from .order import BUY, CANCELED, FILLED, Execution, Order
 from .records import MAKER, TAKER, Fill
@@ -29,7 +30,8 @@ from .units import RATE_ONE
 if TYPE_CHECKING:
     from .venue import Venue
 
-Event = tuple
+# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
+_new = tuple.__new__
 _REQUESTED = CancelReason.REQUESTED.value
 
 
@@ -75,7 +77,7 @@ def end_order(v: "Venue", order: Order, status: str, reason: str | None, events:
         del client.live_external[ext]
     counts = client.open_orders
     counts[order.instrument.id] -= 1
-    events.append(("order", ts, order.id, client.id, status, reason))
+    events.append(_new(OrderEvent, (ts, order.id, client.id, status, reason)))
 
 
 def fill(
@@ -152,7 +154,7 @@ def fill(
     s_ts = v.clock.stamp() if sc is bc else ts
     sc.fills.append(Fill(match_id, s_ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
     m_fee, t_fee = (b_fee, s_fee) if buyer is maker else (s_fee, b_fee)
-    events.append(("trade", ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee))
+    events.append(_new(TradeEvent, (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee)))
 
 
 def match(v: "Venue", taker: Order, events: list[Event]) -> bool:

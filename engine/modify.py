@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .commands import ModifyOrder
 from .entry import end_unless_rests, find_order
+from .events import Event, OrderEvent
 from .ledger import buy_hold, order_hold
 from .matching import balance, end_order, match, rehold
 from .order import ACTIVE, BUY, CANCELED, FINAL, LIMIT, MARKET, MODIFY_PENDING, Order
@@ -22,7 +23,8 @@ from .rejects import CancelReason, Reject
 if TYPE_CHECKING:
     from .venue import Result, Venue
 
-Event = tuple
+# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
+_new = tuple.__new__
 
 
 def modify(v: "Venue", cmd: ModifyOrder, result: "Result") -> "Result":
@@ -90,7 +92,7 @@ def modify(v: "Venue", cmd: ModifyOrder, result: "Result") -> "Result":
         order.status = MODIFY_PENDING
         ts = v.clock.stamp()
         order.updated = ts
-        result.events.append(("order", ts, order.id, order.client.id, MODIFY_PENDING, None))
+        result.events.append(_new(OrderEvent, (ts, order.id, order.client.id, MODIFY_PENDING, None)))
         v.schedule(v.clock.now + v.latency_modify_ns, "ack_modify", (order, new_qty, new_price, to_market))
         result.snapshot_status = MODIFY_PENDING
         return result
@@ -186,7 +188,7 @@ def apply_modify(
             what = "MODIFY_REJECTED:" + late.value
             mods.append((ts, what))
             order.status = ACTIVE
-            events.append(("order", ts, order.id, client.id, ACTIVE, what))
+            events.append(_new(OrderEvent, (ts, order.id, client.id, ACTIVE, what)))
             return
     mods.append((ts, "MODIFIED"))
     resting = book.contains(order)
@@ -195,7 +197,7 @@ def apply_modify(
     if new_qty <= order.executed:
         if resting:
             book.remove(order, open_before)
-        events.append(("order", ts, order.id, client.id, order.status, "MODIFIED"))
+        events.append(_new(OrderEvent, (ts, order.id, client.id, order.status, "MODIFIED")))
         end_order(v, order, CANCELED, CancelReason.MODIFIED_TO_EXECUTED.value, events)
         order.remaining = 0  # nothing is left to trade: qty = executed
         return
@@ -215,7 +217,7 @@ def apply_modify(
         if to_market:
             order.type = MARKET
     rehold(order, held, fee_held)
-    events.append(("order", ts, order.id, client.id, ACTIVE, "MODIFIED"))
+    events.append(_new(OrderEvent, (ts, order.id, client.id, ACTIVE, "MODIFIED")))
     if keeps_place:
         return
     stopped = match(v, order, events) if order.instrument.status == I_ACTIVE else False

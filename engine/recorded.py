@@ -41,6 +41,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from .book import Level
+from .events import DepthEvent, Event
 from .ledger import order_hold
 from .matching import balance
 from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, Order
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
     from .reference import Client
     from .venue import Venue
 
-Event = tuple
-
 
 class RecordedMarket:
     def __init__(
@@ -62,7 +61,7 @@ class RecordedMarket:
         venue: "Venue",
         instrument_id: int,
         counterparty: "Client",
-        events: Iterator[Event],
+        events: Iterator[tuple],
         queue_model: QueueModel | None = None,
         impact: bool = True,
         name: str = "",
@@ -77,7 +76,7 @@ class RecordedMarket:
         self.impact = impact
         self.name = name
         self._events = events
-        self._next: Event | None = next(events, None)
+        self._next: tuple | None = next(events, None)
         #: engine time of the next recorded event, None when the recording is over
         self.next_ts: int | None = None if self._next is None else self._next[1]
         self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
@@ -216,7 +215,7 @@ class RecordedMarket:
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
             uncross(self, events)
-        events.append(("depth", clock.stamp(), inst_id))
+        events.append(DepthEvent(clock.stamp(), inst_id))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);

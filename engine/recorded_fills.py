@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .events import Event
 from .matching import end_order, fill
 from .order import ACTIVE, BUY, FILLED, IOC, LIMIT, SELL, Order
 from .recorded_queue import place_of
@@ -19,8 +20,6 @@ from .recorded_queue import place_of
 if TYPE_CHECKING:
     from .book import Level
     from .recorded import RecordedMarket
-
-Event = tuple
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import PaperFunds, RequestTransfer
+from .events import Event, FundsEvent, TransferEvent
 from .matching import balance
 from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, T_REJECTED, Transfer
 from .reference import Asset, Client
@@ -21,8 +22,6 @@ from .rejects import Reject
 
 if TYPE_CHECKING:
     from .venue import Result, Venue
-
-Event = tuple
 
 
 def _funds_target(v: "Venue", client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
@@ -61,10 +60,10 @@ def request_transfer(v: "Venue", cmd: RequestTransfer, result: "Result") -> "Res
         if bal.total - bal.hold < units:
             transfer.status = T_REJECTED
             transfer.reject_reason = Reject.INSUFFICIENT_BALANCE.value
-            result.events.append(("transfer", transfer.created, tid, client.id, T_REJECTED))
+            result.events.append(TransferEvent(transfer.created, tid, client.id, T_REJECTED))
             return result
         bal.hold += units
-    result.events.append(("transfer", transfer.created, tid, client.id, T_INITIALIZED))
+    result.events.append(TransferEvent(transfer.created, tid, client.id, T_INITIALIZED))
     result.snapshot_status = T_INITIALIZED
     if v.settlement_delay_ns:
         v.schedule(v.clock.now + v.settlement_delay_ns, "settle_transfer", transfer)
@@ -81,7 +80,7 @@ def settle_transfer(v: "Venue", transfer: Transfer, events: list[Event]) -> None
         bal.total -= transfer.amount
     transfer.status = T_COMPLETED
     transfer.updated = v.clock.stamp()
-    events.append(("transfer", transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
+    events.append(TransferEvent(transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
 
 def paper_funds(v: "Venue", cmd: PaperFunds, result: "Result") -> "Result":
     """Add paper funds to a client's balance, or remove what its available balance covers."""
@@ -99,5 +98,5 @@ def paper_funds(v: "Venue", cmd: PaperFunds, result: "Result") -> "Result":
     bal.total += units
     ts = v.clock.stamp()
     client.funds_log.append((ts, asset.id, units))
-    result.events.append(("funds", ts, client.id, asset.id, units))
+    result.events.append(FundsEvent(ts, client.id, asset.id, units))
     return result

@@ -10,12 +10,8 @@ Contract:
   iterates a set or reads the wall.
 - Reads (``engine/queries.py``, ``engine/quotes.py``) never change state.
 
-Events are tuples whose first item names them: ``("order", ts, order_id, client_id, status, detail)``,
-``("trade", ts, match_id, instrument_id, price, lots, maker_order_id, taker_order_id, quote_units,
-maker_fee, taker_fee)``, ``("transfer", ts, transfer_id, client_id, status)``, ``("instrument", ts,
-instrument_id, status)``, ``("funds", ts, client_id, asset_id, signed_units)``, ``("fees_settled", ts,
-asset_id, units)``, ``("client", ts, client_id, stp)``, ``("depth", ts, instrument_id)`` (a recorded
-market changed the book: ``engine/recorded.py``).
+Events are the typed records of ``engine/events.py`` (an order's status, a trade, a transfer, an
+instrument's status, paper funds, settled fees, a client's STP setting, a recorded market's book change).
 """
 
 from __future__ import annotations
@@ -33,6 +29,7 @@ from .commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay, SetStatusRetention,
 )
+from .events import ClientEvent, Event, FeesSettledEvent, InstrumentEvent
 from .ledger import Balance, open_qty, order_hold
 from .matching import balance
 from .order import FINAL, NO_FILLS, WORKING, Execution, Order
@@ -40,7 +37,6 @@ from .records import DEPOSIT, T_INITIALIZED, Transfer
 from .reference import ACTIVE, DISABLED, OPENING, STP_VALUES, Asset, Client, Instrument
 from .rejects import Reject
 
-Event = tuple
 Journal = Callable[[int, Command], None]
 
 
@@ -299,7 +295,7 @@ class Venue:
             if swept:
                 self.fee_account[asset_id] += swept
                 ts = self.clock.stamp()
-                events.append(("fees_settled", ts, asset_id, swept))
+                events.append(FeesSettledEvent(ts, asset_id, swept))
         retention.forget(self)
 
     # --- commands other than order entry ----------------------------------------------------
@@ -313,7 +309,7 @@ class Venue:
             result.reject = Reject.STP_INVALID
             return result
         client.self_trade_prevention = cmd.self_trade_prevention
-        result.events.append(("client", self.clock.stamp(), client.id, cmd.self_trade_prevention))
+        result.events.append(ClientEvent(self.clock.stamp(), client.id, cmd.self_trade_prevention))
         return result
 
     def _set_latency(self, cmd: SetLatency, result: Result) -> Result:
@@ -338,7 +334,7 @@ class Venue:
             return result
         inst.status = cmd.status
         events = result.events
-        events.append(("instrument", self.clock.stamp(), inst.id, cmd.status))
+        events.append(InstrumentEvent(self.clock.stamp(), inst.id, cmd.status))
         book = self.books[inst.id]
         if cmd.status == DISABLED:
             for order in book.resting_orders():

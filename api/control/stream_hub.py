@@ -34,7 +34,8 @@ from typing import Any
 import orjson
 
 from cefisim.engine.order import BUY, NEW_PENDING, SELL, WORKING, Order
-from cefisim.engine.venue import Event, Result, Venue
+from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent
+from cefisim.engine.venue import Result, Venue
 
 from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
 from cefisim.api.runtime.simulation import Simulation
@@ -327,23 +328,23 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
     out: dict[int, list[tuple[str, int | None, Any]]] = {}
     events: list[Event] = result.events
     for ev in events:  # the orders the command names, so that its trades find them
-        if ev[0] == "order":
-            order = venue.clients[ev[3]].orders.get(ev[2]) or orders.get(ev[2])
+        if isinstance(ev, OrderEvent):
+            order = venue.clients[ev.client_id].orders.get(ev.order_id) or orders.get(ev.order_id)
             if order is not None:
                 orders[order.id] = order
     for ev in events:
-        kind = ev[0]
-        if kind == "order":
-            order = orders.get(ev[2])
+        if isinstance(ev, OrderEvent):
+            order = orders.get(ev.order_id)
             if order is not None and order.instrument.id in watched:
-                changes.setdefault(order.id, []).append({"status": ev[4], "detail": ev[5], "timestamp": ns(ev[1])})
-        elif kind == "instrument":
-            if ev[2] in watched:
-                out.setdefault(ev[2], [])
-        elif kind == "trade" and ev[3] in watched:
-            _, ts, match_id, inst_id, price, lots, maker_id, taker_id = ev[:8]
-            maker = _find_order(venue, orders, maker_id, inst_id, price)
-            taker = _find_order(venue, orders, taker_id, inst_id, None)
+                changes.setdefault(order.id, []).append(
+                    {"status": ev.status, "detail": ev.detail, "timestamp": ns(ev.ts)})
+        elif isinstance(ev, InstrumentEvent):
+            if ev.instrument_id in watched:
+                out.setdefault(ev.instrument_id, [])
+        elif isinstance(ev, TradeEvent) and ev.instrument_id in watched:
+            ts, match_id, inst_id, price, lots = ev.ts, ev.match_id, ev.instrument_id, ev.price, ev.lots
+            maker = _find_order(venue, orders, ev.maker_order_id, inst_id, price)
+            taker = _find_order(venue, orders, ev.taker_order_id, inst_id, None)
             inst = venue.instruments[inst_id]
             if taker is not None:
                 out.setdefault(inst_id, []).append(("trade", None, {

@@ -44,7 +44,7 @@ _KEYS = {
     "update": {"type", "ts", "local_ts", "side", "price", "qty"},
     "trade": {"type", "ts", "local_ts", "side", "price", "qty", "id"},
 }
-Event = tuple
+RecordedEvent = tuple  # engine/recorded_events.py: one recorded line, not a venue event
 
 
 class RecordingError(ValueError):
@@ -112,7 +112,7 @@ class EventCheck:
         self.pending_cross: str | None = None  # where the book was left crossed within this timestamp
         self._grid_text = price_grid.format
 
-    def check(self, event: Event, where: str) -> None:
+    def check(self, event: RecordedEvent, where: str) -> None:
         ts = event[1]
         if ts < self.ts:
             raise RecordingError(f"{where}: out-of-order timestamp: ts {ts} is before the previous {self.ts}")
@@ -195,7 +195,7 @@ class LineParser:
                 out[ticks] = lots
         return tuple(sorted(out.items(), reverse=side == BUY))
 
-    def event(self, obj: object) -> Event | None:
+    def event(self, obj: object) -> RecordedEvent | None:
         if not isinstance(obj, dict):
             raise ValueError("a line must be a JSON object")
         kind = obj.get("type")
@@ -243,7 +243,7 @@ def read_header(line: bytes, where: str) -> dict[str, Any]:
 def read_events(
     path: str | Path, price_grid: Grid | None = None, qty_grid: Grid | None = None,
     header: dict[str, Any] | None = None,
-) -> Iterator[Event]:
+) -> Iterator[RecordedEvent]:
     """Stream the file's events as engine tuples, checking every rule (see the module contract).
 
     ``header``, when given, is filled with the file's header as soon as the first line is read.
@@ -298,7 +298,7 @@ class Writer:
         head.setdefault("qty_increment", qty_grid.text)
         out.write(orjson.dumps(head, option=orjson.OPT_APPEND_NEWLINE))
 
-    def write(self, event: Event, where: str) -> None:
+    def write(self, event: RecordedEvent, where: str) -> None:
         self.check.check(event, where)
         kind = event[0]
         price, qty = self.price, self.qty

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cefisim.engine.commands import Command
+from cefisim.engine.events import TradeEvent
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
@@ -85,10 +86,11 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
             if not events:
                 return
             for ev in events:
-                if ev[0] == "trade" and ev[3] == inst_id:
-                    ts = ev[1]
-                    writer.write((TRADE, ts, ts, _taker_side(venue, result, ev[7]), ev[4], ev[5]), where)
-            instant[1] = events[-1][1]
+                if type(ev) is TradeEvent and ev.instrument_id == inst_id:
+                    ts = ev.ts
+                    writer.write((TRADE, ts, ts, _taker_side(venue, result, ev.taker_order_id), ev.price, ev.lots),
+                                 where)
+            instant[1] = events[-1].ts
 
         runner.run(until_ns, on_step)
         flush()

@@ -33,6 +33,7 @@ import orjson
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
 from cefisim.engine.commands import Command
+from cefisim.engine.events import Event, TradeEvent
 from cefisim.engine.journal import event_digest, to_record
 from cefisim.engine.order import BUY, SELL
 from cefisim.engine.venue import Result, Venue
@@ -51,15 +52,15 @@ class ReplayStats:
         self.trades: dict[int, list[int]] = {}  # instrument id -> [trades, lots, quote units]
         self.digest = event_digest([])
 
-    def add(self, events: list[tuple]) -> None:
+    def add(self, events: list[Event]) -> None:
         self.events += len(events)
         event_digest(events, self.digest)
         for event in events:
-            if event[0] == "trade":
-                slot = self.trades.setdefault(event[3], [0, 0, 0])
+            if type(event) is TradeEvent:
+                slot = self.trades.setdefault(event.instrument_id, [0, 0, 0])
                 slot[0] += 1
-                slot[1] += event[5]
-                slot[2] += event[8]
+                slot[1] += event.lots
+                slot[2] += event.quote_units
 
 
 def journal_writer(out: IO[bytes], stats: ReplayStats) -> Callable[[int, Command], None]:

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
+from ..events import DepthEvent, InstrumentEvent, OrderEvent, TradeEvent
 from ..order import BUY, SELL
 
 if TYPE_CHECKING:
@@ -307,20 +308,17 @@ class Harness:
         order = result.order
         clients = self.venue.clients
         for ev in events:
-            kind = ev[0]
-            if kind == "trade":
-                inst_id = ev[3]
-            elif kind == "order":
-                if order is not None and order.id == ev[2]:
+            if isinstance(ev, OrderEvent):
+                if order is not None and order.id == ev.order_id:
                     inst_id = order.instrument.id
                 else:
-                    client = clients.get(ev[3])
-                    other = client.orders.get(ev[2]) if client is not None else None
+                    client = clients.get(ev.client_id)
+                    other = client.orders.get(ev.order_id) if client is not None else None
                     if other is None:
                         continue
                     inst_id = other.instrument.id
-            elif kind == "instrument" or kind == "depth":
-                inst_id = ev[2]
+            elif isinstance(ev, (TradeEvent, InstrumentEvent, DepthEvent)):
+                inst_id = ev.instrument_id
             else:
                 continue
             if inst_id not in touched:

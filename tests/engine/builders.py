@@ -17,6 +17,7 @@ from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
+from cefisim.engine.events import OrderEvent, TradeEvent
 from cefisim.engine.ledger import Balance
 from cefisim.engine.order import BUY, SELL, Order
 from cefisim.engine.reference import Asset, Client, Instrument
@@ -170,13 +171,13 @@ def book_rows(v: Venue, inst: int) -> tuple[list[tuple[int, int, int]], list[tup
 def trades(result_or_events: Result | list[tuple]) -> list[tuple]:
     """Trade events as (price, lots, maker order id, taker order id)."""
     events = result_or_events.events if isinstance(result_or_events, Result) else result_or_events
-    return [(e[4], e[5], e[6], e[7]) for e in events if e[0] == "trade"]
+    return [(e.price, e.lots, e.maker_order_id, e.taker_order_id) for e in events if isinstance(e, TradeEvent)]
 
 
 def order_events(result_or_events: Result | list[tuple]) -> list[tuple]:
     """Order events as (order id, status, detail)."""
     events = result_or_events.events if isinstance(result_or_events, Result) else result_or_events
-    return [(e[2], e[4], e[5]) for e in events if e[0] == "order"]
+    return [(e.order_id, e.status, e.detail) for e in events if isinstance(e, OrderEvent)]
 
 
 # --- fingerprints ---------------------------------------------------------------------------------

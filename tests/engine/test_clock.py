@@ -54,7 +54,7 @@ def test_venue_event_timestamps_strictly_increase(sim: Sim) -> None:
         all_events += sim.buy(BOB, "1", "100.00").events  # trades: several records at one instant
     all_events += sim.buy(BOB, "1", "99.00", at=START + 5).events
     all_events += sim.buy(BOB, "1", "99.00", at=START + 3).events  # a time in the past is ignored
-    stamps = [e[1] for e in all_events]
+    stamps = [e.ts for e in all_events]
     assert stamps == sorted(stamps)
     assert len(set(stamps)) == len(stamps)
     assert stamps[0] > START  # START itself is the first order's created stamp

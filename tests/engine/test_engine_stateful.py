@@ -40,6 +40,7 @@ from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, RequestTransfer, SetClientInfo,
     SetInstrumentStatus, SetLatency,
 )
+from cefisim.engine.events import TradeEvent
 from cefisim.engine.order import BUY, CANCELED, SELL
 from cefisim.engine.units import RATE_ONE
 from cefisim.engine.venue import Result
@@ -133,7 +134,7 @@ class EngineVsModel(RuleBasedStateMachine):
             assert got in ENDED, (got, reason)
         else:
             assert got == reason, (got, reason)
-        assert [tuple(e[4:11]) for e in result.events if e[0] == "trade"] == self.model.trades
+        assert [e[3:10] for e in result.events if isinstance(e, TradeEvent)] == self.model.trades
         if order_id is not None and result.order is not None:
             mo = self.model.orders[order_id]
             assert result.order.id == order_id
@@ -457,7 +458,7 @@ def test_regression_priority_lost_by_modify_while_opening() -> None:
         _bid(CAROL, 2),  # order 3 at 100.00 crosses both (allowed while OPENING)
         ("toggle_opening", dict(inst=BTC_USD)),  # uncross: 3 takes 2, which is first in time
     )
-    assert [e[6] for e in m.events if e[0] == "trade"] == [2]
+    assert [e.maker_order_id for e in m.events if isinstance(e, TradeEvent)] == [2]
 
 
 def test_regression_alo_stays_maker_through_the_uncross() -> None:
@@ -468,7 +469,7 @@ def test_regression_alo_stays_maker_through_the_uncross() -> None:
         ("modify", dict(n=0, other_client=0, lots=1, price=1, to_market=False)),  # 1 to 99.99: crosses
         ("toggle_opening", dict(inst=BTC_USD)),
     )
-    assert [(e[6], e[7]) for e in m.events if e[0] == "trade"] == [(2, 1)]
+    assert [(e.maker_order_id, e.taker_order_id) for e in m.events if isinstance(e, TradeEvent)] == [(2, 1)]
 
 
 def test_regression_opening_then_halted_then_active() -> None:
@@ -479,7 +480,7 @@ def test_regression_opening_then_halted_then_active() -> None:
         ("admin", dict(what="status", client=ALICE, value="NONE", delta=1, inst=BTC_USD, status="HALTED")),
         ("admin", dict(what="status", client=ALICE, value="NONE", delta=1, inst=BTC_USD, status="ACTIVE")),
     )
-    assert len([e for e in m.events if e[0] == "trade"]) == 1
+    assert len([e for e in m.events if isinstance(e, TradeEvent)]) == 1
 
 
 def test_regression_modify_by_external_id_reaches_an_order_on_the_other_instrument() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cefisim.engine.events import OrderEvent
 from cefisim.engine.order import ACTIVE, CANCEL_PENDING, CANCELED, FILLED, MODIFY_PENDING, NEW_PENDING
 from cefisim.engine.rejects import Reject
 
@@ -195,7 +196,7 @@ def test_expiry_is_on_time_when_orders_are_acknowledged_out_of_creation_order(si
     assert a.status == ACTIVE and b.status == ACTIVE
     r = sim.advance_to(START + 30 * DAY)
     assert a.status == CANCELED and a.ex().cancel_reason == "EXPIRED"
-    assert [e[1] for e in r.events if e[0] == "order" and e[2] == a.id] == [START + 30 * DAY]
+    assert [e.ts for e in r.events if isinstance(e, OrderEvent) and e.order_id == a.id] == [START + 30 * DAY]
     assert b.status == ACTIVE
     sim.advance_to(START + 30 * DAY + SECOND)
     assert b.status == CANCELED
@@ -233,7 +234,7 @@ def test_every_delayed_record_has_a_timestamp_of_its_own() -> None:
     r = sim.advance(5 * MS)  # three acknowledgements at one instant
     assert a.status == ACTIVE and b.status == ACTIVE and late.status == CANCELED
     # the CONFIRM of a delayed order is the ACTIVE event's own timestamp
-    assert a.ex().acked == next(e[1] for e in r.events if e[0] == "order" and e[2] == a.id)
+    assert a.ex().acked == next(e.ts for e in r.events if isinstance(e, OrderEvent) and e.order_id == a.id)
     assert sim.modify(ALICE, a.id, "0.5", "99.00").ok
     assert sim.cancel(ALICE, b.id).ok
     sim.buy(ALICE, "1", "97.00")

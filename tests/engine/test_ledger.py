@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cefisim.engine.events import FeesSettledEvent, TradeEvent
 from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
 from cefisim.engine.rejects import Reject
 
@@ -102,8 +103,8 @@ def test_maker_and_taker_fees(sim: Sim) -> None:
     a_btc, b_btc = sim.bal(ALICE, BTC).total, sim.bal(BOB, BTC).total
     m = sim.sell(ALICE, "1", "100.00").order
     r = sim.buy(BOB, "1", "100.00")
-    (ev,) = [e for e in r.events if e[0] == "trade"]
-    assert ev[4:] == (10_000, 10_000, m.id, r.order.id, 10_000, 10, 20)  # quote, maker fee, taker fee
+    (ev,) = [e for e in r.events if isinstance(e, TradeEvent)]
+    assert ev[3:] == (10_000, 10_000, m.id, r.order.id, 10_000, 10, 20)  # quote, maker fee, taker fee
     assert sim.bal(ALICE, USD).total == a_usd + 10_000 - 10
     assert sim.bal(BOB, USD).total == b_usd - 10_000 - 20
     assert sim.bal(ALICE, BTC).total == a_btc - 10**8
@@ -133,20 +134,20 @@ def test_per_client_fee_override() -> None:
     sim = Sim(fee_overrides={BOB: {BTC_USD: ("0", "0.0005")}, ALICE: {BTC_USD: ("0.0003", "0.004")}})
     sim.sell(ALICE, "1", "100.00")
     r = sim.buy(BOB, "1", "100.00")
-    (ev,) = [e for e in r.events if e[0] == "trade"]
-    assert ev[9:] == (3, 5)  # alice's maker 0.03%, bob's taker 0.05%
+    (ev,) = [e for e in r.events if isinstance(e, TradeEvent)]
+    assert (ev.maker_fee, ev.taker_fee) == (3, 5)  # alice's maker 0.03%, bob's taker 0.05%
     sim.sell(BOB, "1", "100.00")
     r = sim.buy(ALICE, "1", "100.00")
-    (ev,) = [e for e in r.events if e[0] == "trade"]
-    assert ev[9:] == (0, 40)  # bob's maker 0, alice's taker 0.4%
+    (ev,) = [e for e in r.events if isinstance(e, TradeEvent)]
+    assert (ev.maker_fee, ev.taker_fee) == (0, 40)  # bob's maker 0, alice's taker 0.4%
     sim.check()
 
 
 def test_fees_on_other_instrument(sim: Sim) -> None:
     sim.limit(ALICE, SELL, "1", "100.00", inst=ETH_USD)
     r = sim.limit(BOB, BUY, "1", "100.00", inst=ETH_USD)
-    (ev,) = [e for e in r.events if e[0] == "trade"]
-    assert ev[8:] == (10_000, 0, 5)
+    (ev,) = [e for e in r.events if isinstance(e, TradeEvent)]
+    assert (ev.quote_units, ev.maker_fee, ev.taker_fee) == (10_000, 0, 5)
     assert sim.bal(BOB, ETH).total == 100_000 * 10**8 + 10**8
 
 
@@ -155,15 +156,15 @@ def test_unsettled_fees_sweep_hourly(sim: Sim) -> None:
     sim.buy(BOB, "1", "100.00", at=START + 20)
     totals = sim.v.asset_totals()
     r = sim.advance_to(START + HOUR - 1)
-    assert not [e for e in r.events if e[0] == "fees_settled"]
+    assert not [e for e in r.events if isinstance(e, FeesSettledEvent)]
     assert sim.v.fee_account[USD] == 0
     r = sim.advance_to(START + HOUR)
-    assert [e for e in r.events if e[0] == "fees_settled"] == [("fees_settled", START + HOUR, USD, 30)]
+    assert [e for e in r.events if isinstance(e, FeesSettledEvent)] == [FeesSettledEvent(START + HOUR, USD, 30)]
     assert sim.v.fee_account[USD] == 30
     assert sim.bal(ALICE, USD).unsettled_fees == 0 and sim.bal(BOB, USD).unsettled_fees == 0
     assert sim.v.asset_totals() == totals
     r = sim.advance_to(START + 3 * HOUR)
-    assert not [e for e in r.events if e[0] == "fees_settled"]  # nothing left to sweep
+    assert not [e for e in r.events if isinstance(e, FeesSettledEvent)]  # nothing left to sweep
 
 
 # --- external ids --------------------------------------------------------------------------------------

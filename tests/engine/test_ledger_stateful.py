@@ -22,6 +22,7 @@ from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
+from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.order import ACTIVE, BUY, SELL
 from cefisim.engine.records import DEPOSIT, T_COMPLETED, Transfer
 from cefisim.engine.venue import Result, Venue
@@ -76,10 +77,10 @@ class Ledger(RuleBasedStateMachine):
         assert state_hash(self.twin) == state_hash(self.v)
         # money that came in or went out this step
         for e in result.events:
-            if e[0] == "funds":
-                self.totals[e[3]] = self.totals.get(e[3], 0) + e[4]
-            elif e[0] == "transfer" and e[4] == T_COMPLETED:
-                t = self.transfers[e[2]]  # the venue may have forgotten it by now (retention)
+            if isinstance(e, FundsEvent):
+                self.totals[e.asset_id] = self.totals.get(e.asset_id, 0) + e.units
+            elif isinstance(e, TransferEvent) and e.status == T_COMPLETED:
+                t = self.transfers[e.transfer_id]  # the venue may have forgotten it by now (retention)
                 self.totals[t.asset.id] += t.amount if t.type == DEPOSIT else -t.amount
         if not isinstance(cmd, AdvanceClock):
             after = self.available()

@@ -6,6 +6,7 @@ import pytest
 
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.entry import protection_price
+from cefisim.engine.events import OrderEvent
 from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
 from cefisim.engine.rejects import Reject
 
@@ -106,7 +107,7 @@ def test_gtc_expires_after_30_days_of_engine_time(sim: Sim) -> None:
     assert o.status == ACTIVE
     r = sim.advance_to(START + 30 * DAY)
     assert o.status == CANCELED and o.ex().cancel_reason == "EXPIRED"
-    assert (o.id, CANCELED, "EXPIRED") in [(e[2], e[4], e[5]) for e in r.events if e[0] == "order"]
+    assert (o.id, CANCELED, "EXPIRED") in [(e.order_id, e.status, e.detail) for e in r.events if isinstance(e, OrderEvent)]
     assert sim.book() == ([], [])
     assert sim.bal(ALICE, 2).hold == 0
     sim.check()
@@ -487,7 +488,7 @@ def test_off_grid_rejected_with_record_and_nothing_else(
     assert o.status == REJECTED and o.ex().reject_reason == reason.value
     assert o.ex().qty_given == qty and o.ex().price_given == price
     assert sim.v.clients[ALICE].orders[o.id] is o
-    assert [e[4] for e in r.events] == [REJECTED]
+    assert [(type(e), e.status) for e in r.events] == [(OrderEvent, REJECTED)]  # type: ignore[union-attr]
     assert fingerprint(sim.v, exclude_order=o) == before
     sim.check()
 

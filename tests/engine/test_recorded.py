@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cefisim.engine.commands import PlaceOrder
+from cefisim.engine.events import DepthEvent, TradeEvent
 from cefisim.engine.order import BUY, FILLED, SELL
 from cefisim.engine.queue_model import LogProb, PowerProb, RiskAverse, queue_model
 from cefisim.engine.recorded import RecordedMarket
@@ -47,7 +48,7 @@ def test_the_book_is_the_recorded_depth_applied_as_the_clock_passes_it() -> None
     assert levels(sim) == ([], []) and mkt.next_ts == at(1)
     result = sim.advance_to(at(2))
     assert levels(sim) == ([(P, 5), (P - 100, 7)], [(P + 100, 6), (P + 200, 9)])
-    assert ("depth", result.events[-1][1], BTC_USD) == result.events[-1]
+    assert DepthEvent(result.events[-1].ts, BTC_USD) == result.events[-1]
     sim.advance_to(at(3))
     assert levels(sim) == ([(P - 100, 7)], [(P + 100, 6), (P + 200, 9)])
     assert mkt.applied == 3 and mkt.next_ts is None
@@ -60,7 +61,7 @@ def test_an_aggressive_order_takes_recorded_depth_with_fees_and_it_stays_taken()
     totals = sim.v.asset_totals()
     usd = sim.bal(ALICE, USD).total
     result = sim.buy(ALICE, "0.0006", "30002.00")
-    assert [(e[4], e[5]) for e in result.events if e[0] == "trade"] == [(P + 100, 4), (P + 200, 2)]
+    assert [(e.price, e.lots) for e in result.events if isinstance(e, TradeEvent)] == [(P + 100, 4), (P + 200, 2)]
     assert result.order.status == FILLED
     fills = sim.v.clients[ALICE].fills[-2:]
     assert [(f.liq_flag, f.fee_rate) for f in fills] == [("TAKER", 2_000_000)] * 2  # the taker fee, 0.2%
@@ -106,7 +107,7 @@ def test_a_resting_order_fills_only_once_the_quantity_ahead_has_traded() -> None
     assert order.executed == 1 and mkt.queue_position(order) == 0
     fill = sim.v.clients[ALICE].fills[-1]
     assert (fill.price, fill.qty, fill.liq_flag) == (P, 1, "MAKER")
-    assert [e for e in result.events if e[0] == "trade"][0][7] != order.id  # the counterparty took
+    assert [e for e in result.events if isinstance(e, TradeEvent)][0].taker_order_id != order.id  # the counterparty took
     assert sim.v.asset_totals() == totals
     sim.check()
 

@@ -10,6 +10,7 @@ from cefisim.engine.commands import (
     CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer, SetClientInfo,
     SetInstrumentStatus,
 )
+from cefisim.engine.events import OrderEvent
 from cefisim.engine.order import REJECTED
 from cefisim.engine.rejects import Reject, Stage
 
@@ -84,7 +85,7 @@ def test_rejected_command_leaves_no_trace(name: str, cmd: Command, reason: Rejec
     rejected = r.order if r.order is not None and r.order.status == REJECTED else None
     if isinstance(cmd, PlaceOrder) and reason.stage != Stage.LOOKUP:
         assert rejected is not None and rejected.ex().reject_reason == reason.value
-        assert [e[4] for e in r.events] == [REJECTED]
+        assert [(type(e), e.status) for e in r.events] == [(OrderEvent, REJECTED)]  # type: ignore[union-attr]
     else:
         assert not r.events
     assert fingerprint(sim.v, exclude_order=rejected) == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cefisim.engine.commands import Command
+from cefisim.engine.events import FeesSettledEvent, TradeEvent
 
 from .builders import (
     ALICE, BOB, BTC, CAROL, DAY, ETH_USD, HOUR, SECOND, START, USD, Sim, build_venue, fingerprint, state_hash,
@@ -38,7 +39,7 @@ def test_journal_replays_to_identical_events_and_state() -> None:
     journal: list[tuple[int, Command]] = []
     sim = Sim(build_venue(journal=lambda at, cmd: journal.append((at, cmd))))
     events = session(sim)
-    assert any(e[0] == "trade" for e in events) and any(e[0] == "fees_settled" for e in events)
+    assert any(isinstance(e, TradeEvent) for e in events) and any(isinstance(e, FeesSettledEvent) for e in events)
 
     fresh = build_venue()
     replayed: list[tuple] = []

@@ -3,6 +3,7 @@ orders and modifies but accepts cancels; DISABLED rejects everything and cancels
 
 from __future__ import annotations
 
+from cefisim.engine.events import InstrumentEvent, OrderEvent
 from cefisim.engine.order import ACTIVE, BUY, CANCELED, REJECTED, SELL
 from cefisim.engine.rejects import Reject
 
@@ -36,7 +37,7 @@ def test_opening_uncrosses_in_arrival_order_on_active() -> None:
     c = sim.buy(CAROL, "1", "100.50").order.id
     d = sim.sell(ALICE, "2", "99.00").order.id
     r = sim.status(BTC_USD, "ACTIVE")
-    assert r.events[0][0] == "instrument"
+    assert isinstance(r.events[0], InstrumentEvent)
     # fed back in arrival order: b takes a at a's price, then d takes c at c's price
     assert trades(r) == [(10_000, 10_000, a, b), (10_050, 10_000, c, d)]
     assert sim.book() == ([], [(9_900, d, 10_000)])
@@ -117,7 +118,7 @@ def test_disabled_cancels_resting_orders_and_rejects_everything(sim: Sim) -> Non
     r = sim.status(BTC_USD, "DISABLED")
     assert a.status == CANCELED and s.status == CANCELED
     assert a.ex().cancel_reason == "INSTRUMENT_DISABLED"
-    assert {(e[2], e[4]) for e in r.events if e[0] == "order"} == {(a.id, CANCELED), (s.id, CANCELED)}
+    assert {(e.order_id, e.status) for e in r.events if isinstance(e, OrderEvent)} == {(a.id, CANCELED), (s.id, CANCELED)}
     assert sim.book() == ([], [])
     assert sim.bal(ALICE, USD).hold == 0 and sim.bal(BOB, BTC).hold == 0
     assert sim.v.clients[ALICE].open_orders[BTC_USD] == 0

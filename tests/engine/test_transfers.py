@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.records import T_COMPLETED, T_INITIALIZED, T_REJECTED
 from cefisim.engine.rejects import Reject
 
@@ -15,13 +16,13 @@ def test_deposit_settles_after_the_delay(sim: Sim) -> None:
     r = sim.transfer(ALICE, USD, "12.34", "DEPOSIT")
     t = r.transfer
     assert r.ok and t.status == T_INITIALIZED and r.snapshot_status == T_INITIALIZED
-    assert [e[4] for e in r.events if e[0] == "transfer"] == [T_INITIALIZED]
+    assert [e.status for e in r.events if isinstance(e, TransferEvent)] == [T_INITIALIZED]
     assert sim.bal(ALICE, USD).total == before
     sim.advance(10 * SECOND - 1)
     assert t.status == T_INITIALIZED
     r = sim.advance(1)
     assert t.status == T_COMPLETED
-    assert [(e[2], e[4]) for e in r.events if e[0] == "transfer"] == [(t.id, T_COMPLETED)]
+    assert [(e.transfer_id, e.status) for e in r.events if isinstance(e, TransferEvent)] == [(t.id, T_COMPLETED)]
     assert sim.bal(ALICE, USD).total == before + 1_234
     totals[USD] += 1_234
     assert sim.v.asset_totals() == totals
@@ -64,7 +65,8 @@ def test_withdrawn_funds_on_hold_cannot_back_an_order() -> None:
 def test_transfer_without_delay_completes_at_once(sim: Sim) -> None:
     r = sim.transfer(ALICE, USD, "1", "DEPOSIT")
     assert r.transfer.status == T_COMPLETED
-    assert [e[4] for e in r.events] == [T_INITIALIZED, T_COMPLETED]
+    assert [e.status for e in r.events if isinstance(e, TransferEvent)] == [T_INITIALIZED, T_COMPLETED]
+    assert len(r.events) == 2
 
 
 def test_transfer_refusals(sim: Sim) -> None:
@@ -81,7 +83,7 @@ def test_paper_funds_add_and_remove() -> None:
     totals = sim.v.asset_totals()
     r = sim.funds(DAVE, USD, "100")
     assert r.ok and sim.bal(DAVE, USD).total == 10_000
-    assert [e for e in r.events if e[0] == "funds"][0][2:] == (DAVE, USD, 10_000)
+    assert [e for e in r.events if isinstance(e, FundsEvent)][0][1:] == (DAVE, USD, 10_000)
     sim.buy(DAVE, "0.5", "100.00")  # holds 50.10
     assert sim.funds(DAVE, USD, "49.91", remove=True).reject == Reject.INSUFFICIENT_BALANCE
     assert sim.funds(DAVE, USD, "49.90", remove=True).ok

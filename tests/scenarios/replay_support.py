@@ -9,6 +9,7 @@ import orjson
 
 from cefisim.api.scenario import Scenario, load_scenario
 from cefisim.engine.commands import Command
+from cefisim.engine.events import OrderEvent, TradeEvent
 from cefisim.engine.journal import event_digest, to_record
 from cefisim.engine.order import Order
 from cefisim.engine.venue import Result, Venue
@@ -47,11 +48,12 @@ class Replay:
         """The order's own events and the trades it took part in, in order."""
         return [
             e for e in self.events
-            if (e[0] == "order" and e[2] == order.id) or (e[0] == "trade" and order.id in (e[6], e[7]))
+            if (isinstance(e, OrderEvent) and e.order_id == order.id)
+            or (isinstance(e, TradeEvent) and order.id in (e.maker_order_id, e.taker_order_id))
         ]
 
     def statuses(self, order: Order) -> list[str]:
-        return [e[4] if e[0] == "order" else "TRADE" for e in self.history(order)]
+        return [e.status if isinstance(e, OrderEvent) else "TRADE" for e in self.history(order)]
 
     def results(self, kind: type, **fields: object) -> list[Result]:
         """Results of the submitted commands of type ``kind`` whose fields have these values."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.scenario import parse_scenario
+from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.simulation.agents import (
     MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, below,
     exponential,
@@ -86,7 +87,7 @@ def test_market_maker_keeps_an_unchanged_ladder_and_pulls_it_at_its_end() -> Non
     later = runner.run_until(s.start_ns + 4 * S)
     assert [type(r).__name__ for r in later] == ["Result"] and not later[0].events  # only the clock moved
     end = runner.run_until(s.start_ns + 5 * S)
-    assert len(end) == 4 and all(r.events[0][4] == "CANCELED" for r in end)
+    assert len(end) == 4 and all(r.events[0].status == "CANCELED" for r in end)  # type: ignore[union-attr]
     assert runner.next_time() is None and not venue.books[1].resting_orders()
 
 
@@ -207,10 +208,11 @@ def test_every_event_type_runs() -> None:
     # the deposit waits for the settlement delay set at +5 (500 ms)
     (deposit,) = [x for x in by_type["RequestTransfer"] if x[1].type == "DEPOSIT"]
     assert deposit[2].transfer.status == "COMPLETED"
-    done = [e for _, _, res in steps for e in res.events if e[0] == "transfer" and e[2] == deposit[2].transfer.id]
-    assert [e[4] for e in done] == ["INITIALIZED", "COMPLETED"] and done[1][1] - done[0][1] >= 500_000_000
+    done = [e for _, _, res in steps for e in res.events
+            if isinstance(e, TransferEvent) and e.transfer_id == deposit[2].transfer.id]
+    assert [e.status for e in done] == ["INITIALIZED", "COMPLETED"] and done[1].ts - done[0].ts >= 500_000_000
     funds = [e for _, c, res in steps if isinstance(c, PaperFunds) for e in res.events]
-    assert [e[4] for e in funds] == [2 * 10**8, -(10**8)]
+    assert [e.units for e in funds if isinstance(e, FundsEvent)] == [2 * 10**8, -(10**8)]
     assert venue.clients[101].self_trade_prevention == "CANCEL_BOTH"
     assert isinstance(steps[-1][1], AdvanceClock)
     withdraw = [x for x in by_type["RequestTransfer"] if x[1].type == "WITHDRAW"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.events import TradeEvent
 from cefisim.engine.rejects import Reject
 
 from .replay_support import SHIPPED, replay
@@ -81,7 +82,7 @@ def test_demo_key_pair_matches() -> None:
 
 def test_demo_trades_on_the_traded_instruments() -> None:
     r = replay("demo.json", check_every=500)
-    traded = {e[3] for e in r.events if e[0] == "trade"}
+    traded = {e.instrument_id for e in r.events if isinstance(e, TradeEvent)}
     assert traded == {1, 2}  # the noise takers trade BTC-USD and ETH-USD
     assert r.order("bob", "bob-bid-1").status == "ACTIVE"
 
@@ -91,7 +92,7 @@ def test_halt_resume() -> None:
     s = r.scenario
     halted_at, resumed_at = s.start_ns + 10 * 10**9, s.start_ns + 20 * 10**9
     # nothing trades while halted, and the market maker does not requote
-    assert not [e for e in r.events if e[0] == "trade" and halted_at <= e[1] < resumed_at]
+    assert not [e for e in r.events if isinstance(e, TradeEvent) and halted_at <= e.ts < resumed_at]
     assert not [at for at, c, _ in r.steps if isinstance(c, PlaceOrder) and halted_at < at < resumed_at
                 and c.client_id == 900]
     rejected = r.order("bob", "halted-buy")
@@ -103,11 +104,11 @@ def test_halt_resume() -> None:
     resumed = r.order("bob", "resumed-buy")
     assert resumed.status == "FILLED" and r.statuses(resumed) == ["ACTIVE", "TRADE", "FILLED"]
     # ETH-USD: OPENING rests crossing orders, refuses MARKET, and uncrosses when ACTIVE
-    eth_trades = [e for e in r.events if e[0] == "trade" and e[3] == 2]
+    eth_trades = [e for e in r.events if isinstance(e, TradeEvent) and e.instrument_id == 2]
     (uncross,) = eth_trades
-    assert uncross[1] >= s.start_ns + 30 * 10**9
+    assert uncross.ts >= s.start_ns + 30 * 10**9
     bid, ask = r.order("alice", "open-bid"), r.order("bob", "open-ask")
-    assert (uncross[4], uncross[6], uncross[7]) == (201000, bid.id, ask.id)  # at the first order's price
+    assert (uncross.price, uncross.maker_order_id, uncross.taker_order_id) == (201000, bid.id, ask.id)  # at the first order's price
     assert bid.status == "FILLED" and ask.status == "ACTIVE"
     opening_market = [o for o in r.venue.clients[101].orders.values() if o.instrument.id == 2 and o.type == "MARKET"]
     assert [o.extra.reject_reason for o in opening_market] == ["INSTRUMENT_OPENING"]
@@ -118,8 +119,8 @@ def test_halt_resume() -> None:
 def test_thin_book_sweep() -> None:
     r = replay("thin_book_sweep.json")
     sweep = r.order("bob", "sweep")
-    trades = [e for e in r.history(sweep) if e[0] == "trade"]
-    assert [e[4] for e in trades] == [3000000, 3010000, 3030000, 3060000, 3140000]  # five levels, in order
+    trades = [e for e in r.history(sweep) if isinstance(e, TradeEvent)]
+    assert [e.price for e in trades] == [3000000, 3010000, 3030000, 3060000, 3140000]  # five levels, in order
     assert sweep.price == 3150000  # protection price: best ask 30000.00 + 5%
     assert sweep.status == "CANCELED" and sweep.extra.cancel_reason == "MARKET_REMAINDER"
     assert (sweep.executed, sweep.qty) == (9000, 12000)
@@ -133,16 +134,16 @@ def test_thin_book_sweep() -> None:
 def test_flash_crash() -> None:
     r = replay("flash_crash.json", check_every=20)
     start = 3000000
-    trades = [e for e in r.events if e[0] == "trade"]
-    low = min(e[4] for e in trades)
+    trades = [e for e in r.events if isinstance(e, TradeEvent)]
+    low = min(e.price for e in trades)
     assert low <= start * 90 // 100, "the price did not crash"
-    assert trades[-1][4] >= start * 99 // 100, "the price did not recover"
+    assert trades[-1].price >= start * 99 // 100, "the price did not recover"
     stop = r.order("fund", "stop-loss")
     assert stop.status == "CANCELED" and stop.extra.cancel_reason == "MARKET_REMAINDER"
     assert 0 < stop.executed < stop.qty
     # the stop-loss emptied the bid side down to its protection price
     (result,) = r.results(PlaceOrder, external_id="stop-loss")
-    prices = [e[4] for e in result.events if e[0] == "trade"]
+    prices = [e.price for e in result.events if isinstance(e, TradeEvent)]
     assert prices == sorted(prices, reverse=True) and len(set(prices)) >= 5
     assert min(prices) >= stop.price
 
@@ -153,8 +154,8 @@ def test_self_trade() -> None:
     b1, b2, b3, b4, b5 = (r.order("alice", f"a-bid-{i}") for i in range(1, 6))
     assert r.statuses(b1) == ["ACTIVE", "CANCELED"] and b1.extra.cancel_reason == "SELF_TRADE_PREVENTION"
     assert r.statuses(b2) == ["ACTIVE", "TRADE", "FILLED"]
-    (self_trade,) = [e for e in r.history(b2) if e[0] == "trade"]
-    assert self_trade[6] == ask1.id  # alice against alice
+    (self_trade,) = [e for e in r.history(b2) if isinstance(e, TradeEvent)]
+    assert self_trade.maker_order_id == ask1.id  # alice against alice
     assert r.statuses(b3) == ["ACTIVE", "CANCELED"] and b3.extra.cancel_reason == "SELF_TRADE_PREVENTION"
     assert ask1.status == "CANCELED" and ask1.extra.cancel_reason == "SELF_TRADE_PREVENTION"
     assert ask1.executed == 1000
@@ -171,8 +172,8 @@ def test_cancel_race_latency() -> None:
     race = r.order("alice", "race-bid")
     assert r.statuses(race) == ["ACTIVE", "CANCEL_PENDING", "TRADE", "CANCELED"]
     history = r.history(race)
-    assert history[1][1] < history[2][1] < history[3][1]
-    assert history[3][1] - history[1][1] >= 50 * 10**6  # acknowledged 50 ms after the request
+    assert history[1].ts < history[2].ts < history[3].ts
+    assert history[3].ts - history[1].ts >= 50 * 10**6  # acknowledged 50 ms after the request
     assert race.executed == 4000 and race.cancel_reason == "REQUESTED"
     race2 = r.order("alice", "race-bid-2")
     assert r.statuses(race2) == ["ACTIVE", "CANCEL_PENDING", "TRADE", "FILLED"]
