@@ -11,9 +11,10 @@ Workloads (``benchmarks/streams.py`` states them exactly; sizes full / --quick):
   cross   100,000 / 20,000 orders that each take exactly 1-3 levels (set-up not timed)
 
 Ours = the full engine: ``Venue.submit(PlaceOrder|CancelOrder, at=ns)`` with decimal strings, 8
-clients with large balances, fees, STP NONE, ``VenueConfig(max_open_orders=None)``, and a journal
-callback that writes every command as a JSON line (``engine.journal.to_record`` + orjson, as ``cefisim serve`` writes it) to a temp
-file. Engine time advances 1 µs per command. Floor = ``benchmarks/floor_book.py`` on the same streams
+clients with large balances, fees, STP NONE, ``VenueConfig(max_open_orders=None)``, each command
+first written as a JSON line (``engine.journal.to_record`` + orjson, as ``cefisim serve``'s runtime writes
+it before it submits) to a temp file. Engine time advances 1 µs per command (so the time a command is
+journaled at is the one it applies at). Floor = ``benchmarks/floor_book.py`` on the same streams
 as integers. Method: commands are generated before timing; a warm-up pass (the first 20,000 ops of
 every phase); then N repetitions on fresh books, engine and floor in lockstep chunks of 10,000 ops,
 each chunk timed with ``thread_time_ns`` (CPU time of the thread: other processes on the machine
@@ -94,8 +95,8 @@ def make_journal(sink):  # type: ignore[no-untyped-def]
 
 # --- the books ----------------------------------------------------------------------------------
 
-def make_venue(journal) -> Venue:  # type: ignore[no-untyped-def]
-    v = Venue(START_NS, VenueConfig(max_open_orders=None), journal=journal)
+def make_venue() -> Venue:
+    v = Venue(START_NS, VenueConfig(max_open_orders=None))
     usd, btc = Asset(1, "USD", 2), Asset(2, "BTC", 8)
     v.add_asset(usd)
     v.add_asset(btc)
@@ -147,19 +148,20 @@ class EngineRunner:
         self.sink.seek(0)
         self.sink.truncate()
         self.at = START_NS
-        return make_venue(self.journal)
+        return make_venue()
 
     @staticmethod
     def items(phase: streams.Phase) -> list:
         return phase.cmds
 
     def run(self, v: Venue, cmds: list) -> tuple[int, int]:
-        """(wall ns, CPU ns of this thread) to submit ``cmds``."""
-        submit = v.submit
+        """(wall ns, CPU ns of this thread) to journal and submit ``cmds``."""
+        submit, journal = v.submit, self.journal
         at = self.at
         c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
         for cmd in cmds:
             at += STEP_NS
+            journal(at, cmd)
             submit(cmd, at)
         t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
         self.at = at
@@ -167,7 +169,7 @@ class EngineRunner:
 
     def run_each(self, v: Venue, cmds: list) -> tuple[list[int], int]:
         """Time every op; also count rejects (there must be none)."""
-        submit = v.submit
+        submit, journal = v.submit, self.journal
         clock = time.perf_counter_ns
         at = self.at
         lat = [0] * len(cmds)
@@ -176,6 +178,7 @@ class EngineRunner:
         for cmd in cmds:
             at += STEP_NS
             t0 = clock()
+            journal(at, cmd)
             r = submit(cmd, at)
             lat[i] = clock() - t0
             i += 1

@@ -15,10 +15,11 @@ Workloads (seeded; sizes full / --quick):
           command than the mixed stream's. 6,300 s / 600 s of engine time: >= 1,000,000 / ~100,000
           engine commands (the count is printed). The agents build their commands as they go (the
           mixed stream's are built before timing). The scenario is parsed by
-          ``api.scenario.parse_scenario`` and run through ``Scenario.build_venue(journal=...)`` and
-          ``Scenario.runner(venue).run(end, on_step)`` as ``cefisim replay`` runs it (a callback per
-          step, so the million Results are not kept), with the journal callback of ``api/runtime/replay.py``
-          (``engine.journal.to_record`` + orjson, one line per command) writing into a BytesIO.
+          ``api.scenario.parse_scenario`` and run through ``api.runtime.replay.replay_venue`` and
+          ``Scenario.runner(venue).run(end, on_step, submit=...)`` as ``cefisim replay`` runs it (a
+          callback per step, so the million Results are not kept), with the journaling submit of
+          ``api/runtime/replay.py`` (``engine.journal.to_record`` + orjson, one line per command,
+          before it submits) writing into a BytesIO.
   direct  the same (at, command) pairs, recorded in an untimed pass, submitted straight to a fresh
           venue with the same journal: the engine's share of the replay, so 1 - direct / replay is
           what the agents and the runner cost.
@@ -66,7 +67,7 @@ import bench_engine  # noqa: E402
 import streams  # noqa: E402
 
 from cefisim.api.runtime import replay  # noqa: E402
-from cefisim.api.runtime.replay import ReplayStats, journal_writer  # noqa: E402
+from cefisim.api.runtime.replay import ReplayStats, replay_venue  # noqa: E402
 from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
 
 SEED = 20260105
@@ -154,16 +155,15 @@ def lockstep(
     replay's command count and its event count.
     """
     r_stats, d_stats = ReplayStats(), ReplayStats()
-    replay_venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), r_stats))
-    runner = scenario.runner(replay_venue)
+    venue, replay_submit = replay_venue(scenario, io.BytesIO(), r_stats)
+    runner = scenario.runner(venue)
     events = 0
 
     def on_step(at: int, cmd: Any, result: Any) -> None:  # what `cefisim replay` does per step, less the sums
         nonlocal events
         events += len(result.events)
 
-    direct_venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), d_stats))
-    submit = direct_venue.submit
+    direct_venue, submit = replay_venue(scenario, io.BytesIO(), d_stats)
     mixed_venue = engine.new()
     took = {"replay": [0, 0], "direct": [0, 0], "mixed": [0, 0]}
     start_ns, done = scenario.start_ns, 0
@@ -174,7 +174,8 @@ def lockstep(
             # the replay runs to the end of its k-th slice of engine time (the clock moves on only at
             # the end, so the slices submit exactly what one run does); the others follow its count
             t0 = _clocks()
-            runner.run(start_ns + (until_ns - start_ns) * k // chunks, on_step, advance_clock=k == chunks)
+            runner.run(start_ns + (until_ns - start_ns) * k // chunks, on_step, advance_clock=k == chunks,
+                       submit=replay_submit)
             _add(took["replay"], _since(t0))
             before, done = done, r_stats.commands
             t0 = _clocks()
@@ -189,10 +190,10 @@ def lockstep(
         gc.enable()
     assert r_stats.commands == d_stats.commands == len(pairs), (r_stats.commands, d_stats.commands, len(pairs))
     # the same work: the direct run ends where the replay does (ids handed out, trades, clock)
-    ends = [(v.next_order_id, v.next_match_id, v.next_transfer_id, v.clock.now) for v in (replay_venue, direct_venue)]
+    ends = [(v.next_order_id, v.next_match_id, v.next_transfer_id, v.clock.now) for v in (venue, direct_venue)]
     if ends[0] != ends[1]:
         raise SystemExit(f"bench_replay: the direct run ended elsewhere than the replay: {ends}")
-    del replay_venue, direct_venue, mixed_venue, runner, submit
+    del venue, direct_venue, mixed_venue, runner, submit, replay_submit
     gc.collect()
     return {name: (wall, cpu) for name, (wall, cpu) in took.items()}, r_stats.commands, events
 
@@ -205,9 +206,9 @@ def _add(total: list[int], timing: Timing) -> None:
 def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], int]:
     """The replay's (at, command) pairs, in order, and its journal bytes (an untimed pass)."""
     sink = io.BytesIO()
-    venue = scenario.build_venue(journal=journal_writer(sink, ReplayStats()))
+    venue, submit = replay_venue(scenario, sink, ReplayStats())
     pairs: list[tuple[int, Any]] = []
-    scenario.runner(venue).run(until_ns, lambda at, cmd, result: pairs.append((at, cmd)))
+    scenario.runner(venue).run(until_ns, lambda at, cmd, result: pairs.append((at, cmd)), submit=submit)
     return pairs, sink.tell()
 
 
@@ -237,12 +238,12 @@ def warm_up(scenario: Scenario, engine: bench_engine.EngineRunner, cmds: list, g
 def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
     """cProfile one replay (gc off) and print the time by module, then the hottest functions."""
     stats = ReplayStats()
-    venue = scenario.build_venue(journal=journal_writer(io.BytesIO(), stats))
+    venue, submit = replay_venue(scenario, io.BytesIO(), stats)
     runner = scenario.runner(venue)
     prof = cProfile.Profile()
     gc.disable()
     prof.enable()
-    runner.run(until_ns, lambda at, cmd, result: None)
+    runner.run(until_ns, lambda at, cmd, result: None, submit=submit)
     prof.disable()
     gc.enable()
     st = pstats.Stats(prof)
@@ -253,16 +254,16 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
         cum[where] = cum.get(where, 0.0) + cumtime
         own[where] = own.get(where, 0.0) + tottime
     submit = cum.get("venue.py:submit", 0.0)
-    journal = cum.get("replay.py:write", 0.0)
-    runner_own = sum(own.get(f"scenario.py:{name}", 0.0) for name in ("run", "_turn", "_submitter", "submit"))
+    journal = own.get("replay.py:journaled", 0.0) + cum.get("journal.py:to_record", 0.0)
+    runner_own = sum(own.get(f"scenario.py:{name}", 0.0) for name in ("run", "_turn", "_submitter", "_submit", "submit_now"))
     runner_own += own.get("scenario.py:<lambda>", 0.0) + own.get("bench_replay.py:<lambda>", 0.0)
     whole = cum.get("scenario.py:run", 0.0)
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")
     for label, secs in (
-        ("engine: Venue.submit without the journal", submit - journal),
-        ("journal: to_record + orjson (api.runtime.replay.journal_writer)", journal),
+        ("engine: Venue.submit", submit),
+        ("journal: to_record + orjson (api.runtime.replay.journaling_submit)", journal),
         ("runner: ScenarioRunner turns, submit wrappers, on_step", runner_own),
-        ("agents: MarketMaker.act + NoiseTaker.act, own time", whole - submit - runner_own),
+        ("agents: MarketMaker.act + NoiseTaker.act, own time", whole - submit - journal - runner_own),
     ):
         print(f"  {label:<62} {secs:>6.2f} s {secs / whole:>6.1%}")
     print()
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  quick={args.quick} seed={args.seed} reps={reps} (median) gc={gc_desc}")
     print(f"  replay: {len(INSTRUMENTS)} instruments, {len(scenario.agents)} agents "
           f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
-          f"journal: api.runtime.replay.journal_writer (to_record + orjson) into a BytesIO")
+          f"journal: api.runtime.replay.journaling_submit (to_record + orjson) into a BytesIO")
     print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}")
     print(f"  setup {t_setup:.1f}s (not timed)")
 

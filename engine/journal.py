@@ -79,7 +79,6 @@ def event_digest(events: list[Event], digest: Any | None = None) -> Any:
     """Feed events into a sha256 (created when None) in a stable text form, the ``repr`` of each
     event's :func:`~cefisim.engine.events.row` and a newline; returns the hash object."""
     h = digest if digest is not None else hashlib.sha256()
-    for event in events:
-        h.update(repr(row(event)).encode())
-        h.update(b"\n")
+    if events:  # one update of the whole text: the same hash as one per line, in fewer calls
+        h.update("".join([f"{row(event)!r}\n" for event in events]).encode())
     return h

@@ -4,7 +4,9 @@ Contract:
 - ``submit`` first moves the engine clock to ``at`` (firing every timer due on the way: latency
   acknowledgements, GTC expiry, transfer settlement, fee settlement, housekeeping), then applies the
   command and returns a :class:`Result`: the order or transfer it touched, the typed reject reason if
-  it was refused, and the events it produced, in order. The (at, command) pair goes to the journal.
+  it was refused, and the events it produced, in order. Nothing else comes out: the engine journals
+  nothing and calls no one back. Whoever journals (the runtime, ``api/runtime/simulation.py``) writes
+  the pair (``applies_at(command, at)``, command) first and then submits (``docs/journal.md``).
 - The same sequence of (at, command) pairs on a venue built from the same reference data gives the
   same events, ids and timestamps: ids come from counters, time from the engine clock, and nothing
   iterates a set or reads the wall.
@@ -37,7 +39,6 @@ from .records import DEPOSIT, T_INITIALIZED, Transfer
 from .reference import ACTIVE, DISABLED, OPENING, STP_VALUES, Asset, Client, Instrument
 from .rejects import Reject
 
-Journal = Callable[[int, Command], None]
 
 
 @dataclass
@@ -78,10 +79,9 @@ class Venue:
     # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
     feeds: tuple[Any, ...] = ()
 
-    def __init__(self, start_ns: int, config: VenueConfig | None = None, journal: Journal | None = None):
+    def __init__(self, start_ns: int, config: VenueConfig | None = None):
         self.config = config or VenueConfig()
         self.clock = Clock(start_ns)
-        self.journal = journal
         self.assets: dict[int, Asset] = {}
         self.instruments: dict[int, Instrument] = {}
         self.books: dict[int, Book] = {}
@@ -154,19 +154,27 @@ class Venue:
 
     # --- the one entry point ----------------------------------------------------------------
 
+    def applies_at(self, cmd: Command, at: int | None = None) -> int:
+        """The engine time ``submit(cmd, at)`` applies ``cmd`` at: ``at`` (an ``AdvanceClock``: the later
+        of ``at`` and its target), never before the clock; ``now`` when ``at`` is None. A journal records
+        this time, before the command is submitted. Reads nothing but the clock."""
+        if isinstance(cmd, AdvanceClock) and (at is None or cmd.to_ns > at):
+            at = cmd.to_ns
+        now = self.clock.now
+        return now if at is None or at < now else at
+
     def submit(self, cmd: Command, at: int | None = None) -> Result:
-        """Move the engine clock to ``at`` (firing what falls due on the way), then apply ``cmd``."""
+        """Move the engine clock to ``at`` (firing what falls due on the way), then apply ``cmd``, at the
+        time :meth:`applies_at` gives."""
         result = Result()
         kind = type(cmd)
+        # applies_at, written out: a call more per command on the order-entry hot path
         if kind is AdvanceClock:
             at = cmd.to_ns if at is None or cmd.to_ns > at else at  # type: ignore[union-attr]
         clock = self.clock
         now = clock.now
         if at is None or at < now:
             at = now
-        if self.journal is not None:
-            # written before anything changes: a command the journal could not take is not applied
-            self.journal(at, cmd)
         if at > now:
             if at < self._wake:
                 clock.now = at  # nothing is due on the way

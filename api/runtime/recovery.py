@@ -105,8 +105,8 @@ class Replayer:
       record's time; a record still not regenerated then is the closing ``advance`` of a catch-up,
       which the runner makes next. Turns run only up to times the journal shows, so a recovered
       scenario never runs ahead of what the live one had done when its next record was written.
-    - every command the scenario submits meanwhile (``expect``, the venue's journal hook) must be the
-      next record; past the last record it is the rest of a torn burst (``tail``), kept for the file.
+    - every command the scenario submits meanwhile (``expect``, in the simulation's place of the
+      journal writer) must be the next record; past the last record it is the rest of a torn burst (``tail``), kept for the file.
     """
 
     def __init__(self, sim: "Simulation", records: Records) -> None:
@@ -115,8 +115,8 @@ class Replayer:
         self.tail: list[tuple[int, Command]] = []
         self.unchecked = False
 
-    def expect(self, at: int, cmd: Command) -> None:
-        if self.sim._source != "scn" or self.unchecked:
+    def expect(self, at: int, src: str, cmd: Command) -> None:
+        if src != "scn" or self.unchecked:
             return  # an external command this replay applies itself
         head = self.records.peek()
         if head is None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from typing import IO
 
 import orjson
@@ -36,6 +35,7 @@ from cefisim.engine.commands import Command
 from cefisim.engine.events import Event, TradeEvent
 from cefisim.engine.journal import event_digest, to_record
 from cefisim.engine.order import BUY, SELL
+from cefisim.engine.simulation.scenario import Submit
 from cefisim.engine.venue import Result, Venue
 
 from cefisim.api.progress import Progress
@@ -63,28 +63,44 @@ class ReplayStats:
                 slot[2] += event.quote_units
 
 
-def journal_writer(out: IO[bytes], stats: ReplayStats) -> Callable[[int, Command], None]:
-    """The venue's journal callback for a replay: one JSON line per command into ``out``."""
+def journaling_submit(venue: Venue, out: IO[bytes] | None, stats: ReplayStats) -> Submit:
+    """A replay's submit function: counts the command and, with ``out``, writes its journal line (one
+    JSON line, ``[at, "scn", kind, values]``) before it submits it, as the server's runtime does."""
     option = orjson.OPT_APPEND_NEWLINE
-    dumps, put = orjson.dumps, out.write  # looked up once: this runs for every command
+    # looked up once: this runs for every command
+    dumps, applies_at, submit = orjson.dumps, venue.applies_at, venue.submit
+    if out is None:
+        def counted(cmd: Command, at: int) -> Result:
+            stats.commands += 1
+            return submit(cmd, at)
 
-    def write(at: int, cmd: Command) -> None:
+        return counted
+    put = out.write
+
+    def journaled(cmd: Command, at: int) -> Result:
         stats.commands += 1
+        at = applies_at(cmd, at)
         put(dumps(to_record(at, "scn", cmd), option=option))
+        return submit(cmd, at)
 
-    return write
+    return journaled
+
+
+def replay_venue(scenario: Scenario, out: IO[bytes] | None, stats: ReplayStats) -> tuple[Venue, Submit]:
+    """A fresh venue of ``scenario`` and its :func:`journaling_submit`, the scenario's settings already
+    submitted through it (so journaled, as ``scn`` records at the start)."""
+    venue = scenario.build_venue(apply_settings=False)
+    submit = journaling_submit(venue, out, stats)
+    for at, cmd in scenario.setting_commands():
+        submit(cmd, at)
+    return venue, submit
 
 
 def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
         progress: IO[str] | None = None) -> tuple[Venue, ReplayStats]:
     """Replay ``scenario`` to ``until_ns``; returns the venue and the statistics."""
     stats = ReplayStats()
-    if journal is not None:
-        hook = journal_writer(journal, stats)
-    else:
-        def hook(at: int, cmd: Command) -> None:
-            stats.commands += 1
-    venue = scenario.build_venue(journal=hook)
+    venue, submit = replay_venue(scenario, journal, stats)
     runner = scenario.runner(venue)
     add = stats.add
     bar = Progress(scenario.start_ns, until_ns, progress, "replay ")
@@ -96,7 +112,7 @@ def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
             add(result.events)
             bar.at(at)
     try:
-        runner.run(until_ns, on_step)
+        runner.run(until_ns, on_step, submit=submit)
     finally:
         bar.close()
     return venue, stats

@@ -1,7 +1,10 @@
 """The running simulation: one venue, its scenario runner, its clock mode and its journal.
 
-Everything that changes the venue goes through :meth:`Simulation.submit` (HTTP requests, the control
-plane, the scenario's agents and events), so there is one writer and one total order.
+Everything that changes the venue goes through this module (HTTP requests and the control plane by
+:meth:`Simulation.submit`, the scenario's agents and events by the submit function it hands the
+scenario runner), so there is one writer and one total order. It is the venue's only submitter: it
+journals each command, with the source it knows, and only then submits it; the engine knows nothing
+of the journal.
 
 Clock modes:
 - ``virtual``: engine time starts at the scenario's ``start`` and moves only when the control plane
@@ -13,7 +16,8 @@ Clock modes:
 
 Journal (``--journal FILE``): JSON lines. The first line is a header naming the scenario and the
 effective start; each further line is a record ``[at, src, kind, values]`` (``engine/journal.py``) of
-every command applied to the venue, written before it applies (so before its response). ``src`` tells
+every command applied to the venue, written before it applies (so before its response; a command
+the journal cannot take is not applied). ``src`` tells
 commands that came from outside ("ext": requests, control plane, clock moves) from those the scenario
 runner generated ("scn"). On start with an existing journal the server rebuilds the state record by
 record (``api/runtime/recovery.py``): the scenario regenerates its own records, checked one by one, and the
@@ -92,7 +96,9 @@ class Simulation:
         self.journal_path = Path(journal_path) if journal_path else None
         self._journal: IO[bytes] | None = None
         self._journal_size = 0
-        self._source = "ext"
+        # where each command is recorded before it applies: the journal file (when open), or during
+        # recovery the check that the scenario regenerates the records the journal holds
+        self._record: Callable[[int, str, Command], None] = self._on_command
         self._recovering = False
         self.recovered_commands = 0
         self._on_result = on_result
@@ -121,7 +127,8 @@ class Simulation:
     def _build(self) -> None:
         delta = self.start_ns - self.scenario.start_ns
         scenario = self.scenario.shifted(delta) if delta else self.scenario
-        self.venue: Venue = scenario.build_venue(self.venue_config, journal=self._on_command)
+        # the scenario's settings apply as the venue is built, before the journal opens: never written
+        self.venue: Venue = scenario.build_venue(self.venue_config)
         self.runner = scenario.runner(self.venue)
 
     def close(self) -> None:
@@ -167,7 +174,6 @@ class Simulation:
             venue.check_invariants()
         except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:
             raise snapshot.SnapshotError(f"snapshot: the state it holds is not sound ({exc})") from None
-        venue.journal = self._on_command
         self.venue, self.runner = venue, runner
         self.start_ns = start_ns
 
@@ -206,18 +212,7 @@ class Simulation:
 
     def _run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        self._source = "scn"
-        try:
-            return self.runner.run(at, self._step_hook(), advance_clock=close, max_turns=max_turns)
-        finally:
-            self._source = "ext"
-
-    def _step_hook(self) -> Callable[[int, Command, Result], None] | None:
-        """The runner's ``on_step``: results go to ``on_result`` when someone listens (none are kept)."""
-        on_result = self._on_result
-        if on_result is None:
-            return None
-        return lambda at, cmd, result: on_result(result)
+        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._apply_scenario)
 
     # --- the one way in ---------------------------------------------------------------------------
 
@@ -275,12 +270,21 @@ class Simulation:
         if retention_ns != self.venue.config.status_retention_ns:
             self.submit(SetStatusRetention(retention_ns))
 
-    def _apply(self, cmd: Command, at: int) -> Result:
-        """Every external command goes through here: the live server and its journal replay alike."""
-        result = self.venue.submit(cmd, at=at)
+    def _apply(self, cmd: Command, at: int, src: str = "ext") -> Result:
+        """Every command goes through here, the live server's and its journal replay's alike: recorded
+        (journaled, or checked during recovery) at the time it will apply, then submitted. A record
+        that fails raises before the venue is touched. ``src``: "ext" from outside, "scn" the scenario's."""
+        venue = self.venue
+        at = venue.applies_at(cmd, at)
+        self._record(at, src, cmd)
+        result = venue.submit(cmd, at)
         if self._on_result is not None:
             self._on_result(result)
         return result
+
+    def _apply_scenario(self, cmd: Command, at: int) -> Result:
+        """The submit function the scenario runner is handed: its commands, journaled as "scn"."""
+        return self._apply(cmd, at, "scn")
 
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control
@@ -290,10 +294,10 @@ class Simulation:
 
     # --- journal ----------------------------------------------------------------------------------
 
-    def _on_command(self, at: int, cmd: Command) -> None:
+    def _on_command(self, at: int, src: str, cmd: Command) -> None:
         if self._journal is None:
             return
-        self._append(orjson.dumps(to_record(at, self._source, cmd), option=orjson.OPT_APPEND_NEWLINE))
+        self._append(orjson.dumps(to_record(at, src, cmd), option=orjson.OPT_APPEND_NEWLINE))
 
     def _append(self, data: bytes) -> None:
         """Write a whole record or nothing: a failed write is cut back to the last complete record."""
@@ -369,11 +373,11 @@ class Simulation:
         with open(self.journal_path, "rb") as f:
             f.seek(header_bytes)
             replayer = Replayer(self, Records(f, self.journal_path, header_bytes))
-            self.venue.journal = replayer.expect
+            self._record = replayer.expect
             try:
                 replayer.run()
             finally:
-                self.venue.journal = self._on_command
+                self._record = self._on_command
         records = replayer.records
         if read_only:
             return

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from cefisim.engine.simulation.agents import AgentSpec
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
+from cefisim.engine.simulation.agents import AgentSpec
 from cefisim.engine.simulation.scenario import ScenarioRunner
-from cefisim.engine.venue import Journal, Venue, VenueConfig
+from cefisim.engine.venue import Venue, VenueConfig
 
 from ..recorded.source import RecordedSpec, attach
 from .document import _kind
@@ -149,13 +149,20 @@ class Scenario:
             config.status_retention_ns = retention
         return config
 
-    def build_venue(
-        self, config: VenueConfig | None = None, journal: Journal | None = None, apply_settings: bool = True
-    ) -> Venue:
+    def setting_commands(self) -> list[tuple[int, Command]]:
+        """The latency and settlement delay of ``settings`` as commands at ``start_ns``, in that order."""
+        commands: list[tuple[int, Command]] = []
+        if self.latency_ns is not None:
+            commands.append((self.start_ns, SetLatency(*self.latency_ns)))
+        if self.settlement_delay_ns is not None:
+            commands.append((self.start_ns, SetSettlementDelay(self.settlement_delay_ns)))
+        return commands
+
+    def build_venue(self, config: VenueConfig | None = None, apply_settings: bool = True) -> Venue:
         """A fresh venue at ``start_ns``: reference data, opening balances and, when
-        ``apply_settings``, the latency and settlement delay of ``settings`` as journaled commands
-        (leave them out when the venue is restored from a journal that already holds them)."""
-        venue = Venue(self.start_ns, config or self.venue_config(), journal)
+        ``apply_settings``, the :meth:`setting_commands` submitted (a caller that journals them leaves
+        them out and submits them itself, as ``cefisim replay --journal`` does)."""
+        venue = Venue(self.start_ns, config or self.venue_config())
         assets, instruments, clients = copy.deepcopy((self.assets, self.instruments, self.clients))
         for asset in assets.values():
             venue.add_asset(asset)
@@ -169,10 +176,8 @@ class Scenario:
         for spec in self.recorded:
             attach(venue, spec, self.start_ns)
         if apply_settings:
-            if self.latency_ns is not None:
-                venue.submit(SetLatency(*self.latency_ns), at=self.start_ns)
-            if self.settlement_delay_ns is not None:
-                venue.submit(SetSettlementDelay(self.settlement_delay_ns), at=self.start_ns)
+            for at, cmd in self.setting_commands():
+                venue.submit(cmd, at)
         return venue
 
     def runner(self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random) -> ScenarioRunner:

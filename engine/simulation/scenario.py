@@ -2,16 +2,19 @@
 
 Contract:
 - Inputs are the scenario's timed events, a list of ``(at_ns, command)`` sorted by time (stably, so
-  the file's order breaks ties), and agent specs (``engine/simulation/agents.py``). Agent number ``i`` gets its
-  own generator ``make_rng(agent_seed(rng_seed, i))``: the caller passes ``random.Random`` so that
-  nothing in ``engine/`` imports ``random``.
-- ``run(t, on_step)`` submits everything due at or before ``t`` with ``venue.submit(command, at=time)``
-  in (time, sequence) order: at one instant the events come first in file order, then the agents in
-  their declared order. It then moves the clock to ``t`` with a journaled ``AdvanceClock`` (when the
-  clock is not already there), so every timer due by ``t`` fires. ``on_step(at, command, result)`` is
-  called after each submission; an agent gets each result back before it submits its next command.
-  ``steps(t)`` is the same run as an iterator of ``(at, command, result)``: each turn's steps come
-  once the turn (an event, or one agent's action) is done.
+  the file's order breaks ties), and agent specs (``engine/simulation/agents.py``). Agent number ``i``
+  gets its own generator ``make_rng(agent_seed(rng_seed, i))``: the caller passes ``random.Random`` so
+  that nothing in ``engine/`` imports ``random``.
+- ``run(t, on_step, submit=...)`` submits everything due at or before ``t`` with ``submit(command,
+  time)`` in (time, sequence) order: at one instant the events come first in file order, then the
+  agents in their declared order. It then moves the clock to ``t`` with an ``AdvanceClock`` submitted
+  the same way (when the clock is not already there), so every timer due by ``t`` fires.
+  ``on_step(at, command, result)`` is called after each submission; an agent gets each result back
+  before it submits its next command. ``steps(t)`` is the same run as an iterator of ``(at, command,
+  result)``: each turn's steps come once the turn (an event, or one agent's action) is done.
+- ``submit`` defaults to ``venue.submit``. The runtime (``api/runtime/simulation.py``) passes its own,
+  which journals each command before it applies it: the runner journals nothing and never submits
+  around its caller's back.
 - An agent's next action time must be later than the action it just took; a runner therefore always
   makes progress, and the same inputs give the same submissions, events and journal.
 - The runner holds no state of the venue besides what the agents remember (their own orders); the
@@ -36,6 +39,8 @@ if TYPE_CHECKING:
 
 Step = tuple[int, Command, "Result"]
 OnStep = Callable[[int, Command, "Result"], None]
+#: how the runner applies a command at an engine time (``Venue.submit``, or the runtime's journaling one)
+Submit = Callable[[Command, int], "Result"]
 
 
 class ScenarioRunner:
@@ -70,7 +75,7 @@ class ScenarioRunner:
         return all(agent.spec.end_ns is not None for agent in self.agents)
 
     def run(self, t_ns: int, on_step: OnStep | None = None, advance_clock: bool = True,
-            max_turns: int | None = None) -> bool:
+            max_turns: int | None = None, submit: Submit | None = None) -> bool:
         """Submit everything due at or before ``t_ns``, calling ``on_step`` after each submission; then
         move the clock to ``t_ns`` (``advance_clock=False``: leave it where the last submission put it,
         to run a scenario in slices that submit exactly what one run would). Returns True.
@@ -79,40 +84,44 @@ class ScenarioRunner:
         (every turn due at that instant taken), move the clock to that instant as the closing
         ``AdvanceClock`` does, and return False: the same as ``run`` to that instant, so a caller can
         run a long stretch in slices and apply other commands in between. Memory stays flat: nothing is
-        kept per step."""
+        kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
+        if submit is None:
+            submit = self.venue.submit
         if max_turns is None:
-            while self._turn(t_ns, on_step):
+            while self._turn(t_ns, on_step, submit):
                 pass
         else:
             taken = 0
             while True:
                 reached = self.next_time()  # the time of the turn about to be taken
-                if not self._turn(t_ns, on_step):
+                if not self._turn(t_ns, on_step, submit):
                     break
                 taken += 1
                 if taken >= max_turns:
                     due = self.next_time()
                     if reached is not None and due is not None and reached < due <= t_ns:
-                        self._close(reached, on_step)
+                        self._close(reached, on_step, submit)
                         return False
         if advance_clock:
-            self._close(t_ns, on_step)
+            self._close(t_ns, on_step, submit)
         return True
 
-    def steps(self, t_ns: int) -> Iterator[Step]:
+    def steps(self, t_ns: int, submit: Submit | None = None) -> Iterator[Step]:
         """:meth:`run` as an iterator: the steps of each turn, once the turn is done."""
+        if submit is None:
+            submit = self.venue.submit
         made: list[Step] = []
 
         def on_step(at: int, cmd: Command, result: "Result") -> None:
             made.append((at, cmd, result))
 
-        while self._turn(t_ns, on_step):
+        while self._turn(t_ns, on_step, submit):
             yield from made
             made.clear()
-        self._close(t_ns, on_step)
+        self._close(t_ns, on_step, submit)
         yield from made
 
-    def _turn(self, t_ns: int, on_step: OnStep | None) -> bool:
+    def _turn(self, t_ns: int, on_step: OnStep | None, submit: Submit) -> bool:
         """Take the next turn due at or before ``t_ns``: one event, or one agent's action. False when
         nothing is due by then."""
         events = self._events
@@ -124,7 +133,7 @@ class ScenarioRunner:
             if now > t_ns:
                 return False
             agent = self.agents[i]
-            agent.act(venue, now, self._submitter(now, on_step))
+            agent.act(venue, now, self._submitter(now, on_step, submit))
             # the agent's entry is still the heap's first: replace it (one sift instead of two;
             # entries are unique (time, index) pairs, so the order they come out in is the same)
             due = agent.next_time()
@@ -137,30 +146,31 @@ class ScenarioRunner:
         if ev_due is not None and ev_due <= t_ns:
             at, cmd = events[self._event_index]
             self._event_index += 1
-            self._submit(at, cmd, on_step)
+            self._submit(at, cmd, on_step, submit)
             return True
         return False
 
-    def _submitter(self, now: int, on_step: OnStep | None) -> Callable[[Command], "Result"]:
+    @staticmethod
+    def _submitter(now: int, on_step: OnStep | None, submit: Submit) -> Callable[[Command], "Result"]:
         """The ``submit`` an agent acting at ``now`` is given."""
-        venue_submit = self.venue.submit
         if on_step is None:
-            return lambda cmd: venue_submit(cmd, now)
+            return lambda cmd: submit(cmd, now)
 
-        def submit(cmd: Command) -> "Result":
-            result = venue_submit(cmd, now)
+        def submit_now(cmd: Command) -> "Result":
+            result = submit(cmd, now)
             on_step(now, cmd, result)
             return result
 
-        return submit
+        return submit_now
 
-    def _close(self, t_ns: int, on_step: OnStep | None) -> None:
+    def _close(self, t_ns: int, on_step: OnStep | None, submit: Submit) -> None:
         if self.venue.clock.now < t_ns:
-            self._submit(t_ns, AdvanceClock(t_ns), on_step)
+            self._submit(t_ns, AdvanceClock(t_ns), on_step, submit)
 
-    def _submit(self, at: int, cmd: Command, on_step: OnStep | None) -> None:
+    @staticmethod
+    def _submit(at: int, cmd: Command, on_step: OnStep | None, submit: Submit) -> None:
         """One of the runner's own submissions (an event, the closing clock move)."""
-        result = self.venue.submit(cmd, at)
+        result = submit(cmd, at)
         if on_step is not None:
             on_step(at, cmd, result)
 
@@ -187,4 +197,4 @@ class ScenarioRunner:
         return self.run_until(limit_ns)
 
 
-__all__ = ["OnStep", "ScenarioRunner", "Step"]
+__all__ = ["OnStep", "ScenarioRunner", "Step", "Submit"]

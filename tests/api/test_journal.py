@@ -99,6 +99,23 @@ def test_unwritable_journal_refuses_the_command_and_changes_nothing(tmp_path: Pa
     assert sim.snapshot()["objects"] == before
 
 
+def test_a_scenario_command_the_journal_cannot_take_is_not_applied(tmp_path: Path, sims) -> None:
+    """The scenario's agents submit through the runtime too: journaled first, or not applied."""
+    from cefisim.api.scenario import load_scenario
+    from tests.engine.builders import state_hash
+
+    demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
+    sim = sims(scenario=load_scenario(demo), journal_path=tmp_path / "j.jsonl")
+    venue = sim.venue
+    before = (venue.clock.now, venue.next_order_id, state_hash(venue))
+    assert sim.runner.next_time() is not None and venue.next_order_id > 1  # the agents quote and act again
+    sim.close()
+    sim._journal = open("/dev/full", "wb", buffering=0)  # every write fails: no space left on device
+    with pytest.raises(JournalWriteError):
+        sim.advance(venue.clock.now + 10 * 10**9)
+    assert (venue.clock.now, venue.next_order_id, state_hash(venue)) == before
+
+
 def test_a_server_journal_replays_offline_to_the_same_events(tmp_path: Path, sims, capsys) -> None:
     from cefisim.api.runtime.replay import ReplayStats, replay_main
     from cefisim.api.scenario import load_scenario

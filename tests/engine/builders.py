@@ -9,7 +9,6 @@ Reference data (ids are the engine's integers):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from cefisim.engine.clock import NS_PER_SECOND
@@ -40,7 +39,6 @@ def build_venue(
     *,
     balances: dict[int, dict[int, int]] | None = None,
     config: VenueConfig | None = None,
-    journal: Callable[[int, Command], None] | None = None,
     fee_overrides: dict[int, dict[int, tuple[str, str]]] | None = None,
     client_stp: dict[int, str] | None = None,
     status: dict[int, str] | None = None,
@@ -49,7 +47,7 @@ def build_venue(
 ) -> Venue:
     """A venue with the reference data above; ``balances`` maps client id -> asset id -> units,
     ``bands`` replaces an instrument's price band (a fraction such as ``"0.05"``)."""
-    v = Venue(start, config=config, journal=journal)
+    v = Venue(start, config=config)
     btc = Asset(BTC, "BTC", 8)
     usd = Asset(USD, "USD", 2)
     eth = Asset(ETH, "ETH", 8)
@@ -87,12 +85,19 @@ def rate(text: str) -> int:
 class Sim:
     """A venue plus short helpers. Every helper submits one command and returns its Result."""
 
-    def __init__(self, venue: Venue | None = None, **kw: Any) -> None:
+    def __init__(self, venue: Venue | None = None, journal: list[tuple[int, Command]] | None = None,
+                 **kw: Any) -> None:
+        """``journal``: every command is appended to it, at the time it applies, before it is submitted
+        (as the runtime journals)."""
         self.v = venue if venue is not None else build_venue(**kw)
+        self.journal = journal
 
     # --- commands ---------------------------------------------------------------------------
 
     def submit(self, cmd: Command, at: int | None = None) -> Result:
+        if self.journal is not None:
+            at = self.v.applies_at(cmd, at)
+            self.journal.append((at, cmd))
         return self.v.submit(cmd, at=at)
 
     def limit(self, client: int, side: str, qty: str, price: str, inst: int = BTC_USD, at: int | None = None,

@@ -95,7 +95,7 @@ class EngineVsModel(RuleBasedStateMachine):
         (so that the stream trades from its first step; without, far prices can rest before any
         reference price exists)."""
         self.journal: list[tuple[int, Command]] = []
-        self.v = build_venue(journal=lambda at, cmd: self.journal.append((at, cmd)), bands=BANDS, balances=BALANCES)
+        self.v = build_venue(bands=BANDS, balances=BALANCES)
         self.twin = build_venue(bands=BANDS, balances=BALANCES)
         self.replayed = 0
         self.totals = self.v.asset_totals()
@@ -116,7 +116,9 @@ class EngineVsModel(RuleBasedStateMachine):
     def submit(self, cmd: Command) -> Result:
         self.model.trades = []
         self.model.stopped_by_stp = False
-        result = self.v.submit(cmd)
+        at = self.v.applies_at(cmd)  # journaled first, as the runtime does
+        self.journal.append((at, cmd))
+        result = self.v.submit(cmd, at)
         self.events += result.events
         new = self.journal[self.replayed:]
         assert len(new) == 1 and new[0][1] == cmd

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from cefisim.engine.commands import Command
+import pytest
+
+from cefisim.engine.commands import AdvanceClock, Command, PlaceOrder
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
 
 from .builders import (
-    ALICE, BOB, BTC, CAROL, DAY, ETH_USD, HOUR, SECOND, START, USD, Sim, build_venue, fingerprint, state_hash,
+    ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH_USD, HOUR, SECOND, START, USD, Sim, build_venue, fingerprint,
+    state_hash,
 )
 
 
@@ -37,7 +40,7 @@ def session(sim: Sim) -> list[tuple]:
 
 def test_journal_replays_to_identical_events_and_state() -> None:
     journal: list[tuple[int, Command]] = []
-    sim = Sim(build_venue(journal=lambda at, cmd: journal.append((at, cmd))))
+    sim = Sim(journal=journal)
     events = session(sim)
     assert any(isinstance(e, TradeEvent) for e in events) and any(isinstance(e, FeesSettledEvent) for e in events)
 
@@ -55,3 +58,19 @@ def test_two_runs_give_the_same_events() -> None:
     assert session(a) == session(b)
     assert state_hash(a.v) == state_hash(b.v)
     a.check()
+
+
+@pytest.mark.parametrize("at", [None, START - 5, START, START + 7])
+@pytest.mark.parametrize("target", [START - 9, START + 3, START + 20])
+def test_applies_at_is_the_time_submit_applies_a_command_at(at: int | None, target: int) -> None:
+    """What a journal records before it submits is the time the command then applies at."""
+    v = build_venue()
+    place = PlaceOrder(ALICE, BTC_USD, "BUY", "LIMIT", "1", "99.00")
+    want = v.applies_at(place, at)
+    assert want == (START if at is None or at < START else at)
+    assert v.submit(place, at).order.created == want  # type: ignore[union-attr]
+    v = build_venue()
+    want = v.applies_at(AdvanceClock(target), at)
+    assert want == max(START, target, START if at is None else at)
+    v.submit(AdvanceClock(target), at)
+    assert v.clock.now == want

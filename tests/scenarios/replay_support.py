@@ -72,14 +72,19 @@ def replay(name_or_path: str | Path, until: int | None = None, check_every: int 
     out = Replay(scenario, None)  # type: ignore[arg-type]
     option = orjson.OPT_SORT_KEYS
 
-    def journal(at: int, cmd: Command) -> None:
+    def submit(cmd: Command, at: int) -> Result:
+        """Journal, then submit (as the runtime does)."""
+        at = venue.applies_at(cmd, at)
         out.journal.append(orjson.dumps(to_record(at, "scn", cmd), option=option))
+        return venue.submit(cmd, at)
 
-    venue = scenario.build_venue(journal=journal)
+    venue = scenario.build_venue(apply_settings=False)
+    for at, cmd in scenario.setting_commands():
+        submit(cmd, at)
     out.venue = venue
     totals = venue.asset_totals()
     runner = scenario.runner(venue)
-    for n, step in enumerate(runner.steps(scenario.end_ns if until is None else scenario.start_ns + until)):
+    for n, step in enumerate(runner.steps(scenario.end_ns if until is None else scenario.start_ns + until, submit)):
         out.steps.append(step)
         if n % check_every == 0:
             venue.check_invariants()

@@ -8,13 +8,16 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.scenario import parse_scenario
+from cefisim.engine.commands import (
+    AdvanceClock, CancelOrder, Command, PaperFunds, PlaceOrder, RequestTransfer, SetLatency,
+)
 from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.simulation.agents import (
     MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, below,
     exponential,
 )
-from cefisim.engine.commands import AdvanceClock, CancelOrder, PaperFunds, PlaceOrder, RequestTransfer, SetLatency
 from cefisim.engine.simulation.scenario import ScenarioRunner
+from cefisim.engine.venue import Result, Venue
 
 from .replay_support import ROOT, full_doc
 
@@ -164,10 +167,22 @@ def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
                      {"at": "+2.25", "type": "cancel", "client": "mm", "ref": "1"}]
     s = parse_scenario(doc, "t.json")
     journal: list = []
-    venue = s.build_venue(journal=lambda at, cmd: journal.append((at, cmd)))
+    venue = s.build_venue(apply_settings=False)
+
+    def submit(cmd: Command, at: int) -> Result:  # the runtime's part: journal, then submit
+        at = venue.applies_at(cmd, at)
+        journal.append((at, cmd))
+        return Venue.submit(venue, cmd, at)
+
+    def around(cmd: Command, at: int | None = None) -> Result:
+        raise AssertionError(f"{cmd} submitted around the submit function the runner was handed")
+
+    venue.submit = around  # type: ignore[method-assign]
+    for at, cmd in s.setting_commands():
+        submit(cmd, at)
     runner = s.runner(venue)
     assert runner.next_time() == s.start_ns
-    steps = list(runner.steps(s.start_ns + 2500 * 10**6))
+    steps = list(runner.steps(s.start_ns + 2500 * 10**6, submit))
     kinds = [type(c).__name__ for _, c, _ in steps]
     assert kinds[:2] == ["SetLatency", "PlaceOrder"]  # the event at start before the agent at start
     assert kinds[-2:] == ["CancelOrder", "AdvanceClock"] and venue.clock.now == s.start_ns + 2500 * 10**6
@@ -178,7 +193,8 @@ def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
     assert steps[-2][2].ok and steps[-2][2].order.status == "CANCELED"  # the ladder was constant until then
     assert runner.next_time() == s.start_ns + 3 * S
     # the market maker sees its ladder broken and replaces it at its next interval
-    replaced = [c for _, c, _ in runner.steps(s.start_ns + 3 * S)]
+    replaced = [c for _, c, _ in runner.steps(s.start_ns + 3 * S, submit)]
+    assert journal[-len(replaced):] == [(s.start_ns + 3 * S, c) for c in replaced]
     assert [type(c).__name__ for c in replaced] == ["CancelOrder"] * 3 + ["PlaceOrder"] * 4
 
 

@@ -61,11 +61,11 @@ def test_full_document_parses() -> None:
     assert (noise.client_id, noise.instrument_id, noise.end_ns) == (101, 1, s.start_ns + 12 * 10**9)
 
 
-def test_build_venue_is_fresh_and_journals_settings() -> None:
+def test_build_venue_is_fresh_and_applies_settings() -> None:
     s = parse_scenario(full_doc(), SRC)
-    journal: list = []
-    v1 = s.build_venue(journal=lambda at, cmd: journal.append((at, cmd)))
-    assert journal == [(s.start_ns, SetLatency(0, 0, 1_500_000)), (s.start_ns, SetSettlementDelay(2_000_000_000))]
+    assert s.setting_commands() == [(s.start_ns, SetLatency(0, 0, 1_500_000)),
+                                    (s.start_ns, SetSettlementDelay(2_000_000_000))]
+    v1 = s.build_venue()
     assert v1.latency_cancel_ns == 1_500_000 and v1.settlement_delay_ns == 2_000_000_000
     v1.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "30000.00"), at=s.start_ns)
     v1.instruments[1].status = "HALTED"
