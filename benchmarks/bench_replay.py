@@ -255,7 +255,8 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
         own[where] = own.get(where, 0.0) + tottime
     submit = cum.get("venue.py:submit", 0.0)
     journal = own.get("replay.py:journaled", 0.0) + cum.get("journal.py:to_record", 0.0)
-    runner_own = sum(own.get(f"scenario.py:{name}", 0.0) for name in ("run", "_turn", "_submitter", "_submit", "submit_now"))
+    runner_own = sum(own.get(f"scenario.py:{name}", 0.0)
+                     for name in ("run", "_turn", "_submitter", "_submit", "submit_now"))
     runner_own += own.get("scenario.py:<lambda>", 0.0) + own.get("bench_replay.py:<lambda>", 0.0)
     whole = cum.get("scenario.py:run", 0.0)
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")

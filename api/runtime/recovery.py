@@ -106,7 +106,8 @@ class Replayer:
       which the runner makes next. Turns run only up to times the journal shows, so a recovered
       scenario never runs ahead of what the live one had done when its next record was written.
     - every command the scenario submits meanwhile (``expect``, in the simulation's place of the
-      journal writer) must be the next record; past the last record it is the rest of a torn burst (``tail``), kept for the file.
+      journal writer) must be the next record; past the last record it is the rest of a torn burst
+      (``tail``), kept for the file.
     """
 
     def __init__(self, sim: "Simulation", records: Records) -> None:

@@ -66,8 +66,8 @@ def api_imports(source: str, path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             names = [".".join([*base, node.module or ""]).rstrip(".")]
-        found += [f"{path.name}:{node.lineno}: {n}" for n in names if n == "cefisim.api" or n.startswith("cefisim.api.")
-                  or n == "api" or n.startswith("api.")]
+        found += [f"{path.name}:{node.lineno}: {n}" for n in names
+                  if n.split(".")[:2] == ["cefisim", "api"] or n.split(".")[0] == "api"]
     return found
 
 

@@ -107,7 +107,8 @@ def test_gtc_expires_after_30_days_of_engine_time(sim: Sim) -> None:
     assert o.status == ACTIVE
     r = sim.advance_to(START + 30 * DAY)
     assert o.status == CANCELED and o.ex().cancel_reason == "EXPIRED"
-    assert (o.id, CANCELED, "EXPIRED") in [(e.order_id, e.status, e.detail) for e in r.events if isinstance(e, OrderEvent)]
+    ended = [(e.order_id, e.status, e.detail) for e in r.events if isinstance(e, OrderEvent)]
+    assert (o.id, CANCELED, "EXPIRED") in ended
     assert sim.book() == ([], [])
     assert sim.bal(ALICE, 2).hold == 0
     sim.check()

@@ -108,7 +108,8 @@ def test_halt_resume() -> None:
     (uncross,) = eth_trades
     assert uncross.ts >= s.start_ns + 30 * 10**9
     bid, ask = r.order("alice", "open-bid"), r.order("bob", "open-ask")
-    assert (uncross.price, uncross.maker_order_id, uncross.taker_order_id) == (201000, bid.id, ask.id)  # at the first order's price
+    # at the first order's price
+    assert (uncross.price, uncross.maker_order_id, uncross.taker_order_id) == (201000, bid.id, ask.id)
     assert bid.status == "FILLED" and ask.status == "ACTIVE"
     opening_market = [o for o in r.venue.clients[101].orders.values() if o.instrument.id == 2 and o.type == "MARKET"]
     assert [o.extra.reject_reason for o in opening_market] == ["INSTRUMENT_OPENING"]
