@@ -148,6 +148,9 @@ class AuthStore:
     def key_ids(self) -> list[str]:
         return list(self._keys)
 
+    def oauth_client_ids(self) -> list[str]:
+        return list(self._clients)
+
     def is_revoked(self, key_id: str) -> bool:
         return key_id in self._revoked
 

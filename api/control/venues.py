@@ -63,6 +63,8 @@ VENUE_RESOURCE = "/_sim/venues/{id}"  # the venue itself: served by the hub, not
 #: control routes that stay server-wide (the request log shows every venue's requests)
 SERVER_WIDE = ("/_sim/requests",)
 _AUTH_BODY_PATHS = ("/v1/auth/api-key/token", "/v1/auth/token/refresh", "/v1/auth/oauth/token")
+#: the OAuth screens a browser opens before it holds any token: routed by their ``client_id``
+_OAUTH_CLIENT_PATHS = ("/v1/auth/oauth/authorize", "/v1/auth/oauth/consent")
 
 
 class VenueHub:
@@ -75,6 +77,7 @@ class VenueHub:
         self.apps: dict[str, web.Application] = {}  # created venue id -> its state
         self.by_key: dict[str, web.Application] = {}  # HMAC key -> venue
         self.by_key_id: dict[str, web.Application] = {}  # Auth API key id -> venue
+        self.by_oauth_client: dict[str, web.Application] = {}  # OAuth client id -> venue
         self._tickers: dict[str, asyncio.Task[None] | None] = {}
 
     # --- routing -----------------------------------------------------------------------------------
@@ -102,7 +105,10 @@ class VenueHub:
             else:
                 target = self._by_secret(headers.get("Authorization", "").removeprefix("Bearer "))
                 if target is None:
-                    return request.method == "POST" and request.path in _AUTH_BODY_PATHS
+                    if request.method == "GET" and request.path in _OAUTH_CLIENT_PATHS:
+                        target = self.by_oauth_client.get(request.query.get("client_id", ""))
+                    else:
+                        return request.method == "POST" and request.path in _AUTH_BODY_PATHS
             if target is None:
                 return False
         request.match_info.current_app = target
@@ -156,6 +162,7 @@ class VenueHub:
         self.apps[venue_id] = app
         self.by_key.update(dict.fromkeys(sim.scenario.hmac_keys, app))
         self.by_key_id.update(dict.fromkeys(store.key_ids(), app))
+        self.by_oauth_client.update(dict.fromkeys(store.oauth_client_ids(), app))
         return app
 
     def start(self) -> None:
@@ -183,7 +190,7 @@ class VenueHub:
     async def delete(self, venue_id: str) -> None:
         app = self.apps.pop(venue_id)
         self.venues.delete(venue_id)
-        for table in (self.by_key, self.by_key_id):
+        for table in (self.by_key, self.by_key_id, self.by_oauth_client):
             for key in [k for k, a in table.items() if a is app]:
                 del table[key]
         await stop_ticker(self._tickers.pop(venue_id, None))
@@ -223,6 +230,8 @@ class VenueHub:
             out["clients"] = _clients(sim.scenario)
             out["api_keys"] = [{k: v for k, v in entry.items() if k in ("key_id", "kind", "user_id", "client_id", "users")}
                                for entry in sim.scenario.api_keys]
+            out["oauth_clients"] = [{k: v for k, v in entry.items() if k in ("client_id", "redirect_uris", "scopes")}
+                                    for entry in sim.scenario.oauth_clients]
         return out
 
     def lookup(self, request: web.Request) -> tuple[str, web.Application]:

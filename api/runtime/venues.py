@@ -11,8 +11,9 @@ Contract:
   ``default`` names the default venue.
 - Keys. Two venues may run the same scenario, so a created venue's credentials are derived from its id:
   each client's HMAC key (``clients[].key``) becomes ``uuid5(NAMESPACE_URL, "cefisim:venue:{id}:{key}")``
-  (still a UUID), each Auth API key id (``api_keys[].key_id``) becomes ``"{key_id}@{id}"``; secrets,
-  client ids, user ids and public keys stay as the scenario gives them. :func:`venue_document` applies
+  (still a UUID), each Auth API key id (``api_keys[].key_id``) becomes ``"{key_id}@{id}"`` and each
+  OAuth client id (``oauth_clients[].client_id``) ``"{client_id}@{id}"``; secrets, venue client ids,
+  user ids, public keys and redirect URIs stay as the scenario gives them. :func:`venue_document` applies
   this to the scenario document, which then is the venue's scenario (its journal names that document).
 - Seed. An optional ``seed`` replaces the document's.
 - Journal (a server with ``--journal FILE``): created venues journal to ``FILE.venues/{id}.jsonl``
@@ -71,6 +72,11 @@ def derived_key_id(key_id: str, venue_id: str) -> str:
     return f"{key_id}@{venue_id}"
 
 
+def derived_oauth_client_id(client_id: str, venue_id: str) -> str:
+    """The OAuth client id a created venue gets for the scenario's ``client_id``."""
+    return f"{client_id}@{venue_id}"
+
+
 def venue_document(doc: dict[str, Any], venue_id: str, seed: int | None) -> dict[str, Any]:
     """The scenario document of venue ``venue_id``: ``doc`` with its keys derived and its seed replaced."""
     out = copy.deepcopy(doc)
@@ -82,6 +88,9 @@ def venue_document(doc: dict[str, Any], venue_id: str, seed: int | None) -> dict
     for key in out.get("api_keys") or ():
         if isinstance(key, dict) and isinstance(key.get("key_id"), str):
             key["key_id"] = derived_key_id(key["key_id"], venue_id)
+    for oauth_client in out.get("oauth_clients") or ():
+        if isinstance(oauth_client, dict) and isinstance(oauth_client.get("client_id"), str):
+            oauth_client["client_id"] = derived_oauth_client_id(oauth_client["client_id"], venue_id)
     return out
 
 

@@ -13,9 +13,9 @@ import orjson
 import pytest
 
 from cefisim.api.control.venues import VENUES
-from cefisim.api.runtime.venues import derived_key, derived_key_id
+from cefisim.api.runtime.venues import derived_key, derived_key_id, derived_oauth_client_id
 from cefisim.api.server.keys import SIM
-from tests.api.test_auth_support import new_key, public_pem
+from tests.api.test_auth_support import RESOURCE, new_key, pkce, public_pem
 from tests.api.test_auth_support import sign as sign_es256
 from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 
@@ -214,6 +214,49 @@ async def test_auth_tokens_are_minted_and_honoured_per_venue(api_factory: Any) -
     unknown = await fund("v1." + "A" * 43)
     assert await fund(fresh) == unknown and unknown[0] == 401
     assert await exchange("k-alice@v1") == await exchange("k-nobody")
+
+
+async def test_the_oauth_screens_of_a_created_venue_are_its_own(api_factory: Any) -> None:
+    """The authorize redirect and the consent page carry no token: their client_id routes them."""
+    key = new_key()
+    redirect = "https://app.example/cb"
+    doc = scenario_doc(api_keys=[{"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100",
+                                  "public_key": public_pem(key)}],
+                       oauth_clients=[{"client_id": "cli-x", "name": "X", "redirect_uris": [redirect],
+                                       "scopes": ["mcp:read"]}])
+    api = await api_factory(scenario_doc())  # the default venue has no OAuth client at all
+    status, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
+    client_id = derived_oauth_client_id("cli-x", "v1")
+    assert status == 201 and [c["client_id"] for c in venue["oauth_clients"]] == [client_id] == ["cli-x@v1"]
+    verifier, challenge = pkce()
+    params = {"client_id": client_id, "redirect_uri": redirect, "response_type": "code", "code_challenge": challenge,
+              "code_challenge_method": "S256", "scope": "mcp:read", "resource": RESOURCE}
+
+    async def screen(path: str) -> Any:
+        return await api.client.get(path, params=params, allow_redirects=False)
+
+    authorize = await screen("/v1/auth/oauth/authorize")
+    assert authorize.status == 302 and authorize.headers["Location"].startswith("/v1/auth/oauth/consent?")
+    page = await screen("/v1/auth/oauth/consent")
+    assert page.status == 200 and "X" in await page.text()
+
+    ts = int(time.time())
+    status, tokens, _ = await api.call("POST", "/v1/auth/api-key/token", client_id=None, json={
+        "key_id": "k-alice@v1", "timestamp": ts, "signature": sign_es256(key, "k-alice@v1", ts)})
+    assert status == 200
+    status, body, _ = await api.call("POST", "/v1/auth/oauth/consent", client_id=None,
+                                     json={**params, "decision": "approve"},
+                                     headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    assert status == 200, body
+    code = body["redirect_to"].split("code=")[1].split("&")[0]
+    resp = await api.client.post("/v1/auth/oauth/token", data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": client_id,
+        "code_verifier": verifier})
+    assert resp.status == 200 and (await resp.json())["access_token"].startswith("v1.")
+
+    await api.call("DELETE", "/_sim/venues/v1", client_id=None)
+    gone = await screen("/v1/auth/oauth/authorize")  # now the default venue's: an unknown client
+    assert gone.status == 400 and (await gone.json())["error"] == "invalid_client"
 
 
 # --- 16 venues at once ----------------------------------------------------------------------------------
