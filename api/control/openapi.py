@@ -201,8 +201,12 @@ def _schemas() -> dict[str, Any]:
                 "client_id": ID, "mnemonic": {"type": "string"}, "key": {"type": "string", "format": "uuid"},
                 "secret": {"type": "string"}})},
             "api_keys": {"type": "array", "items": {"type": "object", "required": ["key_id", "kind"]}},
+            "oauth_clients": {"type": "array", "items": record({
+                "client_id": {"type": "string"}, "redirect_uris": {"type": "array", "items": {"type": "string"}},
+                "scopes": {"type": "array", "items": {"type": "string"}}}, required=["client_id"])},
         }, required=["id", "scenario", "seed", "now_ns", "now", "clock", "control"],
-            description="a venue; clients and api_keys (its credentials, docs/venues.md) on create and GET one"),
+            description="a venue; clients, api_keys and oauth_clients (its credentials, docs/venues.md) on create "
+                        "and GET one"),
         "Venues": {"type": "array", "items": ref("Venue")},
         "VenueDeleted": record({"id": {"type": "string"}, "deleted": {"const": True}}),
         "Fault": nullable(record({
