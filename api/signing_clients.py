@@ -4,9 +4,9 @@ Contract: :class:`CefiHttpxAuth` (needs httpx) and :class:`CefiRequestsAuth` (ne
 the four ``x-svc-auth-*`` headers to every request they see, signed with :func:`.signing.sign` over
 the wall-clock second, the method, the path as sent (percent-encoding kept, query string left out)
 and the body bytes exactly as sent, in the server's layout (``concat`` unless told). So a client
-generated from ``/v1/cefi/openapi.json`` signs in one line (``docs/client.md``). Reach them through
-``cefisim.api.cefi.signing``: each is imported when first asked for, so the library it needs is only
-required by whoever uses it, and the server never imports either.
+generated from ``/v1/cefi/openapi.json`` signs in one line (``docs/client.md``). Each class is built
+(and its library imported) when first asked for, so the library it needs is only required by whoever
+uses it, and the server never imports this module.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class _Signer:
 
 
 def _httpx_auth() -> type:
-    import httpx
+    import httpx  # an optional dependency: imported when the class is first asked for
 
     class CefiHttpxAuth(httpx.Auth, _Signer):
         """``httpx.Client(auth=CefiHttpxAuth(key, secret, client_id))``: signs every request (sync and async)."""
@@ -53,7 +53,7 @@ def _httpx_auth() -> type:
 
 
 def _requests_auth() -> type:
-    import requests
+    import requests  # an optional dependency: imported when the class is first asked for
 
     class CefiRequestsAuth(requests.auth.AuthBase, _Signer):
         """``requests.get(url, auth=CefiRequestsAuth(key, secret, client_id))``: signs the prepared request."""
@@ -68,8 +68,22 @@ def _requests_auth() -> type:
     return CefiRequestsAuth
 
 
-#: what ``cefisim.api.cefi.signing`` builds on first access, and the library each one needs
+#: what this module builds on first access, and the library each one needs
 CLASSES: dict[str, tuple[Callable[[], type], str]] = {
     "CefiHttpxAuth": (_httpx_auth, "httpx"),
     "CefiRequestsAuth": (_requests_auth, "requests"),
 }
+
+
+def __getattr__(name: str) -> Any:
+    """The client auth classes, built (and their library imported) on first access."""
+    if name not in CLASSES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    build, library = CLASSES[name]
+    try:
+        cls = build()
+    except ImportError:
+        raise ImportError(f"{name} needs {library}: pip install {library}") from None
+    cls.__module__, cls.__qualname__ = __name__, name
+    globals()[name] = cls
+    return cls

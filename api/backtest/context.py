@@ -17,7 +17,8 @@ from typing import Any
 from cefisim.engine.simulation.backtest import Harness
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from cefisim.engine.order import BUY, LIMIT, MARKET, NEW_PENDING, SELL, WORKING
+from cefisim.engine import queries
+from cefisim.engine.order import BUY, LIMIT, MARKET, SELL
 from cefisim.engine.queries import order_status
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill
@@ -108,12 +109,13 @@ class Context:
 
     def instruments(self) -> list[dict[str, Any]]:
         """Every instrument, shaped like GET /instruments items (``stats`` left empty)."""
-        return [instrument_record(i, {}) for i in self._venue.instruments.values()]
+        return [instrument_record(i, {}) for i in queries.instruments(self._venue)]
 
     def instrument(self, ref: Any) -> dict[str, Any] | None:
         """One instrument by id or symbol, or None."""
         inst_id = self._scenario.instrument_id(str(ref))
-        return None if inst_id is None else instrument_record(self._venue.instruments[inst_id], {})
+        inst = None if inst_id is None else queries.instrument(self._venue, inst_id)
+        return None if inst is None else instrument_record(inst, {})
 
     # --- orders ---
 
@@ -202,17 +204,16 @@ class Context:
         O(orders the venue still keeps for the client): a strategy that trades a lot should keep its
         own list of ids instead of calling this on every callback.
         """
-        return [
-            order_record(o) for o in reversed(self._venue.clients[self._client_id].orders.values())
-            if o.status in WORKING or o.status == NEW_PENDING
-        ]
+        venue = self._venue
+        found, _ = queries.orders(venue, self._client_id, queries.next_stamp(venue) + 1, 0, None, active_only=True)
+        return [order_record(o) for o in found]
 
     # --- balances, books, timers ---
 
     def balances(self) -> list[dict[str, Any]]:
         """GET /balances: one record per asset (TOTAL, AVAILABLE, HOLD)."""
-        client = self._venue.clients[self._client_id]
-        return [balance_record(a, client.balances.get(a.id)) for a in self._venue.assets.values()]
+        venue = self._venue
+        return [balance_record(a, queries.balance(venue, self._client_id, a.id)) for a in queries.assets(venue)]
 
     def book(self, instrument_id: Any, depth: int | None = None) -> dict[str, Any]:
         """The instrument's book now: best bid/ask, mid and the top ``depth`` levels as decimal strings."""
@@ -228,7 +229,7 @@ class Context:
 
     def _instrument(self, ref: Any, field: str) -> Instrument:
         text = str(ref)
-        inst = self._venue.instruments.get(int(text)) if ID_RE.match(text) and len(text) <= 19 else None
+        inst = queries.instrument(self._venue, int(text)) if ID_RE.match(text) and len(text) <= 19 else None
         if inst is None:
             raise _problem(bad_request(field, f"unknown instrument {text}"))
         return inst
@@ -243,7 +244,7 @@ def book_view(h: Harness, inst: Instrument, depth: int | None = None) -> dict[st
     pg, qg = inst.price_grid, inst.qty_grid
     bid = bids[0] if bids else None
     ask = asks[0] if asks else None
-    last = h.venue.books[inst.id].last_price
+    last = queries.last_price(h.venue, inst.id)
     return {
         "instrument_id": str(inst.id),
         "symbol": inst.symbol,
@@ -264,14 +265,10 @@ def book_view(h: Harness, inst: Instrument, depth: int | None = None) -> dict[st
 
 def _own(h: Harness, inst: Instrument, side: str, shown: tuple) -> list[list[str]]:
     """[price, lots] of the strategy's open orders at each shown level where it has some."""
-    levels = h.venue.books[inst.id].side(side)
-    client = h.client
     out = []
     for price, _, _ in shown:
-        level = levels.get(-price if side == BUY else price)
-        if level is None:  # a delayed view shows a level that is gone by now
-            continue
-        mine = sum(o.remaining for o in level.orders.values() if o.client is client)
+        # (a delayed view may show a level that is gone by now: nothing of ours rests there)
+        mine = queries.own_lots_at(h.venue, inst.id, side, price, h.client.id)
         if mine:
             out.append([inst.price_grid.format(price), inst.qty_grid.format(mine)])
     return out
@@ -313,7 +310,8 @@ class Driver:
 
     def on_book(self, instrument_id: int) -> None:
         if self._cb["on_book"] is not None:
-            inst = self.h.venue.instruments[instrument_id]
+            inst = queries.instrument(self.h.venue, instrument_id)
+            assert inst is not None  # the harness names the venue's instruments
             self._call("on_book", str(instrument_id), book_view(self.h, inst))
 
     def on_timer(self, name: str) -> None:

@@ -21,6 +21,8 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cefisim.engine import queries
+
 from .report import amount
 
 if TYPE_CHECKING:
@@ -91,8 +93,8 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
         return (ns - start) / 1e9
 
     for ax, inst in zip(axes, traded):
-        market = sorted((f.timestamp, f.price) for c in h.venue.clients.values() for f in c.fills
-                        if f.order.instrument is inst and f.liq_flag == "TAKER" and f.timestamp >= start)
+        market = [(f.timestamp, f.price) for f in reversed(queries.recent_trades(h.venue, inst.id, None))
+                  if f.timestamp >= start]
         price = inst.price_grid.format
         ax.step([secs(t) for t, _ in market], [float(price(p)) for _, p in market], where="post",
                 color="0.55", linewidth=0.9, label="market trades")
@@ -111,7 +113,7 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
         held = [totals[k] - h.start_totals[k] for _, totals, _ in samples]
         if asset_id != valuation and any(held):
             inv.step(times, [_num(h, asset_id, units) for units in held], where="post",
-                     label=h.venue.assets[asset_id].name)
+                     label=_asset_name(h, asset_id))
     inv.axhline(0, color="0.8", linewidth=0.8)
     inv.set_ylabel("inventory\n(change from start)")
     inv.legend(loc="upper left", fontsize="small")
@@ -129,12 +131,18 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
             ys.append(_num(h, asset_id, total))
         xs.append(secs(h.now))
         ys.append(ys[-1])
-        money.step(xs, ys, where="post", linestyle="--", label=f"fees paid ({h.venue.assets[asset_id].name})")
+        money.step(xs, ys, where="post", linestyle="--", label=f"fees paid ({_asset_name(h, asset_id)})")
     money.axhline(0, color="0.8", linewidth=0.8)
     money.set_ylabel(f"PnL, fees ({quote})")
     money.set_xlabel(f"seconds from {report['start']}")
     money.legend(loc="upper left", fontsize="small")
     return save_figure(fig, path)
+
+
+def _asset_name(h: Any, asset_id: int) -> str:
+    found = queries.asset(h.venue, asset_id)
+    assert found is not None  # the harness reports the venue's assets
+    return found.name
 
 
 def _num(h: Any, asset_id: int, units: Any) -> float:

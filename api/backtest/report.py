@@ -11,10 +11,11 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from cefisim.engine import queries
 from cefisim.engine.simulation.backtest import Harness
 from cefisim.engine.simulation.figures import Figures
 from cefisim.engine.clock import NS_PER_SECOND
-from cefisim.engine.reference import Instrument
+from cefisim.engine.reference import Asset, Instrument
 
 from ..scenario import Scenario, format_time
 
@@ -35,7 +36,14 @@ def amount(h: Harness, asset_id: int, units: Fraction | int | None) -> str | Non
     """Units of an asset (exact or a Fraction rounded half-even) with the asset's decimals."""
     if units is None:
         return None
-    return fixed(Fraction(units, 10 ** h.venue.assets[asset_id].decimals), h.venue.assets[asset_id].decimals)
+    decimals = _asset(h, asset_id).decimals
+    return fixed(Fraction(units, 10**decimals), decimals)
+
+
+def _asset(h: Harness, asset_id: int) -> Asset:
+    found = queries.asset(h.venue, asset_id)
+    assert found is not None  # the harness reports the venue's assets
+    return found
 
 
 def price_text(inst: Instrument, ticks: Fraction | int | None) -> str | None:
@@ -71,8 +79,7 @@ def maker_share(f: Figures, base_units: dict[int, list[int]]) -> str | None:
 
 def build_report(scenario: Scenario, h: Harness, f: Figures, meta: dict[str, Any], latency_ns: int | None,
                  wall: float) -> dict[str, Any]:
-    venue = h.venue
-    assets = venue.assets
+    assets = {a.id: a for a in queries.assets(h.venue)}
     v_id = f.valuation_id
     v_name = assets[v_id].name
     by_inst: dict[str, Any] = {}

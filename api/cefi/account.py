@@ -7,11 +7,14 @@ from typing import Any
 from aiohttp import web
 
 from cefisim.engine.commands import RequestTransfer, SetClientInfo
+from cefisim.engine import queries
 from cefisim.engine.queries import page, transfers
-from cefisim.engine.records import DEPOSIT, FIAT, T_INITIALIZED
+from cefisim.engine.records import FIAT, T_INITIALIZED
+from cefisim.engine.venue import Venue
 
-from cefisim.api.cefi.orders import _listing_client, _paging
-from cefisim.api.server.http import respond, respond_list, same_client, signed_client, signed_json
+from cefisim.api.cefi.identity import same_client, signed_client, signed_json
+from cefisim.api.cefi.paging import listing_client, paging
+from cefisim.api.server.http import respond, respond_list
 from cefisim.api.server.keys import SIM
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.cefi.rejects import problem_for
@@ -56,7 +59,8 @@ PATCH_CLIENT = {
 async def get_clients(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("id"), "id")
-    client = request.app[SIM].venue.clients[client_id]
+    client = queries.client(request.app[SIM].venue, client_id)
+    assert client is not None  # the signature named it
     mnemonic = request.query.get("mnemonic")
     found = [client] if mnemonic is None or mnemonic == client.mnemonic else []
     return respond_list(request, [client_record(c) for c in found])
@@ -70,7 +74,7 @@ async def patch_clients(request: web.Request) -> web.Response:
     same_client(request, client_id, body["id"], "id")
     sim = request.app[SIM]
     info = body["info"]
-    current = client_record(sim.venue.clients[client_id])["info"]
+    current = _client_record(sim.venue, client_id)["info"]
     for name in CLIENT_INFO_READ_ONLY:
         if info.get(name) is not None and info[name] != current[name]:
             raise bad_request(f"info.{name}", f"is read-only (currently {current[name]!r})")
@@ -79,7 +83,13 @@ async def patch_clients(request: web.Request) -> web.Response:
         result = sim.submit(SetClientInfo(client_id, stp))
         if result.reject is not None:
             raise problem_for(result.reject, "info.self_trade_prevention")
-    return respond_list(request, [client_record(sim.venue.clients[client_id])])
+    return respond_list(request, [_client_record(sim.venue, client_id)])
+
+
+def _client_record(venue: Venue, client_id: int) -> dict[str, Any]:
+    client = queries.client(venue, client_id)
+    assert client is not None  # the signature named it
+    return client_record(client)
 
 
 # --- balances -----------------------------------------------------------------------------------
@@ -90,10 +100,9 @@ async def get_balances(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     asset_id = query_id(request.query, "asset_id")
     name = request.query.get("asset_name")
-    client = venue.clients[client_id]
     records = [
-        balance_record(asset, client.balances.get(asset.id))
-        for asset in venue.assets.values()
+        balance_record(asset, queries.balance(venue, client_id, asset.id))
+        for asset in queries.assets(venue)
         if (asset_id is None or asset.id == asset_id) and (name is None or asset.name == name)
     ]
     return respond_list(request, records)
@@ -101,43 +110,36 @@ async def get_balances(request: web.Request) -> web.Response:
 
 async def get_balances_activity(request: web.Request) -> web.Response:
     """Every change to the client's balances: trades (base, quote, fee), transfers and test funds."""
-    client_id = await _listing_client(request)
-    size, skip, before = _paging(request, timestamp_required=False)
+    client_id = await listing_client(request)
+    size, skip, before = paging(request, timestamp_required=False)
     venue = request.app[SIM].venue
     asset_filter = query_id(request.query, "asset_id")
-    client = venue.clients[client_id]
-    entries: list[dict[str, Any]] = []
+    changes = queries.balance_changes(venue, client_id)
+    if asset_filter is not None:
+        changes = [e for e in changes if any(asset_id == asset_filter for asset_id, _ in e.changes)]
+    items, cursor = page(changes, _change_ts, before, None, skip, size)
+    return respond_list(request, [_change_record(venue, e) for e in items], size, cursor)
 
-    def add(ts: int, kind: str, changes: list[tuple[int, int]], ref: dict[str, str]) -> None:
-        if asset_filter is not None and all(asset_id != asset_filter for asset_id, _ in changes):
-            return
-        rows = []
-        for asset_id, units in changes:
-            grid = venue.assets[asset_id].grid
-            rows.append({"asset_id": str(asset_id),
-                         "amount": grid.format(units) if units >= 0 else "-" + grid.format(-units)})
-        entries.append({"type": kind, "timestamp": ns(ts), "changes": rows, **ref, "_ts": ts})
 
-    for fill in client.fills:
-        order = fill.order
-        inst = order.instrument
-        base = fill.qty * inst.base_per_lot
-        buy = order.side == "BUY"
-        changes = [(inst.base.id, base if buy else -base), (inst.quote.id, -fill.quote if buy else fill.quote)]
-        if fill.fee:
-            changes.append((inst.quote.id, -fill.fee))
-        add(fill.timestamp, "TRADE", changes, {"order_id": str(order.id), "match_id": str(fill.match_id)})
-    for t in client.transfers.values():
-        if t.status == "COMPLETED":
-            add(t.updated, t.type, [(t.asset.id, t.amount if t.type == DEPOSIT else -t.amount)],
-                {"transfer_id": str(t.id)})
-    for ts, asset_id, units in client.funds_log:
-        add(ts, "PAPER_FUNDS", [(asset_id, units)], {})
-    entries.sort(key=lambda e: e["_ts"], reverse=True)  # timestamps are unique per client
-    items, cursor = page(entries, lambda e: e["_ts"], before, None, skip, size)
-    for e in items:
-        del e["_ts"]
-    return respond_list(request, items, size, cursor)
+def _change_ts(change: queries.BalanceChange) -> int:
+    return change.timestamp
+
+
+def _change_record(venue: Venue, e: queries.BalanceChange) -> dict[str, Any]:
+    rows = []
+    for asset_id, units in e.changes:
+        asset = queries.asset(venue, asset_id)
+        assert asset is not None  # the venue moved it
+        grid = asset.grid
+        rows.append({"asset_id": str(asset_id),
+                     "amount": grid.format(units) if units >= 0 else "-" + grid.format(-units)})
+    record: dict[str, Any] = {"type": e.kind, "timestamp": ns(e.timestamp), "changes": rows}
+    if e.order_id is not None:
+        record["order_id"] = str(e.order_id)
+        record["match_id"] = str(e.match_id)
+    if e.transfer_id is not None:
+        record["transfer_id"] = str(e.transfer_id)
+    return record
 
 
 # --- transfers ----------------------------------------------------------------------------------
@@ -153,8 +155,7 @@ async def post_transfer(request: web.Request) -> web.Response:
     body = check_object(body, POST_TRANSFER, "")
     req = body["request"]
     same_client(request, client_id, req["client_id"], "request.client_id")
-    venue = request.app[SIM].venue
-    asset = venue.assets.get(int(req["asset_id"]))
+    asset = queries.asset(request.app[SIM].venue, int(req["asset_id"]))
     if asset is None:
         raise bad_request("request.asset_id", f"unknown asset {req['asset_id']}")
     units = asset.grid.to_units(req["amount"])
@@ -169,22 +170,21 @@ async def post_transfer(request: web.Request) -> web.Response:
 
 
 async def get_transfers(request: web.Request) -> web.Response:
-    client_id = await _listing_client(request)
-    size, skip, before = _paging(request, timestamp_required=True)
+    client_id = await listing_client(request)
+    size, skip, before = paging(request, timestamp_required=True)
     found, cursor = transfers(request.app[SIM].venue, client_id, before, skip, size)
     return respond_list(request, [transfer_record(t, listing=True) for t in found], size, cursor)
 
 
 async def get_transfers_active(request: web.Request) -> web.Response:
-    client_id = await _listing_client(request)
+    client_id = await listing_client(request)
     venue = request.app[SIM].venue
     wanted = query_id(request.query, "transfer_id")
-    client = venue.clients[client_id]
     if wanted is not None:
-        t = client.transfers.get(wanted)
+        t = queries.client_transfer(venue, client_id, wanted)
         if t is None:
             raise Problem(404, "unknown-transfer", "transfer_id: no such transfer for this client")
         found = [t] if t.status == T_INITIALIZED else []
     else:
-        found = [t for t in reversed(client.transfers.values()) if t.status == T_INITIALIZED]
+        found, _ = transfers(venue, client_id, queries.next_stamp(venue) + 1, 0, None, active_only=True)
     return respond_list(request, [transfer_record(t, listing=True) for t in found])

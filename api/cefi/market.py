@@ -10,17 +10,18 @@ from typing import Any
 
 from aiohttp import web
 
+from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
 from cefisim.engine.reference import Instrument
 
 from cefisim.api.server import versions
-from cefisim.api.server.http import respond, respond_list, signed_client
+from cefisim.api.cefi.identity import signed_client
+from cefisim.api.server.http import read_json, respond, respond_list
 from cefisim.api.server.keys import OPTIONS, SIM, VERSION
 from cefisim.api.server.problems import bad_request
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import asset_record, instrument_record, iso, ns
 from cefisim.api.cefi.validate import F, check_object, query_id
-from cefisim.api.server.http import read_json
 
 MARKET_QUOTE = {"qty": F("positive", required=True), "instrument_id": F("id", required=True)}
 MARKETS_QUOTE = {
@@ -50,7 +51,7 @@ async def get_assets(request: web.Request) -> web.Response:
     wanted = query_id(request.query, "id")
     name = request.query.get("name")
     found = [
-        asset_record(a) for a in venue.assets.values()
+        asset_record(a) for a in queries.assets(venue)
         if (wanted is None or a.id == wanted) and (name is None or a.name == name)
     ]
     return respond_list(request, found)
@@ -59,7 +60,7 @@ async def get_assets(request: web.Request) -> web.Response:
 def instrument_stats(request: web.Request, inst: Instrument) -> dict[str, Any]:
     venue = request.app[SIM].venue
     bid, bid_qty, ask, ask_qty = bbo(venue, inst.id)
-    last = venue.books[inst.id].last_price
+    last = queries.last_price(venue, inst.id)
     fmt = inst.price_grid.format
     return {
         "last_price": fmt(last) if last is not None else None,
@@ -76,7 +77,7 @@ async def get_instruments(request: web.Request) -> web.Response:
     wanted = query_id(request.query, "id")
     symbol = request.query.get("symbol")
     found = [
-        instrument_record(i, instrument_stats(request, i)) for i in venue.instruments.values()
+        instrument_record(i, instrument_stats(request, i)) for i in queries.instruments(venue)
         if (wanted is None or i.id == wanted) and (symbol is None or symbol in i.symbol)
     ]
     return respond_list(request, found)
@@ -89,17 +90,18 @@ async def get_market_quote(request: web.Request) -> web.Response:
         raise bad_request("instrument_id", "must not be empty")
     wanted = query_id(request.query, "instrument_id")
     entries = []
-    for inst in venue.instruments.values():
+    now = queries.now(venue)
+    for inst in queries.instruments(venue):
         if wanted is not None and inst.id != wanted:
             continue
         stats = instrument_stats(request, inst)
-        stats["timestamp"] = ns(venue.clock.now)
+        stats["timestamp"] = ns(now)
         entries.append({"id": str(inst.id), "symbol": inst.symbol, "info": stats})
     return respond_list(request, entries)
 
 
 def _quoted_instrument(request: web.Request, text: str) -> Instrument:
-    inst = request.app[SIM].venue.instruments.get(int(text))
+    inst = queries.instrument(request.app[SIM].venue, int(text))
     if inst is None:
         raise bad_request("instrument_id", f"unknown instrument {text}")
     return inst

@@ -1,6 +1,6 @@
 """OpenAPI 3.1 description of the CeFi direct interface, built from the code that serves it.
 
-``openapi_document()`` walks ``api.server.app.CEFI_ROUTES`` (so every served operation is described and
+``openapi_document()`` walks ``api.cefi.routes.CEFI_ROUTES`` (so every served operation is described and
 nothing else), derives each request-body schema from the handlers' own validation tables
 (``api.cefi.validate.F`` specs such as ``ORDER_INFO`` or ``TRANSFER_REQUEST``, so the document cannot drift
 from the validator) and states the exact record shapes ``api/cefi/serialize.py`` produces, for both schema
@@ -35,10 +35,13 @@ from aiohttp import web
 import cefisim
 
 from cefisim.api.server import versions
-from cefisim.api.server.keys import CEFI, SIM
+from cefisim.api.server.keys import SIM
+from cefisim.api.server.paths import CEFI
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template, servers
 from cefisim.api.cefi.openapi_operations import described, headers, operation, parameters, problem_responses, security_schemes
+from cefisim.api.auth.routes import auth_routes
+from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.cefi.openapi_schemas import LIST_ITEMS, for_versions, page_name, page_schema, request_schemas, response_schemas
 
 OPENAPI_PATH = CEFI + "/openapi.json"
@@ -56,9 +59,6 @@ def openapi_document(now_ns: int = 0, server_url: str = DEFAULT_SERVER) -> dict[
 
 @functools.cache
 def _document(served: tuple[str, ...]) -> dict[str, Any]:
-    from cefisim.api.server.app import CEFI_ROUTES  # api.server.app adds this module's routes: import it late
-    from cefisim.api.auth.routes import auth_routes
-
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _handler, signed in CEFI_ROUTES:
         paths.setdefault(CEFI + path, {})[method.lower()] = operation(method, path, signed, served)

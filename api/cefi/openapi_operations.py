@@ -1,6 +1,6 @@
 """The operations of the OpenAPI document: parameters, the operations table, problem answers, security.
 
-:data:`OPERATIONS` describes each (METHOD, path) of ``api.server.app.CEFI_ROUTES`` (the tests fail on a route
+:data:`OPERATIONS` describes each (METHOD, path) of ``api.cefi.routes.CEFI_ROUTES`` (the tests fail on a route
 it lacks); :func:`operation` turns a row into the OpenAPI operation object, with the problem statuses
 the route can answer and the signing it needs. The body and record schemas it names are in
 ``api/cefi/openapi_schemas.py``; ``api/cefi/openapi.py`` assembles the document.
@@ -12,14 +12,13 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cefisim.api.cefi import orders
+from cefisim.api.cefi.paging import MAX_SKIP
 from cefisim.api.server import versions
 from cefisim.api.cefi.openapi_schemas import HTTP_DATE_PATTERN, ID_PATTERN, REF_ID_PATTERN, TIMESTAMP_PATTERN, list_of, ref, versioned
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.cefi.validate import MAX_QUERY_DIGITS
 from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
 
-MAX_SKIP = orders.MAX_SKIP
 SECURITY = {"svcAuthToken": [], "svcAuthSignature": [], "svcAuthTimestamp": [], "svcAuthUserid": []}
 
 
@@ -112,7 +111,7 @@ def _op(op_id: str, summary: str, response: dict[str, Any] | str, *, params: Seq
 _ORDER_STATE = "the order has ended or has a request pending, or the instrument is halted or disabled"
 
 
-#: (METHOD, path) -> the operation; every row of api.server.app.CEFI_ROUTES must have one
+#: (METHOD, path) -> the operation; every row of api.cefi.routes.CEFI_ROUTES must have one
 OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/health"): _op("health", "Service health", "Health", tags=("public",)),
     ("GET", "/versions"): _op("versions", "Supported schema versions", "Versions", tags=("public",)),
@@ -223,7 +222,7 @@ def problem_responses(served: Sequence[str]) -> dict[str, Any]:
 
 
 def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> dict[str, Any]:
-    """The OpenAPI operation object of one row of ``api.server.app.CEFI_ROUTES`` for a document of the
+    """The OpenAPI operation object of one row of ``api.cefi.routes.CEFI_ROUTES`` for a document of the
     schema versions ``served``."""
     spec = OPERATIONS.get((method, path))
     if spec is None:  # a route the document does not know yet: the tests fail on this marker

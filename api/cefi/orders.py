@@ -11,18 +11,19 @@ from aiohttp import web
 
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.order import LIMIT, MARKET
-from cefisim.engine.queries import activity, order_status, orders, trades
+from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import parse_rate
 
-from cefisim.api.server.http import respond, respond_list, same_client, signed_client, signed_json
-from cefisim.api.server.keys import SIM, VERSION
+from cefisim.api.cefi.identity import same_client, signed_client, signed_json
+from cefisim.api.cefi.paging import listing_client, paging
+from cefisim.api.server.http import respond, respond_list
+from cefisim.api.server.keys import SIM
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
-from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id, query_int, query_timestamp
-from cefisim.api.server.versions import V2024
+from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
 
 ORDER_INFO = {
     "msg_id": F("str"),
@@ -52,12 +53,10 @@ MODIFY_INFO = {
 }
 PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
 
-MAX_SKIP = 2_147_483_647
-
 
 def _instrument(sim: Simulation, text: str, field: str) -> int:
     inst_id = int(text)
-    if inst_id not in sim.venue.instruments:
+    if instrument(sim.venue, inst_id) is None:
         raise bad_request(field, f"unknown instrument {text}")
     return inst_id
 
@@ -147,59 +146,37 @@ async def get_order_status(request: web.Request) -> web.Response:
     return respond(order_record(order))
 
 
-def _paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, int, int]:
-    """(size, skip, before) of a list read. Pages exist under v2026_01_23 only: v2024_01_01 answers
-    every matching record (size None). ``size`` is checked under both versions (the one document
-    declares it for both, and a malformed value is a 400 either way), ``skip`` and ``timestamp``
-    apply to both."""
-    q = request.query
-    size: int | None = query_int(q, "size", 10, 1, 100, clamp=True)
-    if request.get(VERSION) == V2024:
-        size = None
-    skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
-    before = query_timestamp(q, "timestamp", timestamp_required)
-    if before is None:
-        before = request.app[SIM].venue.clock.peek() + 1
-    return size, skip, before
-
-
-async def _listing_client(request: web.Request) -> int:
-    client_id = await signed_client(request)
-    same_client(request, client_id, request.query.get("client_id"), "client_id")
-    return client_id
-
-
 async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records, newest first (timestamp required)."""
-    client_id = await _listing_client(request)
-    size, skip, before = _paging(request, timestamp_required=True)
+    client_id = await listing_client(request)
+    size, skip, before = paging(request, timestamp_required=True)
     fills, cursor = trades(request.app[SIM].venue, client_id, before, skip, size, window=False)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
-    client_id = await _listing_client(request)
-    size, skip, before = _paging(request, timestamp_required=False)
+    client_id = await listing_client(request)
+    size, skip, before = paging(request, timestamp_required=False)
     fills, cursor = trades(request.app[SIM].venue, client_id, before, skip, size, window=True)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_all(request: web.Request) -> web.Response:
-    client_id = await _listing_client(request)
-    size, skip, before = _paging(request, timestamp_required=False)
+    client_id = await listing_client(request)
+    size, skip, before = paging(request, timestamp_required=False)
     found, cursor = orders(request.app[SIM].venue, client_id, before, skip, size)
     return respond_list(request, [order_record(o) for o in found], size, cursor)
 
 
 async def get_orders_active(request: web.Request) -> web.Response:
-    client_id = await _listing_client(request)
+    client_id = await listing_client(request)
     venue = request.app[SIM].venue
     wanted = query_id(request.query, "id")
     if wanted is None:
         wanted = query_id(request.query, "order_id")
-    size, skip, before = _paging(request, timestamp_required=False)
+    size, skip, before = paging(request, timestamp_required=False)
     if wanted is not None:
-        order = venue.clients[client_id].orders.get(wanted)
+        order = client_order(venue, client_id, wanted)
         if order is None:
             raise Problem(404, "unknown-order", "id: no such order for this client")
         active = order.status in ("ACTIVE", "NEW_PENDING", "MODIFY_PENDING", "CANCEL_PENDING")
@@ -209,7 +186,7 @@ async def get_orders_active(request: web.Request) -> web.Response:
 
 
 async def get_orders_activity(request: web.Request) -> web.Response:
-    client_id = await _listing_client(request)
-    size, skip, before = _paging(request, timestamp_required=False)
+    client_id = await listing_client(request)
+    size, skip, before = paging(request, timestamp_required=False)
     items, cursor = activity(request.app[SIM].venue, client_id, before, skip, size)
     return respond_list(request, [activity_item(*item) for item in items], size, cursor)

@@ -10,8 +10,8 @@ expected signature was; comparisons are constant time. A mismatch says, the way 
 from the request as received (never the secret or the signature it expected), and notices a
 signature sent as hex where base64 is expected.
 
-``CefiHttpxAuth`` and ``CefiRequestsAuth``, the same signing for httpx and requests, are here too,
-imported on first access (``api/signing_clients.py``): neither library is needed until then.
+``CefiHttpxAuth`` and ``CefiRequestsAuth``, the same signing for httpx and requests, are in
+``api/signing_clients.py``.
 """
 
 from __future__ import annotations
@@ -42,25 +42,6 @@ def payload(layout: str, timestamp: str, method: str, path: str, body: bytes) ->
     if layout == "newline":
         return f"{method.upper()}\n{path}\n{timestamp}\n".encode() + body
     return f"{timestamp}{method.upper()}{path}".encode() + body
-
-
-CLIENT_AUTH = ("CefiHttpxAuth", "CefiRequestsAuth")
-
-
-def __getattr__(name: str) -> Any:
-    """The client auth classes, built (and their library imported) on first access."""
-    if name not in CLIENT_AUTH:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from cefisim.api.signing_clients import CLASSES
-
-    build, library = CLASSES[name]
-    try:
-        cls = build()
-    except ImportError:
-        raise ImportError(f"{name} needs {library}: pip install {library}") from None
-    cls.__module__, cls.__qualname__ = __name__, name
-    globals()[name] = cls
-    return cls
 
 
 #: an HMAC-SHA256 already keyed with each secret seen: copying one skips hashing the key again on

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import DECIMAL_RE
@@ -54,15 +53,6 @@ class F:
         if self.kind != "object" and self.kind not in _CHECKS:  # pragma: no cover - a bug in a schema table
             raise AssertionError(self.kind)
         object.__setattr__(self, "check", _CHECKS.get(self.kind, _no_check))
-
-
-def parse_json(body: bytes) -> Any:
-    if not body:
-        raise bad_request("body", "a JSON object is required")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise bad_request("body", f"not valid JSON ({exc.args[0] if exc.args else 'parse error'})") from None
 
 
 def check_object(value: Any, spec: Mapping[str, F], path: str, open_: bool = False) -> dict[str, Any]:

@@ -34,15 +34,16 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
+from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
-from cefisim.engine.reference import INSTRUMENT_STATUSES
+from cefisim.engine.reference import INSTRUMENT_STATUSES, Instrument
 from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
 
 from cefisim.api.cefi import serialize
 from cefisim.api.auth import AUTH_STORE
-from cefisim.api.server.http import read_json, respond
+from cefisim.api.server.http import parse_json, read_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
@@ -50,7 +51,7 @@ from cefisim.api.recorded.control import recorded_routes
 from cefisim.api.server.request_log import recent_requests
 from cefisim.api.cefi.serialize import iso, ns
 from cefisim.api.runtime.snapshot import SnapshotError
-from cefisim.api.cefi.validate import F, ascii_digits, check_object, parse_json
+from cefisim.api.cefi.validate import F, ascii_digits, check_object
 
 MS = 1_000_000
 MAX_ADVANCE_NS = 31 * NS_PER_DAY  # one advance: a GTC order's whole life (30 days) and a day
@@ -100,12 +101,13 @@ def _query_count(request: web.Request, name: str, default: int) -> int:
     return int(raw)
 
 
-def _instrument_id(request: web.Request) -> int:
+def _instrument(request: web.Request) -> Instrument:
+    """The instrument the path names; 404 when it names none."""
     raw = request.match_info["instrument_id"]
-    venue = request.app[SIM].venue
-    if not ascii_digits(raw) or len(raw) > 19 or int(raw) not in venue.instruments:
+    inst = queries.instrument(request.app[SIM].venue, int(raw)) if ascii_digits(raw) and len(raw) <= 19 else None
+    if inst is None:
         raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {raw!r}")
-    return int(raw)
+    return inst
 
 
 def _ms(value: object, field: str, most_ms: int) -> int:
@@ -122,20 +124,21 @@ def _ms(value: object, field: str, most_ms: int) -> int:
 
 def clock_doc(request: web.Request) -> dict:
     sim = request.app[SIM]
-    now = sim.venue.clock.now
+    now = queries.now(sim.venue)
     return {"now_ns": ns(now), "now": iso(now), "clock": sim.clock_mode}
 
 
 async def health(request: web.Request) -> web.Response:
     sim = request.app[SIM]
+    counts = queries.counters(sim.venue)
     return respond({
         "status": "ok",
         "scenario": str(sim.scenario.source),
         "clock": sim.clock_mode,
-        "now_ns": ns(sim.venue.clock.now),
-        "orders": sim.venue.next_order_id - 1,
-        "matches": sim.venue.next_match_id - 1,
-        "retained_orders": sum(len(c.orders) for c in sim.venue.clients.values()),
+        "now_ns": ns(queries.now(sim.venue)),
+        "orders": counts.orders,
+        "matches": counts.matches,
+        "retained_orders": counts.retained_orders,
     })
 
 
@@ -169,7 +172,7 @@ async def advance_clock(request: web.Request) -> web.Response:
     given = [k for k in ("seconds", "to", "to_ns") if body.get(k) is not None]
     if len(given) != 1:
         raise bad_request("seconds", "give exactly one of seconds, to, to_ns")
-    now = sim.venue.clock.now
+    now = queries.now(sim.venue)
     if given[0] == "seconds":
         # n "ms" of a thousandth are n seconds
         target = now + _ms(body["seconds"], "seconds", LAST_INSTANT_NS // MS) * 1000
@@ -196,28 +199,21 @@ async def advance_clock(request: web.Request) -> web.Response:
 
 async def book(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
-    inst = venue.instruments[_instrument_id(request)]
+    inst = _instrument(request)
     depth = _query_count(request, "depth", 10)
-    return respond(serialize.book_doc(inst, venue.books[inst.id], depth, venue.clock.now))
+    return respond(serialize.book_doc(inst, queries.book(venue, inst.id), depth, queries.now(venue)))
 
 
 async def recent_trades(request: web.Request) -> web.Response:
-    venue = request.app[SIM].venue
-    inst = venue.instruments[_instrument_id(request)]
+    inst = _instrument(request)
     limit = _query_count(request, "limit", 50)
-    taker_fills = [
-        f for c in venue.clients.values() for f in c.fills
-        if f.order.instrument is inst and f.liq_flag == "TAKER"
-    ]
-    taker_fills.sort(key=lambda f: f.timestamp, reverse=True)
-    return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp)
-                    for f in taker_fills[:limit]])
+    fills = queries.recent_trades(request.app[SIM].venue, inst.id, limit)
+    return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in fills])
 
 
 async def get_latency(request: web.Request) -> web.Response:
-    v = request.app[SIM].venue
-    return respond({"entry_ms": _fmt_ms(v.latency_entry_ns), "modify_ms": _fmt_ms(v.latency_modify_ns),
-                    "cancel_ms": _fmt_ms(v.latency_cancel_ns)})
+    entry_ns, modify_ns, cancel_ns = queries.latency(request.app[SIM].venue)
+    return respond({"entry_ms": _fmt_ms(entry_ns), "modify_ms": _fmt_ms(modify_ns), "cancel_ms": _fmt_ms(cancel_ns)})
 
 
 def _fmt_ms(value_ns: int) -> str:
@@ -227,11 +223,11 @@ def _fmt_ms(value_ns: int) -> str:
 async def set_latency(request: web.Request) -> web.Response:
     body = await read_json(request)
     check_object(body, {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}, "")
-    v = request.app[SIM].venue
+    entry_ns, modify_ns, cancel_ns = queries.latency(request.app[SIM].venue)
     cmd = SetLatency(
-        entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else v.latency_entry_ns,
-        modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS) if body.get("modify_ms") is not None else v.latency_modify_ns,
-        cancel_ns=_ms(body["cancel_ms"], "cancel_ms", MAX_LATENCY_MS) if body.get("cancel_ms") is not None else v.latency_cancel_ns,
+        entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else entry_ns,
+        modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS) if body.get("modify_ms") is not None else modify_ns,
+        cancel_ns=_ms(body["cancel_ms"], "cancel_ms", MAX_LATENCY_MS) if body.get("cancel_ms") is not None else cancel_ns,
     )
     request.app[SIM].submit(cmd)
     return await get_latency(request)
@@ -244,7 +240,7 @@ async def set_settlement_delay(request: web.Request) -> web.Response:
 
 
 async def set_instrument_status(request: web.Request) -> web.Response:
-    inst_id = _instrument_id(request)
+    inst_id = _instrument(request).id
     body = check_object(await read_json(request), {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}, "")
     request.app[SIM].submit(SetInstrumentStatus(inst_id, body["status"]))
     return respond({"instrument_id": str(inst_id), "status": body["status"]})
@@ -253,10 +249,14 @@ async def set_instrument_status(request: web.Request) -> web.Response:
 async def invariants(request: web.Request) -> web.Response:
     venue = request.app[SIM].venue
     try:
-        venue.check_invariants()
+        queries.check_invariants(venue)
     except AssertionError as exc:
         raise Problem(500, "invariant-broken", str(exc)) from None
-    totals = {venue.assets[a].name: venue.assets[a].grid.format(t) for a, t in sorted(venue.asset_totals().items())}
+    totals = {}
+    for asset_id, units in sorted(queries.asset_totals(venue).items()):
+        asset = queries.asset(venue, asset_id)
+        assert asset is not None  # the totals are of the venue's assets
+        totals[asset.name] = asset.grid.format(units)
     return respond({"ok": True, "asset_totals": totals})
 
 
@@ -302,7 +302,7 @@ async def _read_bounded(request: web.Request, most: int) -> bytes:
 
 def _retention_doc(request: web.Request) -> dict:
     venue = request.app[SIM].venue
-    config = venue.config
+    config = queries.config(venue)
     ended = ended_orders(venue)
     return {
         "status_retention": _seconds_text(config.status_retention_ns),
@@ -310,7 +310,7 @@ def _retention_doc(request: web.Request) -> dict:
         "max_ended_orders": config.max_ended_orders,
         "ended_orders": sum(ended.values()),
         "ended_orders_by_client": {str(cid): n for cid, n in ended.items()},
-        "fills": sum(len(c.fills) for c in venue.clients.values()),
+        "fills": queries.counters(venue).fills,
     }
 
 

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
+
+from cefisim.engine import queries
 
 from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID
 from cefisim.api.server.problems import Problem, bad_request
@@ -53,7 +56,8 @@ def check_venue(request: web.Request) -> str:
     return own
 
 
-def _query_id(request: web.Request, name: str, known: dict, slug: str, required: bool) -> int | None:
+def _query_id(request: web.Request, name: str, known: Callable[[int], bool], slug: str,
+              required: bool) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         if required:
@@ -61,7 +65,7 @@ def _query_id(request: web.Request, name: str, known: dict, slug: str, required:
         return None
     if not (raw.isascii() and raw.isdigit()) or len(raw) > 19:
         raise bad_request(name, "must be a whole number (an id)")
-    if int(raw) not in known:
+    if not known(int(raw)):
         raise Problem(404, slug, f"{name}: no {name} {raw!r}")
     return int(raw)
 
@@ -70,8 +74,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     hub = request.app[STREAMS]
     check_venue(request)
     venue = request.app[SIM].venue
-    instrument_id = _query_id(request, "instrument", venue.instruments, "unknown-instrument", required=True)
-    client_id = _query_id(request, "client", venue.clients, "unknown-client", required=False)
+    instrument_id = _query_id(request, "instrument", lambda i: queries.instrument(venue, i) is not None,
+                              "unknown-instrument", required=True)
+    client_id = _query_id(request, "client", lambda i: queries.has_client(venue, i), "unknown-client", required=False)
     assert instrument_id is not None
     settings = hub.settings
     if hub.full():

@@ -44,7 +44,7 @@ from cefisim.api.cefi.funds import paper_funds_for
 from cefisim.api.cefi.paper import PAPER_FUNDS
 from cefisim.api.cefi.serialize import iso, ns
 from cefisim.api.cefi.signing import H_TOKEN
-from cefisim.api.cefi.validate import parse_json
+
 from cefisim.api.control.faults import FAULTS
 from cefisim.api.control.plane import _read_bounded
 from cefisim.api.control.stream import STREAMS
@@ -52,7 +52,7 @@ from cefisim.api.control.stream_hub import StreamHub
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import DEFAULT_ID, TooManyVenues, VenueError, Venues, VenueSpec
 from cefisim.api.scenario import Scenario
-from cefisim.api.server.http import respond
+from cefisim.api.server.http import parse_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM, VENUE_ID
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.ticker import start_ticker, stop_ticker

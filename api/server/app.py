@@ -14,20 +14,18 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from cefisim.api.cefi import account
-from cefisim.api.cefi import market
-from cefisim.api.cefi import orders
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.control.plane import control_routes
-from cefisim.api.control.faults import FAULTS, fault_routes
+from cefisim.api.control.faults import FAULTS, dispatch, fault_routes
 from cefisim.api.cefi.funds import paper_funds_for
-from cefisim.api.server.keys import CEFI, OPTIONS, SIM, ServerOptions
+from cefisim.api.server.keys import OPTIONS, SIM, ServerOptions
 from cefisim.api.server.limits import handler_args
 from cefisim.api.server.middleware import request_middleware
 from cefisim.api.server.request_log import REQUEST_LOG, RequestLog, flush_request_log
 from cefisim.api.cefi.openapi import openapi_routes
+from cefisim.api.cefi.routes import cefi_routes
 from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.control.stream import install_streams
@@ -35,48 +33,6 @@ from cefisim.api.control.venues import VenueHub, install_venues, make_venues, ve
 from cefisim.api.server.ticker import start_ticker, stop_ticker
 
 log = logging.getLogger("cefisim.app")
-
-#: (method, path, handler, signed) — the CeFi direct interface, one row per operation
-CEFI_ROUTES: list[tuple[str, str, object, bool]] = [
-    ("GET", "/health", market.get_health, False),
-    ("GET", "/versions", market.get_versions, False),
-    ("GET", "/assets", market.get_assets, False),
-    ("GET", "/instruments", market.get_instruments, False),
-    ("GET", "/market/quote", market.get_market_quote, False),
-    ("POST", "/market/quote", market.post_market_quote, False),
-    ("POST", "/markets/quote", market.post_markets_quote, False),
-    ("GET", "/clients", account.get_clients, True),
-    ("PATCH", "/clients", account.patch_clients, True),
-    ("GET", "/orders", orders.get_orders, True),
-    ("POST", "/orders", orders.post_order, True),
-    ("PATCH", "/orders", orders.patch_order, True),
-    ("GET", "/orders/all", orders.get_orders_all, True),
-    ("GET", "/orders/active", orders.get_orders_active, True),
-    ("GET", "/orders/trade", orders.get_orders_trade, True),
-    ("GET", "/orders/activity", orders.get_orders_activity, True),
-    ("GET", "/orders/status/{ref_id}", orders.get_order_status, True),
-    ("DELETE", "/orders/{ref_id}", orders.delete_order, True),
-    ("GET", "/balances", account.get_balances, True),
-    ("GET", "/balances/activity", account.get_balances_activity, True),
-    ("GET", "/transfers", account.get_transfers, True),
-    ("POST", "/transfers", account.post_transfer, True),
-    ("GET", "/transfers/active", account.get_transfers_active, True),
-]
-
-
-
-# DELETE /orders/{ref_id} must not answer on the listing paths next to it (/orders/all, ...): an order
-# whose external id is one of these words is cancelled by its exchange id instead
-_LISTING_NAMES = "all|active|trade|activity"
-_REF_ID = "{ref_id:(?!(?:" + _LISTING_NAMES + ")$)[^/]+}"
-
-
-def cefi_routes() -> list[web.RouteDef]:
-    return [
-        web.route(method, CEFI + (path.replace("{ref_id}", _REF_ID) if method == "DELETE" else path), handler)  # type: ignore[arg-type]
-        for method, path, handler, _ in CEFI_ROUTES
-    ]
-
 
 async def _ticker(app: web.Application) -> AsyncIterator[None]:
     """The default venue's clock (``api/server/ticker.py``)."""
@@ -102,7 +58,7 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     venues = VenueHub(make_venues(sim, options.venue_config, options.max_venues),
                       lambda venue_sim, prefix: auth_store_for(venue_sim, options, prefix))
     app = web.Application(
-        middlewares=[request_middleware(options, requests=requests, venues=venues)],
+        middlewares=[request_middleware(options, requests=requests, venues=venues, around=dispatch)],
         client_max_size=options.max_body_bytes,
         handler_args=handler_args(options),
     )

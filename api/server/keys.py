@@ -10,16 +10,12 @@ from aiohttp import web
 
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
-
-#: where CeFi direct is served (its routes, its OpenAPI document, its versions and rate limits)
-CEFI = "/v1/cefi"
-CEFI_PREFIX = CEFI + "/"
+from cefisim.api.server.limits import RateLimits
 
 if TYPE_CHECKING:
     from cefisim.engine.venue import VenueConfig
 
     from cefisim.api.scenario import Scenario
-    from cefisim.api.server.limits import RateLimits
 
 
 @dataclass
@@ -31,7 +27,7 @@ class ServerOptions:
     quote_max_levels: int = 1000  # price levels a quote may walk (400 quote-depth-limit beyond)
     max_header_bytes: int = 8190  # request line and each header line (aiohttp's parser: 400 beyond)
     read_timeout_s: float | None = 30.0  # a /v1/ request body must arrive within this (408); None: off
-    rate_limits: "RateLimits | None" = None  # token bucket per HMAC key (429); None: off
+    rate_limits: RateLimits | None = None  # token bucket per HMAC key (429); None: off
     control_token: str | None = None
     speed: float | None = None  # virtual clock only: engine seconds per real second, between requests
     access_log: str | None = None  # one line per request on stderr: "text" | "json"; None: none

@@ -2,7 +2,7 @@
 
 Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults, flags and statuses.
 
-- **Read timeout** (:func:`read_timeout_middleware`, ``--read-timeout SECONDS``, default 30, 0 = off).
+- **Read timeout** (:func:`body_within`, ``--read-timeout SECONDS``, default 30, 0 = off).
   aiohttp has no body-read deadline of its own (``keepalive_timeout`` only covers idle connections
   between requests), so a client that trickles its body would hold a handler forever. The middleware
   reads the whole body of every ``/v1/`` request with a body before the handler runs, under
@@ -19,7 +19,7 @@ Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults
   ``max_headers`` (128) header lines is the same 400.
   aiohttp logs such a request with the first 100 bytes of the offending line;
   ``api.server.limit_flags.install_log_redaction`` (called by ``cefisim serve``) keeps those bytes out of the log.
-- **Rate limit** (:func:`rate_limit_middleware`, ``--rate-limit RPS[:BURST]`` and
+- **Rate limit** (:func:`rate_limiter`, ``--rate-limit RPS[:BURST]`` and
   ``--rate-limit KEY=RPS[:BURST]|KEY=off``, off by default). A token bucket per HMAC key on the wall
   clock (``time.monotonic``): signed CeFi requests (``/v1/cefi/`` with an ``x-svc-auth-token`` naming a
   key of the scenario) spend one token each; the bucket holds at most ``BURST`` tokens and refills at
@@ -31,10 +31,9 @@ Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults
   travels in every request) can spend its bucket: fine for a sandbox (docs/security.md).
 
 Wiring: the app's one middleware (``api/server/middleware.py``) runs :func:`body_pending` /
-:func:`read_body_within` and the check of :func:`rate_limiter` right after choosing the request's id
-and schema version, with the settings of :func:`limit_settings`, and ``api/server/app.py`` passes
-:func:`handler_args` to ``web.Application``; :func:`limit_middlewares` builds the same checks as
-stand-alone middlewares. The flags that set these limits (and ``--max-open-orders``,
+:func:`body_within` (and answers the 408) and the check of :func:`rate_limiter` right after choosing
+the request's id and schema version, with the settings of :func:`limit_settings`, and
+``api/server/app.py`` passes :func:`handler_args` to ``web.Application``. The flags that set these limits (and ``--max-open-orders``,
 ``--quote-max-levels``), their parsing and the log redaction are in ``api/server/limit_flags.py``.
 """
 
@@ -43,17 +42,15 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from cefisim.api.server.keys import CEFI_PREFIX
+from cefisim.api.server.paths import CEFI_PREFIX
 from cefisim.api.server.problems import Problem
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 DEFAULT_READ_TIMEOUT_S = 30.0
 # idle keep-alive connections, and connections whose request never completes (slow headers), are
@@ -61,7 +58,6 @@ DEFAULT_READ_TIMEOUT_S = 30.0
 KEEPALIVE_TIMEOUT_S = 75.0
 DEFAULT_MAX_HEADER_BYTES = 8190  # aiohttp's default for max_line_size and max_field_size
 TOKEN_HEADER = "x-svc-auth-token"
-_LIMIT_MARK = "__cefisim_limit__"  # set on every middleware made here (create_app and tests look for it)
 
 
 # --- rate limits -----------------------------------------------------------------------------------
@@ -152,22 +148,6 @@ def rate_limiter(limits: RateLimits, known_keys: Callable[[web.Request], Mapping
     return check
 
 
-def rate_limit_middleware(limits: RateLimits, known_keys: Callable[[web.Request], Mapping[str, Any]],
-                          clock: Callable[[], float] = time.monotonic) -> Middleware:
-    """:func:`rate_limiter` as a middleware of its own."""
-    return _rate_limit_middleware(rate_limiter(limits, known_keys, clock))
-
-
-def _rate_limit_middleware(check: RateCheck) -> Middleware:
-    @web.middleware
-    async def rate_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-        check(request)
-        return await handler(request)
-
-    rate_limit.buckets = check.buckets  # type: ignore[attr-defined]  # for tests and introspection
-    return mark_limit_middleware(rate_limit)
-
-
 # --- read timeout -----------------------------------------------------------------------------------
 
 def body_pending(request: web.Request) -> bool:
@@ -176,91 +156,27 @@ def body_pending(request: web.Request) -> bool:
     return request.body_exists and not request.content.is_eof() and request.path.startswith("/v1/")
 
 
-async def read_body_within(request: web.Request, seconds: float) -> web.StreamResponse | None:
-    """Read a pending body within ``seconds``: None when it arrived, else the 408 problem, already
-    written, with the connection closed.
-
-    The answer is written here and the connection closed at once: left to aiohttp, a response with
-    an unread body is followed by up to 10 s of "lingering" reads of the rest, which is exactly what
-    a trickling client would feed.
-    """
-    from cefisim.api.server import versions
-    from cefisim.api.server.keys import REQUEST_ID, VERSION
-    from cefisim.api.server.middleware import render_problem  # api.server.middleware imports this module
-
-    try:
-        async with asyncio.timeout(seconds):  # no extra task per request, unlike wait_for
-            await request.read()
-        return None
-    except TimeoutError:
-        problem = Problem(408, "request-timeout", f"body: not received within {seconds:g} s; the connection is closed",
-                          title="Request Timeout")
-        response = render_problem(request, problem)
-        response.force_close()
-        if REQUEST_ID in request:
-            response.headers["X-Request-Id"] = request[REQUEST_ID]
-        if request.get(VERSION) is not None:
-            response.headers.update(versions.deprecation_headers(request[VERSION]))
-        await response.prepare(request)
-        await response.write_eof()
-        if request.protocol is not None:
-            request.protocol.force_close()  # no lingering read of the body's remainder
-        return response
-
-
-def read_timeout_middleware(seconds: float) -> Middleware:
-    """:func:`read_body_within` as a middleware of its own: 408 problem, connection closed, when a
-    ``/v1/`` body does not arrive within ``seconds``."""
-
-    @web.middleware
-    async def read_timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if body_pending(request):
-            response = await read_body_within(request, seconds)
-            if response is not None:
-                return response
-        return await handler(request)
-
-    return mark_limit_middleware(read_timeout)
-
-
-def is_limit_middleware(middleware: object) -> bool:
-    return bool(getattr(middleware, _LIMIT_MARK, False))
-
-
 # --- wiring -------------------------------------------------------------------------------------------
 
-def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
-    from cefisim.api.server.keys import SIM
-
-    return request.app[SIM].scenario.hmac_keys
-
-
-def limit_settings(options: Any, clock: Callable[[], float] = time.monotonic) -> tuple[float | None, RateCheck | None]:
+def limit_settings(options: Any, known_keys: Callable[[web.Request], Mapping[str, Any]],
+                   clock: Callable[[], float] = time.monotonic) -> tuple[float | None, RateCheck | None]:
     """What ``options`` asks for: the read timeout in seconds (None: off) and the rate-limit check
-    (None: off)."""
+    (None: off) over the keys ``known_keys(request)`` names."""
     seconds = getattr(options, "read_timeout_s", DEFAULT_READ_TIMEOUT_S) or None
     limits = getattr(options, "rate_limits", None)
-    check = rate_limiter(limits, _scenario_keys, clock) if limits is not None and limits.active else None
+    check = rate_limiter(limits, known_keys, clock) if limits is not None and limits.active else None
     return seconds, check
 
 
-def mark_limit_middleware(middleware: Middleware) -> Middleware:
-    """Say that ``middleware`` enforces the limits (what :func:`is_limit_middleware` looks for)."""
-    setattr(middleware, _LIMIT_MARK, True)
-    return middleware
-
-
-def limit_middlewares(options: Any, clock: Callable[[], float] = time.monotonic) -> list[Middleware]:
-    """The limits ``options`` asks for (``read_timeout_s``, ``rate_limits``) as stand-alone middlewares,
-    in the order the app's own middleware applies them (after the request id and version, before the
-    control guard, the faults and the handler)."""
-    seconds, check = limit_settings(options, clock)
-    out: list[Middleware] = []
-    if seconds:
-        out.append(read_timeout_middleware(seconds))
-    if check is not None:
-        out.append(_rate_limit_middleware(check))
-    return out
+async def body_within(request: web.Request, seconds: float) -> bool:
+    """Read a pending body within ``seconds``: True when it arrived (aiohttp caches it for the
+    handler), False when it did not (the caller answers 408 and closes the connection)."""
+    try:
+        async with asyncio.timeout(seconds):  # no extra task per request, unlike wait_for
+            await request.read()
+        return True
+    except TimeoutError:
+        return False
 
 
 def handler_args(options: Any) -> dict[str, int]:

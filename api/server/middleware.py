@@ -8,7 +8,8 @@ and this one runs, in order, what used to be four:
   version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
   ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
 - the limits of ``api/server/limits.py``: the body read timeout (408) and the per-key rate limit (429);
-- the control plane's guard (``/_sim``) or the injected faults (``api/control/faults.py``), then the handler;
+- ``around(request, handler)``: what the app puts around every handler (``api/server/app.py`` passes
+  the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
   nested in ``error`` under v2026_01_23, bare under v2024_01_01 and on non-CeFi routes;
 - any other exception is a bug: it is logged with the request id and answered as a 500 problem that
@@ -21,23 +22,20 @@ import itertools
 import logging
 import time
 from time import perf_counter
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from aiohttp import web
 from multidict import istr
 
 from cefisim.api.server import versions
-from cefisim.api.control.faults import dispatch
 from cefisim.api.server.http import dumps
-from cefisim.api.server.keys import CEFI_PREFIX, CLIENT_ID, REQUEST_ID, SIM, VERSION
-from cefisim.api.server.limits import body_pending, limit_settings, mark_limit_middleware, read_body_within
+from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
+from cefisim.api.server.limits import body_pending, body_within, limit_settings
+from cefisim.api.server.paths import CEFI_PREFIX
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 from cefisim.api.server.request_log import RequestLog
 from cefisim.api.runtime.simulation import JournalWriteError
-
-if TYPE_CHECKING:
-    from cefisim.api.control.venues import VenueHub
 
 log = logging.getLogger("cefisim.http")
 _request_ids = itertools.count(1)
@@ -47,6 +45,17 @@ H_VERSION = istr(versions.HEADER)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+Around = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+
+
+class VenueRouter(Protocol):
+    """Sends a request to the venue its credentials name (``api/control/venues.py``'s ``VenueHub``)."""
+
+    def route(self, request: web.Request) -> bool:
+        """Route by what the headers say; True when the body must be read to decide."""
+
+    async def route_body(self, request: web.Request) -> None:
+        """Route by what the body says (after :meth:`route` answered True)."""
 
 
 def render_problem(request: web.Request, problem: Problem) -> web.Response:
@@ -71,12 +80,22 @@ def _from_http_exception(exc: web.HTTPException, request: web.Request) -> Proble
     return Problem(exc.status, "http-error", exc.reason or "request refused")
 
 
+def _plain(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+    return handler(request)
+
+
+def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
+    return request.app[SIM].scenario.hmac_keys
+
+
 def request_middleware(options: object, clock: Callable[[], float] = time.monotonic,
-                       requests: RequestLog | None = None, venues: VenueHub | None = None) -> Middleware:
+                       requests: RequestLog | None = None, venues: VenueRouter | None = None,
+                       around: Around = _plain) -> Middleware:
     """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
     it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given, and to the
-    venue its credentials name when ``venues`` is given (``api/control/venues.py``)."""
-    read_timeout_s, rate_check = limit_settings(options, clock)
+    venue its credentials name when ``venues`` is given (``api/control/venues.py``); ``around`` runs
+    the handler (it returns the handler's awaitable, so that it costs no coroutine of its own)."""
+    read_timeout_s, rate_check = limit_settings(options, _scenario_keys, clock)
 
     @web.middleware
     async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -96,15 +115,14 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
                 # it names: the route is checked before the version
                 if refusal is not None and getattr(request.match_info, "http_exception", None) is None:
                     raise refusal
-            response = None
-            if read_timeout_s is not None and body_pending(request):
-                response = await read_body_within(request, read_timeout_s)  # the 408, already sent
-            if response is None:
+            if read_timeout_s is not None and body_pending(request) and not await body_within(request, read_timeout_s):
+                response = await _send_timeout(request, read_timeout_s)  # the 408, already sent
+            else:
                 if body_route:
                     await venues.route_body(request)  # type: ignore[union-attr]
                 if rate_check is not None:
                     rate_check(request)
-                response = await dispatch(request, handler)
+                response = await around(request, handler)
         except Problem as problem:
             response = render_problem(request, problem)
         except web.HTTPException as exc:
@@ -132,9 +150,25 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
                             request.get(CLIENT_ID), request_id, response)
         return response
 
-    if read_timeout_s is not None or rate_check is not None:
-        mark_limit_middleware(serve)  # it enforces the limits: nothing must add them a second time
     return serve
+
+
+async def _send_timeout(request: web.Request, seconds: float) -> web.StreamResponse:
+    """The 408 problem for a body not received within ``seconds``, written here with the connection
+    closed at once: left to aiohttp, a response with an unread body is followed by up to 10 s of
+    "lingering" reads of the rest, which is exactly what a trickling client would feed."""
+    problem = Problem(408, "request-timeout", f"body: not received within {seconds:g} s; the connection is closed",
+                      title="Request Timeout")
+    response = render_problem(request, problem)
+    response.force_close()
+    response.headers[H_REQUEST_ID] = request[REQUEST_ID]
+    if request.get(VERSION) is not None:
+        response.headers.update(versions.deprecation_headers(request[VERSION]))
+    await response.prepare(request)
+    await response.write_eof()
+    if request.protocol is not None:
+        request.protocol.force_close()  # no lingering read of the body's remainder
+    return response
 
 
 def _negotiate(request: web.Request) -> tuple[str, Problem | None]:

@@ -33,7 +33,7 @@ def start_ticker(sim: Simulation, speed: float | None) -> asyncio.Task[None] | N
         async def step() -> None:
             nonlocal last
             now = time.monotonic()
-            sim.advance(sim.venue.clock.now + int((now - last) * speed * 1e9))
+            sim.advance(sim.now_ns() + int((now - last) * speed * 1e9))
             last = now
     else:
         return None

@@ -21,7 +21,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from cefisim.api.server.app import CEFI_ROUTES
+from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.client import NEWEST, PAGED, V2024, V2026, CefiClient, ProblemError
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer, serving

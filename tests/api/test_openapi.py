@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 from cefisim.api.cefi import account as cefi_account
 from cefisim.api.cefi import market as cefi_market
 from cefisim.api.cefi import orders as cefi_orders
-from cefisim.api.server.app import CEFI_ROUTES, create_app
+from cefisim.api.cefi import paging as cefi_paging
+from cefisim.api.cefi.routes import CEFI_ROUTES
+from cefisim.api.server.app import create_app
 from cefisim.api.client import CefiClient
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document
@@ -253,10 +255,11 @@ def _query_names(fn: Any, seen: set[str] | None = None) -> set[str]:
     names = set(re.findall(r"request\.query\.get\(\"(\w+)\"\)", src))
     names |= set(re.findall(r"query_(?:id|int|timestamp)\((?:request\.query|q), \"(\w+)\"", src))
     names |= set(re.findall(r"match_info\[\"(\w+)\"\]", src))
-    for helper in set(re.findall(r"\b(_\w+)\(", src)):
-        for module in (cefi_orders, cefi_account, cefi_market):
+    helpers = (cefi_orders, cefi_account, cefi_market, cefi_paging)
+    for helper in set(re.findall(r"\b(\w+)\(", src)):
+        for module in helpers:
             target = getattr(module, helper, None)
-            if inspect.isfunction(target):
+            if inspect.isfunction(target) and target.__module__ in {m.__name__ for m in helpers}:
                 names |= _query_names(target, seen)
     return names
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import cefisim
-from cefisim.api.server.app import CEFI_ROUTES
+from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
 from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document

@@ -1,4 +1,4 @@
-"""The signer for other HTTP clients (cefisim.api.cefi.signing): real httpx and requests against a live server."""
+"""The signer for other HTTP clients (cefisim.api.signing_clients): real httpx and requests against a live server."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import httpx
 import pytest
 import requests
 
-from cefisim.api.cefi import signing
-from cefisim.api.cefi.signing import CefiHttpxAuth, CefiRequestsAuth
+from cefisim.api import signing_clients as signing
+from cefisim.api.signing_clients import CefiHttpxAuth, CefiRequestsAuth
 from tests.api.conftest import ALICE_KEY, scenario_doc
 from tests.fuzz.support import serve_sim
 
@@ -66,7 +66,7 @@ def test_each_class_needs_only_its_own_library(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setitem(sys.modules, "requests", None)
     with pytest.raises(ImportError, match="CefiRequestsAuth needs requests: pip install requests"):
         signing.CefiRequestsAuth  # noqa: B018
-    assert signing.CefiHttpxAuth.__module__ == "cefisim.api.cefi.signing"
+    assert signing.CefiHttpxAuth.__module__ == "cefisim.api.signing_clients"
     with pytest.raises(ValueError, match="layout"):
         CefiHttpxAuth(ALICE_KEY, "alice-secret", 100, "either")
 

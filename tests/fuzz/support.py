@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
-from cefisim.api.server.limits import handler_args, is_limit_middleware, limit_middlewares
+from cefisim.api.server.limits import handler_args
 from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.cefi.signing import sign
@@ -94,20 +94,13 @@ def fuzz_doc(**overrides: Any) -> dict[str, Any]:
 # --- the served app -----------------------------------------------------------------------------------
 
 def build_app(sim: Simulation, **options: Any) -> tuple[web.Application, dict[str, Any]]:
-    """``create_app`` with ``options``; the limit options work before and after the lead wires them.
-
-    Returns the app and the aiohttp handler arguments to start it with. Until ``create_app`` installs
-    the middlewares of ``api/server/limits.py`` itself, they are inserted here where it will put them (right
-    after the problem middleware).
-    """
+    """The real ``create_app`` with ``options`` (the limit options of ``api/server/limits.py`` among
+    them), and the aiohttp handler arguments to start it with."""
     limits = {k: options.pop(k) for k in LIMIT_FIELDS if k in options}
     opts = ServerOptions(**options)
     for name, value in limits.items():
         setattr(opts, name, value)
-    app = create_app(sim, opts)
-    if not any(is_limit_middleware(m) for m in app.middlewares):
-        app.middlewares[1:1] = limit_middlewares(opts)
-    return app, handler_args(opts)
+    return create_app(sim, opts), handler_args(opts)
 
 
 @dataclass
