@@ -22,9 +22,10 @@ from pathlib import Path
 from cefisim import __version__
 
 from .cli_env import document, env_defaults
+from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
-from cefisim.api.server.limit_flags import _positive_int, add_limit_arguments, install_log_redaction, limit_options, venue_config_for
+from cefisim.api.server.limit_flags import positive_int, add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from cefisim.api.server.listen import run
 from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
 from .scenario import Scenario, ScenarioError, load_scenario
@@ -64,7 +65,7 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="assets and instruments need signing (default: the scenario's settings)")
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
     p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
-    p.add_argument("--max-body-bytes", type=_positive_int, default=64 * 1024, metavar="N",
+    p.add_argument("--max-body-bytes", type=positive_int, default=64 * 1024, metavar="N",
                    help="largest request body; larger is a 413 (default 65536)")
     p.add_argument("--status-retention", type=_status_retention, default=None, metavar="SECONDS",
                    help="how long an ended order's status can be looked up (1 to 2592000; default: the "
@@ -127,8 +128,6 @@ def server_options(args: argparse.Namespace, scenario: Scenario) -> ServerOption
 def serve_main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()
-    from cefisim.api.server.app import create_app
-
     scenario_path = resolve(args.scenario)
     try:
         scenario = load_scenario(scenario_path)
@@ -183,24 +182,24 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("scenarios", help="list the shipped scenarios (`--scenario NAME` serves one)")
     sub.add_parser("replay", help="run a scenario without HTTP (see `cefisim replay --help`)", add_help=False)
     if argv and argv[0] == "replay":
-        from cefisim.api.runtime.replay import replay_main
+        from cefisim.api.runtime.replay import replay_main  # each subcommand loads only what it runs
 
         return replay_main(argv[1:])
     sub.add_parser("backtest", help="run a strategy against a scenario in-process (see `cefisim backtest --help`)",
                    add_help=False)
     if argv and argv[0] == "backtest":
-        from .backtest import backtest_main
+        from .backtest import backtest_main  # each subcommand loads only what it runs
 
         return backtest_main(argv[1:])
     sub.add_parser("sweep", help="run a strategy over seeds, parameters and latencies (see `cefisim sweep --help`)",
                    add_help=False)
     if argv and argv[0] == "sweep":
-        from .sweep import sweep_main
+        from .sweep import sweep_main  # each subcommand loads only what it runs (dask, matplotlib)
 
         return sweep_main(argv[1:])
     sub.add_parser("data", help="convert or record market data (see `cefisim data --help`)", add_help=False)
     if argv and argv[0] == "data":
-        from .recorded.cli import data_main
+        from .recorded.cli import data_main  # each subcommand loads only what it runs
 
         return data_main(argv[1:])
     args = parser.parse_args(argv)

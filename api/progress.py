@@ -27,7 +27,7 @@ class Progress:
         self.bar: Any = None
         if stream is None or not stream.isatty():
             return
-        from tqdm import tqdm
+        from tqdm import tqdm  # import-time cost: loaded only when a bar is drawn on a terminal
 
         total = max(0, until_ns - start_ns) / 1e9
         self.bar = tqdm(total=round(total, 3), unit="s", unit_scale=False, desc=desc, file=stream,

@@ -66,14 +66,14 @@ def __getattr__(name: str) -> Any:
     """``DEFAULT_SCENARIO``: the shipped demo's path, looked up when first asked for (the plugin is
     loaded into every pytest run of an environment with cefisim: it imports nothing heavy up front)."""
     if name == "DEFAULT_SCENARIO":
-        from .scenario.shipped import resolve
+        from .scenario.shipped import resolve  # the plugin loads into every pytest run: import on use
 
         return resolve(None)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _shipped(value: str) -> Path | None:
-    from .scenario.shipped import shipped
+    from .scenario.shipped import shipped  # the plugin loads into every pytest run: import on use
 
     return shipped(value) if Path(value).parent == Path(".") else None
 
@@ -144,14 +144,14 @@ def cefisim_scenario(request: pytest.FixtureRequest) -> Any:
         path = Path(option)
         path = path if path.is_absolute() else request.config.invocation_params.dir / path
         return path if path.exists() else _shipped(option) or path
-    from .scenario.shipped import resolve
+    from .scenario.shipped import resolve  # the plugin loads into every pytest run: import on use
 
     return resolve(None)
 
 
 def load(scenario: Any) -> "Scenario":
     """A Scenario from a path, a document or a Scenario (problems raise ``ScenarioError``)."""
-    from .scenario import Scenario, load_scenario, parse_scenario
+    from .scenario import Scenario, load_scenario, parse_scenario  # the plugin loads into every pytest run: import on use
 
     if isinstance(scenario, Scenario):
         return scenario
@@ -169,7 +169,7 @@ def cefisim_clock() -> str:
 
 @pytest.fixture
 def cefisim_server_options() -> Any:
-    from cefisim.api.server.keys import ServerOptions
+    from cefisim.api.server.keys import ServerOptions  # the plugin loads into every pytest run: import on use
 
     return ServerOptions()
 
@@ -204,8 +204,8 @@ class CefisimServer:
             raise ValueError("seconds: a non-negative amount with at most 9 decimals")
         if self.sim.clock_mode != "virtual":
             raise RuntimeError("advance() needs the virtual clock (cefisim_clock fixture)")
-        self.sim.advance(self.sim.venue.clock.now + int(delta))
-        return self.sim.venue.clock.now
+        self.sim.advance(self.sim.now_ns() + int(delta))
+        return self.sim.now_ns()
 
     def reset(self) -> None:
         """Back to the scenario as loaded."""
@@ -232,7 +232,7 @@ class CefisimServer:
 
     def client(self, client: str | int | None = None, **kwargs: Any) -> "CefiClient":
         """A :class:`CefiClient` signing as ``client`` (default: the first HMAC key); close it yourself."""
-        from .client import CefiClient
+        from .client import CefiClient  # the plugin loads into every pytest run: import on use
 
         key, secret, cid = self.signing_key(client)
         layout = self.app_layout()
@@ -240,7 +240,7 @@ class CefisimServer:
         return CefiClient(self.url, key=key, secret=secret, client_id=cid, **kwargs)
 
     def app_layout(self) -> str:
-        from cefisim.api.server.keys import OPTIONS
+        from cefisim.api.server.keys import OPTIONS  # the plugin loads into every pytest run: import on use
 
         layout = self.app[OPTIONS].signature_layout
         return "concat" if layout == "either" else layout
@@ -249,9 +249,9 @@ class CefisimServer:
 @asynccontextmanager
 async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[CefisimServer]:
     """The emulator serving ``sim`` on 127.0.0.1 and a free port, until the block ends."""
-    from aiohttp.test_utils import TestServer
+    from aiohttp.test_utils import TestServer  # the plugin loads into every pytest run: import on use
 
-    from cefisim.api.server.app import create_app
+    from cefisim.api.server.app import create_app  # the plugin loads into every pytest run: import on use
 
     app = create_app(sim, options)
     server = TestServer(app, host="127.0.0.1", port=0)
@@ -266,7 +266,7 @@ async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[Cefis
 async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
                          ) -> AsyncIterator[CefisimServer]:
     """The emulator serving ``cefisim_scenario`` on 127.0.0.1 and a free port, for one test."""
-    from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.runtime.simulation import Simulation  # the plugin loads into every pytest run: import on use
 
     async with serving(Simulation(load(cefisim_scenario), clock=cefisim_clock), cefisim_server_options) as server:
         yield server

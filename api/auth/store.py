@@ -43,10 +43,10 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from cefisim.api.auth.config import _parse_api_keys, _parse_oauth_clients
+from cefisim.api.auth.config import parse_api_keys, parse_oauth_clients
 from cefisim.api.auth.model import (
     ACCESS_TTL_NS, REFRESH_TTL_NS, ApiKey, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest, Forbidden,
-    IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _KeyRefresh, _Table, iso_utc, mint,
+    IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, AccessToken, KeyRefresh, TokenTable, iso_utc, mint,
 )
 from cefisim.api.auth.oauth import SENSITIVE_SCOPES, OAuth
 
@@ -74,15 +74,15 @@ class AuthStore:
         self._clock = clock
         self._wall = wall
         self._revoked: set[str] = {k.key_id for k in self._keys.values() if k.revoked}
-        self._access: _Table[_Access] = _Table()
-        self._key_refresh: _Table[_KeyRefresh] = _Table()
+        self._access: TokenTable[AccessToken] = TokenTable()
+        self._key_refresh: TokenTable[KeyRefresh] = TokenTable()
         self._oauth = OAuth(self._clients, clock, self._access, token_prefix)
 
     def reset(self) -> None:
         """Forget every token, code and revocation made since the scenario was loaded."""
         self._revoked = {k.key_id for k in self._keys.values() if k.revoked}
-        self._access = _Table()
-        self._key_refresh = _Table()
+        self._access = TokenTable()
+        self._key_refresh = TokenTable()
         self._oauth = OAuth(self._clients, self._clock, self._access, self._prefix)
 
     @classmethod
@@ -96,8 +96,8 @@ class AuthStore:
     ) -> AuthStore:
         """Build from the scenario's ``api_keys`` and ``oauth_clients``; a bad entry raises
         ``ValueError("api_keys[2].public_key: <reason>")`` naming its JSON path."""
-        keys = _parse_api_keys([] if api_keys is None else api_keys)
-        return cls(keys, _parse_oauth_clients([] if oauth_clients is None else oauth_clients), clock, wall, token_prefix)
+        keys = parse_api_keys([] if api_keys is None else api_keys)
+        return cls(keys, parse_oauth_clients([] if oauth_clients is None else oauth_clients), clock, wall, token_prefix)
 
     # ---------------------------------------------------------------------- key exchange
 
@@ -165,14 +165,14 @@ class AuthStore:
         expires = now + ACCESS_TTL_NS
         self._access.put(
             access,
-            _Access(key.kind, key.key_id, key.user_id, key.client_id, None, (), authenticated_at_ns, expires, None),
+            AccessToken(key.kind, key.key_id, key.user_id, key.client_id, None, (), authenticated_at_ns, expires, None),
             expires,
             now,
         )
         refresh = None
         if key.kind == "user":
             refresh = mint(self._prefix)
-            row = _KeyRefresh(key.key_id, authenticated_at_ns, now + REFRESH_TTL_NS)
+            row = KeyRefresh(key.key_id, authenticated_at_ns, now + REFRESH_TTL_NS)
             self._key_refresh.put(refresh, row, row.expires_ns, now)
         return IssuedTokens(access, expires, refresh)
 

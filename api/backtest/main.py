@@ -17,7 +17,6 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import IO, Any
@@ -25,7 +24,7 @@ from typing import IO, Any
 import orjson
 
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
-from cefisim.engine.simulation.figures import Figures, figures
+from cefisim.engine.simulation.figures import figures
 from cefisim.engine.recorded import latency_draw
 
 from ..progress import Progress
@@ -33,7 +32,7 @@ from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load
 from .context import CALLBACKS, Context, Driver, seconds_ns
 from .plot import PlotUnavailable, check_target, save_backtest_plot
-from .report import build_report, table
+from .report import Backtest, build_report, table
 
 __all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
 
@@ -96,13 +95,6 @@ def load_strategy_class(spec: str) -> type:
 
 
 # --- running ---------------------------------------------------------------------------------------
-
-@dataclass
-class Backtest:
-    harness: Harness
-    figures: Figures
-    report: dict[str, Any]
-
 
 class _Reporting:
     """The scenario's runner as the harness sees it (``next_time``, ``steps``), telling a progress
@@ -222,7 +214,9 @@ def _params(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _millis_ns(text: str) -> int:
+def millis_ns(text: str) -> int:
+    """A ``--latency-ms`` value (a decimal number of milliseconds, whole nanoseconds) in ns; else a
+    :class:`BacktestError` naming the flag."""
     try:
         d = Decimal(text)
     except InvalidOperation:
@@ -264,7 +258,7 @@ def backtest_main(argv: list[str]) -> int:
                 until_ns = parse_time(args.until, scenario.start_ns)
             except ValueError as exc:
                 raise BacktestError(f"--until: {exc}") from None
-        latency_ns = None if args.latency_ms is None else _millis_ns(args.latency_ms)
+        latency_ns = None if args.latency_ms is None else millis_ns(args.latency_ms)
         sample_ns = None
         if args.sample_every is not None:
             try:

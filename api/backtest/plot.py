@@ -1,7 +1,7 @@
 """``cefisim backtest --plot FILE``: a picture of the run (needs the ``cefisim[plot]`` extra, matplotlib).
 
 Contract:
-- :func:`save_backtest_plot` draws a finished :class:`~.main.Backtest`: per instrument the strategy
+- :func:`save_backtest_plot` draws a finished :class:`~.report.Backtest`: per instrument the strategy
   traded (else the first it watched), the market's trade prices with the strategy's fills marked
   (buys ▲, sells ▼); its inventory (change from the start) of every asset that moved but the
   valuation one; its PnL and cumulative fees in the valuation asset (fees of instruments quoted in another asset in that asset). Time is seconds from the run's
@@ -23,12 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from cefisim.engine import queries
 
-from .report import amount
+from .report import Backtest, amount
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from .main import Backtest
 
 SUFFIXES = (".png", ".svg", ".pdf", ".html")
 INSTALL = "pip install 'cefisim[plot]'"
@@ -48,7 +46,7 @@ def check_target(path: str | Path) -> Path:
 
 
 def _matplotlib() -> Any:
-    try:
+    try:  # an optional dependency (cefisim[plot]): imported when a plot is asked for
         import matplotlib
     except ImportError:
         raise PlotUnavailable(f"plots need matplotlib: {INSTALL}") from None
@@ -58,7 +56,7 @@ def _matplotlib() -> Any:
 def figure(rows: int, title: str, height_ratios: list[float] | None = None) -> tuple[Figure, list[Any]]:
     """A figure of ``rows`` stacked axes sharing the x axis (pyplot-free)."""
     _matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # an optional dependency: _matplotlib() said whether it is there
 
     fig = Figure(figsize=(11, 2.6 * rows + 0.8), layout="constrained")
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False, height_ratios=height_ratios)[:, 0]

@@ -7,6 +7,7 @@ asset's decimals (``fixed``). ``docs/backtest.md`` defines each field. Only ``ru
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -22,6 +23,15 @@ from ..scenario import Scenario, format_time
 __all__ = ["WALL_FIELDS", "build_report", "fixed", "table"]
 
 WALL_FIELDS = ("wall_s", "events_per_s", "commands_per_s")  # the only fields that differ between runs
+
+
+@dataclass
+class Backtest:
+    """A finished backtest: the harness as it ended, the figures computed from it, the report."""
+
+    harness: Harness
+    figures: Figures
+    report: dict[str, Any]
 
 
 def fixed(value: Fraction | int, decimals: int) -> str:

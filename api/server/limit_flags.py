@@ -105,7 +105,7 @@ def install_log_redaction() -> None:
 
 # --- flags ----------------------------------------------------------------------------------------------
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 10**9:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 1 to 1000000000")
     return int(text)
@@ -114,7 +114,7 @@ def _positive_int(text: str) -> int:
 def _open_orders(text: str) -> int | None:
     if text.strip().lower() in ("none", "off"):
         return None
-    return _positive_int(text)
+    return positive_int(text)
 
 
 def _seconds(text: str) -> float:
@@ -128,7 +128,7 @@ def _seconds(text: str) -> float:
 
 
 def _header_bytes(text: str) -> int:
-    value = _positive_int(text)
+    value = positive_int(text)
     if not 256 <= value <= 1_048_576:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from 256 to 1048576")
     return value
@@ -154,14 +154,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-venue-open-orders", type=_open_orders, default=None, metavar="N|none",
                    help="open orders of each venue, every client and instrument together; more are REJECTED "
                         "with TOO_MANY_OPEN_ORDERS (default none)")
-    g.add_argument("--max-ended-orders", type=_positive_int, default=_UNSET, metavar="N",
+    g.add_argument("--max-ended-orders", type=positive_int, default=_UNSET, metavar="N",
                    help="ended orders each venue keeps for status lookups; the oldest go first (default 500000)")
-    g.add_argument("--max-ended-orders-per-client", type=_positive_int, default=_UNSET, metavar="N",
+    g.add_argument("--max-ended-orders-per-client", type=positive_int, default=_UNSET, metavar="N",
                    help="ended orders each client keeps for status lookups; the oldest go first (default 100000)")
-    g.add_argument("--max-venues", type=_positive_int, default=DEFAULT_MAX_VENUES, metavar="N",
+    g.add_argument("--max-venues", type=positive_int, default=DEFAULT_MAX_VENUES, metavar="N",
                    help="venues the server runs, the default one included; one more POST /_sim/venues is a "
                         f"429 (default {DEFAULT_MAX_VENUES}; docs/venues.md)")
-    g.add_argument("--quote-max-levels", type=_positive_int, default=DEFAULT_QUOTE_MAX_LEVELS, metavar="N",
+    g.add_argument("--quote-max-levels", type=positive_int, default=DEFAULT_QUOTE_MAX_LEVELS, metavar="N",
                    help="price levels a quote may walk; more is a 400 quote-depth-limit (default 1000)")
     g.add_argument("--max-header-bytes", type=_header_bytes, default=DEFAULT_MAX_HEADER_BYTES, metavar="N",
                    help="longest request line and header line; longer is a 400 from the HTTP parser (default 8190)")

@@ -177,7 +177,7 @@ class DaskExecutor(_Executor):
     processes) or a scheduler's address (``tcp://host:8786``)."""
 
     def __init__(self, address: str, workers: int) -> None:
-        try:
+        try:  # an optional dependency (cefisim[dask]): imported when a cluster is asked for
             import dask
             from distributed import Client, LocalCluster
         except ImportError:
@@ -207,7 +207,7 @@ class DaskExecutor(_Executor):
         self.workers = max(1, threads)
 
     def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
-        from distributed import as_completed
+        from distributed import as_completed  # an optional dependency, present once __init__ ran
 
         client = self.client
         shared = client.scatter(settings, broadcast=True, hash=False)

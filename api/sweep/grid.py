@@ -26,7 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ..backtest.main import BacktestError, _millis_ns as millis_ns
+from ..backtest.main import BacktestError, millis_ns
 
 __all__ = [
     "FILE_KEYS", "MAX_RUNS", "Axes", "GridError", "RunSpec", "load_sweep_file", "parse_latency",

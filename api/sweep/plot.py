@@ -27,10 +27,11 @@ def _version(text: str) -> tuple[int, ...]:
 
 def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
     check_target(path)
+    # an optional dependency (cefisim[plot]): imported when a plot is drawn
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # (the same optional dependency)
 
     order = [s for s in ranked(sets) if s.pnl][::-1]  # matplotlib draws the first box at the bottom
     fig = Figure(figsize=(9, max(2.5, 0.45 * len(order) + 1.2)))
