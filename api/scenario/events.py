@@ -8,6 +8,10 @@ exact in the asset.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from functools import partial
+
 from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
@@ -17,150 +21,162 @@ from cefisim.engine.records import FIAT
 from cefisim.engine.reference import ID_RE, INSTRUMENT_STATUSES, STP_VALUES, Asset
 
 from cefisim.api.cefi.validate import UUID_RE, is_external_id
-from .document import _join, _kind
+from .document import join_path, kind_of
 from .keys import (
     EVENT_COMMON, EVENT_KEYS, EXEC_INST, FIAT_INSTRUCTIONS, FLAGS, LATENCY_KEYS, ORDER_TYPES, PLATFORMS,
     SIDES, TIFS, TRANSFER_TYPES,
 )
-from .parser import _ParserBase
+from .parser import Parser
 
 
-class _EventSections(_ParserBase):
-    """``events`` items, one ``ev_<type>`` method per event type."""
+def event(parser: Parser, value: object, path: str) -> tuple[int, Command] | None:
+    """One timed event as (at, command); None once the document has a problem (it is refused)."""
+    if not isinstance(value, dict):
+        parser.err(path, f"must be an object, got {kind_of(value)}")
+        return None
+    etype = value.get("type")
+    if not isinstance(etype, str) or etype not in EVENT_KEYS:
+        parser.obj(value, path, (EVENT_COMMON[0], tuple(value)))
+        if "type" in value:
+            parser.enum(etype, join_path(path, "type"), tuple(EVENT_KEYS))
+        return None
+    required, optional = EVENT_KEYS[etype]
+    d = parser.obj(value, path, (EVENT_COMMON[0] + required, EVENT_COMMON[1] + optional))
+    assert d is not None
+    at = parser.get(d, "at", path, parser.time)
+    parser.get(d, "note", path, parser.string)
+    # each ev_ checks every field it reads, then builds its command only while nothing is wrong:
+    # a document with any problem is refused as a whole, so a partial command is never needed
+    cmd = EVENT_PARSERS[etype](parser, d, path, at)
+    return None if parser.problems else (at, cmd)
 
-    def event(self, value: object, path: str) -> tuple[int, Command] | None:
-        """One timed event as (at, command); None once the document has a problem (it is refused)."""
-        if not isinstance(value, dict):
-            self.err(path, f"must be an object, got {_kind(value)}")
-            return None
-        etype = value.get("type")
-        if not isinstance(etype, str) or etype not in EVENT_KEYS:
-            self.obj(value, path, (EVENT_COMMON[0], tuple(value)))
-            if "type" in value:
-                self.enum(etype, _join(path, "type"), tuple(EVENT_KEYS))
-            return None
-        required, optional = EVENT_KEYS[etype]
-        d = self.obj(value, path, (EVENT_COMMON[0] + required, EVENT_COMMON[1] + optional))
-        assert d is not None
-        at = self.get(d, "at", path, self.time)
-        self.get(d, "note", path, self.string)
-        # each ev_ checks every field it reads, then builds its command only while nothing is wrong:
-        # a document with any problem is refused as a whole, so a partial command is never needed
-        cmd = getattr(self, "ev_" + etype)(d, path, at)
-        return None if self.problems else (at, cmd)
+def ev_order(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    client = parser.get(d, "client", path, parser.client_ref)
+    inst = parser.get(d, "instrument", path, parser.instrument_ref)
+    side = parser.get(d, "side", path, lambda v, p: parser.enum(v, p, SIDES))
+    otype = parser.get(d, "order_type", path, lambda v, p: parser.enum(v, p, ORDER_TYPES))
+    qty = parser.get(d, "qty", path, parser.decimal)
+    price = parser.get(d, "price", path, parser.decimal)
+    if otype == LIMIT and "price" not in d:
+        parser.err(join_path(path, "price"), "a LIMIT order needs a price")
+    tif = parser.get(d, "tif", path, lambda v, p: parser.enum(v, p, TIFS), default=GTC)
+    flags = parser.get(d, "flags", path, lambda v, p: parser.unique_strings(v, p, FLAGS), default=())
+    exec_inst = parser.get(d, "exec_inst", path, lambda v, p: parser.unique_strings(v, p, EXEC_INST), default=())
+    stp = parser.get(d, "stp", path, lambda v, p: parser.enum(v, p, STP_VALUES))
+    parser.get(d, "hold_fee_rate", path, parser.rate)
+    ext = parser.get(d, "external_id", path, partial(external_id, parser))
+    msg_id = parser.get(d, "msg_id", path, parser.string)
+    parent_id = parser.get(d, "parent_id", path, parser.string)
+    if parser.problems:
+        return None
+    return PlaceOrder(
+        client_id=client.id, instrument_id=inst.id, side=side, type=otype, qty=qty, price=price, tif=tif,
+        flags=flags, exec_inst=exec_inst, stp=stp, hold_fee_rate=d.get("hold_fee_rate"), external_id=ext,
+        msg_id=msg_id, parent_id=parent_id,
+    )
 
-    def ev_order(self, d: dict, path: str, at: int) -> Command | None:
-        client = self.get(d, "client", path, self.client_ref)
-        inst = self.get(d, "instrument", path, self.instrument_ref)
-        side = self.get(d, "side", path, lambda v, p: self.enum(v, p, SIDES))
-        otype = self.get(d, "order_type", path, lambda v, p: self.enum(v, p, ORDER_TYPES))
-        qty = self.get(d, "qty", path, self.decimal)
-        price = self.get(d, "price", path, self.decimal)
-        if otype == LIMIT and "price" not in d:
-            self.err(_join(path, "price"), "a LIMIT order needs a price")
-        tif = self.get(d, "tif", path, lambda v, p: self.enum(v, p, TIFS), default=GTC)
-        flags = self.get(d, "flags", path, lambda v, p: self.unique_strings(v, p, FLAGS), default=())
-        exec_inst = self.get(d, "exec_inst", path, lambda v, p: self.unique_strings(v, p, EXEC_INST), default=())
-        stp = self.get(d, "stp", path, lambda v, p: self.enum(v, p, STP_VALUES))
-        self.get(d, "hold_fee_rate", path, self.rate)
-        ext = self.get(d, "external_id", path, self.external_id)
-        msg_id = self.get(d, "msg_id", path, self.string)
-        parent_id = self.get(d, "parent_id", path, self.string)
-        if self.problems:
-            return None
-        return PlaceOrder(
-            client_id=client.id, instrument_id=inst.id, side=side, type=otype, qty=qty, price=price, tif=tif,
-            flags=flags, exec_inst=exec_inst, stp=stp, hold_fee_rate=d.get("hold_fee_rate"), external_id=ext,
-            msg_id=msg_id, parent_id=parent_id,
-        )
+def external_id(parser: Parser, value: object, path: str) -> str | None:
+    if not isinstance(value, str) or not is_external_id(value):
+        parser.err(path, "not an external id (a lowercase UUID v4, or at most 18 of A-Z a-z 0-9 - _ . ~)")
+        return None
+    return value
 
-    def external_id(self, value: object, path: str) -> str | None:
-        if not isinstance(value, str) or not is_external_id(value):
-            self.err(path, "not an external id (a lowercase UUID v4, or at most 18 of A-Z a-z 0-9 - _ . ~)")
-            return None
-        return value
+def ev_modify(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    client = parser.get(d, "client", path, parser.client_ref)
+    order_id = parser.get(d, "order_id", path, parser.id_)
+    ext = parser.get(d, "external_id", path, partial(external_id, parser))
+    if "order_id" not in d and "external_id" not in d:
+        parser.err(path, "a modify names its order: order_id or external_id")
+    new_qty = parser.get(d, "new_qty", path, parser.decimal)
+    new_price = parser.get(d, "new_price", path, parser.decimal)
+    new_type = parser.get(d, "new_type", path, lambda v, p: parser.enum(v, p, (MARKET,)))
+    texts = {k: parser.get(d, k, path, parser.string) for k in ("msg_id", "parent_id", "prev_modify")}
+    if parser.problems:
+        return None
+    return ModifyOrder(client.id, order_id, ext, new_qty, new_price, new_type, **texts)
 
-    def ev_modify(self, d: dict, path: str, at: int) -> Command | None:
-        client = self.get(d, "client", path, self.client_ref)
-        order_id = self.get(d, "order_id", path, self.id_)
-        ext = self.get(d, "external_id", path, self.external_id)
-        if "order_id" not in d and "external_id" not in d:
-            self.err(path, "a modify names its order: order_id or external_id")
-        new_qty = self.get(d, "new_qty", path, self.decimal)
-        new_price = self.get(d, "new_price", path, self.decimal)
-        new_type = self.get(d, "new_type", path, lambda v, p: self.enum(v, p, (MARKET,)))
-        texts = {k: self.get(d, k, path, self.string) for k in ("msg_id", "parent_id", "prev_modify")}
-        if self.problems:
-            return None
-        return ModifyOrder(client.id, order_id, ext, new_qty, new_price, new_type, **texts)
+def ev_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    client = parser.get(d, "client", path, parser.client_ref)
+    ref = d.get("ref")
+    if "ref" in d and (not isinstance(ref, str) or not (ID_RE.match(ref) or is_external_id(ref))):
+        parser.err(join_path(path, "ref"), "must be an exchange order id or an external id")
+    return None if parser.problems else CancelOrder(client.id, ref)
 
-    def ev_cancel(self, d: dict, path: str, at: int) -> Command | None:
-        client = self.get(d, "client", path, self.client_ref)
-        ref = d.get("ref")
-        if "ref" in d and (not isinstance(ref, str) or not (ID_RE.match(ref) or is_external_id(ref))):
-            self.err(_join(path, "ref"), "must be an exchange order id or an external id")
-        return None if self.problems else CancelOrder(client.id, ref)
+def ev_transfer(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    client = parser.get(d, "client", path, parser.client_ref)
+    asset = parser.get(d, "asset", path, parser.asset_ref)
+    ttype = parser.get(d, "transfer_type", path, lambda v, p: parser.enum(v, p, TRANSFER_TYPES))
+    platform = parser.get(d, "platform", path, lambda v, p: parser.enum(v, p, PLATFORMS))
+    amount = parser.get(d, "amount", path, lambda v, p: transfer_amount(parser, v, p, asset))
+    instructions = parser.get(d, "instructions", path, lambda v, p: transfer_instructions(parser, v, p, platform), default=())
+    if parser.problems:
+        return None
+    return RequestTransfer(client.id, asset.id, amount, ttype, platform, instructions)
 
-    def ev_transfer(self, d: dict, path: str, at: int) -> Command | None:
-        client = self.get(d, "client", path, self.client_ref)
-        asset = self.get(d, "asset", path, self.asset_ref)
-        ttype = self.get(d, "transfer_type", path, lambda v, p: self.enum(v, p, TRANSFER_TYPES))
-        platform = self.get(d, "platform", path, lambda v, p: self.enum(v, p, PLATFORMS))
-        amount = self.get(d, "amount", path, lambda v, p: self.amount(v, p, asset))
-        instructions = self.get(d, "instructions", path, lambda v, p: self.instructions(v, p, platform), default=())
-        if self.problems:
-            return None
-        return RequestTransfer(client.id, asset.id, amount, ttype, platform, instructions)
+def transfer_amount(parser: Parser, value: object, path: str, asset: Asset | None) -> str | None:
+    what = f"finer than {asset.name}'s {asset.decimals} decimals" if asset else ""
+    units = parser.positive_units(value, path, asset.grid if asset else None, what)
+    return value if units is not None else None  # type: ignore[return-value]
 
-    def amount(self, value: object, path: str, asset: Asset | None) -> str | None:
-        what = f"finer than {asset.name}'s {asset.decimals} decimals" if asset else ""
-        units = self.positive_units(value, path, asset.grid if asset else None, what)
-        return value if units is not None else None  # type: ignore[return-value]
+def transfer_instructions(parser: Parser, value: object, path: str, platform: str | None) -> tuple[tuple[str, object], ...] | None:
+    if not isinstance(value, dict):
+        parser.err(path, f"must be an object, got {kind_of(value)}")
+        return None
+    for key in getattr(value, "duplicates", ()):
+        parser.err(join_path(path, key), "duplicate key")
+    for key, item in value.items():
+        p = join_path(path, key)
+        if platform == FIAT:
+            want = FIAT_INSTRUCTIONS.get(key)
+            if want is None:
+                parser.err(p, f"unknown key (FIAT instructions: {', '.join(FIAT_INSTRUCTIONS)})")
+            elif want == "bool" and not isinstance(item, bool):
+                parser.err(p, f"must be true or false, got {kind_of(item)}")
+            elif want == "uuid" and not (isinstance(item, str) and UUID_RE.match(item)):
+                parser.err(p, "must be a UUID string")
+        elif not isinstance(item, (str, bool)):
+            parser.err(p, f"must be a string or a boolean, got {kind_of(item)}")
+    return tuple(sorted(value.items()))
 
-    def instructions(self, value: object, path: str, platform: str | None) -> tuple[tuple[str, object], ...] | None:
-        if not isinstance(value, dict):
-            self.err(path, f"must be an object, got {_kind(value)}")
-            return None
-        for key in getattr(value, "duplicates", ()):
-            self.err(_join(path, key), "duplicate key")
-        for key, item in value.items():
-            p = _join(path, key)
-            if platform == FIAT:
-                want = FIAT_INSTRUCTIONS.get(key)
-                if want is None:
-                    self.err(p, f"unknown key (FIAT instructions: {', '.join(FIAT_INSTRUCTIONS)})")
-                elif want == "bool" and not isinstance(item, bool):
-                    self.err(p, f"must be true or false, got {_kind(item)}")
-                elif want == "uuid" and not (isinstance(item, str) and UUID_RE.match(item)):
-                    self.err(p, "must be a UUID string")
-            elif not isinstance(item, (str, bool)):
-                self.err(p, f"must be a string or a boolean, got {_kind(item)}")
-        return tuple(sorted(value.items()))
+def ev_instrument_status(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    inst = parser.get(d, "instrument", path, parser.instrument_ref)
+    status = parser.get(d, "status", path, lambda v, p: parser.enum(v, p, INSTRUMENT_STATUSES))
+    return None if parser.problems else SetInstrumentStatus(inst.id, status)
 
-    def ev_instrument_status(self, d: dict, path: str, at: int) -> Command | None:
-        inst = self.get(d, "instrument", path, self.instrument_ref)
-        status = self.get(d, "status", path, lambda v, p: self.enum(v, p, INSTRUMENT_STATUSES))
-        return None if self.problems else SetInstrumentStatus(inst.id, status)
+def ev_latency(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    entry, modify, cancel = (parser.get(d, k, path, parser.millis, default=0) for k in LATENCY_KEYS[1])
+    return None if parser.problems else SetLatency(entry, modify, cancel)
 
-    def ev_latency(self, d: dict, path: str, at: int) -> Command | None:
-        entry, modify, cancel = (self.get(d, k, path, self.millis, default=0) for k in LATENCY_KEYS[1])
-        return None if self.problems else SetLatency(entry, modify, cancel)
+def ev_settlement_delay(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    delay = parser.get(d, "delay_ms", path, parser.millis)
+    return None if parser.problems else SetSettlementDelay(delay)
 
-    def ev_settlement_delay(self, d: dict, path: str, at: int) -> Command | None:
-        delay = self.get(d, "delay_ms", path, self.millis)
-        return None if self.problems else SetSettlementDelay(delay)
+def ev_clock(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    return None if parser.problems else AdvanceClock(at)
 
-    def ev_clock(self, d: dict, path: str, at: int) -> Command | None:
-        return None if self.problems else AdvanceClock(at)
+def ev_paper_funds(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    client = parser.get(d, "client", path, parser.client_ref)
+    asset = parser.get(d, "asset", path, parser.asset_ref)
+    amount = parser.get(d, "amount", path, lambda v, p: transfer_amount(parser, v, p, asset))
+    remove = parser.get(d, "remove", path, parser.boolean, default=False)
+    return None if parser.problems else PaperFunds(client.id, asset.id, amount, remove)
 
-    def ev_paper_funds(self, d: dict, path: str, at: int) -> Command | None:
-        client = self.get(d, "client", path, self.client_ref)
-        asset = self.get(d, "asset", path, self.asset_ref)
-        amount = self.get(d, "amount", path, lambda v, p: self.amount(v, p, asset))
-        remove = self.get(d, "remove", path, self.boolean, default=False)
-        return None if self.problems else PaperFunds(client.id, asset.id, amount, remove)
+def ev_client_info(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    client = parser.get(d, "client", path, parser.client_ref)
+    stp = parser.get(d, "self_trade_prevention", path, lambda v, p: parser.enum(v, p, STP_VALUES))
+    return None if parser.problems else SetClientInfo(client.id, stp)
 
-    def ev_client_info(self, d: dict, path: str, at: int) -> Command | None:
-        client = self.get(d, "client", path, self.client_ref)
-        stp = self.get(d, "self_trade_prevention", path, lambda v, p: self.enum(v, p, STP_VALUES))
-        return None if self.problems else SetClientInfo(client.id, stp)
+
+#: event type -> the function that checks its fields and builds its command
+EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | None]] = {
+    "order": ev_order,
+    "modify": ev_modify,
+    "cancel": ev_cancel,
+    "transfer": ev_transfer,
+    "instrument_status": ev_instrument_status,
+    "latency": ev_latency,
+    "settlement_delay": ev_settlement_delay,
+    "clock": ev_clock,
+    "paper_funds": ev_paper_funds,
+    "client_info": ev_client_info,
+}

@@ -15,8 +15,8 @@ Contract:
   ``keys.py`` (re-exported here).
 - The parts: ``model.py`` (:class:`Scenario`, :class:`ScenarioError`, times), ``document.py``
   (decoding, JSON paths), ``parser.py`` (the core: scalars, grids, references), and one module per
-  group of sections: ``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``. This
-  module reads the file and walks the top level: ``settings``, the order of the sections, and the
+  group of sections (plain functions of the :class:`~.parser.Parser`): ``reference.py``,
+  ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``. This module reads the file and walks the top level: ``settings``, the order of the sections, and the
   uniqueness of ids and names across items.
 """
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from functools import partial
 from typing import Any
 
 # The format's tables and enums (``keys.py`` and the engine's and API's own) are also read from this
@@ -34,18 +35,19 @@ from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES  # noqa: F4
 
 from cefisim.api.cefi.signing import LAYOUTS as SIGNATURE_LAYOUTS
 from cefisim.api.cefi.validate import is_external_id  # noqa: F401
-from .agents import _AgentSections
-from .auth_entries import _AuthEntrySections
-from .document import _join, _no_constant, _os_reason, _pairs, _plain
-from .events import _EventSections
+from .agents import agent
+from .auth_entries import api_key, oauth_client
+from .events import event
+from .document import join_path, no_constant, os_reason, object_pairs, plain_copy
 from .keys import (  # noqa: F401
     AGENT_COMMON, AGENT_KEYS, API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, ASSET_KEYS, CLIENT_KEYS,
     EVENT_COMMON, EVENT_KEYS, EXEC_INST, FEE_KEYS, FLAGS, INSTRUMENT_KEYS, LATENCY_KEYS, OAUTH_CLIENT_KEYS,
     ORDER_TYPES, PLATFORMS, RANDOM_WALK_KEYS, RECORDED_KEYS, SETTINGS_KEYS, SIDES, TIFS, TOP_KEYS, TRANSFER_TYPES,
 )
 from .model import Scenario, ScenarioError, format_time, parse_time
-from .recorded import _RecordedSections
-from .reference import _ReferenceSections
+from .parser import Parser
+from .recorded import recorded_latency, recorded_source
+from .reference import asset, client, instrument
 
 MAX_INT = 2**63 - 1  # integers stay within what JSON tools (orjson) read and write
 #: the fields that must be unique across the items of each list section
@@ -61,9 +63,9 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError([(source, "$", f"cannot read the file: {_os_reason(exc)}")]) from None
+        raise ScenarioError([(source, "$", f"cannot read the file: {os_reason(exc)}")]) from None
     try:
-        doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+        doc = json.loads(text, object_pairs_hook=object_pairs, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         raise ScenarioError(
             [(source, "$", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")]
@@ -75,105 +77,106 @@ def load_scenario(path: str | Path) -> Scenario:
 
 def parse_scenario(doc: object, source: str) -> Scenario:
     """Check a decoded document; ``source`` names it in problems and anchors relative file paths."""
-    return _Parser(source).scenario(doc)
+    return _scenario(Parser(source), doc)
 
 
-class _Parser(_ReferenceSections, _AuthEntrySections, _EventSections, _AgentSections, _RecordedSections):
+def _scenario(parser: Parser, doc: object) -> Scenario:
     """One pass over a document, collecting every problem; the parsed parts go into a Scenario."""
+    top = parser.obj(doc, "$", TOP_KEYS)
+    if top is None:
+        raise ScenarioError(parser.problems)
+    seed = parser.get(top, "seed", "$", lambda v, p: parser.integer(v, p, 0, MAX_INT))
+    parser.start_ns = parser.get(top, "start", "$", parser.start_time)
+    description = parser.get(top, "description", "$", parser.string)
+    parser.get(top, "$schema", "$", parser.string)
+    # a duplicated item is dropped and later sections may still name it: its problem must be on
+    # the list before they are read, so they see a refused document rather than a missing item
+    _section(parser, top, "assets", partial(asset, parser), "asset")
+    _check_unique(parser, top, "assets")
+    _section(parser, top, "instruments", partial(instrument, parser), "instrument")
+    _check_unique(parser, top, "instruments")
+    balances: dict[int, dict[int, int]] = {}
+    hmac_keys: dict[str, tuple[int, str]] = {}
+    _section(parser, top, "clients", lambda v, p: client(parser, v, p, balances, hmac_keys), "client")
+    _check_unique(parser, top, "clients")
+    settings, latency, delay = _settings(parser, top.get("settings", {}), "$.settings")
+    api_keys = _section(parser, top, "api_keys", partial(api_key, parser))
+    oauth_clients = _section(parser, top, "oauth_clients", partial(oauth_client, parser))
+    events = [e for e in _section(parser, top, "events", partial(event, parser)) if e is not None]
+    events.sort(key=lambda e: e[0])
+    agents = [a for a in _section(parser, top, "agents", partial(agent, parser)) if a is not None]
+    end_ns = parser.get(top, "end", "$", parser.time)
+    recorded = [r for r in _section(parser, top, "recorded", partial(recorded_source, parser)) if r is not None]
+    latency = recorded_latency(parser, recorded, latency)
+    _check_unique(parser, top, "api_keys")
+    _check_unique(parser, top, "oauth_clients")
+    if parser.problems:
+        raise ScenarioError(parser.problems)
+    assert seed is not None and parser.start_ns is not None
+    if end_ns is None:
+        times = [parser.start_ns] + [at for at, _ in events]
+        times += [a.end_ns for a in agents if a.end_ns is not None]
+        times += [r.engine_ns(parser.start_ns, r.last_ts) for r in recorded]
+        end_ns = max(times)
+    names = {
+        "asset": {**{a.name: a.id for a in parser.assets.values()}, **{str(i): i for i in parser.assets}},
+        "instrument": {**{s.symbol: s.id for s in parser.instruments.values()},
+                       **{str(i): i for i in parser.instruments}},
+        "client": {**{c.mnemonic: c.id for c in parser.clients.values()}, **{str(i): i for i in parser.clients}},
+    }
+    return Scenario(
+        source=parser.source, seed=seed, start_ns=parser.start_ns, end_ns=end_ns, doc=plain_copy(top),
+        assets=parser.assets, instruments=parser.instruments, clients=parser.clients, balances=balances,
+        hmac_keys=hmac_keys, api_keys=plain_copy(api_keys), oauth_clients=plain_copy(oauth_clients),
+        events=events, agents=agents, settings=settings, description=description,
+        latency_ns=latency, settlement_delay_ns=delay, _names=names, recorded=recorded,
+    )
 
-    def scenario(self, doc: object) -> Scenario:
-        top = self.obj(doc, "$", TOP_KEYS)
-        if top is None:
-            raise ScenarioError(self.problems)
-        seed = self.get(top, "seed", "$", lambda v, p: self.integer(v, p, 0, MAX_INT))
-        self.start_ns = self.get(top, "start", "$", self.start_time)
-        description = self.get(top, "description", "$", self.string)
-        self.get(top, "$schema", "$", self.string)
-        # a duplicated item is dropped and later sections may still name it: its problem must be on
-        # the list before they are read, so they see a refused document rather than a missing item
-        self.section(top, "assets", self.asset, "asset")
-        self.check_unique(top, "assets")
-        self.section(top, "instruments", self.instrument, "instrument")
-        self.check_unique(top, "instruments")
-        balances: dict[int, dict[int, int]] = {}
-        hmac_keys: dict[str, tuple[int, str]] = {}
-        self.section(top, "clients", lambda v, p: self.client(v, p, balances, hmac_keys), "client")
-        self.check_unique(top, "clients")
-        settings, latency, delay = self.settings(top.get("settings", {}), "$.settings")
-        api_keys = self.section(top, "api_keys", self.api_key)
-        oauth_clients = self.section(top, "oauth_clients", self.oauth_client)
-        events = [e for e in self.section(top, "events", self.event) if e is not None]
-        events.sort(key=lambda e: e[0])
-        agents = [a for a in self.section(top, "agents", self.agent) if a is not None]
-        end_ns = self.get(top, "end", "$", self.time)
-        recorded = [r for r in self.section(top, "recorded", self.recorded_source) if r is not None]
-        latency = self.recorded_latency(recorded, latency)
-        self.check_unique(top, "api_keys")
-        self.check_unique(top, "oauth_clients")
-        if self.problems:
-            raise ScenarioError(self.problems)
-        assert seed is not None and self.start_ns is not None
-        if end_ns is None:
-            times = [self.start_ns] + [at for at, _ in events]
-            times += [a.end_ns for a in agents if a.end_ns is not None]
-            times += [r.engine_ns(self.start_ns, r.last_ts) for r in recorded]
-            end_ns = max(times)
-        names = {
-            "asset": {**{a.name: a.id for a in self.assets.values()}, **{str(i): i for i in self.assets}},
-            "instrument": {**{s.symbol: s.id for s in self.instruments.values()},
-                           **{str(i): i for i in self.instruments}},
-            "client": {**{c.mnemonic: c.id for c in self.clients.values()}, **{str(i): i for i in self.clients}},
-        }
-        return Scenario(
-            source=self.source, seed=seed, start_ns=self.start_ns, end_ns=end_ns, doc=_plain(top),
-            assets=self.assets, instruments=self.instruments, clients=self.clients, balances=balances,
-            hmac_keys=hmac_keys, api_keys=_plain(api_keys), oauth_clients=_plain(oauth_clients),
-            events=events, agents=agents, settings=settings, description=description,
-            latency_ns=latency, settlement_delay_ns=delay, _names=names, recorded=recorded,
-        )
 
-    def section(self, top: dict, key: str, parse: Callable[[Any, str], Any], kind: str = "") -> list:
-        if key not in top:
-            return []
-        path = _join("$", key)
-        if kind and not isinstance(top[key], list):
-            self.mark_broken(kind, None, "id")
-        return [parse(item, _join(path, i)) for i, item in enumerate(self.array(top[key], path))]
+def _section(parser: Parser, top: dict, key: str, parse: Callable[[Any, str], Any], kind: str = "") -> list:
+    if key not in top:
+        return []
+    path = join_path("$", key)
+    if kind and not isinstance(top[key], list):
+        parser.mark_broken(kind, None, "id")
+    return [parse(item, join_path(path, i)) for i, item in enumerate(parser.array(top[key], path))]
 
-    def check_unique(self, top: dict, key: str) -> None:
-        """Duplicate ids and names across the items of one section (each was checked on its own already)."""
-        items = top.get(key)
-        if isinstance(items, list):
-            for name in UNIQUE_FIELDS[key]:
-                first: dict[Any, int] = {}
-                for i, item in enumerate(items):
-                    if not isinstance(item, dict) or not isinstance(item.get(name), str):
-                        continue
-                    value = item[name]
-                    if value in first:
-                        self.err(f"$.{key}[{i}].{name}", f"duplicate {name} {value!r} (also {key}[{first[value]}])")
-                    else:
-                        first[value] = i
 
-    def settings(self, value: object, path: str) -> tuple[dict[str, Any], tuple[int, int, int] | None, int | None]:
-        d = self.obj(value, path, SETTINGS_KEYS)
-        if d is None:
-            return {}, None, None
-        latency = None
-        if "latency" in d:
-            lp = _join(path, "latency")
-            ld = self.obj(d["latency"], lp, LATENCY_KEYS)
-            if ld is not None:
-                parts = [self.get(ld, k, lp, self.millis, default=0) for k in LATENCY_KEYS[1]]
-                if all(x is not None for x in parts):
-                    latency = (parts[0], parts[1], parts[2])
-        delay = self.get(d, "settlement_delay_ms", path, self.millis)
-        self.get(d, "signature_layout", path, lambda v, p: self.enum(v, p, SIGNATURE_LAYOUTS))
-        self.get(d, "sign_reference_data", path, self.boolean)
-        if d.get("max_open_orders") is not None:
-            self.get(d, "max_open_orders", path, lambda v, p: self.integer(v, p, 1, MAX_INT))
-        self.get(d, "status_retention", path, self.status_retention)
-        return _plain(d), latency, delay
+def _check_unique(parser: Parser, top: dict, key: str) -> None:
+    """Duplicate ids and names across the items of one section (each was checked on its own already)."""
+    items = top.get(key)
+    if isinstance(items, list):
+        for name in UNIQUE_FIELDS[key]:
+            first: dict[Any, int] = {}
+            for i, item in enumerate(items):
+                if not isinstance(item, dict) or not isinstance(item.get(name), str):
+                    continue
+                value = item[name]
+                if value in first:
+                    parser.err(f"$.{key}[{i}].{name}", f"duplicate {name} {value!r} (also {key}[{first[value]}])")
+                else:
+                    first[value] = i
+
+
+def _settings(parser: Parser, value: object, path: str) -> tuple[dict[str, Any], tuple[int, int, int] | None, int | None]:
+    d = parser.obj(value, path, SETTINGS_KEYS)
+    if d is None:
+        return {}, None, None
+    latency = None
+    if "latency" in d:
+        lp = join_path(path, "latency")
+        ld = parser.obj(d["latency"], lp, LATENCY_KEYS)
+        if ld is not None:
+            parts = [parser.get(ld, k, lp, parser.millis, default=0) for k in LATENCY_KEYS[1]]
+            if all(x is not None for x in parts):
+                latency = (parts[0], parts[1], parts[2])
+    delay = parser.get(d, "settlement_delay_ms", path, parser.millis)
+    parser.get(d, "signature_layout", path, lambda v, p: parser.enum(v, p, SIGNATURE_LAYOUTS))
+    parser.get(d, "sign_reference_data", path, parser.boolean)
+    if d.get("max_open_orders") is not None:
+        parser.get(d, "max_open_orders", path, lambda v, p: parser.integer(v, p, 1, MAX_INT))
+    parser.get(d, "status_retention", path, parser.status_retention)
+    return plain_copy(d), latency, delay
 
 
 __all__ = ["Scenario", "ScenarioError", "format_time", "load_scenario", "parse_scenario", "parse_time"]

@@ -27,7 +27,7 @@ from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue, VenueConfig
 
 from ..recorded.source import RecordedSpec, attach
-from .document import _kind
+from .document import kind_of
 
 Problem = tuple[str, str, str]
 
@@ -56,12 +56,12 @@ def parse_time(text: object, start_ns: int | None = None) -> int:
     Raises ValueError with the reason when ``text`` is neither.
     """
     if not isinstance(text, str):
-        raise ValueError(f"must be an ISO 8601 UTC time or \"+seconds\", got {_kind(text)}")
+        raise ValueError(f"must be an ISO 8601 UTC time or \"+seconds\", got {kind_of(text)}")
     rel = REL_RE.match(text)
     if rel is not None:
         if start_ns is None:
             raise ValueError("a relative time (+seconds) needs a start")
-        ns = start_ns + _seconds_ns(rel.group(1))
+        ns = start_ns + seconds_ns(rel.group(1))
     else:
         m = ISO_RE.match(text)
         if m is None:
@@ -91,7 +91,7 @@ def format_time(ns: int) -> str:
     return text + "Z"
 
 
-def _seconds_ns(text: str) -> int:
+def seconds_ns(text: str) -> int:
     whole, _, frac = text.partition(".")
     return int(whole) * NS_PER_SECOND + int(frac.ljust(9, "0") or "0")
 
@@ -107,7 +107,7 @@ def status_retention_ns(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         ns = value * NS_PER_SECOND if 0 <= value <= MAX_STATUS_RETENTION_NS else -1
     elif isinstance(value, str) and len(value) <= 24 and SECONDS_TEXT_RE.match(value):
-        ns = _seconds_ns(value)
+        ns = seconds_ns(value)
     else:
         return None
     return ns if MIN_STATUS_RETENTION_NS <= ns <= MAX_STATUS_RETENTION_NS else None

@@ -5,8 +5,9 @@ or None after recording why it could not (so a caller never reports the same val
 ``get`` returns ``default`` for an absent key. Decimal strings become integers on their grid
 exactly (the loader's rule; see ``loader.py``). References to assets, instruments and
 clients resolve an id first, then a name; a reference to an item that was itself broken is not
-reported again (``broken``). The sections of the format are methods of subclasses
-(``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``), joined in ``loader.py``.
+reported again (``broken``). The sections of the format are functions of their own modules
+(``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``) taking the
+:class:`Parser`; ``loader.py`` runs them in order.
 """
 
 from __future__ import annotations
@@ -19,18 +20,19 @@ from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.reference import ID_RE, Asset, Client, Instrument
 from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
 
-from .document import _is_int, _join, _kind
+from .document import is_int, join_path, kind_of
 from .model import (
-    MAX_NS, REL_RE, SECONDS_TEXT_RE, STATUS_RETENTION_RULE, Problem, _seconds_ns, format_time, parse_time, status_retention_ns,
+    MAX_NS, REL_RE, SECONDS_TEXT_RE, STATUS_RETENTION_RULE, Problem, seconds_ns, format_time, parse_time, status_retention_ns,
 )
 
 SECONDS_RE = SECONDS_TEXT_RE
 MILLIS_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,6})?$")
 
 
-class _ParserBase:
+class Parser:
     """The state of one pass (problems, start, what is registered, what is broken) and the
-    converters every section uses."""
+    converters every section uses. The sections are plain functions that take it as their first
+    argument (``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
@@ -47,6 +49,8 @@ class _ParserBase:
         # ids and names of broken items: a reference to one is not reported again; "*" stands for
         # a broken item without a usable id or name, and then no reference of its kind is reported
         self.broken: dict[str, set[str]] = {"asset": set(), "instrument": set(), "client": set()}
+        self.recorded_seen = -1  # index of the last ``recorded`` item read (it names its counterparty)
+        self.recorded_instruments: set[int] = set()  # instruments a ``recorded`` item already drives
 
     def err(self, path: str, reason: str) -> None:
         self.problems.append((self.source, path, reason))
@@ -67,22 +71,22 @@ class _ParserBase:
     def obj(self, value: object, path: str, keys: tuple[tuple[str, ...], tuple[str, ...]]) -> dict | None:
         """``value`` as an object with exactly the allowed keys (problems for unknown and missing)."""
         if not isinstance(value, dict):
-            self.err(path, f"must be an object, got {_kind(value)}")
+            self.err(path, f"must be an object, got {kind_of(value)}")
             return None
         required, optional = keys
         for key in getattr(value, "duplicates", ()):
-            self.err(_join(path, key), "duplicate key")
+            self.err(join_path(path, key), "duplicate key")
         for key in value:
             if key not in required and key not in optional:
-                self.err(_join(path, key), "unknown key")
+                self.err(join_path(path, key), "unknown key")
         for key in required:
             if key not in value:
-                self.err(_join(path, key), "missing required key")
+                self.err(join_path(path, key), "missing required key")
         return value
 
     def array(self, value: object, path: str) -> list:
         if not isinstance(value, list):
-            self.err(path, f"must be an array, got {_kind(value)}")
+            self.err(path, f"must be an array, got {kind_of(value)}")
             return []
         return value
 
@@ -90,13 +94,13 @@ class _ParserBase:
         """``conv`` of ``d[key]`` (None after reporting a problem); ``default`` when absent."""
         if key not in d:
             return default
-        return conv(d[key], _join(path, key))
+        return conv(d[key], join_path(path, key))
 
     # --- scalar converters: return the value or None after reporting -------------------------
 
     def string(self, value: object, path: str) -> str | None:
         if not isinstance(value, str):
-            self.err(path, f"must be a string, got {_kind(value)}")
+            self.err(path, f"must be a string, got {kind_of(value)}")
             return None
         if not value:
             self.err(path, "must not be empty")
@@ -113,13 +117,13 @@ class _ParserBase:
 
     def boolean(self, value: object, path: str) -> bool | None:
         if not isinstance(value, bool):
-            self.err(path, f"must be true or false, got {_kind(value)}")
+            self.err(path, f"must be true or false, got {kind_of(value)}")
             return None
         return value
 
     def integer(self, value: object, path: str, lo: int, hi: int | None = None) -> int | None:
-        if not _is_int(value):
-            self.err(path, f"must be an integer, got {_kind(value)}")
+        if not is_int(value):
+            self.err(path, f"must be an integer, got {kind_of(value)}")
             return None
         assert isinstance(value, int)
         if value < lo or (hi is not None and value > hi):
@@ -129,14 +133,14 @@ class _ParserBase:
 
     def enum(self, value: object, path: str, allowed: tuple[str, ...]) -> str | None:
         if not isinstance(value, str) or value not in allowed:
-            shown = repr(value) if isinstance(value, str) else _kind(value)
+            shown = repr(value) if isinstance(value, str) else kind_of(value)
             self.err(path, f"{shown} is not one of {', '.join(allowed)}")
             return None
         return value
 
     def id_(self, value: object, path: str) -> int | None:
         if not isinstance(value, str) or not ID_RE.match(value) or len(value) > 18:
-            shown = repr(value) if isinstance(value, str) else _kind(value)
+            shown = repr(value) if isinstance(value, str) else kind_of(value)
             self.err(path, f"{shown} is not an id string (digits matching ^[1-9][0-9]*$, at most 18)")
             return None
         return int(value)
@@ -195,10 +199,10 @@ class _ParserBase:
 
     def seconds(self, value: object, path: str, positive: bool = True) -> int | None:
         """A duration in seconds (an integer or a decimal string, at most 9 decimals) in ns."""
-        if _is_int(value) and value >= 0:  # type: ignore[operator]
+        if is_int(value) and value >= 0:  # type: ignore[operator]
             ns = value * NS_PER_SECOND  # type: ignore[operator]
         elif isinstance(value, str) and SECONDS_RE.match(value):
-            ns = _seconds_ns(value)
+            ns = seconds_ns(value)
         else:
             self.err(path, "must be a number of seconds: an integer or a decimal string like \"0.5\"")
             return None
@@ -218,7 +222,7 @@ class _ParserBase:
 
     def millis(self, value: object, path: str) -> int | None:
         """A delay in milliseconds (an integer or a decimal string, at most 6 decimals) in ns."""
-        if _is_int(value) and 0 <= value <= MAX_NS // 1_000_000:  # type: ignore[operator]
+        if is_int(value) and 0 <= value <= MAX_NS // 1_000_000:  # type: ignore[operator]
             return value * 1_000_000  # type: ignore[operator,no-any-return]
         if isinstance(value, str) and MILLIS_RE.match(value) and len(value) <= 24:
             whole, _, frac = value.partition(".")
@@ -259,7 +263,7 @@ class _ParserBase:
         out: list[str] = []
         ok = True
         for i, item in enumerate(items):
-            p = _join(path, i)
+            p = join_path(path, i)
             got = self.enum(item, p, allowed) if allowed is not None else self.string(item, p)
             if got is None:
                 ok = False
@@ -274,7 +278,7 @@ class _ParserBase:
 
     def asset_ref(self, value: object, path: str) -> Asset | None:
         if not isinstance(value, str):
-            self.err(path, f"must be an asset id or name, got {_kind(value)}")
+            self.err(path, f"must be an asset id or name, got {kind_of(value)}")
             return None
         asset = self.assets.get(int(value)) if ID_RE.match(value) and len(value) <= 18 else None
         asset = asset or self.asset_names.get(value)
@@ -284,7 +288,7 @@ class _ParserBase:
 
     def instrument_ref(self, value: object, path: str) -> Instrument | None:
         if not isinstance(value, str):
-            self.err(path, f"must be an instrument id or symbol, got {_kind(value)}")
+            self.err(path, f"must be an instrument id or symbol, got {kind_of(value)}")
             return None
         inst = self.instruments.get(int(value)) if ID_RE.match(value) and len(value) <= 18 else None
         inst = inst or self.symbols.get(value)
@@ -294,7 +298,7 @@ class _ParserBase:
 
     def client_ref(self, value: object, path: str) -> Client | None:
         if not isinstance(value, str):
-            self.err(path, f"must be a client id or mnemonic, got {_kind(value)}")
+            self.err(path, f"must be a client id or mnemonic, got {kind_of(value)}")
             return None
         client = self.clients.get(int(value)) if ID_RE.match(value) and len(value) <= 18 else None
         client = client or self.mnemonics.get(value)

@@ -179,7 +179,7 @@ class DaskExecutor(_Executor):
     def __init__(self, address: str, workers: int) -> None:
         try:  # an optional dependency (cefisim[dask]): imported when a cluster is asked for
             import dask
-            from distributed import Client, LocalCluster
+            from distributed import Client, LocalCluster  # (the same optional dependency)
         except ImportError:
             raise DaskMissing("--dask needs dask.distributed: pip install 'cefisim[dask]'") from None
         self.cluster: Any = None
