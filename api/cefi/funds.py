@@ -7,7 +7,6 @@ engine's, whose typed reject is turned into the problem the paper-trading interf
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from cefisim.engine import queries
@@ -16,12 +15,10 @@ from cefisim.engine.reference import ID_RE, Asset
 from cefisim.engine.rejects import Reject
 
 from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.cefi import paper
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import balance_record
 from cefisim.api.runtime.simulation import Simulation
-
-#: (client id, asset id or name, amount, remove) -> the client's balance record of the asset
-PaperFundsCall = Callable[[str, str, str, bool], dict[str, Any]]
 
 
 def _funds_problem(reason: Reject, asset: Asset) -> Problem:
@@ -37,7 +34,7 @@ def _funds_problem(reason: Reject, asset: Asset) -> Problem:
     return problem_for(reason, "amount")
 
 
-def paper_funds_for(sim: Simulation) -> PaperFundsCall:
+def paper_funds_for(sim: Simulation) -> paper.PaperFunds:
     """The ``PAPER_FUNDS`` callable of ``api/cefi/paper.py``, bound to a simulation."""
 
     def paper_funds(client_id: str, asset: str, amount: str, remove: bool) -> dict[str, Any]:
