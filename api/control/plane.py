@@ -276,7 +276,7 @@ async def get_snapshot(request: web.Request) -> web.Response:
 
 async def restore_snapshot(request: web.Request) -> web.Response:
     # a snapshot is far larger than any API body: read it past the app's body limit, up to its own
-    doc = parse_json(await _read_bounded(request, MAX_SNAPSHOT_BYTES))
+    doc = parse_json(await read_bounded(request, MAX_SNAPSHOT_BYTES))
     try:
         request.app[SIM].restore(doc)
     except SnapshotError as exc:
@@ -284,7 +284,7 @@ async def restore_snapshot(request: web.Request) -> web.Response:
     return respond({"status": "restored", **clock_doc(request)})
 
 
-async def _read_bounded(request: web.Request, most: int) -> bytes:
+async def read_bounded(request: web.Request, most: int) -> bytes:
     """The body, refused with a 413 as soon as it is known to exceed ``most`` bytes (by its
     Content-Length, or while it streams in): nothing past the limit is read."""
     too_large = Problem(413, "payload-too-large", f"body: larger than {most} bytes")

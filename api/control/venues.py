@@ -38,15 +38,16 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from cefisim.engine import queries
+
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.funds import paper_funds_for
 from cefisim.api.cefi.paper import PAPER_FUNDS
 from cefisim.api.cefi.serialize import iso, ns
 from cefisim.api.cefi.signing import H_TOKEN
-
 from cefisim.api.control.faults import FAULTS
-from cefisim.api.control.plane import _read_bounded
+from cefisim.api.control.plane import read_bounded
 from cefisim.api.control.stream import STREAMS
 from cefisim.api.control.stream_hub import StreamHub
 from cefisim.api.runtime.simulation import Simulation
@@ -216,7 +217,7 @@ class VenueHub:
         """What ``GET /_sim/venues/{id}`` answers; with ``credentials`` the keys and secrets too."""
         sim = app[SIM]
         spec: VenueSpec | None = self.venues.live[venue_id][0] if venue_id != DEFAULT_ID else None
-        now = sim.venue.clock.now
+        now = queries.now(sim.venue)
         out: dict[str, Any] = {
             "id": venue_id,
             "scenario": spec.scenario if spec is not None and spec.scenario is not None else str(sim.scenario.source),
@@ -260,7 +261,7 @@ VENUES = web.AppKey("venues", VenueHub)
 
 async def create_venue(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
-    body = parse_json(await _read_bounded(request, MAX_SCENARIO_BYTES))
+    body = parse_json(await read_bounded(request, MAX_SCENARIO_BYTES))
     if not isinstance(body, dict):
         raise bad_request("body", "must be a JSON object")
     try:
