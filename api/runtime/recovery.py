@@ -1,7 +1,8 @@
 """Reading a journal back: its header, its records a line at a time, and their replay.
 
 ``Records`` reads the file after its header with flat memory and tells a torn last record from damage.
-``Replayer`` drives a :class:`~cefisim.api.runtime.simulation.Simulation` through the records in their order, checking
+``Replayer`` drives a simulation (:class:`Recoverable`, which ``api/runtime/simulation.py`` implements)
+through the records in their order, checking
 every command the scenario regenerates against the next record (``docs/journal.md``, Recovery). Both
 raise :class:`JournalError` naming the file and the byte offset; neither writes to the file.
 """
@@ -12,17 +13,15 @@ import hashlib
 import logging
 import os
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 import orjson
 
 from cefisim.engine.commands import AdvanceClock, Command
 from cefisim.engine.journal import from_record
+from cefisim.engine.venue import Result
 
 from cefisim.api.scenario import Scenario
-
-if TYPE_CHECKING:
-    from cefisim.api.runtime.simulation import Simulation
 
 log = logging.getLogger("cefisim.sim")
 
@@ -55,7 +54,7 @@ class Records:
 
     def __init__(self, f: IO[bytes], path: Path, offset: int) -> None:
         self._f = f
-        self._path = path
+        self.path = path
         self.size = os.fstat(f.fileno()).st_size
         self.complete_until = offset
         self._offset = offset
@@ -79,7 +78,7 @@ class Records:
         self._next_line = self._f.readline()
         last = not self._next_line
         if not line.endswith(b"\n"):
-            log.warning("journal %s: incomplete last record (%d bytes) cut off", self._path, len(line))
+            log.warning("journal %s: incomplete last record (%d bytes) cut off", self.path, len(line))
             self._done = True
             return None
         try:
@@ -88,13 +87,32 @@ class Records:
                 raise ValueError(f"unknown source {src!r}")
         except (ValueError, TypeError) as exc:
             if last:
-                log.warning("journal %s: corrupt last record at byte %d cut off (%s)", self._path, offset, exc)
+                log.warning("journal %s: corrupt last record at byte %d cut off (%s)", self.path, offset, exc)
                 self._done = True
                 return None
-            raise JournalError(f"journal {self._path}: corrupt record at byte offset {offset}: {exc}") from None
+            raise JournalError(f"journal {self.path}: corrupt record at byte offset {offset}: {exc}") from None
         self._offset = offset + len(line)
         self.complete_until = self._offset
         return offset, at, src, cmd
+
+
+class Recoverable(Protocol):
+    """What :class:`Replayer` drives: the running simulation, seen from its journal's replay."""
+
+    start_ns: int
+    recovered_commands: int
+
+    def catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+        """Let the scenario run its turns up to ``at`` (closing with its advance when ``close``)."""
+        ...
+
+    def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+        """Run the scenario's turns up to ``at``."""
+        ...
+
+    def apply(self, cmd: Command, at: int, src: str = "ext") -> Result:
+        """Record ``cmd`` (here: check it against the journal) and submit it at ``at``."""
+        ...
 
 
 class Replayer:
@@ -110,7 +128,7 @@ class Replayer:
       (``tail``), kept for the file.
     """
 
-    def __init__(self, sim: "Simulation", records: Records) -> None:
+    def __init__(self, sim: Recoverable, records: Records) -> None:
         self.sim = sim
         self.records = records
         self.tail: list[tuple[int, Command]] = []
@@ -126,7 +144,7 @@ class Replayer:
         offset, rec_at, src, rec_cmd = head
         if src != "scn" or rec_at != at or rec_cmd != cmd:
             raise JournalError(
-                f"journal {self.records._path}: byte offset {offset}: the scenario regenerates {cmd.kind} at {at} "
+                f"journal {self.records.path}: byte offset {offset}: the scenario regenerates {cmd.kind} at {at} "
                 f"where the journal holds {src} {rec_cmd.kind} at {rec_at}"
             )
         self.records.take()
@@ -138,31 +156,31 @@ class Replayer:
             # the scenario's start instant, which journals of earlier versions did not hold
             self.unchecked = True
             try:
-                sim._catch_up(sim.start_ns)
+                sim.catch_up(sim.start_ns)
             finally:
                 self.unchecked = False
         while (head := records.peek()) is not None:
             offset, at, src, cmd = head
             try:
                 if src == "ext":
-                    sim._catch_up(at, close=not isinstance(cmd, AdvanceClock))
+                    sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
-                        raise JournalError(f"journal {records._path}: byte offset {offset}: out of order")
+                        raise JournalError(f"journal {records.path}: byte offset {offset}: out of order")
                     records.take()
-                    sim._apply(cmd, at)
+                    sim.apply(cmd, at)
                     sim.recovered_commands += 1
                     continue
-                sim._catch_up(at, close=False)
+                sim.catch_up(at, close=False)
                 if records.peek() is head:
-                    sim._run_scenario(at)  # the closing advance of a catch-up
+                    sim.run_scenario(at)  # the closing advance of a catch-up
                 if records.peek() is head:
                     raise JournalError(
-                        f"journal {records._path}: byte offset {offset}: the scenario does not regenerate "
+                        f"journal {records.path}: byte offset {offset}: the scenario does not regenerate "
                         f"{cmd.kind} at {at}"
                     )
             except JournalError:
                 raise
             except (ValueError, TypeError, KeyError, AttributeError, AssertionError, OverflowError) as exc:
                 raise JournalError(
-                    f"journal {records._path}: byte offset {offset}: {cmd.kind} cannot be applied ({exc!r})"
+                    f"journal {records.path}: byte offset {offset}: {cmd.kind} cannot be applied ({exc!r})"
                 ) from None

@@ -39,6 +39,8 @@ from cefisim.engine.simulation.scenario import Submit
 from cefisim.engine.venue import Result, Venue
 
 from cefisim.api.progress import Progress
+from cefisim.api.runtime.recovery import JournalError, journal_header
+from cefisim.api.runtime.simulation import Simulation
 
 TOP_LEVELS = 3
 
@@ -182,8 +184,6 @@ def replay_main(argv: list[str]) -> int:
     started = time.monotonic()
     try:
         if args.journal is not None:
-            from cefisim.api.runtime.simulation import journal_header
-
             with open(args.journal, "wb") as out:
                 out.write(journal_header(scenario, scenario.start_ns, "virtual"))
                 venue, stats = run(scenario, until_ns, out, progress)
@@ -204,8 +204,6 @@ def replay_main(argv: list[str]) -> int:
 
 def _replay_server_journal(scenario: Scenario, path: str, quiet: bool) -> int:
     """Rebuild a server's state offline from its journal, exactly as the server does on restart."""
-    from cefisim.api.runtime.simulation import JournalError, Simulation  # the server's own recovery, without HTTP
-
     stats = ReplayStats()
     try:
         sim = Simulation(scenario, clock="virtual", journal_path=path, read_only=True,

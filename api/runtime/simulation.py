@@ -120,7 +120,7 @@ class Simulation:
         if self.journal_path and not read_only:
             self._open_journal(fresh=existing is None)
         if existing is None:
-            self._catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
+            self.catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
 
     # --- building and rebuilding --------------------------------------------------------------
 
@@ -191,7 +191,7 @@ class Simulation:
         self._build()
         if self.journal_path:
             self._open_journal(fresh=True)
-        self._catch_up(self.start_ns)
+        self.catch_up(self.start_ns)
 
     # --- time -----------------------------------------------------------------------------------
 
@@ -201,16 +201,16 @@ class Simulation:
             return max(self._wall_ns(), self.venue.clock.now)
         return self.venue.clock.now
 
-    def _catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+    def catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """Let the scenario act up to ``at`` before an external command applies there; with ``close``
         the runner then moves the clock to ``at`` (journaled as the scenario's ``advance``). With
         ``max_turns``: one slice (``ScenarioRunner.run``); False when more is due by ``at``."""
         due = self.runner.next_time()
         if due is None or due > at:
             return True  # nothing of the scenario's is due: the command itself moves the clock
-        return self._run_scenario(at, close, max_turns)
+        return self.run_scenario(at, close, max_turns)
 
-    def _run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
+    def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
         return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._apply_scenario)
 
@@ -220,12 +220,12 @@ class Simulation:
         """Apply an external command (request or control plane) now. With a recorded source's order
         latency drawn per command, an order command is preceded by its own journaled SetLatency."""
         at = self.now_ns()
-        self._catch_up(at)
+        self.catch_up(at)
         spread = self._latency_spread
         if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
             lat = latency_draw(self.scenario.seed, self.venue, *spread)
-            self._apply(SetLatency(lat, lat, lat), at)
-        return self._apply(cmd, at)
+            self.apply(SetLatency(lat, lat, lat), at)
+        return self.apply(cmd, at)
 
     def advance(self, to_ns: int) -> Result:
         """Move engine time forward (virtual clock), letting the scenario and timers act on the way."""
@@ -239,14 +239,14 @@ class Simulation:
         is one a single run would also pass through, so other commands may apply there; finish with
         :meth:`finish_advance`. The wall-clock ticker and ``POST /_sim/clock/advance`` run it from the
         event loop so that other requests get through during a long advance."""
-        while not self._catch_up(max(to_ns, self.venue.clock.now), close=False, max_turns=max_turns):
+        while not self.catch_up(max(to_ns, self.venue.clock.now), close=False, max_turns=max_turns):
             yield
 
     def finish_advance(self, to_ns: int) -> Result:
         """The journaled ``advance`` that ends an advance: timers fire up to ``to_ns``."""
         to_ns = max(to_ns, self.venue.clock.now)
-        self._catch_up(to_ns, close=False)
-        return self._apply(AdvanceClock(to_ns), to_ns)
+        self.catch_up(to_ns, close=False)
+        return self.apply(AdvanceClock(to_ns), to_ns)
 
     def timers_due(self, at: int) -> bool:
         """Whether a venue timer (acknowledgement, expiry, settlement, housekeeping) falls due by ``at``."""
@@ -270,7 +270,7 @@ class Simulation:
         if retention_ns != self.venue.config.status_retention_ns:
             self.submit(SetStatusRetention(retention_ns))
 
-    def _apply(self, cmd: Command, at: int, src: str = "ext") -> Result:
+    def apply(self, cmd: Command, at: int, src: str = "ext") -> Result:
         """Every command goes through here, the live server's and its journal replay's alike: recorded
         (journaled, or checked during recovery) at the time it will apply, then submitted. A record
         that fails raises before the venue is touched. ``src``: "ext" from outside, "scn" the scenario's."""
@@ -284,7 +284,7 @@ class Simulation:
 
     def _apply_scenario(self, cmd: Command, at: int) -> Result:
         """The submit function the scenario runner is handed: its commands, journaled as "scn"."""
-        return self._apply(cmd, at, "scn")
+        return self.apply(cmd, at, "scn")
 
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control

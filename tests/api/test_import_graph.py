@@ -3,8 +3,7 @@ body without a comment saying why, no module importing another module's undersco
 
 An import counts wherever it is written (module top, ``if TYPE_CHECKING:``, a function body): a
 type-only import is still a dependency. A deferred import is allowed with a comment on its line or
-the line above (an optional dependency, or import-time cost). ``api/runtime/`` is left out while the
-change that makes the runtime the venue's only submitter reworks it.
+the line above (an optional dependency, or import-time cost).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import cefisim.api
 
 ROOT = Path(cefisim.api.__file__).parent
 PACKAGE = "cefisim.api"
-LEFT_OUT = ("cefisim.api.runtime",)
 
 
 def _modules() -> dict[str, Path]:
@@ -27,9 +25,7 @@ def _modules() -> dict[str, Path]:
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
-        name = ".".join([PACKAGE, *parts])
-        if not name.startswith(LEFT_OUT):
-            found[name] = path
+        found[".".join([PACKAGE, *parts])] = path
     return found
 
 
