@@ -58,10 +58,13 @@ from floor_book import FloorBook  # noqa: E402
 from cefisim.api.recorded.source import attach, mapped_events  # noqa: E402
 from cefisim.api.scenario import Scenario, load_scenario  # noqa: E402
 from cefisim.engine.commands import AdvanceClock, CancelOrder, PlaceOrder, SetLatency  # noqa: E402
-from cefisim.engine.order import BUY, SELL, WORKING  # noqa: E402
 from cefisim.engine.recorded import RecordedMarket  # noqa: E402
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE  # noqa: E402
 from cefisim.engine.venue import Venue  # noqa: E402
+from cefisim.engine.vocabulary import WORKING, Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 SCENARIO = os.path.join(ROOT, "scenarios", "recorded_busy.json")
 PASSES = {False: 5, True: 1}

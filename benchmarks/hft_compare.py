@@ -31,8 +31,10 @@ from hftbacktest import (
 )
 from numba import njit
 
-from cefisim.engine.order import BUY
 from cefisim.engine.recorded_events import TRADE, UPDATE
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
 
 TICK = 0.01
 LOT = 0.0001

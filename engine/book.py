@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from sortedcontainers import SortedDict
 
-from .order import BUY, WORKING, Order
+from .order import Order
+from .vocabulary import WORKING, Side
+
+BUY = Side.BUY
 
 
 class Level:

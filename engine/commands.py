@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .vocabulary import TimeInForce
+
 
 @dataclass(slots=True)
 class PlaceOrder:
@@ -24,7 +26,7 @@ class PlaceOrder:
     type: str  # LIMIT | MARKET
     qty: str
     price: str | None = None
-    tif: str = "GTC"  # GTC | IOC
+    tif: str = TimeInForce.GTC
     flags: tuple[str, ...] = ()  # USE_AGGRESSIVE_PRICING
     exec_inst: tuple[str, ...] = ()  # ALO | AON
     stp: str | None = None  # INVALID | NONE | CANCEL_AGGRESSIVE | CANCEL_BOTH; None: client's setting

@@ -26,15 +26,30 @@ from .events import Event, OrderEvent
 from .ledger import hold_rate as order_hold_rate
 from .ledger import open_qty, order_hold
 from .matching import available_to, balance, effective_stp, end_order, match, rehold
-from .order import (
-    ACTIVE, ALO, AON, BUY, CANCEL_PENDING, CANCELED, FILLED, FINAL, GTC, IOC, MARKET, NEW_PENDING,
-    REJECTED, USE_AGGRESSIVE_PRICING, WORKING, Order, OrderExtra,
-)
+from .order import Order, OrderExtra
 from .pricing import protection_price, within_band, would_trade
-from .reference import ACTIVE as I_ACTIVE
-from .reference import DISABLED, HALTED, OPENING, STP_INVALID
 from .rejects import CancelReason, Reject
 from .units import parse_rate
+from .vocabulary import FINAL, WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
+
+ACTIVE = OrderStatus.ACTIVE
+ALO = ExecInst.ALO
+AON = ExecInst.AON
+BUY = Side.BUY
+CANCEL_PENDING = OrderStatus.CANCEL_PENDING
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+GTC = TimeInForce.GTC
+IOC = TimeInForce.IOC
+MARKET = OrderType.MARKET
+NEW_PENDING = OrderStatus.NEW_PENDING
+REJECTED = OrderStatus.REJECTED
+USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING
+I_ACTIVE = InstrumentStatus.ACTIVE
+DISABLED = InstrumentStatus.DISABLED
+HALTED = InstrumentStatus.HALTED
+OPENING = InstrumentStatus.OPENING
+STP_INVALID = SelfTradePrevention.INVALID
 
 if TYPE_CHECKING:
     from .book import Book

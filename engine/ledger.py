@@ -22,8 +22,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import ALO, BUY, NEW_PENDING, NO_FILLS, WORKING, Execution, Order
+from .order import NO_FILLS, Execution, Order
 from .units import RATE_ONE
+from .vocabulary import WORKING, ExecInst, OrderStatus, Side
+
+ALO = ExecInst.ALO
+BUY = Side.BUY
+NEW_PENDING = OrderStatus.NEW_PENDING
 
 if TYPE_CHECKING:
     from .reference import Instrument

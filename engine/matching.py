@@ -21,11 +21,19 @@ from typing import TYPE_CHECKING
 
 from .events import Event, OrderEvent, TradeEvent
 from .ledger import Balance, buy_bound, hold_rate, order_hold
-from .order import BUY, CANCELED, FILLED, Execution, Order
-from .records import MAKER, TAKER, Fill
-from .reference import STP_CANCEL_BOTH, STP_NONE
+from .order import Execution, Order
+from .records import Fill
 from .rejects import CancelReason
 from .units import RATE_ONE
+from .vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
+
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+MAKER = LiquidityFlag.MAKER
+TAKER = LiquidityFlag.TAKER
+STP_CANCEL_BOTH = SelfTradePrevention.CANCEL_BOTH
+STP_NONE = SelfTradePrevention.NONE
 
 if TYPE_CHECKING:
     from .venue import Venue

@@ -14,11 +14,21 @@ from .entry import end_unless_rests, find_order
 from .events import Event, OrderEvent
 from .ledger import buy_hold, order_hold
 from .matching import balance, end_order, match, rehold
-from .order import ACTIVE, BUY, CANCELED, FINAL, LIMIT, MARKET, MODIFY_PENDING, Order
+from .order import Order
 from .pricing import protection_price, within_band, would_trade
-from .reference import ACTIVE as I_ACTIVE
-from .reference import DISABLED, HALTED, OPENING
 from .rejects import CancelReason, Reject
+from .vocabulary import FINAL, InstrumentStatus, OrderStatus, OrderType, Side
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+MODIFY_PENDING = OrderStatus.MODIFY_PENDING
+I_ACTIVE = InstrumentStatus.ACTIVE
+DISABLED = InstrumentStatus.DISABLED
+HALTED = InstrumentStatus.HALTED
+OPENING = InstrumentStatus.OPENING
 
 if TYPE_CHECKING:
     from .venue import Result, Venue

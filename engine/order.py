@@ -25,36 +25,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .rejects import CancelReason
+from .vocabulary import WORKING, ExecInst, OrderStatus
 
 if TYPE_CHECKING:
     from .reference import Client, Instrument
 
-# Order status (the description's states)
-INITIALIZED = "INITIALIZED"
-NEW_PENDING = "NEW_PENDING"
-REJECTED = "REJECTED"
-ACTIVE = "ACTIVE"
-FILLED = "FILLED"
-CANCEL_PENDING = "CANCEL_PENDING"
-CANCELED = "CANCELED"
-MODIFY_PENDING = "MODIFY_PENDING"
-ORDER_STATUSES = (
-    INITIALIZED, NEW_PENDING, REJECTED, ACTIVE, FILLED, CANCEL_PENDING, CANCELED, MODIFY_PENDING,
-)
-#: statuses in which the order sits in the book and can trade
-WORKING = frozenset((ACTIVE, MODIFY_PENDING, CANCEL_PENDING))
-#: statuses from which nothing changes any more
-FINAL = frozenset((REJECTED, FILLED, CANCELED))
-
-BUY = "BUY"
-SELL = "SELL"
-LIMIT = "LIMIT"
-MARKET = "MARKET"
-GTC = "GTC"
-IOC = "IOC"
-ALO = "ALO"
-AON = "AON"
-USE_AGGRESSIVE_PRICING = "USE_AGGRESSIVE_PRICING"
+# module-level names for the statuses tested on every order (engine/vocabulary.py says why)
+INITIALIZED = OrderStatus.INITIALIZED
+NEW_PENDING = OrderStatus.NEW_PENDING
+CANCELED = OrderStatus.CANCELED
+ALO = ExecInst.ALO
 _REQUESTED = CancelReason.REQUESTED.value
 
 

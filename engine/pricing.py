@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import BUY
 from .units import RATE_ONE
+from .vocabulary import Side
+
+BUY = Side.BUY
 
 if TYPE_CHECKING:
     from .reference import Instrument

@@ -26,8 +26,16 @@ from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
 from .entry import find_order
-from .order import BUY, FINAL, NEW_PENDING, REJECTED, WORKING, Order
-from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, Fill, Transfer
+from .order import Order
+from .records import Fill, Transfer
+from .vocabulary import FINAL, WORKING, OrderStatus, Side, TransferStatus, TransferType
+
+BUY = Side.BUY.value
+DEPOSIT = TransferType.DEPOSIT.value
+NEW_PENDING = OrderStatus.NEW_PENDING.value
+REJECTED = OrderStatus.REJECTED.value
+T_COMPLETED = TransferStatus.COMPLETED.value
+T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 if TYPE_CHECKING:
     from .book import Book
@@ -43,7 +51,7 @@ A_REJECT = "REJECT"
 A_TRADE = "TRADE"
 A_CANCEL = "CANCEL"
 A_MODIFY = "MODIFY"
-A_FILLED = "FILLED"
+A_FILLED = OrderStatus.FILLED.value
 
 
 # --- the venue as a whole ----------------------------------------------------------------------
@@ -327,7 +335,7 @@ def activity(
             for ts, what in extra.modifications:
                 items.append((A_MODIFY, ts, order, None, what))
         if order.status in FINAL:
-            kind = A_CANCEL if order.status != "FILLED" else A_FILLED
+            kind = A_CANCEL if order.status != OrderStatus.FILLED else A_FILLED
             items.append((kind, order.updated, order, None, order.cancel_reason))
     for fill in client.fills:
         items.append((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag))

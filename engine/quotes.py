@@ -18,9 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .order import BUY
 from .rejects import Reject
 from .units import format_ratio
+from .vocabulary import Side
+
+BUY = Side.BUY
 
 if TYPE_CHECKING:
     from .reference import Instrument

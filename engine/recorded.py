@@ -44,11 +44,19 @@ from .book import Level
 from .events import DepthEvent, Event
 from .ledger import order_hold
 from .matching import balance
-from .order import ACTIVE, BUY, CANCELED, GTC, LIMIT, SELL, Order
+from .order import Order
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import SNAPSHOT, TRADE, UPDATE
 from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
+from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+GTC = TimeInForce.GTC
+LIMIT = OrderType.LIMIT
+SELL = Side.SELL
 
 if TYPE_CHECKING:
     from .reference import Client

@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING
 
 from .events import Event
 from .matching import end_order, fill
-from .order import ACTIVE, BUY, FILLED, IOC, LIMIT, SELL, Order
+from .order import Order
 from .recorded_queue import place_of
+from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+FILLED = OrderStatus.FILLED
+IOC = TimeInForce.IOC
+LIMIT = OrderType.LIMIT
+SELL = Side.SELL
 
 if TYPE_CHECKING:
     from .book import Level

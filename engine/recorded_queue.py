@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import ACTIVE, WORKING, Order
+from .order import Order
+from .vocabulary import WORKING, OrderStatus
+
+ACTIVE = OrderStatus.ACTIVE
 
 if TYPE_CHECKING:
     from .book import Level

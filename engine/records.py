@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .vocabulary import TransferStatus
+
 if TYPE_CHECKING:
     from .order import Order
     from .reference import Asset, Client
-
-MAKER = "MAKER"
-TAKER = "TAKER"
-
-# Transfer types, platforms and states
-DEPOSIT = "DEPOSIT"
-WITHDRAW = "WITHDRAW"
-FIAT = "FIAT"
-CRYPTO = "CRYPTO"
-T_INITIALIZED = "INITIALIZED"
-T_COMPLETED = "COMPLETED"
-T_REJECTED = "REJECTED"
 
 
 class Fill:
@@ -64,7 +54,7 @@ class Transfer:
         self.type = type
         self.platform = platform
         self.instructions = instructions
-        self.status = T_INITIALIZED
+        self.status: str = TransferStatus.INITIALIZED
         self.created = created
         self.updated = created
         self.reject_reason: str | None = None

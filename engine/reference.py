@@ -15,6 +15,7 @@ from math import gcd
 from typing import TYPE_CHECKING
 
 from .units import RATE_ONE, Grid
+from .vocabulary import AssetStatus, ClientStatus, InstrumentStatus, SelfTradePrevention
 
 if TYPE_CHECKING:
     from .ledger import Balance
@@ -24,27 +25,12 @@ if TYPE_CHECKING:
 ID_RE = re.compile(r"^[1-9][0-9]*$")
 SYMBOL_MAX = 31
 
-# Instrument status (the description's states)
-DISABLED = "DISABLED"
-OPENING = "OPENING"
-ACTIVE = "ACTIVE"
-HALTED = "HALTED"
-INSTRUMENT_STATUSES = (DISABLED, OPENING, ACTIVE, HALTED)
-
-# Self-trade prevention values
-STP_INVALID = "INVALID"
-STP_NONE = "NONE"
-STP_CANCEL_AGGRESSIVE = "CANCEL_AGGRESSIVE"
-STP_CANCEL_BOTH = "CANCEL_BOTH"
-STP_VALUES = (STP_INVALID, STP_NONE, STP_CANCEL_AGGRESSIVE, STP_CANCEL_BOTH)
-
-
 @dataclass(eq=False)
 class Asset:
     id: int
     name: str
     decimals: int
-    status: str = ACTIVE
+    status: str = AssetStatus.ACTIVE
     grid: Grid = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -65,7 +51,7 @@ class Instrument:
     price_band: int  # fraction in units of 10**-9
     maker_fee: int  # fraction in units of 10**-9
     taker_fee: int
-    status: str = ACTIVE
+    status: str = InstrumentStatus.ACTIVE
     base_per_lot: int = field(init=False)
     notional_num: int = field(init=False)
     notional_den: int = field(init=False)
@@ -73,8 +59,8 @@ class Instrument:
     def __post_init__(self) -> None:
         if len(self.symbol) > SYMBOL_MAX or not self.symbol:
             raise ValueError(f"symbol must have 1 to {SYMBOL_MAX} characters")
-        if self.status not in INSTRUMENT_STATUSES:
-            raise ValueError(f"status must be one of {', '.join(INSTRUMENT_STATUSES)}")
+        if self.status not in tuple(InstrumentStatus):
+            raise ValueError(f"status must be one of {', '.join(InstrumentStatus)}")
         if not 0 <= self.maker_fee <= RATE_ONE or not 0 <= self.taker_fee <= RATE_ONE:
             raise ValueError("fee rates must be between 0 and 1")
         if not 0 < self.price_band < RATE_ONE:
@@ -106,8 +92,8 @@ class Instrument:
 class Client:
     id: int
     mnemonic: str
-    self_trade_prevention: str = STP_NONE
-    status: str = ACTIVE
+    self_trade_prevention: str = SelfTradePrevention.NONE
+    status: str = ClientStatus.ACTIVE
     # instrument id -> (maker, taker) fee rates that replace the instrument's for this client
     fee_overrides: dict[int, tuple[int, int]] = field(default_factory=dict)
     # --- the venue's state for this client (owned and changed only by the Venue) ---

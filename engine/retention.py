@@ -14,9 +14,10 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from typing import TYPE_CHECKING
+from .vocabulary import FINAL, TransferStatus
 
-from .order import FINAL
-from .records import T_INITIALIZED
+T_INITIALIZED = TransferStatus.INITIALIZED
+
 
 if TYPE_CHECKING:
     from .reference import Client

@@ -16,9 +16,15 @@ from typing import TYPE_CHECKING
 from .commands import PaperFunds, RequestTransfer
 from .events import Event, FundsEvent, TransferEvent
 from .matching import balance
-from .records import DEPOSIT, T_COMPLETED, T_INITIALIZED, T_REJECTED, Transfer
+from .records import Transfer
 from .reference import Asset, Client
 from .rejects import Reject
+from .vocabulary import TransferStatus, TransferType
+
+DEPOSIT = TransferType.DEPOSIT
+T_COMPLETED = TransferStatus.COMPLETED
+T_INITIALIZED = TransferStatus.INITIALIZED
+T_REJECTED = TransferStatus.REJECTED
 
 if TYPE_CHECKING:
     from .venue import Result, Venue

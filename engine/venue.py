@@ -34,10 +34,18 @@ from .commands import (
 from .events import ClientEvent, Event, FeesSettledEvent, InstrumentEvent
 from .ledger import Balance, open_qty, order_hold
 from .matching import balance
-from .order import FINAL, NO_FILLS, WORKING, Execution, Order
-from .records import DEPOSIT, T_INITIALIZED, Transfer
-from .reference import ACTIVE, DISABLED, OPENING, STP_VALUES, Asset, Client, Instrument
+from .order import NO_FILLS, Execution, Order
+from .records import Transfer
+from .reference import Asset, Client, Instrument
 from .rejects import Reject
+from .vocabulary import FINAL, WORKING, InstrumentStatus, SelfTradePrevention, TransferStatus, TransferType
+
+DEPOSIT = TransferType.DEPOSIT
+T_INITIALIZED = TransferStatus.INITIALIZED
+ACTIVE = InstrumentStatus.ACTIVE
+DISABLED = InstrumentStatus.DISABLED
+OPENING = InstrumentStatus.OPENING
+STP_VALUES = tuple(SelfTradePrevention)
 
 
 
@@ -379,7 +387,7 @@ class Venue:
                     slot[1] += fee_held
                 if order.status not in FINAL:
                     counts[order.instrument.id] = counts.get(order.instrument.id, 0) + 1
-                    assert 0 <= order.executed < order.qty or order.status == "INITIALIZED", order
+                    assert 0 <= order.executed < order.qty or order.status == OrderStatus.INITIALIZED, order
                 assert order.remaining >= 0 and (order.execution is None or order.executed > 0), order
                 book = self.books[order.instrument.id]
                 assert book.contains(order) == (order.status in WORKING), f"{order!r} vs book"

@@ -18,11 +18,10 @@ from cefisim.engine.simulation.backtest import Harness
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine import queries
-from cefisim.engine.order import BUY, LIMIT, MARKET, SELL
 from cefisim.engine.queries import order_status
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill
-from cefisim.engine.reference import ID_RE, STP_VALUES, Instrument
+from cefisim.engine.reference import ID_RE, Instrument
 from cefisim.engine.units import DECIMAL_RE, parse_rate
 
 from ..client import ProblemError
@@ -31,6 +30,14 @@ from cefisim.api.cefi.rejects import problem_for
 from ..scenario import Scenario, format_time
 from cefisim.api.cefi.serialize import balance_record, instrument_record, ns, order_record, trade_record
 from cefisim.api.cefi.validate import is_external_id
+from cefisim.engine.vocabulary import ExecInst, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
+
+BUY = Side.BUY
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+NEW_PENDING = OrderStatus.NEW_PENDING
+SELL = Side.SELL
+STP_VALUES = tuple(SelfTradePrevention)
 
 __all__ = ["CALLBACKS", "Context", "Driver", "book_view", "fill_view", "seconds_ns"]
 
@@ -130,7 +137,7 @@ class Context:
         _enum(side, "info.side", (BUY, SELL))
         _enum(type, "info.type", (LIMIT, MARKET))
         if tif is not None:
-            _enum(tif, "info.tif", ("GTC", "IOC"))
+            _enum(tif, "info.tif", tuple(TimeInForce))
         if stp is not None:
             _enum(stp, "info.stp", STP_VALUES)
         qty_text = _decimal(qty, "info.qty")
@@ -143,9 +150,9 @@ class Context:
         if external_id is not None and not (isinstance(external_id, str) and is_external_id(external_id)):
             raise _problem(bad_request("external_id", "must be a UUID v4 or 1-18 characters of A-Za-z0-9-_.~"))
         cmd = PlaceOrder(
-            self._client_id, inst.id, side, type, qty_text, price_text, tif or "GTC",
-            _enums(flags, "info.flags", ("USE_AGGRESSIVE_PRICING",)),
-            _enums(exec_inst_flags, "info.exec_inst_flags", ("ALO", "AON")),
+            self._client_id, inst.id, side, type, qty_text, price_text, tif or TimeInForce.GTC,
+            _enums(flags, "info.flags", tuple(OrderFlag)),
+            _enums(exec_inst_flags, "info.exec_inst_flags", tuple(ExecInst)),
             stp, rate, external_id, msg_id, None if parent_id is None else str(parent_id),
         )
         result = self._h.submit(cmd)

@@ -9,7 +9,6 @@ from aiohttp import web
 from cefisim.engine.commands import RequestTransfer, SetClientInfo
 from cefisim.engine import queries
 from cefisim.engine.queries import page, transfers
-from cefisim.engine.records import FIAT, T_INITIALIZED
 from cefisim.engine.venue import Venue
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
@@ -20,6 +19,11 @@ from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import balance_record, client_record, ns, transfer_record
 from cefisim.api.cefi.validate import F, check_object, query_id
+from cefisim.engine.vocabulary import Platform, SelfTradePrevention, TransferStatus, TransferType
+
+DEPOSIT = TransferType.DEPOSIT
+FIAT = Platform.FIAT
+T_INITIALIZED = TransferStatus.INITIALIZED
 
 FIAT_INSTRUCTIONS = {
     "fiat_account_id": F("uuid", required=True),
@@ -37,15 +41,15 @@ TRANSFER_REQUEST = {
     "amount": F("positive", required=True),
     "asset_id": F("id", required=True),
     "client_id": F("id", required=True),
-    "type": F("enum", required=True, values=("DEPOSIT", "WITHDRAW")),
-    "platform": F("enum", required=True, values=("FIAT", "CRYPTO")),
+    "type": F("enum", required=True, values=tuple(TransferType)),
+    "platform": F("enum", required=True, values=tuple(Platform)),
     "instructions": F("object", required=True, open=True),
 }
 POST_TRANSFER = {"request": F("object", required=True, fields=TRANSFER_REQUEST)}
 # ``info`` is a partial update: any subset of the writable fields. The read-only fields of the record
 # GET /clients returns are accepted when unchanged, so a client can send back what it read.
 CLIENT_INFO_WRITABLE = {
-    "self_trade_prevention": F("enum", values=("INVALID", "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH")),
+    "self_trade_prevention": F("enum", values=tuple(SelfTradePrevention)),
 }
 CLIENT_INFO_READ_ONLY = {"mnemonic": F("str")}
 PATCH_CLIENT = {

@@ -13,6 +13,7 @@ from aiohttp import web
 from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
 from cefisim.engine.reference import Instrument
+from cefisim.engine.vocabulary import Side
 
 from cefisim.api.server import versions
 from cefisim.api.cefi.identity import signed_client
@@ -27,7 +28,7 @@ MARKET_QUOTE = {"qty": F("positive", required=True), "instrument_id": F("id", re
 MARKETS_QUOTE = {
     "qty": F("positive", required=True),
     "instrument_id": F("id", required=True),
-    "side": F("enum", required=True, values=("BUY", "SELL")),
+    "side": F("enum", required=True, values=tuple(Side)),
     "qty_unit": F("enum", required=True, values=("BASE", "QUOTE")),
 }
 
@@ -114,7 +115,7 @@ async def post_market_quote(request: web.Request) -> web.Response:
     amount = inst.quote.grid.to_units(body["qty"])
     if amount is None:
         raise bad_request("qty", f"finer than the quote asset's {inst.quote.decimals} decimals")
-    found = quote_notional(request.app[SIM].venue, inst, "BUY", amount, request.app[OPTIONS].quote_max_levels)
+    found = quote_notional(request.app[SIM].venue, inst, Side.BUY, amount, request.app[OPTIONS].quote_max_levels)
     if not isinstance(found, QuoteResult):
         raise problem_for(found, "qty")
     return respond({"quote": format_vwap(inst, found.sum_lt, found.lots),

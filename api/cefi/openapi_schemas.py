@@ -13,12 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cefisim.engine.order import BUY, ORDER_STATUSES, SELL
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
-from cefisim.engine.records import (
-    CRYPTO, DEPOSIT, FIAT, MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER, WITHDRAW,
-)
-from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES, SYMBOL_MAX
+from cefisim.engine.reference import SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import DECIMAL_RE, RATE_SCALE
 
@@ -27,6 +23,22 @@ from cefisim.api.cefi import market
 from cefisim.api.cefi import orders
 from cefisim.api.server import versions
 from cefisim.api.cefi.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
+from cefisim.engine.vocabulary import InstrumentStatus, LiquidityFlag, OrderStatus, Platform, SelfTradePrevention, Side, TransferStatus, TransferType
+
+BUY = Side.BUY
+ORDER_STATUSES = tuple(OrderStatus)
+SELL = Side.SELL
+CRYPTO = Platform.CRYPTO
+DEPOSIT = TransferType.DEPOSIT
+FIAT = Platform.FIAT
+MAKER = LiquidityFlag.MAKER
+T_COMPLETED = TransferStatus.COMPLETED
+T_INITIALIZED = TransferStatus.INITIALIZED
+T_REJECTED = TransferStatus.REJECTED
+TAKER = LiquidityFlag.TAKER
+WITHDRAW = TransferType.WITHDRAW
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
+STP_VALUES = tuple(SelfTradePrevention)
 
 ID_PATTERN = "^[1-9][0-9]*$"
 ID0_PATTERN = "^(0|[1-9][0-9]*)$"

@@ -10,7 +10,6 @@ from __future__ import annotations
 from aiohttp import web
 
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from cefisim.engine.order import LIMIT, MARKET
 from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import parse_rate
@@ -24,6 +23,10 @@ from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
 from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
+from cefisim.engine.vocabulary import WORKING, ExecInst, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
+
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
 
 ORDER_INFO = {
     "msg_id": F("str"),
@@ -32,13 +35,13 @@ ORDER_INFO = {
     "instrument_id": F("id", required=True),
     "qty": F("decimal", required=True),
     "price": F("decimal"),
-    "flags": F("enums", values=("USE_AGGRESSIVE_PRICING",)),
-    "side": F("enum", required=True, values=("BUY", "SELL")),
-    "type": F("enum", required=True, values=("LIMIT", "MARKET")),
-    "tif": F("enum", values=("GTC", "IOC")),
-    "exec_inst_flags": F("enums", values=("ALO", "AON")),
+    "flags": F("enums", values=tuple(OrderFlag)),
+    "side": F("enum", required=True, values=tuple(Side)),
+    "type": F("enum", required=True, values=tuple(OrderType)),
+    "tif": F("enum", values=tuple(TimeInForce)),
+    "exec_inst_flags": F("enums", values=tuple(ExecInst)),
     "hold_fee_rate": F("decimal"),
-    "stp": F("enum", values=("INVALID", "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH")),
+    "stp": F("enum", values=tuple(SelfTradePrevention)),
 }
 POST_ORDER = {"external_id": F("external_id"), "info": F("object", required=True, fields=ORDER_INFO)}
 
@@ -49,7 +52,7 @@ MODIFY_INFO = {
     "prev_modify": F("str"),
     "new_qty": F("decimal", required=True),
     "new_price": F("decimal"),
-    "new_type": F("enum", values=("MARKET",)),
+    "new_type": F("enum", values=(OrderType.MARKET,)),
 }
 PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
 
@@ -179,7 +182,7 @@ async def get_orders_active(request: web.Request) -> web.Response:
         order = client_order(venue, client_id, wanted)
         if order is None:
             raise Problem(404, "unknown-order", "id: no such order for this client")
-        active = order.status in ("ACTIVE", "NEW_PENDING", "MODIFY_PENDING", "CANCEL_PENDING")
+        active = order.status in WORKING or order.status == OrderStatus.NEW_PENDING
         return respond_list(request, [order_record(order)] if active else [], size, None)
     found, cursor = orders(venue, client_id, before, skip, size, active_only=True)
     return respond_list(request, [order_record(o) for o in found], size, cursor)

@@ -13,12 +13,19 @@ from typing import Any
 
 from cefisim.engine.book import Book
 from cefisim.engine.ledger import Balance
-from cefisim.engine.order import BUY, LIMIT, MARKET, NEW_PENDING, SELL, WORKING, Order, OrderExtra
+from cefisim.engine.order import Order, OrderExtra
 from cefisim.engine.queries import A_TRADE
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill, Transfer
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.units import format_rate
+from cefisim.engine.vocabulary import WORKING, OrderStatus, OrderType, Side
+
+BUY = Side.BUY
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+NEW_PENDING = OrderStatus.NEW_PENDING
+SELL = Side.SELL
 
 
 _NS_19_DIGITS = 10**18

@@ -16,8 +16,6 @@ from typing import Any
 
 import cefisim
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
-from cefisim.engine.order import BUY, SELL
-from cefisim.engine.reference import INSTRUMENT_STATUSES
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
 
 from cefisim.api.control.plane import (
@@ -36,6 +34,11 @@ from cefisim.api.scenario.model import SECONDS_TEXT_RE
 from cefisim.api.control.stream import stream_routes
 from cefisim.api.control.venues import VENUE_PREFIX, VENUE_RESOURCE, venue_routes
 from cefisim.api.cefi.validate import F
+from cefisim.engine.vocabulary import InstrumentStatus, Side
+
+BUY = Side.BUY
+SELL = Side.SELL
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 
 SIM_PREFIX = "/_sim"
 CONTROL_OPENAPI_PATH = SIM_PREFIX + "/openapi.json"

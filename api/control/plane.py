@@ -37,7 +37,7 @@ from aiohttp import web
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
-from cefisim.engine.reference import INSTRUMENT_STATUSES, Instrument
+from cefisim.engine.reference import Instrument
 from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
 
@@ -52,6 +52,9 @@ from cefisim.api.server.request_log import recent_requests
 from cefisim.api.cefi.serialize import iso, ns
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.cefi.validate import F, ascii_digits, check_object
+from cefisim.engine.vocabulary import InstrumentStatus
+
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 
 MS = 1_000_000
 MAX_ADVANCE_NS = 31 * NS_PER_DAY  # one advance: a GTC order's whole life (30 days) and a day

@@ -33,12 +33,17 @@ from typing import Any
 
 import orjson
 
-from cefisim.engine.order import BUY, NEW_PENDING, SELL, WORKING, Order
+from cefisim.engine.order import Order
 from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent
 from cefisim.engine.venue import Result, Venue
 
 from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.engine.vocabulary import WORKING, OrderStatus, Side
+
+BUY = Side.BUY
+NEW_PENDING = OrderStatus.NEW_PENDING
+SELL = Side.SELL
 
 log = logging.getLogger("cefisim.stream")
 

@@ -14,12 +14,15 @@ import heapq
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, UPDATE
 from cefisim.engine.units import Grid, parse_decimal
 
 from .format import LineParser, RecordingError, Writer, open_output
 from .importers import IMPORTERS, Sourced
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 MAX_DECIMALS = 18
 

@@ -28,9 +28,12 @@ from typing import IO, Any
 import orjson
 from sortedcontainers import SortedDict
 
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.units import Grid
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 FORMAT = "cefisim-md"
 VERSION = 1

@@ -32,10 +32,13 @@ from typing import Any
 
 import orjson
 
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 
 from .format import READ_ERRORS, RecordingError, open_text
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 Sourced = tuple[str, tuple]
 

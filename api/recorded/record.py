@@ -18,12 +18,15 @@ from pathlib import Path
 
 from cefisim.engine.commands import Command
 from cefisim.engine.events import TradeEvent
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
 
 from ..scenario import Scenario
 from .format import RecordingError, Writer, open_output
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 Levels = dict[int, int]
 

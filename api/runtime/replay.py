@@ -34,13 +34,16 @@ from cefisim.api.scenario.command import parse_and_load
 from cefisim.engine.commands import Command
 from cefisim.engine.events import Event, TradeEvent
 from cefisim.engine.journal import event_digest, to_record
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.simulation.scenario import Submit
 from cefisim.engine.venue import Result, Venue
 
 from cefisim.api.progress import Progress
 from cefisim.api.runtime.recovery import JournalError, journal_header
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 TOP_LEVELS = 3
 

@@ -16,9 +16,7 @@ from cefisim.engine.commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from cefisim.engine.order import GTC, LIMIT, MARKET
-from cefisim.engine.records import FIAT
-from cefisim.engine.reference import ID_RE, INSTRUMENT_STATUSES, STP_VALUES, Asset
+from cefisim.engine.reference import ID_RE, Asset
 
 from cefisim.api.cefi.validate import UUID_RE, is_external_id
 from .document import join_path, kind_of
@@ -27,6 +25,14 @@ from .keys import (
     SIDES, TIFS, TRANSFER_TYPES,
 )
 from .parser import Parser
+from cefisim.engine.vocabulary import InstrumentStatus, OrderType, Platform, SelfTradePrevention, TimeInForce
+
+GTC = TimeInForce.GTC
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+FIAT = Platform.FIAT
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
+STP_VALUES = tuple(SelfTradePrevention)
 
 
 def event(parser: Parser, value: object, path: str) -> tuple[int, Command] | None:

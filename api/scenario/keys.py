@@ -8,9 +8,22 @@ re-exports this table). Data only, no logic.
 """
 
 from __future__ import annotations
+from cefisim.engine.vocabulary import ExecInst, OrderFlag, OrderType, Platform, Side, TimeInForce, TransferType
 
-from cefisim.engine.order import ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, SELL, USE_AGGRESSIVE_PRICING
-from cefisim.engine.records import CRYPTO, DEPOSIT, FIAT, WITHDRAW
+ALO = ExecInst.ALO
+AON = ExecInst.AON
+BUY = Side.BUY
+GTC = TimeInForce.GTC
+IOC = TimeInForce.IOC
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+SELL = Side.SELL
+USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING
+CRYPTO = Platform.CRYPTO
+DEPOSIT = TransferType.DEPOSIT
+FIAT = Platform.FIAT
+WITHDRAW = TransferType.WITHDRAW
+
 
 # --- the format's keys: (required, optional) per object; schema.json must say the same -----------
 

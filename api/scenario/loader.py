@@ -31,7 +31,7 @@ from typing import Any
 # The format's tables and enums (``keys.py`` and the engine's and API's own) are also read from this
 # module: tests/scenarios/test_scenario_schema.py holds schema.json to them through it. Hence the
 # names imported but not used here (noqa: F401).
-from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES  # noqa: F401
+from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
 
 from cefisim.api.cefi.signing import LAYOUTS as SIGNATURE_LAYOUTS
 from cefisim.api.cefi.validate import is_external_id  # noqa: F401
@@ -48,6 +48,9 @@ from .model import Scenario, ScenarioError, format_time, parse_time
 from .parser import Parser
 from .recorded import recorded_latency, recorded_source
 from .reference import asset, client, instrument
+
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
+STP_VALUES = tuple(SelfTradePrevention)
 
 MAX_INT = 2**63 - 1  # integers stay within what JSON tools (orjson) read and write
 #: the fields that must be unique across the items of each list section

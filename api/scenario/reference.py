@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from functools import partial
 
-from cefisim.engine.reference import ACTIVE, INSTRUMENT_STATUSES, STP_NONE, STP_VALUES, SYMBOL_MAX, Asset, Client, Instrument
+from cefisim.engine.reference import SYMBOL_MAX, Asset, Client, Instrument
 
 from cefisim.api.cefi.validate import UUID_RE
 from .document import join_path, kind_of
 from .keys import ASSET_KEYS, CLIENT_KEYS, FEE_KEYS, INSTRUMENT_KEYS
 from .parser import Parser
+from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
+
+ACTIVE = InstrumentStatus.ACTIVE
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
+STP_NONE = SelfTradePrevention.NONE
+STP_VALUES = tuple(SelfTradePrevention)
 
 
 def asset(parser: Parser, value: object, path: str) -> None:

@@ -36,10 +36,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ..commands import CancelOrder, Command, PlaceOrder
-from ..order import ACTIVE, ALO, BUY, CANCEL_PENDING, FINAL, GTC, IOC, LIMIT, MARKET, SELL, Order
-from ..reference import ACTIVE as I_ACTIVE
-from ..reference import OPENING
+from ..order import Order
 from ..units import RATE_ONE
+from ..vocabulary import FINAL, ExecInst, InstrumentStatus, OrderStatus, OrderType, Side, TimeInForce
+
+ACTIVE = OrderStatus.ACTIVE
+ALO = ExecInst.ALO
+BUY = Side.BUY
+CANCEL_PENDING = OrderStatus.CANCEL_PENDING
+GTC = TimeInForce.GTC
+IOC = TimeInForce.IOC
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+SELL = Side.SELL
+I_ACTIVE = InstrumentStatus.ACTIVE
+OPENING = InstrumentStatus.OPENING
 
 if TYPE_CHECKING:
     from random import Random

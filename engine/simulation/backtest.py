@@ -54,7 +54,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
 from ..events import DepthEvent, InstrumentEvent, OrderEvent, TradeEvent
-from ..order import BUY, SELL
+from ..vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 if TYPE_CHECKING:
     from ..records import Fill

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..order import BUY
-from ..records import MAKER
+from ..vocabulary import LiquidityFlag, Side
+
+BUY = Side.BUY
+MAKER = LiquidityFlag.MAKER
 
 if TYPE_CHECKING:
     from ..reference import Instrument

@@ -33,16 +33,25 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.cefi.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
 from cefisim.api.server import versions
 from cefisim.api.server.versions import KNOWN, REMOVAL_NS
-from cefisim.engine.order import (
-    ALO, AON, BUY, GTC, IOC, LIMIT, MARKET, ORDER_STATUSES, SELL, USE_AGGRESSIVE_PRICING,
-)
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
-from cefisim.engine import records
-from cefisim.engine.records import CRYPTO, DEPOSIT, MAKER, T_COMPLETED, T_INITIALIZED, T_REJECTED, TAKER, WITHDRAW
-from cefisim.engine.reference import INSTRUMENT_STATUSES, STP_VALUES
 from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import parse_rate
 from tests.api.test_client import DOC, FIAT
+from cefisim.engine.vocabulary import ExecInst, LiquidityFlag, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce, TransferType, Word
+
+ALO = ExecInst.ALO
+AON = ExecInst.AON
+BUY = Side.BUY
+GTC = TimeInForce.GTC
+IOC = TimeInForce.IOC
+LIMIT = OrderType.LIMIT
+MARKET = OrderType.MARKET
+ORDER_STATUSES = tuple(OrderStatus)
+SELL = Side.SELL
+USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING
+MAKER = LiquidityFlag.MAKER
+WITHDRAW = TransferType.WITHDRAW
+STP_VALUES = tuple(SelfTradePrevention)
 
 DOCUMENT = openapi_document()
 
@@ -388,10 +397,9 @@ def test_every_enumeration_is_the_engines_vocabulary() -> None:
     activity states, sides, types, flags, STP values, reject and cancel reasons), or one of the few
     words the HTTP layer adds (schema versions, balance kinds, quote units); and the record enums hold
     every value the engine can put there."""
-    engine_words = {*ORDER_STATUSES, *INSTRUMENT_STATUSES, *STP_VALUES, *(r.value for r in Reject),
-                    *(r.value for r in CancelReason), BUY, SELL, LIMIT, MARKET, GTC, IOC, ALO, AON,
-                    USE_AGGRESSIVE_PRICING, MAKER, TAKER, DEPOSIT, WITHDRAW, records.FIAT, CRYPTO, T_INITIALIZED,
-                    T_COMPLETED, T_REJECTED, A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
+    vocabulary = {word for kind in Word.__subclasses__() for word in kind}  # engine/vocabulary.py
+    engine_words = {*vocabulary, *(r.value for r in Reject), *(r.value for r in CancelReason),
+                    A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
     http_words = {*KNOWN, versions.HEADER, "ok", "TOTAL", "AVAILABLE", "HOLD", "PAPER_FUNDS", "BASE", "QUOTE",
                   "approve", "deny", "authorization_code", "refresh_token", None}
     for document in (openapi_document(0), openapi_document(REMOVAL_NS)):

@@ -38,9 +38,11 @@ from cefisim.api.server.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
 from cefisim.engine.commands import (  # noqa: E402
     AdvanceClock, PaperFunds, SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
-from cefisim.engine.reference import INSTRUMENT_STATUSES  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.fuzz.support import Served, examples, fuzz_doc, serve_sim  # noqa: E402
+from cefisim.engine.vocabulary import InstrumentStatus
+
+INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 
 CEFI = "/v1/cefi"
 START = "2026-10-31T23:58:00Z"  # two minutes before v2024_01_01 is removed

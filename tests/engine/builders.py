@@ -18,10 +18,14 @@ from cefisim.engine.commands import (
 )
 from cefisim.engine.events import OrderEvent, TradeEvent
 from cefisim.engine.ledger import Balance
-from cefisim.engine.order import BUY, SELL, Order
+from cefisim.engine.order import Order
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.units import Grid, parse_rate
 from cefisim.engine.venue import Result, Venue, VenueConfig
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 START = 1_793_610_000 * NS_PER_SECOND  # 2026-11-02T09:00:00Z
 SECOND = NS_PER_SECOND

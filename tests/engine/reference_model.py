@@ -27,9 +27,15 @@ from fractions import Fraction
 from math import ceil, floor
 
 from cefisim.engine.commands import PlaceOrder
-from cefisim.engine.order import BUY, CANCELED, FILLED, REJECTED, SELL
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, START, USD
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+REJECTED = OrderStatus.REJECTED
+SELL = Side.SELL
 
 CLIENTS = (ALICE, BOB, CAROL)
 GTC_LIFE = 30 * DAY

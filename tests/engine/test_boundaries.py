@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import pytest
 
-from cefisim.engine.order import BUY, CANCELED, SELL
 
 from .builders import ALICE, BOB, CAROL, USD, Sim, book_rows, trades
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+SELL = Side.SELL
 
 # --- the seller's fee rounds up ------------------------------------------------------------------------
 

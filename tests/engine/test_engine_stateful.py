@@ -41,7 +41,6 @@ from cefisim.engine.commands import (
     SetInstrumentStatus, SetLatency,
 )
 from cefisim.engine.events import TradeEvent
-from cefisim.engine.order import BUY, CANCELED, SELL
 from cefisim.engine.units import RATE_ONE
 from cefisim.engine.venue import Result
 
@@ -49,6 +48,11 @@ from .builders import (
     ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, RICH, SECOND, USD, book_rows, build_venue, state_hash,
 )
 from .reference_model import CLIENTS, DECIMALS, SPECS, Model
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+SELL = Side.SELL
 
 AGGRESSIVE_IN_STREAMS = True
 # Narrow price bands, so that the band and a MARKET order's protection price (best opposite price moved

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from cefisim.engine.events import OrderEvent
-from cefisim.engine.order import ACTIVE, CANCEL_PENDING, CANCELED, FILLED, MODIFY_PENDING, NEW_PENDING
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC, CAROL, SECOND, USD, Sim, order_events, trades
+from cefisim.engine.vocabulary import OrderStatus
+
+ACTIVE = OrderStatus.ACTIVE
+CANCEL_PENDING = OrderStatus.CANCEL_PENDING
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+MODIFY_PENDING = OrderStatus.MODIFY_PENDING
+NEW_PENDING = OrderStatus.NEW_PENDING
 
 MS = SECOND // 1000
 

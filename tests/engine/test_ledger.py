@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
-from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
 from cefisim.engine.rejects import Reject
 
 from .builders import (
     ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, START, USD, Sim, fingerprint, trades,
 )
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+REJECTED = OrderStatus.REJECTED
+SELL = Side.SELL
 
 
 # --- holds ------------------------------------------------------------------------------------------

@@ -23,11 +23,17 @@ from cefisim.engine.commands import (
     SetInstrumentStatus, SetLatency, SetSettlementDelay,
 )
 from cefisim.engine.events import FundsEvent, TransferEvent
-from cefisim.engine.order import ACTIVE, BUY, SELL
-from cefisim.engine.records import DEPOSIT, T_COMPLETED, Transfer
+from cefisim.engine.records import Transfer
 from cefisim.engine.venue import Result, Venue
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, SECOND, USD, build_venue, state_hash
+from cefisim.engine.vocabulary import OrderStatus, Side, TransferStatus, TransferType
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+SELL = Side.SELL
+DEPOSIT = TransferType.DEPOSIT
+T_COMPLETED = TransferStatus.COMPLETED
 
 CLIENTS = (ALICE, BOB, CAROL, DAVE)
 SMALL = {USD: 1_000, BTC: 300_000, ETH: 3 * 10**6}  # 10.00 USD, 30 lots of BTC-USD, 30 lots of ETH-USD

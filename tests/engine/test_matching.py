@@ -7,10 +7,17 @@ import pytest
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.entry import protection_price
 from cefisim.engine.events import OrderEvent
-from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, REJECTED, SELL
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, DAY, ETH_USD, RICH, SECOND, START, Sim, fingerprint, trades
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+REJECTED = OrderStatus.REJECTED
+SELL = Side.SELL
 
 
 def rich_dave(sim: Sim) -> None:

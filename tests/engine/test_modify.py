@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from cefisim.engine.order import ACTIVE, BUY, CANCELED, FILLED, MARKET
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, trades
+from cefisim.engine.vocabulary import OrderStatus, OrderType, Side
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+FILLED = OrderStatus.FILLED
+MARKET = OrderType.MARKET
 
 
 def _two_asks(sim: Sim) -> tuple[int, int]:

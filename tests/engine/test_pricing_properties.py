@@ -6,9 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cefisim.engine.entry import protection_price
-from cefisim.engine.order import BUY, SELL
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, Sim
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 # (client, side, price in ticks, lots, tif): prices around 100.00 so that some trade, some rest and
 # some fall outside the band; IOC orders move the last trade without leaving liquidity behind

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.quotes import QuoteResult, quote_base, quote_notional
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BTC_USD, Sim
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 
 def _asks(sim: Sim) -> None:

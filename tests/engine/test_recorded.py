@@ -7,13 +7,17 @@ from hypothesis import strategies as st
 
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.events import DepthEvent, TradeEvent
-from cefisim.engine.order import BUY, FILLED, SELL
 from cefisim.engine.queue_model import LogProb, PowerProb, RiskAverse, queue_model
 from cefisim.engine.recorded import RecordedMarket
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.reference import Client
 
 from .builders import ALICE, BTC, BTC_USD, SECOND, START, USD, Sim, build_venue
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+BUY = Side.BUY
+FILLED = OrderStatus.FILLED
+SELL = Side.SELL
 
 CP = 999
 P = 3_000_000  # 30000.00 in ticks of 0.01

@@ -11,10 +11,12 @@ from cefisim.engine.commands import (
     SetInstrumentStatus,
 )
 from cefisim.engine.events import OrderEvent
-from cefisim.engine.order import REJECTED
 from cefisim.engine.rejects import Reject, Stage
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim, fingerprint
+from cefisim.engine.vocabulary import OrderStatus
+
+REJECTED = OrderStatus.REJECTED
 
 
 def populated() -> Sim:

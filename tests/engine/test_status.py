@@ -4,10 +4,16 @@ orders and modifies but accepts cancels; DISABLED rejects everything and cancels
 from __future__ import annotations
 
 from cefisim.engine.events import InstrumentEvent, OrderEvent
-from cefisim.engine.order import ACTIVE, BUY, CANCELED, REJECTED, SELL
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, trades
+from cefisim.engine.vocabulary import OrderStatus, Side
+
+ACTIVE = OrderStatus.ACTIVE
+BUY = Side.BUY
+CANCELED = OrderStatus.CANCELED
+REJECTED = OrderStatus.REJECTED
+SELL = Side.SELL
 
 
 def opening_sim() -> Sim:

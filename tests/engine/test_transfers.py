@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from cefisim.engine.events import FundsEvent, TransferEvent
-from cefisim.engine.records import T_COMPLETED, T_INITIALIZED, T_REJECTED
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BTC, DAVE, SECOND, USD, Sim, fingerprint
+from cefisim.engine.vocabulary import TransferStatus
+
+T_COMPLETED = TransferStatus.COMPLETED
+T_INITIALIZED = TransferStatus.INITIALIZED
+T_REJECTED = TransferStatus.REJECTED
 
 
 def test_deposit_settles_after_the_delay(sim: Sim) -> None:

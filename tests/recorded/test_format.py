@@ -11,9 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cefisim.api.recorded.format import FORMAT, RecordingError, Writer, open_output, read_events
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.units import Grid
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 HEADER = {"type": "header", "format": FORMAT, "version": 1, "price_increment": "0.01", "qty_increment": "0.001"}
 

@@ -9,8 +9,11 @@ import pytest
 
 from cefisim.api.cli import main
 from cefisim.api.recorded.format import read_events
-from cefisim.engine.order import BUY, SELL
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

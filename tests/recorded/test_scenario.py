@@ -12,9 +12,12 @@ import pytest
 from cefisim.api.recorded.source import COUNTERPARTY_BASE
 from cefisim.api.scenario import ScenarioError, load_scenario
 from cefisim.engine.commands import AdvanceClock
-from cefisim.engine.order import BUY, SELL
 
 from .test_import import TARDIS_BOOK, TARDIS_TRADES
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DOC: dict[str, Any] = json.loads((SCENARIOS / "recorded_busy.json").read_text())
