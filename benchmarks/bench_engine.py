@@ -53,7 +53,7 @@ from cefisim.engine.reference import Asset, Client, Instrument  # noqa: E402
 from cefisim.engine.venue import Venue, VenueConfig  # noqa: E402
 from cefisim.engine.vocabulary import SelfTradePrevention
 
-STP_NONE = SelfTradePrevention.NONE
+STP_NONE = SelfTradePrevention.NONE.value
 
 START_NS = 1_767_225_600 * 1_000_000_000  # 2026-01-01T00:00:00Z, engine time
 STEP_NS = 1_000  # engine time between two commands

@@ -27,7 +27,7 @@ from sortedcontainers import SortedDict
 from .order import Order
 from .vocabulary import WORKING, Side
 
-BUY = Side.BUY
+BUY = Side.BUY.value
 
 
 class Level:

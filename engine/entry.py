@@ -32,24 +32,24 @@ from .rejects import CancelReason, Reject
 from .units import parse_rate
 from .vocabulary import FINAL, WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
 
-ACTIVE = OrderStatus.ACTIVE
-ALO = ExecInst.ALO
-AON = ExecInst.AON
-BUY = Side.BUY
-CANCEL_PENDING = OrderStatus.CANCEL_PENDING
-CANCELED = OrderStatus.CANCELED
-FILLED = OrderStatus.FILLED
-GTC = TimeInForce.GTC
-IOC = TimeInForce.IOC
-MARKET = OrderType.MARKET
-NEW_PENDING = OrderStatus.NEW_PENDING
-REJECTED = OrderStatus.REJECTED
-USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING
-I_ACTIVE = InstrumentStatus.ACTIVE
-DISABLED = InstrumentStatus.DISABLED
-HALTED = InstrumentStatus.HALTED
-OPENING = InstrumentStatus.OPENING
-STP_INVALID = SelfTradePrevention.INVALID
+ACTIVE = OrderStatus.ACTIVE.value
+ALO = ExecInst.ALO.value
+AON = ExecInst.AON.value
+BUY = Side.BUY.value
+CANCEL_PENDING = OrderStatus.CANCEL_PENDING.value
+CANCELED = OrderStatus.CANCELED.value
+FILLED = OrderStatus.FILLED.value
+GTC = TimeInForce.GTC.value
+IOC = TimeInForce.IOC.value
+MARKET = OrderType.MARKET.value
+NEW_PENDING = OrderStatus.NEW_PENDING.value
+REJECTED = OrderStatus.REJECTED.value
+USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING.value
+I_ACTIVE = InstrumentStatus.ACTIVE.value
+DISABLED = InstrumentStatus.DISABLED.value
+HALTED = InstrumentStatus.HALTED.value
+OPENING = InstrumentStatus.OPENING.value
+STP_INVALID = SelfTradePrevention.INVALID.value
 
 if TYPE_CHECKING:
     from .book import Book

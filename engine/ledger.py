@@ -26,9 +26,9 @@ from .order import NO_FILLS, Execution, Order
 from .units import RATE_ONE
 from .vocabulary import WORKING, ExecInst, OrderStatus, Side
 
-ALO = ExecInst.ALO
-BUY = Side.BUY
-NEW_PENDING = OrderStatus.NEW_PENDING
+ALO = ExecInst.ALO.value
+BUY = Side.BUY.value
+NEW_PENDING = OrderStatus.NEW_PENDING.value
 
 if TYPE_CHECKING:
     from .reference import Instrument

@@ -27,13 +27,13 @@ from .rejects import CancelReason
 from .units import RATE_ONE
 from .vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
 
-BUY = Side.BUY
-CANCELED = OrderStatus.CANCELED
-FILLED = OrderStatus.FILLED
-MAKER = LiquidityFlag.MAKER
-TAKER = LiquidityFlag.TAKER
-STP_CANCEL_BOTH = SelfTradePrevention.CANCEL_BOTH
-STP_NONE = SelfTradePrevention.NONE
+BUY = Side.BUY.value
+CANCELED = OrderStatus.CANCELED.value
+FILLED = OrderStatus.FILLED.value
+MAKER = LiquidityFlag.MAKER.value
+TAKER = LiquidityFlag.TAKER.value
+STP_CANCEL_BOTH = SelfTradePrevention.CANCEL_BOTH.value
+STP_NONE = SelfTradePrevention.NONE.value
 
 if TYPE_CHECKING:
     from .venue import Venue

@@ -19,16 +19,16 @@ from .pricing import protection_price, within_band, would_trade
 from .rejects import CancelReason, Reject
 from .vocabulary import FINAL, InstrumentStatus, OrderStatus, OrderType, Side
 
-ACTIVE = OrderStatus.ACTIVE
-BUY = Side.BUY
-CANCELED = OrderStatus.CANCELED
-LIMIT = OrderType.LIMIT
-MARKET = OrderType.MARKET
-MODIFY_PENDING = OrderStatus.MODIFY_PENDING
-I_ACTIVE = InstrumentStatus.ACTIVE
-DISABLED = InstrumentStatus.DISABLED
-HALTED = InstrumentStatus.HALTED
-OPENING = InstrumentStatus.OPENING
+ACTIVE = OrderStatus.ACTIVE.value
+BUY = Side.BUY.value
+CANCELED = OrderStatus.CANCELED.value
+LIMIT = OrderType.LIMIT.value
+MARKET = OrderType.MARKET.value
+MODIFY_PENDING = OrderStatus.MODIFY_PENDING.value
+I_ACTIVE = InstrumentStatus.ACTIVE.value
+DISABLED = InstrumentStatus.DISABLED.value
+HALTED = InstrumentStatus.HALTED.value
+OPENING = InstrumentStatus.OPENING.value
 
 if TYPE_CHECKING:
     from .venue import Result, Venue

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from .reference import Client, Instrument
 
 # module-level names for the statuses tested on every order (engine/vocabulary.py says why)
-INITIALIZED = OrderStatus.INITIALIZED
-NEW_PENDING = OrderStatus.NEW_PENDING
-CANCELED = OrderStatus.CANCELED
-ALO = ExecInst.ALO
+INITIALIZED = OrderStatus.INITIALIZED.value
+NEW_PENDING = OrderStatus.NEW_PENDING.value
+CANCELED = OrderStatus.CANCELED.value
+ALO = ExecInst.ALO.value
 _REQUESTED = CancelReason.REQUESTED.value
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from .units import RATE_ONE
 from .vocabulary import Side
 
-BUY = Side.BUY
+BUY = Side.BUY.value
 
 if TYPE_CHECKING:
     from .reference import Instrument

@@ -22,7 +22,7 @@ from .rejects import Reject
 from .units import format_ratio
 from .vocabulary import Side
 
-BUY = Side.BUY
+BUY = Side.BUY.value
 
 if TYPE_CHECKING:
     from .reference import Instrument

@@ -51,12 +51,12 @@ from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
-ACTIVE = OrderStatus.ACTIVE
-BUY = Side.BUY
-CANCELED = OrderStatus.CANCELED
-GTC = TimeInForce.GTC
-LIMIT = OrderType.LIMIT
-SELL = Side.SELL
+ACTIVE = OrderStatus.ACTIVE.value
+BUY = Side.BUY.value
+CANCELED = OrderStatus.CANCELED.value
+GTC = TimeInForce.GTC.value
+LIMIT = OrderType.LIMIT.value
+SELL = Side.SELL.value
 
 if TYPE_CHECKING:
     from .reference import Client

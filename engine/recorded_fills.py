@@ -18,12 +18,12 @@ from .order import Order
 from .recorded_queue import place_of
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
-ACTIVE = OrderStatus.ACTIVE
-BUY = Side.BUY
-FILLED = OrderStatus.FILLED
-IOC = TimeInForce.IOC
-LIMIT = OrderType.LIMIT
-SELL = Side.SELL
+ACTIVE = OrderStatus.ACTIVE.value
+BUY = Side.BUY.value
+FILLED = OrderStatus.FILLED.value
+IOC = TimeInForce.IOC.value
+LIMIT = OrderType.LIMIT.value
+SELL = Side.SELL.value
 
 if TYPE_CHECKING:
     from .book import Level

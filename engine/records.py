@@ -54,7 +54,7 @@ class Transfer:
         self.type = type
         self.platform = platform
         self.instructions = instructions
-        self.status: str = TransferStatus.INITIALIZED
+        self.status: str = TransferStatus.INITIALIZED.value
         self.created = created
         self.updated = created
         self.reject_reason: str | None = None

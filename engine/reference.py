@@ -25,12 +25,15 @@ if TYPE_CHECKING:
 ID_RE = re.compile(r"^[1-9][0-9]*$")
 SYMBOL_MAX = 31
 
+# status and STP defaults are the plain strings, as the engine stores them (engine/vocabulary.py)
+
+
 @dataclass(eq=False)
 class Asset:
     id: int
     name: str
     decimals: int
-    status: str = AssetStatus.ACTIVE
+    status: str = AssetStatus.ACTIVE.value
     grid: Grid = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -51,7 +54,7 @@ class Instrument:
     price_band: int  # fraction in units of 10**-9
     maker_fee: int  # fraction in units of 10**-9
     taker_fee: int
-    status: str = InstrumentStatus.ACTIVE
+    status: str = InstrumentStatus.ACTIVE.value
     base_per_lot: int = field(init=False)
     notional_num: int = field(init=False)
     notional_den: int = field(init=False)
@@ -92,8 +95,8 @@ class Instrument:
 class Client:
     id: int
     mnemonic: str
-    self_trade_prevention: str = SelfTradePrevention.NONE
-    status: str = ClientStatus.ACTIVE
+    self_trade_prevention: str = SelfTradePrevention.NONE.value
+    status: str = ClientStatus.ACTIVE.value
     # instrument id -> (maker, taker) fee rates that replace the instrument's for this client
     fee_overrides: dict[int, tuple[int, int]] = field(default_factory=dict)
     # --- the venue's state for this client (owned and changed only by the Venue) ---

@@ -16,7 +16,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 from .vocabulary import FINAL, TransferStatus
 
-T_INITIALIZED = TransferStatus.INITIALIZED
+T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 
 if TYPE_CHECKING:

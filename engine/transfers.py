@@ -21,10 +21,10 @@ from .reference import Asset, Client
 from .rejects import Reject
 from .vocabulary import TransferStatus, TransferType
 
-DEPOSIT = TransferType.DEPOSIT
-T_COMPLETED = TransferStatus.COMPLETED
-T_INITIALIZED = TransferStatus.INITIALIZED
-T_REJECTED = TransferStatus.REJECTED
+DEPOSIT = TransferType.DEPOSIT.value
+T_COMPLETED = TransferStatus.COMPLETED.value
+T_INITIALIZED = TransferStatus.INITIALIZED.value
+T_REJECTED = TransferStatus.REJECTED.value
 
 if TYPE_CHECKING:
     from .venue import Result, Venue

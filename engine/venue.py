@@ -40,11 +40,11 @@ from .reference import Asset, Client, Instrument
 from .rejects import Reject
 from .vocabulary import FINAL, WORKING, InstrumentStatus, SelfTradePrevention, TransferStatus, TransferType
 
-DEPOSIT = TransferType.DEPOSIT
-T_INITIALIZED = TransferStatus.INITIALIZED
-ACTIVE = InstrumentStatus.ACTIVE
-DISABLED = InstrumentStatus.DISABLED
-OPENING = InstrumentStatus.OPENING
+DEPOSIT = TransferType.DEPOSIT.value
+T_INITIALIZED = TransferStatus.INITIALIZED.value
+ACTIVE = InstrumentStatus.ACTIVE.value
+DISABLED = InstrumentStatus.DISABLED.value
+OPENING = InstrumentStatus.OPENING.value
 STP_VALUES = tuple(SelfTradePrevention)
 
 

@@ -40,17 +40,17 @@ from ..order import Order
 from ..units import RATE_ONE
 from ..vocabulary import FINAL, ExecInst, InstrumentStatus, OrderStatus, OrderType, Side, TimeInForce
 
-ACTIVE = OrderStatus.ACTIVE
-ALO = ExecInst.ALO
-BUY = Side.BUY
-CANCEL_PENDING = OrderStatus.CANCEL_PENDING
-GTC = TimeInForce.GTC
-IOC = TimeInForce.IOC
-LIMIT = OrderType.LIMIT
-MARKET = OrderType.MARKET
-SELL = Side.SELL
-I_ACTIVE = InstrumentStatus.ACTIVE
-OPENING = InstrumentStatus.OPENING
+ACTIVE = OrderStatus.ACTIVE.value
+ALO = ExecInst.ALO.value
+BUY = Side.BUY.value
+CANCEL_PENDING = OrderStatus.CANCEL_PENDING.value
+GTC = TimeInForce.GTC.value
+IOC = TimeInForce.IOC.value
+LIMIT = OrderType.LIMIT.value
+MARKET = OrderType.MARKET.value
+SELL = Side.SELL.value
+I_ACTIVE = InstrumentStatus.ACTIVE.value
+OPENING = InstrumentStatus.OPENING.value
 
 if TYPE_CHECKING:
     from random import Random

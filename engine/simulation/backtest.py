@@ -56,8 +56,8 @@ from ..commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrd
 from ..events import DepthEvent, InstrumentEvent, OrderEvent, TradeEvent
 from ..vocabulary import Side
 
-BUY = Side.BUY
-SELL = Side.SELL
+BUY = Side.BUY.value
+SELL = Side.SELL.value
 
 if TYPE_CHECKING:
     from ..records import Fill

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from ..vocabulary import LiquidityFlag, Side
 
-BUY = Side.BUY
-MAKER = LiquidityFlag.MAKER
+BUY = Side.BUY.value
+MAKER = LiquidityFlag.MAKER.value
 
 if TYPE_CHECKING:
     from ..reference import Instrument
