@@ -14,7 +14,9 @@ Contract (the emulator's reading of the description; ``docs/matching.md`` says i
 - With a latency configured, entry/modify/cancel are acknowledged later (NEW_PENDING,
   MODIFY_PENDING, CANCEL_PENDING); meanwhile a working order keeps trading at its old terms.
 
-Modify lives in ``engine/modify.py``, the prices orders are checked against in ``engine/pricing.py``.
+Modify lives in ``engine/modify.py``, the prices orders are checked against in ``engine/pricing.py``,
+what happens to an accepted order (activation, resting, ending, acknowledgements) in
+``engine/lifecycle.py``.
 """
 
 from __future__ import annotations
@@ -22,25 +24,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import CancelOrder, PlaceOrder
-from .events import Event, OrderEvent
+from .events import OrderEvent
+from .ledger import balance, order_hold
 from .ledger import hold_rate as order_hold_rate
-from .ledger import open_qty, order_hold
-from .matching import available_to, balance, effective_stp, end_order, match, rehold
+from .lifecycle import activate, cancel_now
+from .matching import effective_stp
 from .order import Order, OrderExtra
 from .pricing import protection_price, within_band, would_trade
 from .rejects import CancelReason, Reject
 from .units import parse_rate
-from .vocabulary import FINAL, WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
+from .vocabulary import FINAL, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
 ALO = ExecInst.ALO.value
 AON = ExecInst.AON.value
 BUY = Side.BUY.value
 CANCEL_PENDING = OrderStatus.CANCEL_PENDING.value
-CANCELED = OrderStatus.CANCELED.value
-FILLED = OrderStatus.FILLED.value
-GTC = TimeInForce.GTC.value
-IOC = TimeInForce.IOC.value
 MARKET = OrderType.MARKET.value
 NEW_PENDING = OrderStatus.NEW_PENDING.value
 REJECTED = OrderStatus.REJECTED.value
@@ -50,10 +49,10 @@ DISABLED = InstrumentStatus.DISABLED.value
 HALTED = InstrumentStatus.HALTED.value
 OPENING = InstrumentStatus.OPENING.value
 STP_INVALID = SelfTradePrevention.INVALID.value
+IOC = TimeInForce.IOC.value
 
 if TYPE_CHECKING:
-    from .book import Book
-    from .venue import Result, Venue
+    from .core import Result, VenueCore
 
 # events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
 _new = tuple.__new__
@@ -74,7 +73,7 @@ def _extra_of(cmd: PlaceOrder, hold_rate: int | None) -> OrderExtra:
     return extra
 
 
-def _reject(v: "Venue", order: Order, reason: Reject, cmd: PlaceOrder, result: "Result") -> "Result":
+def _reject(v: VenueCore, order: Order, reason: Reject, cmd: PlaceOrder, result: Result) -> Result:
     order.status = REJECTED
     extra = order.ex()
     extra.reject_reason = reason.value
@@ -89,7 +88,7 @@ def _reject(v: "Venue", order: Order, reason: Reject, cmd: PlaceOrder, result: "
     return result
 
 
-def place(v: "Venue", cmd: PlaceOrder, result: "Result") -> "Result":
+def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     """Enter an order: check it, hold what it can spend, then activate it (or, with an entry
     latency, acknowledge it later). A refused order is recorded REJECTED."""
     client = v.clients.get(cmd.client_id)
@@ -149,7 +148,7 @@ def place(v: "Venue", cmd: PlaceOrder, result: "Result") -> "Result":
 
 
 def _entry_reject(
-    v: "Venue", cmd: PlaceOrder, order: Order, qty: int | None, price: int | None, hold_rate: int | None
+    v: VenueCore, cmd: PlaceOrder, order: Order, qty: int | None, price: int | None, hold_rate: int | None
 ) -> Reject | None:
     """The checks of the request itself and of the venue's state, in the contract's order."""
     inst = order.instrument
@@ -205,12 +204,12 @@ def _entry_reject(
     return None
 
 
-def open_order_total(v: "Venue") -> int:
+def open_order_total(v: VenueCore) -> int:
     """Open orders of the whole venue, O(clients × instruments): counted only when the venue-wide limit is on."""
     return sum(n for c in v.clients.values() for n in c.open_orders.values())
 
 
-def _price_reject(v: "Venue", cmd: PlaceOrder, order: Order) -> Reject | None:
+def _price_reject(v: VenueCore, cmd: PlaceOrder, order: Order) -> Reject | None:
     """MARKET: set the protection price. LIMIT: the price band and the ALO cross checks."""
     inst = order.instrument
     if cmd.type == MARKET:
@@ -238,88 +237,9 @@ def _take_hold(order: Order) -> Reject | None:
     return None
 
 
-def activate(v: "Venue", order: Order, events: list[Event], confirmed: int | None = None) -> None:
-    """An accepted order goes live: confirm, trade what it can, then rest or end. ``confirmed`` is the
-    timestamp an acknowledgement after a latency delay already took for the confirmation."""
-    order.status = ACTIVE
-    ts = v.clock.stamp() if confirmed is None else confirmed
-    events.append(_new(OrderEvent, (ts, order.id, order.client.id, ACTIVE, None)))
-    extra = order.extra
-    is_aon = extra is not None and AON in extra.exec_inst
-    if is_aon and not available_to(v, order, order.price, order.remaining):
-        end_order(v, order, CANCELED, CancelReason.AON_NOT_FILLABLE.value, events)
-        return
-    inst = order.instrument
-    stopped = match(v, order, events) if inst.status == I_ACTIVE else False
-    if not end_unless_rests(v, order, stopped, events):
-        return
-    v.books[inst.id].add(order)
-    if order.tif == GTC:
-        queue = v.gtc_queue
-        if queue and queue[-1].created <= order.created:
-            # expires no sooner than the last order queued, hence not before v._wake
-            queue.append(order)
-        else:
-            _queue_first_or_late(v, order)
-
-
-def _queue_first_or_late(v: "Venue", order: Order) -> None:
-    """Queue a GTC order for expiry when the queue is empty or ends with younger orders: in creation
-    order, and lowering ``v._wake`` when it may be the first to expire."""
-    expiry = order.created + v.config.gtc_life_ns
-    if expiry < v._wake:
-        v._wake = expiry  # it may expire before anything else falls due
-    queue = v.gtc_queue
-    # acknowledged after a younger order (the entry latency changed): the expiry queue must stay in
-    # creation order, so that every order expires on time
-    i = len(queue)
-    while i and queue[i - 1].created > order.created:
-        i -= 1
-    queue.insert(i, order)
-
-
-def end_unless_rests(v: "Venue", order: Order, stopped: bool, events: list[Event]) -> bool:
-    """After matching: end the order if it is filled, stopped by self-trade prevention, or a MARKET
-    or IOC order (whose remainder never rests). True when the remainder rests instead."""
-    if not order.remaining:
-        end_order(v, order, FILLED, None, events)
-    elif stopped:
-        end_order(v, order, CANCELED, CancelReason.SELF_TRADE_PREVENTION.value, events)
-    elif order.type == MARKET:
-        end_order(v, order, CANCELED, CancelReason.MARKET_REMAINDER.value, events)
-    elif order.tif == IOC:
-        end_order(v, order, CANCELED, CancelReason.IOC_REMAINDER.value, events)
-    else:
-        return True
-    return False
-
-
-def uncross(v: "Venue", book: "Book", events: list[Event]) -> None:
-    """Opening: feed the resting orders back in arrival order, so crossing ones trade.
-
-    Orders that rested before OPENING never cross one another: they go first, level by level, which
-    keeps their queues. Then the orders that joined while OPENING, in the order they joined. (Resting
-    orders are LIMIT GTC: what one leaves untraded rests again.)
-    """
-    joined = book.opening or {}
-    book.opening = None
-    orders = [
-        o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values()
-        if o.id not in joined
-    ]
-    orders += joined.values()
-    for order in orders:
-        book.remove(order, order.remaining)
-    for order in orders:
-        if order.status not in WORKING:
-            continue  # ended by self-trade prevention of an earlier order
-        if end_unless_rests(v, order, match(v, order, events), events):
-            book.add(order)
-
-
 # --- lookup -------------------------------------------------------------------------------------
 
-def find_order(v: "Venue", client_id: int, ref: str) -> Order | None:
+def find_order(v: VenueCore, client_id: int, ref: str) -> Order | None:
     """A client's order by exchange id, else by external id (a working order first)."""
     client = v.clients.get(client_id)
     if client is None:
@@ -333,7 +253,7 @@ def find_order(v: "Venue", client_id: int, ref: str) -> Order | None:
 
 # --- cancel -------------------------------------------------------------------------------------
 
-def cancel(v: "Venue", cmd: CancelOrder, result: "Result") -> "Result":
+def cancel(v: VenueCore, cmd: CancelOrder, result: Result) -> Result:
     """Cancel an ACTIVE order at once, or with a cancel latency mark it CANCEL_PENDING."""
     order = find_order(v, cmd.client_id, cmd.ref)
     if order is None:
@@ -356,55 +276,3 @@ def cancel(v: "Venue", cmd: CancelOrder, result: "Result") -> "Result":
         return result
     cancel_now(v, order, CancelReason.REQUESTED.value, result.events)
     return result
-
-
-def cancel_now(v: "Venue", order: Order, reason: str, events: list[Event]) -> None:
-    """Take a working order out of the book and end it CANCELED.
-
-    Working orders are exactly the resting ones (``Venue.check_invariants``), and every caller has
-    checked the status, so the order is removed without looking it up first.
-    """
-    v.books[order.instrument.id].remove(order, order.remaining)
-    end_order(v, order, CANCELED, reason, events)
-
-
-def ack_entry(v: "Venue", order: Order, events: list[Event]) -> None:
-    if order.status != NEW_PENDING:
-        return
-    # the CONFIRM record's timestamp: a stamp of its own, never shared with a record made at the
-    # same instant (another acknowledgement, a fill), so that activity cursors page exactly
-    acked = order.ex().acked = v.clock.stamp()
-    inst = order.instrument
-    if inst.status in (DISABLED, HALTED):
-        end_order(v, order, CANCELED, "INSTRUMENT_" + inst.status, events)
-        return
-    if order.type == MARKET:
-        # the market moved while the order was in flight: re-derive the protection price
-        aggressive = order.extra is not None and USE_AGGRESSIVE_PRICING in order.extra.flags
-        prot = protection_price(v, order.side, inst, aggressive)
-        if prot is None:
-            end_order(v, order, CANCELED, Reject.NO_LIQUIDITY.value, events)
-            return
-        # a BUY never spends more than was held at entry, and a lower price holds less (the
-        # difference goes back to the client); a SELL holds base, so any price will do
-        if order.side == BUY and prot < order.price:
-            _, held, fee_held = order_hold(order)
-            order.price = prot
-            rehold(order, held, fee_held)
-        elif order.side != BUY:
-            order.price = prot
-    elif order.is_alo and would_trade(v, order.side, inst, order.price):
-        end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
-        return
-    activate(v, order, events, acked)
-
-
-def ack_cancel(v: "Venue", order: Order, events: list[Event]) -> None:
-    if order.status == CANCEL_PENDING:
-        cancel_now(v, order, CancelReason.REQUESTED.value, events)
-
-
-__all__ = [
-    "place", "cancel", "activate", "end_unless_rests", "uncross", "cancel_now", "ack_entry", "ack_cancel",
-    "find_order", "protection_price", "within_band", "would_trade", "open_qty", "CANCELED",
-]

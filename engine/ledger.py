@@ -31,7 +31,7 @@ BUY = Side.BUY.value
 NEW_PENDING = OrderStatus.NEW_PENDING.value
 
 if TYPE_CHECKING:
-    from .reference import Instrument
+    from .reference import Client, Instrument
 
 
 class Balance:
@@ -52,6 +52,14 @@ class Balance:
             f"Balance(total={self.total}, hold={self.hold}, fees_hold={self.fees_hold}, "
             f"unsettled_fees={self.unsettled_fees})"
         )
+
+
+def balance(client: "Client", asset_id: int) -> Balance:
+    """The client's balance of an asset, created empty on first use."""
+    bal = client.balances.get(asset_id)
+    if bal is None:
+        bal = client.balances[asset_id] = Balance()
+    return bal
 
 
 #: statuses in which an order holds funds: working, or waiting for its acknowledgement
@@ -106,3 +114,12 @@ def order_hold(order: Order) -> tuple[int, int, int]:
     if order.status not in OPEN:
         return inst.base.id, 0, 0
     return inst.base.id, lots * inst.base_per_lot, 0
+
+
+def rehold(order: Order, held: int, fee_held: int) -> None:
+    """Bring the client's hold in line with the order's terms after they changed (price, quantity,
+    type), given ``held`` and ``fee_held`` as ``order_hold`` gave them before the change."""
+    asset_id, held2, fee_held2 = order_hold(order)
+    bal = balance(order.client, asset_id)
+    bal.hold += held2 - held
+    bal.fees_hold += fee_held2 - fee_held

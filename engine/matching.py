@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .events import Event, OrderEvent, TradeEvent
-from .ledger import Balance, buy_bound, hold_rate, order_hold
+from .events import OrderEvent, TradeEvent
+from .ledger import balance, buy_bound, hold_rate, order_hold
 from .order import Execution, Order
 from .records import Fill
 from .rejects import CancelReason
@@ -36,28 +36,12 @@ STP_CANCEL_BOTH = SelfTradePrevention.CANCEL_BOTH.value
 STP_NONE = SelfTradePrevention.NONE.value
 
 if TYPE_CHECKING:
-    from .venue import Venue
+    from .core import VenueCore
+    from .events import Event
 
 # events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
 _new = tuple.__new__
 _REQUESTED = CancelReason.REQUESTED.value
-
-
-def balance(client, asset_id: int) -> Balance:  # type: ignore[no-untyped-def]
-    """The client's balance of an asset, created empty on first use."""
-    bal = client.balances.get(asset_id)
-    if bal is None:
-        bal = client.balances[asset_id] = Balance()
-    return bal
-
-
-def rehold(order: Order, held: int, fee_held: int) -> None:
-    """Bring the client's hold in line with the order's terms after they changed (price, quantity,
-    type), given ``held`` and ``fee_held`` as ``order_hold`` gave them before the change."""
-    asset_id, held2, fee_held2 = order_hold(order)
-    bal = balance(order.client, asset_id)
-    bal.hold += held2 - held
-    bal.fees_hold += fee_held2 - fee_held
 
 
 def effective_stp(order: Order) -> str:
@@ -67,7 +51,7 @@ def effective_stp(order: Order) -> str:
     return order.client.self_trade_prevention
 
 
-def end_order(v: "Venue", order: Order, status: str, reason: str | None, events: list[Event]) -> None:
+def end_order(v: VenueCore, order: Order, status: str, reason: str | None, events: list[Event]) -> None:
     """Finish a working or pending order: FILLED or CANCELED (the caller takes it out of the book)."""
     asset_id, held, fee_held = order_hold(order)
     order.status = status
@@ -89,7 +73,7 @@ def end_order(v: "Venue", order: Order, status: str, reason: str | None, events:
 
 
 def fill(
-    v: "Venue", taker: Order, maker: Order, lots: int, price: int, events: list[Event],
+    v: VenueCore, taker: Order, maker: Order, lots: int, price: int, events: list[Event],
     t_rates: tuple[int, int], t_hold_rate: int,
 ) -> None:
     """Trade ``lots`` at ``price`` between an incoming and a resting order; ``t_rates`` are the
@@ -165,7 +149,7 @@ def fill(
     events.append(_new(TradeEvent, (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee)))
 
 
-def match(v: "Venue", taker: Order, events: list[Event]) -> bool:
+def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
     """Trade ``taker`` against its book. True when self-trade prevention stopped it."""
     book = v.books[taker.instrument.id]
     # keys of the contra side grow away from the touch (bids are keyed by -price), so a level is
@@ -219,7 +203,7 @@ def match(v: "Venue", taker: Order, events: list[Event]) -> bool:
     return stopped
 
 
-def available_to(v: "Venue", taker: Order, limit: int, wanted: int) -> bool:
+def available_to(v: VenueCore, taker: Order, limit: int, wanted: int) -> bool:
     """Whether ``wanted`` lots can trade at once up to ``limit`` (for all-or-none), honouring STP."""
     book = v.books[taker.instrument.id]
     is_buy = taker.side == BUY

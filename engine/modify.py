@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import ModifyOrder
-from .entry import end_unless_rests, find_order
-from .events import Event, OrderEvent
-from .ledger import buy_hold, order_hold
-from .matching import balance, end_order, match, rehold
+from .entry import find_order
+from .events import OrderEvent
+from .lifecycle import end_unless_rests
+from .ledger import balance, buy_hold, order_hold, rehold
+from .matching import end_order, match
 from .order import Order
 from .pricing import protection_price, within_band, would_trade
 from .rejects import CancelReason, Reject
@@ -31,13 +32,14 @@ HALTED = InstrumentStatus.HALTED.value
 OPENING = InstrumentStatus.OPENING.value
 
 if TYPE_CHECKING:
-    from .venue import Result, Venue
+    from .core import Result, VenueCore
+    from .events import Event
 
 # events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
 _new = tuple.__new__
 
 
-def modify(v: "Venue", cmd: ModifyOrder, result: "Result") -> "Result":
+def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
     """Check a modify of an ACTIVE order, then apply it (or, with a modify latency, later)."""
     client = v.clients.get(cmd.client_id)
     order = None
@@ -122,7 +124,7 @@ def _cannot_afford(order: Order, new_qty: int, new_price: int) -> bool:
     return new_held - held > bal.total - bal.hold
 
 
-def _late_modify_reject(v: "Venue", order: Order, new_qty: int, new_price: int) -> Reject | None:
+def _late_modify_reject(v: VenueCore, order: Order, new_qty: int, new_price: int) -> Reject | None:
     """A modify acknowledged after a delay: the checks the market or the balance may have changed since."""
     inst = order.instrument
     if inst.status == HALTED:
@@ -147,7 +149,7 @@ def _rename_external(order: Order, new_ext: str) -> None:
     client.by_external[new_ext] = order
 
 
-def _modify_reject(v: "Venue", cmd: ModifyOrder, order: Order) -> Reject | None:
+def _modify_reject(v: VenueCore, cmd: ModifyOrder, order: Order) -> Reject | None:
     status = order.status
     if status in FINAL:
         return Reject.ORDER_NOT_ACTIVE
@@ -177,7 +179,7 @@ def _modify_reject(v: "Venue", cmd: ModifyOrder, order: Order) -> Reject | None:
 
 
 def apply_modify(
-    v: "Venue", order: Order, new_qty: int, new_price: int, to_market: bool, events: list[Event]
+    v: VenueCore, order: Order, new_qty: int, new_price: int, to_market: bool, events: list[Event]
 ) -> None:
     """Change a working order's quantity and price (the checks have passed). A modify acknowledged after
     a latency delay re-checks halt, ALO and balance first and, if one fails, leaves the order as it was

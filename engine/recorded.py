@@ -8,7 +8,7 @@ Contract:
   matching, ledger, fees, STP, records, latency — therefore applies unchanged: a user's aggressive
   order trades against the depth orders at their prices like against any resting order.
 - ``apply_until(to_ns, events)`` applies every recorded event with engine time ``ts <= to_ns``
-  (the venue calls it from ``Venue._advance``, in time order with its timers, so it is journaled by
+  (the venue calls it from ``timers.advance``, in time order with its timers, so it is journaled by
   the commands that moved the clock, never on its own). An update sets the level's depth order to the
   recorded size; 0 lots retires it (no event: the recorded market's book is not a client's activity).
 - Market impact: with ``impact`` (the default) depth a user took stays taken until the recording next
@@ -42,8 +42,7 @@ from typing import TYPE_CHECKING
 
 from .book import Level
 from .events import DepthEvent, Event
-from .ledger import order_hold
-from .matching import balance
+from .ledger import balance, order_hold
 from .order import Order
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import SNAPSHOT, TRADE, UPDATE

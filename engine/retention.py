@@ -21,9 +21,8 @@ T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 if TYPE_CHECKING:
     from .reference import Client
-    from .venue import Venue
+    from .core import VenueCore
 
-CHECK_EVERY = 1000  # orders between two checks of the ended-order caps
 MIN_STATUS_RETENTION_NS = 1_000_000_000  # status_retention: one second ...
 MAX_STATUS_RETENTION_NS = 30 * 86_400 * 1_000_000_000  # ... to thirty days
 
@@ -58,17 +57,16 @@ def _drop_orders(client: Client, ids: list[int]) -> None:
             del by_external[ext]
 
 
-def ended_orders(venue: "Venue") -> dict[int, int]:
+def ended_orders(venue: VenueCore) -> dict[int, int]:
     """Client id -> ended orders it retains (status lookups and listings can still see them)."""
     return {cid: len(c.orders) - sum(c.open_orders.values()) for cid, c in venue.clients.items()}
 
 
-def cap_ended_orders(venue: "Venue") -> None:
+def cap_ended_orders(venue: VenueCore) -> None:
     """Forget the oldest ended orders (and fills) past ``max_ended_orders_per_client`` for each client
-    and past ``max_ended_orders`` for the venue. Checked every ``CHECK_EVERY`` orders (from
+    and past ``max_ended_orders`` for the venue. Checked every ``CHECK_EVERY`` orders (``engine/core.py``; from
     ``submit``), so at most that many more are held between two checks; past a cap the oldest go until
     a tenth below it (``_low_water``)."""
-    venue._cap_check_at = venue.next_order_id + CHECK_EVERY
     config = venue.config
     ended = ended_orders(venue)
     for cid, count in ended.items():
@@ -94,7 +92,7 @@ def cap_ended_orders(venue: "Venue") -> None:
             _drop_orders(venue.clients[cid], victims)
 
 
-def forget(venue: "Venue") -> None:
+def forget(venue: VenueCore) -> None:
     """Housekeeping: drop what is past its retention (ended orders: the longer of the status retention
     and the listing window; fills, settled transfers and funds entries: the listing window)."""
     now = venue.clock.now

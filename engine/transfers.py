@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import PaperFunds, RequestTransfer
-from .events import Event, FundsEvent, TransferEvent
-from .matching import balance
+from .events import FundsEvent, TransferEvent
+from .ledger import balance
 from .records import Transfer
 from .reference import Asset, Client
 from .rejects import Reject
@@ -27,10 +27,11 @@ T_INITIALIZED = TransferStatus.INITIALIZED.value
 T_REJECTED = TransferStatus.REJECTED.value
 
 if TYPE_CHECKING:
-    from .venue import Result, Venue
+    from .core import Result, VenueCore
+    from .events import Event
 
 
-def _funds_target(v: "Venue", client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
+def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
     """The client, asset and positive amount in units that a transfer or paper funds move."""
     client = v.clients.get(client_id)
     if client is None:
@@ -45,7 +46,7 @@ def _funds_target(v: "Venue", client_id: int, asset_id: int, amount: str) -> tup
         return Reject.QTY_NOT_POSITIVE
     return client, asset, units
 
-def request_transfer(v: "Venue", cmd: RequestTransfer, result: "Result") -> "Result":
+def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Result:
     """A DEPOSIT or WITHDRAW: INITIALIZED now (a WITHDRAW holds its amount), COMPLETED after the
     settlement delay (at once without one); a WITHDRAW the available balance cannot cover is REJECTED."""
     target = _funds_target(v, cmd.client_id, cmd.asset_id, cmd.amount)
@@ -77,7 +78,7 @@ def request_transfer(v: "Venue", cmd: RequestTransfer, result: "Result") -> "Res
         settle_transfer(v, transfer, result.events)
     return result
 
-def settle_transfer(v: "Venue", transfer: Transfer, events: list[Event]) -> None:
+def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> None:
     bal = balance(transfer.client, transfer.asset.id)
     if transfer.type == DEPOSIT:
         bal.total += transfer.amount
@@ -88,7 +89,7 @@ def settle_transfer(v: "Venue", transfer: Transfer, events: list[Event]) -> None
     transfer.updated = v.clock.stamp()
     events.append(TransferEvent(transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
 
-def paper_funds(v: "Venue", cmd: PaperFunds, result: "Result") -> "Result":
+def paper_funds(v: VenueCore, cmd: PaperFunds, result: Result) -> Result:
     """Add paper funds to a client's balance, or remove what its available balance covers."""
     target = _funds_target(v, cmd.client_id, cmd.asset_id, cmd.amount)
     if isinstance(target, Reject):

@@ -18,100 +18,31 @@ instrument's status, paper funds, settled fees, a client's STP setting, a record
 
 from __future__ import annotations
 
-import heapq
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from . import entry, modify, retention, transfers
-from .book import Book
-from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
+from . import entry, lifecycle, modify, retention, timers, transfers
 from .commands import (
     AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
     SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay, SetStatusRetention,
 )
-from .events import ClientEvent, Event, FeesSettledEvent, InstrumentEvent
+from .core import Result, VenueConfig, VenueCore
+from .events import ClientEvent, Event, InstrumentEvent
 from .ledger import Balance, open_qty, order_hold
-from .matching import balance
-from .order import NO_FILLS, Execution, Order
-from .records import Transfer
-from .reference import Asset, Client, Instrument
+from .order import NO_FILLS, Execution
 from .rejects import Reject
-from .vocabulary import FINAL, WORKING, InstrumentStatus, SelfTradePrevention, TransferStatus, TransferType
+from .vocabulary import FINAL, WORKING, InstrumentStatus, OrderStatus, SelfTradePrevention, TransferStatus, TransferType
 
-DEPOSIT = TransferType.DEPOSIT.value
-T_INITIALIZED = TransferStatus.INITIALIZED.value
-ACTIVE = InstrumentStatus.ACTIVE.value
-DISABLED = InstrumentStatus.DISABLED.value
-OPENING = InstrumentStatus.OPENING.value
 STP_VALUES = tuple(SelfTradePrevention)
 
 
-
-@dataclass
-class VenueConfig:
-    gtc_life_ns: int = 30 * NS_PER_DAY
-    status_retention_ns: int = NS_PER_DAY  # how long an ended order's status can be looked up
-    listing_window_ns: int = NS_PER_DAY  # "last 24 hours" of the listings
-    fee_settlement_interval_ns: int = 3600 * NS_PER_SECOND
-    max_open_orders: int | None = 10_000  # per client and instrument
-    max_venue_open_orders: int | None = None  # of every client and instrument together; None: no limit
-    # ended orders kept for status lookups and listings, within status_retention_ns: the oldest are
-    # forgotten first once a client, or the venue, holds more (docs/limits.md: bounded memory)
-    max_ended_orders_per_client: int = 100_000
-    max_ended_orders: int = 500_000
-
-
-class Result:
-    __slots__ = ("events", "order", "reject", "transfer", "snapshot_status")
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self.order: Order | None = None
-        self.reject: Reject | None = None
-        self.transfer: Transfer | None = None
-        self.snapshot_status: str | None = None  # the status to report when it differs from now
-
-    @property
-    def ok(self) -> bool:
-        return self.reject is None
-
-    def __repr__(self) -> str:
-        return f"Result(reject={self.reject}, order={self.order!r}, events={len(self.events)})"
-
-
-class Venue:
-    _cap_check_at = 0  # (a venue restored from an older snapshot checks its caps at its next command)
-    # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
-    # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
-    feeds: tuple[Any, ...] = ()
+class Venue(VenueCore):
+    """The venue: its state (:class:`~engine.core.VenueCore`), the one entry point ``submit`` and the
+    commands other than order entry, modify, cancel and transfers (which have modules of their own)."""
 
     def __init__(self, start_ns: int, config: VenueConfig | None = None):
-        self.config = config or VenueConfig()
-        self.clock = Clock(start_ns)
-        self.assets: dict[int, Asset] = {}
-        self.instruments: dict[int, Instrument] = {}
-        self.books: dict[int, Book] = {}
-        self.clients: dict[int, Client] = {}
-        self.fee_account: dict[int, int] = {}
-        self.next_order_id = 1
-        self.next_match_id = 1
-        self.next_transfer_id = 1
-        self.latency_entry_ns = 0
-        self.latency_modify_ns = 0
-        self.latency_cancel_ns = 0
-        self.settlement_delay_ns = 0
-        self._timers: list[tuple[int, int, str, Any]] = []
-        self._timer_seq = 0
-        self.gtc_queue: deque[Order] = deque()
-        interval = self.config.fee_settlement_interval_ns
-        self._next_housekeeping = (start_ns // interval + 1) * interval
-        # nothing falls due before this engine time, so submit() moves the clock without looking:
-        # a lower bound of next_due(), lowered by schedule() and by a GTC order that may expire
-        # before the orders queued (entry.activate), and exact again after _advance()
-        self._wake = self._next_housekeeping
-        self._cap_check_at = retention.CHECK_EVERY  # the order id at which the ended-order caps are next checked
+        super().__init__(start_ns, config)
         self.bind_handlers()
 
     def bind_handlers(self) -> None:
@@ -131,34 +62,6 @@ class Venue:
             SetStatusRetention: Venue._set_status_retention,
             AdvanceClock: lambda v, c, r: r,  # the move happens in submit()
         }
-
-    # --- reference data (set up before the first command; not journaled) -------------------
-
-    def add_asset(self, asset: Asset) -> None:
-        self.assets[asset.id] = asset
-        self.fee_account.setdefault(asset.id, 0)
-
-    def add_instrument(self, inst: Instrument) -> None:
-        self.instruments[inst.id] = inst
-        self.books[inst.id] = book = Book(inst.id)
-        if inst.status == OPENING:
-            book.opening = {}
-
-    def add_client(self, client: Client) -> None:
-        self.clients[client.id] = client
-
-    def add_feed(self, feed: Any) -> None:
-        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
-        those due by now at once (the book the venue starts with: set-up, like reference data)."""
-        self.feeds = (*self.feeds, feed)
-        feed.apply_until(self.clock.now, [])
-        due = feed.next_ts
-        if due is not None and due < self._wake:
-            self._wake = due
-
-    def credit(self, client_id: int, asset_id: int, units: int) -> None:
-        """Opening balance of a client (scenario setup)."""
-        balance(self.clients[client_id], asset_id).total += units
 
     # --- the one entry point ----------------------------------------------------------------
 
@@ -187,132 +90,12 @@ class Venue:
             if at < self._wake:
                 clock.now = at  # nothing is due on the way
             else:
-                self._advance(at, result.events)
+                timers.advance(self, at, result.events)
         self._handlers[kind](self, cmd, result)
         if self.next_order_id >= self._cap_check_at:
+            self.cap_checked()
             retention.cap_ended_orders(self)
         return result
-
-    # --- timers -----------------------------------------------------------------------------
-
-    def schedule(self, due: int, action: str, payload: Any) -> None:
-        self._timer_seq += 1
-        heapq.heappush(self._timers, (due, self._timer_seq, action, payload))
-        if due < self._wake:
-            self._wake = due
-
-    def quiet_until(self) -> int:
-        """Nothing falls due before this engine time (a lower bound of :meth:`next_due`, read without
-        touching any state: ``next_due`` drops ended orders from the expiry queue as it looks)."""
-        return self._wake
-
-    def next_due(self) -> int | None:
-        """The engine time at which something will happen on its own, if any."""
-        dues = [self._next_housekeeping]
-        if self._timers:
-            dues.append(self._timers[0][0])
-        expiry = self._next_expiry()
-        if expiry is not None:
-            dues.append(expiry)
-        for feed in self.feeds:
-            if feed.next_ts is not None:
-                dues.append(feed.next_ts)
-        return min(dues)
-
-    def _next_expiry(self) -> int | None:
-        queue = self.gtc_queue
-        life = self.config.gtc_life_ns
-        while queue and queue[0].status in FINAL:
-            queue.popleft()
-        return queue[0].created + life if queue else None
-
-    def _advance(self, to_ns: int, events: list[Event]) -> None:
-        clock = self.clock
-        while True:
-            due = to_ns + 1
-            kind = ""
-            if self._timers and self._timers[0][0] < due:
-                due, kind = self._timers[0][0], "timer"
-            expiry = self._next_expiry()
-            if expiry is not None and expiry < due:
-                due, kind = expiry, "expiry"
-            if self._next_housekeeping < due:
-                due, kind = self._next_housekeeping, "housekeeping"
-            feed_due = None
-            bound = due  # a feed applies everything before the next other thing due
-            for feed in self.feeds:
-                ts = feed.next_ts
-                if ts is not None and ts < due:
-                    bound = due
-                    due, kind, feed_due = ts, "feed", feed
-                elif ts is not None and ts < bound:
-                    bound = ts
-            if not kind:
-                break
-            clock.advance(due)
-            if kind == "timer":
-                _, _, action, payload = heapq.heappop(self._timers)
-                self._fire(action, payload, events)
-            elif feed_due is not None:
-                feed_due.apply_until(bound - 1, events)
-            elif kind == "expiry":
-                order = self.gtc_queue.popleft()
-                if order.status in WORKING:
-                    entry.cancel_now(self, order, "EXPIRED", events)
-            else:
-                self._housekeeping(events)
-                self._next_housekeeping = self._housekeeping_after(due, to_ns)
-        clock.advance(to_ns)
-        self._wake = self.next_due()  # type: ignore[assignment]  # never None: housekeeping recurs
-
-    def _housekeeping_after(self, done: int, to_ns: int) -> int:
-        """The next housekeeping time after the one at ``done``.
-
-        Hours in which nothing happens (no timer, no expiry, no command: all before ``to_ns``) are
-        skipped: housekeeping at the last of them does what every one of them would have, so a jump of
-        years costs two housekeepings, not one per hour.
-        """
-        interval = self.config.fee_settlement_interval_ns
-        following = done + interval
-        quiet_until = to_ns
-        if self._timers:
-            quiet_until = min(quiet_until, self._timers[0][0])
-        expiry = self._next_expiry()
-        if expiry is not None:
-            quiet_until = min(quiet_until, expiry)
-        for feed in self.feeds:
-            if feed.next_ts is not None:
-                quiet_until = min(quiet_until, feed.next_ts)
-        return max(following, quiet_until // interval * interval)
-
-    def _fire(self, action: str, payload: Any, events: list[Event]) -> None:
-        if action == "ack_entry":
-            entry.ack_entry(self, payload, events)
-        elif action == "ack_cancel":
-            entry.ack_cancel(self, payload, events)
-        elif action == "ack_modify":
-            order, qty, price, to_market = payload
-            modify.apply_modify(self, order, qty, price, to_market, events)
-        elif action == "settle_transfer":
-            transfers.settle_transfer(self, payload, events)
-        else:  # pragma: no cover - a bug, not an input
-            raise AssertionError(f"unknown timer action {action}")
-
-    def _housekeeping(self, events: list[Event]) -> None:
-        """Sweep unsettled fees to the venue's fee account and forget what retention allows."""
-        ts = None
-        for asset_id in self.assets:
-            swept = 0
-            for client in self.clients.values():
-                bal = client.balances.get(asset_id)
-                if bal is not None and bal.unsettled_fees:
-                    swept += bal.unsettled_fees
-                    bal.unsettled_fees = 0
-            if swept:
-                self.fee_account[asset_id] += swept
-                ts = self.clock.stamp()
-                events.append(FeesSettledEvent(ts, asset_id, swept))
-        retention.forget(self)
 
     # --- commands other than order entry ----------------------------------------------------
 
@@ -352,16 +135,16 @@ class Venue:
         events = result.events
         events.append(InstrumentEvent(self.clock.stamp(), inst.id, cmd.status))
         book = self.books[inst.id]
-        if cmd.status == DISABLED:
+        if cmd.status == InstrumentStatus.DISABLED:
             for order in book.resting_orders():
-                entry.cancel_now(self, order, "INSTRUMENT_DISABLED", events)
+                lifecycle.cancel_now(self, order, "INSTRUMENT_DISABLED", events)
             book.opening = None
-        elif cmd.status == OPENING:
+        elif cmd.status == InstrumentStatus.OPENING:
             if book.opening is None:
                 book.opening = {}
-        elif cmd.status == ACTIVE and book.opening is not None:
+        elif cmd.status == InstrumentStatus.ACTIVE and book.opening is not None:
             # from OPENING, possibly by way of HALTED: the book may be crossed
-            entry.uncross(self, book, events)
+            lifecycle.uncross(self, book, events)
         return result
 
     # --- checks -----------------------------------------------------------------------------
@@ -395,7 +178,7 @@ class Venue:
             for inst_id, n in client.open_orders.items():
                 assert n == counts.get(inst_id, 0), f"client {client.id} open orders {n} != {counts}"
             for transfer in client.transfers.values():
-                if transfer.status == T_INITIALIZED and transfer.type != DEPOSIT:
+                if transfer.status == TransferStatus.INITIALIZED and transfer.type != TransferType.DEPOSIT:
                     slot = expected_hold.setdefault((client.id, transfer.asset.id), [0, 0])
                     slot[0] += transfer.amount
             for asset_id, bal in client.balances.items():
@@ -411,11 +194,7 @@ class Venue:
         for feed in self.feeds:
             feed.check_invariants()
         assert not any(getattr(NO_FILLS, k) for k in Execution.__slots__), "NO_FILLS was written to"
-        dues = [self._next_housekeeping] + [due for due, _, _, _ in self._timers[:1]]
-        dues += [feed.next_ts for feed in self.feeds if feed.next_ts is not None]
-        life = self.config.gtc_life_ns
-        dues += [o.created + life for o in self.gtc_queue if o.status not in FINAL]
-        assert self._wake <= min(dues), f"_wake {self._wake} is after something due at {min(dues)}"
+        self.wake_invariant()
 
 
-__all__ = ["Venue", "VenueConfig", "Result", "Balance"]
+__all__ = ["Venue", "VenueConfig", "Result", "Balance", "Event"]

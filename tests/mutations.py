@@ -97,10 +97,10 @@ BREAKS = [
           "if bal.total - bal.hold < held:", "if bal.total < held:", (MODEL,)),
     Break("withdrawal checked against the total, not the available balance", "engine/transfers.py",
           "if bal.total - bal.hold < units:", "if bal.total < units:", (MODEL,)),
-    Break("MARKET remainder reported as IOC_REMAINDER", "engine/entry.py",
+    Break("MARKET remainder reported as IOC_REMAINDER", "engine/lifecycle.py",
           "end_order(v, order, CANCELED, CancelReason.MARKET_REMAINDER.value, events)",
           "end_order(v, order, CANCELED, CancelReason.IOC_REMAINDER.value, events)", (MODEL,)),
-    Break("hourly fee sweep skipped", "engine/venue.py",
+    Break("hourly fee sweep skipped", "engine/timers.py",
           "if bal is not None and bal.unsettled_fees:", "if False:", (MODEL,)),
     # the reference model alone (test_engine_stateful.py) on the engine breaks
     Break("seller's fee rounded down (the model alone)", "engine/matching.py",

@@ -54,6 +54,9 @@ def _registry() -> dict[str, type]:
 
 _CLASSES = _registry()
 _NAMES = {cls: name for name, cls in _CLASSES.items()}
+#: names under which earlier versions of the engine wrote a class that has moved since: a snapshot they
+#: wrote still restores (the class's attributes are unchanged)
+_FORMER_NAMES = {"venue.VenueConfig": "core.VenueConfig"}
 
 
 class SnapshotError(ValueError):
@@ -151,7 +154,7 @@ class _Reader:
         raise SnapshotError(f"unexpected value {str(v)[:80]}")
 
     def _cls(self, name: Any) -> type:
-        cls = _CLASSES.get(name) if isinstance(name, str) else None
+        cls = _CLASSES.get(_FORMER_NAMES.get(name, name)) if isinstance(name, str) else None
         if cls is None:
             raise SnapshotError(f"class {name!r} is not engine state")
         return cls

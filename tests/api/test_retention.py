@@ -10,7 +10,7 @@ import pytest
 from cefisim.api.cli import main
 from cefisim.api.scenario import ScenarioError, parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.engine import retention
+from cefisim.engine import core
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.venue import VenueConfig
 from tests.api.conftest import Api, scenario_doc
@@ -83,7 +83,7 @@ def _churn(sim: Simulation, client_id: int, n: int, tag: str) -> None:
 
 
 def test_ended_orders_are_capped_per_client_oldest_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(retention, "CHECK_EVERY", 10)
+    monkeypatch.setattr(core, "CHECK_EVERY", 10)
     config = VenueConfig(max_ended_orders_per_client=50, max_ended_orders=1000)
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", venue_config=config)
     sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", "48000.00", external_id="open"))  # never forgotten
@@ -98,7 +98,7 @@ def test_ended_orders_are_capped_per_client_oldest_first(monkeypatch: pytest.Mon
 
 
 def test_ended_orders_are_capped_for_the_venue_oldest_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(retention, "CHECK_EVERY", 10)
+    monkeypatch.setattr(core, "CHECK_EVERY", 10)
     config = VenueConfig(max_ended_orders_per_client=1000, max_ended_orders=80)
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", venue_config=config)
     _churn(sim, 100, 60, "a")  # the older ones

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cefisim.engine.commands import PlaceOrder
-from cefisim.engine.entry import protection_price
 from cefisim.engine.events import OrderEvent
+from cefisim.engine.pricing import protection_price
 from cefisim.engine.rejects import Reject
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, DAY, ETH_USD, RICH, SECOND, START, Sim, fingerprint, trades

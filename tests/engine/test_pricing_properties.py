@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cefisim.engine.entry import protection_price
+from cefisim.engine.pricing import protection_price
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, Sim
 from cefisim.engine.vocabulary import Side

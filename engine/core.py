@@ -1,0 +1,228 @@
+"""The venue's state, and the small interface the operation modules call on it.
+
+:class:`VenueCore` holds what the venue is made of (reference data, books, counters, latencies, the
+timer heap and the GTC expiry queue) and owns its private bookkeeping: an operation module
+(``entry``, ``lifecycle``, ``matching``, ``modify``, ``pricing``, ``transfers``, ``retention``,
+``timers``) reads the public attributes and calls the methods below, never an underscore attribute.
+:class:`~engine.venue.Venue` adds the one entry point (``submit``) and the command dispatch on top.
+
+This module imports no operation module, so they can all name ``VenueCore`` without an import cycle.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .book import Book
+from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
+from .events import Event
+from .ledger import balance
+from .order import Order
+from .records import Transfer
+from .reference import Asset, Client, Instrument
+from .rejects import Reject
+from .vocabulary import FINAL, InstrumentStatus
+
+
+CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
+
+
+@dataclass
+class VenueConfig:
+    gtc_life_ns: int = 30 * NS_PER_DAY
+    status_retention_ns: int = NS_PER_DAY  # how long an ended order's status can be looked up
+    listing_window_ns: int = NS_PER_DAY  # "last 24 hours" of the listings
+    fee_settlement_interval_ns: int = 3600 * NS_PER_SECOND
+    max_open_orders: int | None = 10_000  # per client and instrument
+    max_venue_open_orders: int | None = None  # of every client and instrument together; None: no limit
+    # ended orders kept for status lookups and listings, within status_retention_ns: the oldest are
+    # forgotten first once a client, or the venue, holds more (docs/limits.md: bounded memory)
+    max_ended_orders_per_client: int = 100_000
+    max_ended_orders: int = 500_000
+
+
+class Feed(Protocol):
+    """A source of book changes due at their own engine times: a recorded market (``engine/recorded.py``)."""
+
+    @property
+    def next_ts(self) -> int | None:
+        """The engine time of its next change, None when it has none left."""
+
+    def apply_until(self, to_ns: int, events: list[Event]) -> None:
+        """Apply every change due at or before ``to_ns``."""
+
+    def check_invariants(self) -> None:
+        """Assert its own invariants (``Venue.check_invariants``)."""
+
+
+class Result:
+    __slots__ = ("events", "order", "reject", "transfer", "snapshot_status")
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.order: Order | None = None
+        self.reject: Reject | None = None
+        self.transfer: Transfer | None = None
+        self.snapshot_status: str | None = None  # the status to report when it differs from now
+
+    @property
+    def ok(self) -> bool:
+        return self.reject is None
+
+    def __repr__(self) -> str:
+        return f"Result(reject={self.reject}, order={self.order!r}, events={len(self.events)})"
+
+
+class VenueCore:
+    _cap_check_at = 0  # (a venue restored from an older snapshot checks its caps at its next command)
+    # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
+    # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
+    feeds: tuple[Feed, ...] = ()
+
+    def __init__(self, start_ns: int, config: VenueConfig | None = None) -> None:
+        self.config = config or VenueConfig()
+        self.clock = Clock(start_ns)
+        self.assets: dict[int, Asset] = {}
+        self.instruments: dict[int, Instrument] = {}
+        self.books: dict[int, Book] = {}
+        self.clients: dict[int, Client] = {}
+        self.fee_account: dict[int, int] = {}
+        self.next_order_id = 1
+        self.next_match_id = 1
+        self.next_transfer_id = 1
+        self.latency_entry_ns = 0
+        self.latency_modify_ns = 0
+        self.latency_cancel_ns = 0
+        self.settlement_delay_ns = 0
+        self._timers: list[tuple[int, int, str, Any]] = []
+        self._timer_seq = 0
+        self.gtc_queue: deque[Order] = deque()
+        interval = self.config.fee_settlement_interval_ns
+        self._next_housekeeping = (start_ns // interval + 1) * interval
+        # nothing falls due before this engine time, so submit() moves the clock without looking:
+        # a lower bound of next_due(), lowered by schedule(), queue_expiry() and add_feed(), and
+        # exact again after timers.advance() (rewake())
+        self._wake = self._next_housekeeping
+        self._cap_check_at = CHECK_EVERY  # the order id at which the ended-order caps are next checked
+
+    # --- reference data (set up before the first command; not journaled) -------------------
+
+    def add_asset(self, asset: Asset) -> None:
+        self.assets[asset.id] = asset
+        self.fee_account.setdefault(asset.id, 0)
+
+    def add_instrument(self, inst: Instrument) -> None:
+        self.instruments[inst.id] = inst
+        self.books[inst.id] = book = Book(inst.id)
+        if inst.status == InstrumentStatus.OPENING:
+            book.opening = {}
+
+    def add_client(self, client: Client) -> None:
+        self.clients[client.id] = client
+
+    def add_feed(self, feed: Feed) -> None:
+        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
+        those due by now at once (the book the venue starts with: set-up, like reference data)."""
+        self.feeds = (*self.feeds, feed)
+        feed.apply_until(self.clock.now, [])
+        due = feed.next_ts
+        if due is not None and due < self._wake:
+            self._wake = due
+
+    def credit(self, client_id: int, asset_id: int, units: int) -> None:
+        """Opening balance of a client (scenario setup)."""
+        balance(self.clients[client_id], asset_id).total += units
+
+    # --- what falls due: timers, GTC expiry, housekeeping -----------------------------------
+
+    def schedule(self, due: int, action: str, payload: Any) -> None:
+        """Fire ``action`` (``engine/timers.py`` names them) with ``payload`` at engine time ``due``."""
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (due, self._timer_seq, action, payload))
+        if due < self._wake:
+            self._wake = due
+
+    def queue_expiry(self, order: Order) -> None:
+        """Queue a resting GTC order for expiry ``config.gtc_life_ns`` after its creation.
+
+        The queue stays in creation order, so that every order expires on time: an order acknowledged
+        after a younger one (the entry latency changed) is put in its place.
+        """
+        queue = self.gtc_queue
+        if queue and queue[-1].created <= order.created:
+            # expires no sooner than the last order queued, hence not before the wake bound
+            queue.append(order)
+            return
+        expiry = order.created + self.config.gtc_life_ns
+        if expiry < self._wake:
+            self._wake = expiry  # it may expire before anything else falls due
+        i = len(queue)
+        while i and queue[i - 1].created > order.created:
+            i -= 1
+        queue.insert(i, order)
+
+    def quiet_until(self) -> int:
+        """Nothing falls due before this engine time (a lower bound of :meth:`next_due`, read without
+        touching any state: ``next_due`` drops ended orders from the expiry queue as it looks)."""
+        return self._wake
+
+    def next_due(self) -> int | None:
+        """The engine time at which something will happen on its own, if any."""
+        dues = [self._next_housekeeping]
+        if self._timers:
+            dues.append(self._timers[0][0])
+        expiry = self.next_expiry()
+        if expiry is not None:
+            dues.append(expiry)
+        for feed in self.feeds:
+            if feed.next_ts is not None:
+                dues.append(feed.next_ts)
+        return min(dues)
+
+    def next_expiry(self) -> int | None:
+        """When the oldest working GTC order expires (ended orders are dropped from the queue)."""
+        queue = self.gtc_queue
+        life = self.config.gtc_life_ns
+        while queue and queue[0].status in FINAL:
+            queue.popleft()
+        return queue[0].created + life if queue else None
+
+    def next_timer(self) -> int | None:
+        """When the earliest scheduled timer falls due, if any."""
+        return self._timers[0][0] if self._timers else None
+
+    def pop_timer(self) -> tuple[str, Any]:
+        """Take the earliest timer off the heap: its (action, payload)."""
+        _, _, action, payload = heapq.heappop(self._timers)
+        return action, payload
+
+    def next_housekeeping(self) -> int:
+        """When the hourly housekeeping (fee sweep, retention) runs next."""
+        return self._next_housekeeping
+
+    def housekeeping_done(self, following: int) -> None:
+        """Housekeeping ran: it runs again at ``following``."""
+        self._next_housekeeping = following
+
+    def rewake(self) -> None:
+        """Make the wake bound exact again (after the clock moved through everything due)."""
+        self._wake = self.next_due()  # type: ignore[assignment]  # never None: housekeeping recurs
+
+    def cap_check_due(self) -> bool:
+        """Whether the ended-order caps are due for a check (every ``CHECK_EVERY`` orders)."""
+        return self.next_order_id >= self._cap_check_at
+
+    def cap_checked(self) -> None:
+        """The caps were checked: the next check is ``CHECK_EVERY`` orders on."""
+        self._cap_check_at = self.next_order_id + CHECK_EVERY
+
+    def wake_invariant(self) -> None:
+        """Assert that nothing due lies before the wake bound (``Venue.check_invariants``)."""
+        dues = [self._next_housekeeping] + [due for due, _, _, _ in self._timers[:1]]
+        dues += [feed.next_ts for feed in self.feeds if feed.next_ts is not None]
+        life = self.config.gtc_life_ns
+        dues += [o.created + life for o in self.gtc_queue if o.status not in FINAL]
+        assert self._wake <= min(dues), f"_wake {self._wake} is after something due at {min(dues)}"

@@ -1,0 +1,150 @@
+"""An order's life after entry: it goes live (``activate``), trades or rests, ends (``end_unless_rests``,
+``cancel_now``), meets the opening auction (``uncross``), and its delayed acknowledgements
+(``ack_entry``, ``ack_cancel``) when a latency is configured.
+
+Contract (``engine/entry.py`` has the whole of it, ``docs/matching.md`` in prose): an activated order
+is confirmed ACTIVE, trades what it can (not while its instrument is OPENING), then rests if it is a
+LIMIT GTC order with a remainder, else ends: FILLED, or CANCELED with the reason (self-trade
+prevention, MARKET or IOC remainder, AON not fillable). A resting GTC order is queued for expiry.
+``end_order`` (``engine/matching.py``) is the one way out of the working states.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .events import OrderEvent
+from .ledger import order_hold, rehold
+from .matching import available_to, end_order, match
+from .order import Order
+from .pricing import protection_price, would_trade
+from .rejects import CancelReason, Reject
+from .vocabulary import WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
+
+if TYPE_CHECKING:
+    from .book import Book
+    from .core import VenueCore
+    from .events import Event
+
+ACTIVE = OrderStatus.ACTIVE.value
+AON = ExecInst.AON.value
+BUY = Side.BUY.value
+CANCEL_PENDING = OrderStatus.CANCEL_PENDING.value
+CANCELED = OrderStatus.CANCELED.value
+FILLED = OrderStatus.FILLED.value
+GTC = TimeInForce.GTC.value
+IOC = TimeInForce.IOC.value
+MARKET = OrderType.MARKET.value
+NEW_PENDING = OrderStatus.NEW_PENDING.value
+USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING.value
+I_ACTIVE = InstrumentStatus.ACTIVE.value
+DISABLED = InstrumentStatus.DISABLED.value
+HALTED = InstrumentStatus.HALTED.value
+
+# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
+_new = tuple.__new__
+
+
+def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | None = None) -> None:
+    """An accepted order goes live: confirm, trade what it can, then rest or end. ``confirmed`` is the
+    timestamp an acknowledgement after a latency delay already took for the confirmation."""
+    order.status = ACTIVE
+    ts = v.clock.stamp() if confirmed is None else confirmed
+    events.append(_new(OrderEvent, (ts, order.id, order.client.id, ACTIVE, None)))
+    extra = order.extra
+    is_aon = extra is not None and AON in extra.exec_inst
+    if is_aon and not available_to(v, order, order.price, order.remaining):
+        end_order(v, order, CANCELED, CancelReason.AON_NOT_FILLABLE.value, events)
+        return
+    inst = order.instrument
+    stopped = match(v, order, events) if inst.status == I_ACTIVE else False
+    if not end_unless_rests(v, order, stopped, events):
+        return
+    v.books[inst.id].add(order)
+    if order.tif == GTC:
+        v.queue_expiry(order)
+
+
+def end_unless_rests(v: VenueCore, order: Order, stopped: bool, events: list[Event]) -> bool:
+    """After matching: end the order if it is filled, stopped by self-trade prevention, or a MARKET
+    or IOC order (whose remainder never rests). True when the remainder rests instead."""
+    if not order.remaining:
+        end_order(v, order, FILLED, None, events)
+    elif stopped:
+        end_order(v, order, CANCELED, CancelReason.SELF_TRADE_PREVENTION.value, events)
+    elif order.type == MARKET:
+        end_order(v, order, CANCELED, CancelReason.MARKET_REMAINDER.value, events)
+    elif order.tif == IOC:
+        end_order(v, order, CANCELED, CancelReason.IOC_REMAINDER.value, events)
+    else:
+        return True
+    return False
+
+
+def uncross(v: VenueCore, book: Book, events: list[Event]) -> None:
+    """Opening: feed the resting orders back in arrival order, so crossing ones trade.
+
+    Orders that rested before OPENING never cross one another: they go first, level by level, which
+    keeps their queues. Then the orders that joined while OPENING, in the order they joined. (Resting
+    orders are LIMIT GTC: what one leaves untraded rests again.)
+    """
+    joined = book.opening or {}
+    book.opening = None
+    orders = [
+        o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values()
+        if o.id not in joined
+    ]
+    orders += joined.values()
+    for order in orders:
+        book.remove(order, order.remaining)
+    for order in orders:
+        if order.status not in WORKING:
+            continue  # ended by self-trade prevention of an earlier order
+        if end_unless_rests(v, order, match(v, order, events), events):
+            book.add(order)
+
+
+def cancel_now(v: VenueCore, order: Order, reason: str, events: list[Event]) -> None:
+    """Take a working order out of the book and end it CANCELED.
+
+    Working orders are exactly the resting ones (``Venue.check_invariants``), and every caller has
+    checked the status, so the order is removed without looking it up first.
+    """
+    v.books[order.instrument.id].remove(order, order.remaining)
+    end_order(v, order, CANCELED, reason, events)
+
+
+def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
+    if order.status != NEW_PENDING:
+        return
+    # the CONFIRM record's timestamp: a stamp of its own, never shared with a record made at the
+    # same instant (another acknowledgement, a fill), so that activity cursors page exactly
+    acked = order.ex().acked = v.clock.stamp()
+    inst = order.instrument
+    if inst.status in (DISABLED, HALTED):
+        end_order(v, order, CANCELED, "INSTRUMENT_" + inst.status, events)
+        return
+    if order.type == MARKET:
+        # the market moved while the order was in flight: re-derive the protection price
+        aggressive = order.extra is not None and USE_AGGRESSIVE_PRICING in order.extra.flags
+        prot = protection_price(v, order.side, inst, aggressive)
+        if prot is None:
+            end_order(v, order, CANCELED, Reject.NO_LIQUIDITY.value, events)
+            return
+        # a BUY never spends more than was held at entry, and a lower price holds less (the
+        # difference goes back to the client); a SELL holds base, so any price will do
+        if order.side == BUY and prot < order.price:
+            _, held, fee_held = order_hold(order)
+            order.price = prot
+            rehold(order, held, fee_held)
+        elif order.side != BUY:
+            order.price = prot
+    elif order.is_alo and would_trade(v, order.side, inst, order.price):
+        end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
+        return
+    activate(v, order, events, acked)
+
+
+def ack_cancel(v: VenueCore, order: Order, events: list[Event]) -> None:
+    if order.status == CANCEL_PENDING:
+        cancel_now(v, order, CancelReason.REQUESTED.value, events)

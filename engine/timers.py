@@ -1,0 +1,122 @@
+"""What the passing of engine time does: timers, GTC expiry, recorded markets and the hourly housekeeping.
+
+Contract: ``advance(v, to_ns, events)`` moves the clock to ``to_ns`` through everything that falls due
+on the way, in time order (ties: a timer, then an expiry, then housekeeping; a recorded market applies
+what it holds before the next other thing due), each at its own engine time. Timers are scheduled by
+the operation modules with ``VenueCore.schedule(due, action, payload)``; the actions are:
+
+- ``ack_entry`` (an Order): the entry latency has passed (``engine/lifecycle.py``);
+- ``ack_cancel`` (an Order): the cancel latency has passed;
+- ``ack_modify`` ((order, qty, price, to_market)): the modify latency has passed (``engine/modify.py``);
+- ``settle_transfer`` (a Transfer): the settlement delay has passed (``engine/transfers.py``).
+
+Housekeeping sweeps unsettled fees to the venue's fee account and forgets what retention allows
+(``engine/retention.py``); hours in which nothing happens are skipped (see ``_housekeeping_after``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import lifecycle, modify, retention, transfers
+from .events import FeesSettledEvent
+from .vocabulary import WORKING
+
+if TYPE_CHECKING:
+    from .core import VenueCore
+    from .events import Event
+
+
+def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
+    """Move the clock to ``to_ns``, firing what falls due on the way (events appended to ``events``)."""
+    clock = v.clock
+    while True:
+        due = to_ns + 1
+        kind = ""
+        timer = v.next_timer()
+        if timer is not None and timer < due:
+            due, kind = timer, "timer"
+        expiry = v.next_expiry()
+        if expiry is not None and expiry < due:
+            due, kind = expiry, "expiry"
+        housekeeping = v.next_housekeeping()
+        if housekeeping < due:
+            due, kind = housekeeping, "housekeeping"
+        feed_due = None
+        bound = due  # a feed applies everything before the next other thing due
+        for feed in v.feeds:
+            ts = feed.next_ts
+            if ts is not None and ts < due:
+                bound = due
+                due, kind, feed_due = ts, "feed", feed
+            elif ts is not None and ts < bound:
+                bound = ts
+        if not kind:
+            break
+        clock.advance(due)
+        if kind == "timer":
+            action, payload = v.pop_timer()
+            fire(v, action, payload, events)
+        elif feed_due is not None:
+            feed_due.apply_until(bound - 1, events)
+        elif kind == "expiry":
+            order = v.gtc_queue.popleft()
+            if order.status in WORKING:
+                lifecycle.cancel_now(v, order, "EXPIRED", events)
+        else:
+            housekeeping_run(v, events)
+            v.housekeeping_done(_housekeeping_after(v, due, to_ns))
+    clock.advance(to_ns)
+    v.rewake()
+
+
+def _housekeeping_after(v: VenueCore, done: int, to_ns: int) -> int:
+    """The next housekeeping time after the one at ``done``.
+
+    Hours in which nothing happens (no timer, no expiry, no command: all before ``to_ns``) are
+    skipped: housekeeping at the last of them does what every one of them would have, so a jump of
+    years costs two housekeepings, not one per hour.
+    """
+    interval = v.config.fee_settlement_interval_ns
+    following = done + interval
+    quiet_until = to_ns
+    timer = v.next_timer()
+    if timer is not None:
+        quiet_until = min(quiet_until, timer)
+    expiry = v.next_expiry()
+    if expiry is not None:
+        quiet_until = min(quiet_until, expiry)
+    for feed in v.feeds:
+        if feed.next_ts is not None:
+            quiet_until = min(quiet_until, feed.next_ts)
+    return max(following, quiet_until // interval * interval)
+
+
+def fire(v: VenueCore, action: str, payload: Any, events: list[Event]) -> None:
+    """Carry out a timer's action (the module docstring lists them)."""
+    if action == "ack_entry":
+        lifecycle.ack_entry(v, payload, events)
+    elif action == "ack_cancel":
+        lifecycle.ack_cancel(v, payload, events)
+    elif action == "ack_modify":
+        order, qty, price, to_market = payload
+        modify.apply_modify(v, order, qty, price, to_market, events)
+    elif action == "settle_transfer":
+        transfers.settle_transfer(v, payload, events)
+    else:  # pragma: no cover - a bug, not an input
+        raise AssertionError(f"unknown timer action {action}")
+
+
+def housekeeping_run(v: VenueCore, events: list[Event]) -> None:
+    """Sweep unsettled fees to the venue's fee account and forget what retention allows."""
+    for asset_id in v.assets:
+        swept = 0
+        for client in v.clients.values():
+            bal = client.balances.get(asset_id)
+            if bal is not None and bal.unsettled_fees:
+                swept += bal.unsettled_fees
+                bal.unsettled_fees = 0
+        if swept:
+            v.fee_account[asset_id] += swept
+            events.append(FeesSettledEvent(v.clock.stamp(), asset_id, swept))
+    retention.forget(v)
