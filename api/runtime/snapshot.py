@@ -54,8 +54,8 @@ def _registry() -> dict[str, type]:
 
 _CLASSES = _registry()
 _NAMES = {cls: name for name, cls in _CLASSES.items()}
-#: names under which earlier versions of the engine wrote a class that has moved since: a snapshot they
-#: wrote still restores (the class's attributes are unchanged)
+#: classes that have moved to another module since a snapshot of the current format was written: under
+#: their former names they still restore (their attributes are unchanged). docs/snapshot.md
 _FORMER_NAMES = {"venue.VenueConfig": "core.VenueConfig"}
 
 

@@ -21,8 +21,9 @@ KNOWN_CYCLES = [
 ]
 
 
-def _imports(tree: ast.Module) -> tuple[set[str], list[str], list[str]]:
-    """(engine modules imported anywhere, imports inside function bodies, underscore names imported)."""
+def _imports(tree: ast.Module, here: str = "") -> tuple[set[str], list[str], list[str]]:
+    """(engine modules imported anywhere, as dotted paths inside the engine; imports inside function
+    bodies; underscore names imported). ``here``: the importing module's package inside the engine."""
     found: set[str] = set()
     deferred: list[str] = []
     private: list[str] = []
@@ -31,25 +32,35 @@ def _imports(tree: ast.Module) -> tuple[set[str], list[str], list[str]]:
             for inner in ast.walk(node):
                 if isinstance(inner, (ast.Import, ast.ImportFrom)):
                     deferred.append(f"{node.name}: line {inner.lineno}")
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module:
-                found.add(node.module.split(".")[0])
-            elif node.level == 1:
-                found.update(alias.name for alias in node.names)
-            elif node.module and node.module.startswith(PACKAGE + "."):
-                found.add(node.module[len(PACKAGE) + 1:].split(".")[0])
-            else:
-                continue
-            private += [f"line {node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            parts = here.split(".") if here else []
+            base = parts[: len(parts) - (node.level - 1)]
+        elif node.module and node.module.startswith(PACKAGE + "."):
+            base = []
+        else:
+            continue
+        module = (node.module or "")[len(PACKAGE) + 1:] if not node.level else (node.module or "")
+        prefix = ".".join(p for p in (*base, module) if p)
+        if node.module:
+            found.add(prefix)
+        found.update(f"{prefix}.{a.name}" if prefix else a.name for a in node.names)  # a module or a name
+        private += [f"line {node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
     return found, deferred, private
 
 
 def _graph() -> tuple[dict[str, set[str]], dict[str, list[str]], dict[str, list[str]]]:
-    modules = {p.stem: ast.parse(p.read_text(), str(p)) for p in ENGINE.glob("*.py")}
+    """Every module of the engine and its sub-packages, by dotted path (``simulation.scenario``)."""
+    trees = {}
+    for path in ENGINE.rglob("*.py"):
+        parts = path.relative_to(ENGINE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        trees[name] = (ast.parse(path.read_text(), str(path)), name if parts[-1] == "__init__" else ".".join(parts[:-1]))
     graph, deferred, private = {}, {}, {}
-    for name, tree in modules.items():
-        deps, deferred[name], private[name] = _imports(tree)
-        graph[name] = deps & set(modules)
+    for name, (tree, here) in trees.items():
+        deps, deferred[name], private[name] = _imports(tree, here)
+        graph[name] = {d for d in deps if d in trees and d != name}
     return graph, deferred, private
 
 
@@ -88,7 +99,9 @@ def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 def test_cycles_finds_a_cycle_through_a_type_only_import() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .venue import Venue\n")
-    assert _imports(tree)[0] == {"venue"}
+    assert "venue" in _imports(tree)[0]
+    tree = ast.parse("from ..core import VenueCore\nfrom . import agents\n")
+    assert {"core", "simulation.agents"} <= _imports(tree, "simulation")[0]
 
 
 def test_engine_has_no_import_cycle_but_the_known_ones() -> None:
