@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .order import Order
 from .vocabulary import WORKING, OrderStatus
 
-ACTIVE = OrderStatus.ACTIVE
+ACTIVE = OrderStatus.ACTIVE.value
 
 if TYPE_CHECKING:
     from .book import Level

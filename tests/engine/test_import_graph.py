@@ -14,10 +14,10 @@ PACKAGE = "cefisim.engine"
 #: that is gone, so that the list is kept true):
 #: - the order and transfer records name their client, whose record holds its orders, fills, transfers
 #:   and balances (``Client`` is the reference record and the live account at once);
-#: - recorded_fills names the RecordedMarket that calls it (branch ``recorded``).
+#: - recorded_fills and recorded_queue name the RecordedMarket that calls them (the recorded markets).
 KNOWN_CYCLES = [
     {"ledger", "order", "records", "reference"},
-    {"recorded", "recorded_fills"},
+    {"recorded", "recorded_fills", "recorded_queue"},
 ]
 
 
