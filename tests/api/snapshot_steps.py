@@ -17,6 +17,13 @@ from cefisim.engine.commands import (
     SetSettlementDelay,
 )
 
+try:
+    from cefisim.engine.events import row
+except ImportError:  # the code before typed events (it wrote snapshot_v2.json): an event was its row
+
+    def row(event: Any) -> tuple[object, ...]:
+        return tuple(event)
+
 STEP_NS = 250_000_000
 
 #: a small scenario: two instruments, two clients, no agents (the snapshot stays small)
@@ -47,7 +54,7 @@ def _run(sim: Any, commands: list[Any]) -> list[Any]:
     for cmd in commands:
         sim.advance(sim.venue.clock.now + STEP_NS)
         result = sim.submit(cmd)
-        out.append([type(cmd).__name__, result.reject.value if result.reject else None, result.events])
+        out.append([type(cmd).__name__, result.reject.value if result.reject else None, [row(e) for e in result.events]])
     return out
 
 
@@ -77,7 +84,7 @@ def after(sim: Any) -> list[Any]:
         PlaceOrder(100, 1, "BUY", "LIMIT", "0.1", "49800.00"),
         CancelOrder(100, "b1"),
     ])
-    steps.append(["advance", None, sim.advance(sim.venue.clock.now + 7_200_000_000_000).events])
+    steps.append(["advance", None, [row(e) for e in sim.advance(sim.venue.clock.now + 7_200_000_000_000).events]])
     return steps
 
 
