@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from cefisim.engine import queries
-from cefisim.engine.order import BUY, SELL
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim
+from cefisim.engine.vocabulary import Side
+
+BUY = Side.BUY
+SELL = Side.SELL
 
 
 def _trade(sim: Sim, maker: int, taker: int, price: str, inst: int = BTC_USD, qty: str = "0.01") -> None:
