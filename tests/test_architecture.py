@@ -12,13 +12,15 @@ For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
 - every ``# type: ignore`` in the type-checked packages (the package root, engine/, api/) names its
   error code and gives a reason after it: ``# type: ignore[attr-defined]  # set by the decorator``.
 
-Also: the mypy mirror (tools/typecheck/cefisim/, see pyproject.toml) links every folder of the
+Also: docs/architecture.md's module table (written by tools/module_table.py) lists every module of
+the product and no other, and the mypy mirror (tools/typecheck/cefisim/, see pyproject.toml) links every folder of the
 package-dir mapping and every module of the package root, so ``mypy`` checks the whole product.
 The second half proves each check on small packages written to a temporary folder.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -121,6 +123,17 @@ def test_the_mypy_mirror_links_the_whole_installed_layout() -> None:
             if link.is_symlink() and Path(link.readlink()).is_absolute():
                 problems.append(f"{link.relative_to(ROOT)} must be a relative link (checkouts move)")
     _fail("the mypy mirror tools/typecheck/ misses part of the installed layout", problems)
+
+
+def test_the_architecture_doc_lists_every_module_and_no_other() -> None:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    product = {p.relative_to(ROOT).as_posix() for folder in set(setuptools["package-dir"].values())
+               for p in (ROOT / folder).rglob("*.py")}
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([^`]+\.py)` \|", text, flags=re.MULTILINE))
+    _fail("docs/architecture.md's module table is stale: run python tools/module_table.py",
+          [f"{p} is not listed" for p in sorted(product - listed)]
+          + [f"{p} is listed but is no module" for p in sorted(listed - product)])
 
 
 # --- the checks themselves, on small packages --------------------------------------------------------
@@ -255,5 +268,5 @@ def test_type_ignores_are_read_from_comments_not_strings(tmp_path: Path) -> None
         "a.py": 'DOC = "# type: ignore"\nx: int = "1"  # type: ignore\n',
     })
     assert _type_ignore_report(modules) == [
-        "pkg/a.py:2: `# type: ignore` names no error code (write # type: ignore[code]  # reason)",
+        "pkg/a.py:2: `# type: ignore` names no error code",
     ]
