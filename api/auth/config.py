@@ -1,6 +1,6 @@
 """The scenario's ``api_keys`` and ``oauth_clients`` entries as the store's records.
 
-Contract: ``_parse_api_keys`` / ``_parse_oauth_clients`` return records keyed by key id / client id,
+Contract: ``parse_api_keys`` / ``parse_oauth_clients`` return records keyed by key id / client id,
 or raise ``ValueError("api_keys[2].public_key: <reason>")`` naming the JSON path of the first bad
 entry. A public key must be a PEM of an EC P-256 key; an ``expires_at`` an ISO 8601 time with a
 zone; a user is the same CeFi client under every key. The scenario loader checks the same entries
@@ -17,13 +17,13 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cefisim.api.auth.model import _URI, NS, ApiKey, OAuthClient
+from cefisim.api.auth.model import ABSOLUTE_URI, NS, ApiKey, OAuthClient
 
 _CEFI_ID = re.compile(r"[1-9][0-9]*")
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 section 3.3
 
 
-def _parse_api_keys(entries: object) -> dict[str, ApiKey]:
+def parse_api_keys(entries: object) -> dict[str, ApiKey]:
     if not isinstance(entries, list):
         raise ValueError("api_keys: must be a list")
     keys: dict[str, ApiKey] = {}
@@ -67,14 +67,14 @@ def _parse_api_keys(entries: object) -> dict[str, ApiKey]:
         if own_user is not None and own_client is not None and kind == "organization":
             users.setdefault(own_user, own_client)
         keys[key_id] = ApiKey(
-            key_id, kind, own_user, own_client, _load_p256(f"{p}.public_key", e.get("public_key")), users,
+            key_id, kind, own_user, own_client, load_p256(f"{p}.public_key", e.get("public_key")), users,
             _parse_time(f"{p}.expires_at", e["expires_at"]) if "expires_at" in e else None,
             e.get("revoked", False),
         )  # fmt: skip
     return keys
 
 
-def _parse_oauth_clients(entries: object) -> dict[str, OAuthClient]:
+def parse_oauth_clients(entries: object) -> dict[str, OAuthClient]:
     if not isinstance(entries, list):
         raise ValueError("oauth_clients: must be a list")
     clients: dict[str, OAuthClient] = {}
@@ -85,7 +85,7 @@ def _parse_oauth_clients(entries: object) -> dict[str, OAuthClient]:
         client_id = _new_id(p, e, "client_id", clients, "client id")
         uris = _string_list(f"{p}.redirect_uris", e.get("redirect_uris"))
         for j, uri in enumerate(uris):
-            if not _URI.fullmatch(uri) or "#" in uri:
+            if not ABSOLUTE_URI.fullmatch(uri) or "#" in uri:
                 raise ValueError(f"{p}.redirect_uris[{j}]: must be an absolute URI without a fragment")
         scopes = _string_list(f"{p}.scopes", e.get("scopes"))
         for j, scope in enumerate(scopes):
@@ -130,7 +130,7 @@ def _string_list(path: str, value: object) -> list[str]:
     return value
 
 
-def _load_p256(path: str, pem: object) -> ec.EllipticCurvePublicKey:
+def load_p256(path: str, pem: object) -> ec.EllipticCurvePublicKey:
     if not isinstance(pem, str):
         raise ValueError(f"{path}: must be a PEM string")
     try:

@@ -3,7 +3,7 @@
 Contract: the error classes are the store's only exceptions (their HTTP meaning is in ``store.py``);
 ``Principal``, ``IssuedTokens`` and ``AuthorizeRequest`` are what callers get back; ``ApiKey`` and
 ``OAuthClient`` come from the scenario (``config.py``); the ``_``-prefixed rows are internal state.
-A :class:`_Table` keys its rows by the SHA-256 digest of a secret, never the secret, with O(1)
+A :class:`SecretTable` keys its rows by the SHA-256 digest of a secret, never the secret, with O(1)
 lookups and amortised O(1) purging of expired rows. Times are engine nanoseconds (``NS`` a second).
 """
 
@@ -24,7 +24,7 @@ NS = 1_000_000_000
 ACCESS_TTL_NS = 3600 * NS
 REFRESH_TTL_NS = 30 * 86_400 * NS
 
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[\x21-\x7e]+")  # absolute, printable ASCII, no spaces
+ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[\x21-\x7e]+")  # absolute, printable ASCII, no spaces
 
 
 # --------------------------------------------------------------------------------------- errors
@@ -131,7 +131,9 @@ class AuthorizeRequest:
 
 
 @dataclass(slots=True, eq=False)
-class _Grant:  # an OAuth grant: the family of every token descended from one code
+class Grant:
+    """An OAuth grant: the family of every token descended from one code (revoked as one)."""
+
     oauth_client_id: str
     user_id: str
     client_id: str
@@ -143,7 +145,9 @@ class _Grant:  # an OAuth grant: the family of every token descended from one co
 
 
 @dataclass(slots=True, eq=False)
-class _Access:
+class AccessToken:
+    """What a bearer token stands for: a key exchange's or an OAuth grant's access, until ``expires_ns``."""
+
     kind: str
     key_id: str
     user_id: str | None
@@ -152,25 +156,31 @@ class _Access:
     scopes: tuple[str, ...]
     authenticated_at_ns: int
     expires_ns: int
-    grant: _Grant | None
+    grant: Grant | None
 
 
 @dataclass(slots=True, eq=False)
-class _KeyRefresh:
+class KeyRefreshToken:
+    """The refresh token of an API-key exchange."""
+
     key_id: str
     authenticated_at_ns: int
     expires_ns: int
 
 
 @dataclass(slots=True, eq=False)
-class _OAuthRefresh:
-    grant: _Grant
+class OAuthRefreshToken:
+    """An OAuth refresh token: single use (``used``), its grant revoked if it is presented twice."""
+
+    grant: Grant
     expires_ns: int
     used: bool = False
 
 
 @dataclass(slots=True, eq=False)
-class _Code:
+class AuthCode:
+    """An OAuth authorization code with its PKCE challenge, redeemable once before ``expires_ns``."""
+
     oauth_client_id: str
     redirect_uri: str
     challenge: str
@@ -181,13 +191,13 @@ class _Code:
     key_id: str
     authenticated_at_ns: int
     expires_ns: int
-    grant: _Grant | None = None  # set when redeemed; kept until expiry to detect a second redemption
+    grant: Grant | None = None  # set when redeemed; kept until expiry to detect a second redemption
 
 
 R = TypeVar("R")
 
 
-class _Table(Generic[R]):
+class SecretTable(Generic[R]):
     """Rows keyed by the SHA-256 digest of a secret, dropped after expiry.
 
     ``get``/``put``/``pop`` are O(1); ``put`` first purges expired rows from the front of an

@@ -24,8 +24,23 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cefisim.api.auth.model import (
-    _URI, ACCESS_TTL_NS, NS, REFRESH_TTL_NS, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest,
-    LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _Code, _Grant, _OAuthRefresh, _Table,
+    ABSOLUTE_URI,
+    ACCESS_TTL_NS,
+    NS,
+    REFRESH_TTL_NS,
+    AccessToken,
+    AuthCode,
+    AuthError,
+    AuthorizeRedirect,
+    AuthorizeRequest,
+    BadRequest,
+    Grant,
+    LoginRequired,
+    OAuthClient,
+    OAuthRefreshToken,
+    Principal,
+    SecretTable,
+    Unauthenticated,
     with_query,
 )
 
@@ -46,12 +61,14 @@ class OAuth:
     """The OAuth state of one store: authorization codes and OAuth refresh tokens; access tokens go
     into the store's table, so that one bearer lookup serves both kinds."""
 
-    def __init__(self, clients: Mapping[str, OAuthClient], clock: Callable[[], int], access: _Table[_Access]) -> None:
+    def __init__(
+        self, clients: Mapping[str, OAuthClient], clock: Callable[[], int], access: SecretTable[AccessToken]
+    ) -> None:
         self._clients = clients
         self._clock = clock
         self._access = access
-        self._oauth_refresh: _Table[_OAuthRefresh] = _Table()
-        self._codes: _Table[_Code] = _Table()
+        self._oauth_refresh: SecretTable[OAuthRefreshToken] = SecretTable()
+        self._codes: SecretTable[AuthCode] = SecretTable()
 
     def authorize(self, params: Mapping[str, object]) -> AuthorizeRequest:
         """Validate authorize parameters (a value that is a list means the parameter was repeated).
@@ -104,7 +121,7 @@ class OAuth:
         resource = given["resource"]
         if resource is None:
             raise BadRequest("invalid_request", "resource: required")
-        if not _URI.fullmatch(resource) or "#" in resource:
+        if not ABSOLUTE_URI.fullmatch(resource) or "#" in resource:
             raise BadRequest("invalid_target", "resource: must be an absolute URI without a fragment")
         scope = given["scope"]
         if scope is None:
@@ -146,7 +163,7 @@ class OAuth:
                 f"{REAUTH_WINDOW_NS // NS // 60} minutes",
             )
         code = secrets.token_urlsafe(32)
-        row = _Code(
+        row = AuthCode(
             req.client.client_id, req.redirect_uri, req.code_challenge, req.resource, req.scopes,
             principal.user_id, principal.client_id, principal.key_id, principal.authenticated_at_ns,
             now + CODE_TTL_NS,
@@ -195,7 +212,7 @@ class OAuth:
             raise refused
         if resource is not None and resource != row.resource:
             raise BadRequest("invalid_target", "resource: differs from the resource that was authorized")
-        row.grant = _Grant(
+        row.grant = Grant(
             client.client_id, row.user_id, row.client_id, row.key_id, row.resource, row.scopes,
             row.authenticated_at_ns,
         )  # fmt: skip
@@ -223,13 +240,13 @@ class OAuth:
         row.used = True
         return self._mint_oauth(grant, scopes, now)
 
-    def _mint_oauth(self, grant: _Grant, scopes: tuple[str, ...], now: int) -> dict[str, Any]:
+    def _mint_oauth(self, grant: Grant, scopes: tuple[str, ...], now: int) -> dict[str, Any]:
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         expires = now + ACCESS_TTL_NS
-        row = _Access("oauth", grant.key_id, grant.user_id, grant.client_id, grant.resource, scopes,
+        row = AccessToken("oauth", grant.key_id, grant.user_id, grant.client_id, grant.resource, scopes,
                       grant.authenticated_at_ns, expires, grant)  # fmt: skip
         self._access.put(access, row, expires, now)
-        self._oauth_refresh.put(refresh, _OAuthRefresh(grant, now + REFRESH_TTL_NS), now + REFRESH_TTL_NS, now)
+        self._oauth_refresh.put(refresh, OAuthRefreshToken(grant, now + REFRESH_TTL_NS), now + REFRESH_TTL_NS, now)
         return {
             "access_token": access,
             "token_type": "Bearer",

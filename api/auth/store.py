@@ -44,10 +44,25 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from cefisim.api.auth.config import _parse_api_keys, _parse_oauth_clients
+from cefisim.api.auth.config import parse_api_keys, parse_oauth_clients
 from cefisim.api.auth.model import (
-    ACCESS_TTL_NS, REFRESH_TTL_NS, ApiKey, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest, Forbidden,
-    IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, _Access, _KeyRefresh, _Table, iso_utc,
+    ACCESS_TTL_NS,
+    REFRESH_TTL_NS,
+    AccessToken,
+    ApiKey,
+    AuthError,
+    AuthorizeRedirect,
+    AuthorizeRequest,
+    BadRequest,
+    Forbidden,
+    IssuedTokens,
+    KeyRefreshToken,
+    LoginRequired,
+    OAuthClient,
+    Principal,
+    SecretTable,
+    Unauthenticated,
+    iso_utc,
 )
 from cefisim.api.auth.oauth import SENSITIVE_SCOPES, OAuth
 
@@ -73,15 +88,15 @@ class AuthStore:
         self._clock = clock
         self._wall = wall
         self._revoked: set[str] = {k.key_id for k in self._keys.values() if k.revoked}
-        self._access: _Table[_Access] = _Table()
-        self._key_refresh: _Table[_KeyRefresh] = _Table()
+        self._access: SecretTable[AccessToken] = SecretTable()
+        self._key_refresh: SecretTable[KeyRefreshToken] = SecretTable()
         self._oauth = OAuth(self._clients, clock, self._access)
 
     def reset(self) -> None:
         """Forget every token, code and revocation made since the scenario was loaded."""
         self._revoked = {k.key_id for k in self._keys.values() if k.revoked}
-        self._access = _Table()
-        self._key_refresh = _Table()
+        self._access = SecretTable()
+        self._key_refresh = SecretTable()
         self._oauth = OAuth(self._clients, self._clock, self._access)
 
     @classmethod
@@ -94,8 +109,8 @@ class AuthStore:
     ) -> AuthStore:
         """Build from the scenario's ``api_keys`` and ``oauth_clients``; a bad entry raises
         ``ValueError("api_keys[2].public_key: <reason>")`` naming its JSON path."""
-        keys = _parse_api_keys([] if api_keys is None else api_keys)
-        return cls(keys, _parse_oauth_clients([] if oauth_clients is None else oauth_clients), clock, wall)
+        keys = parse_api_keys([] if api_keys is None else api_keys)
+        return cls(keys, parse_oauth_clients([] if oauth_clients is None else oauth_clients), clock, wall)
 
     # ---------------------------------------------------------------------- key exchange
 
@@ -160,14 +175,14 @@ class AuthStore:
         expires = now + ACCESS_TTL_NS
         self._access.put(
             access,
-            _Access(key.kind, key.key_id, key.user_id, key.client_id, None, (), authenticated_at_ns, expires, None),
+            AccessToken(key.kind, key.key_id, key.user_id, key.client_id, None, (), authenticated_at_ns, expires, None),
             expires,
             now,
         )
         refresh = None
         if key.kind == "user":
             refresh = secrets.token_urlsafe(32)
-            row = _KeyRefresh(key.key_id, authenticated_at_ns, now + REFRESH_TTL_NS)
+            row = KeyRefreshToken(key.key_id, authenticated_at_ns, now + REFRESH_TTL_NS)
             self._key_refresh.put(refresh, row, row.expires_ns, now)
         return IssuedTokens(access, expires, refresh)
 
@@ -186,7 +201,8 @@ class AuthStore:
                 )
             client_id = self._keys[row.key_id].users.get(on_behalf_of)
             if client_id is None:
-                raise Forbidden("on_behalf_of_forbidden", "SVC-On-Behalf-Of: the organization does not act for this user")
+                raise Forbidden("on_behalf_of_forbidden",
+                                "SVC-On-Behalf-Of: the organization does not act for this user")
             user_id = on_behalf_of
         else:
             assert row.user_id is not None and row.client_id is not None

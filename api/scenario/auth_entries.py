@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from cefisim.api.auth.config import _load_p256
+from cefisim.api.auth.config import load_p256
 
 from .document import _join
 from .keys import API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, OAUTH_CLIENT_KEYS
@@ -31,7 +31,7 @@ class _AuthEntrySections(_ParserBase):
         if text is None:
             return None
         try:
-            _load_p256(path, text)
+            load_p256(path, text)
         except ValueError as exc:  # "<path>: <reason>"
             self.err(path, str(exc).removeprefix(f"{path}: "))
             return None
