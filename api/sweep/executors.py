@@ -33,10 +33,10 @@ import multiprocessing
 import signal
 import threading
 import traceback
-from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from .grid import RunSpec
 from .run import Settings, failed_row, run_task
@@ -59,7 +59,7 @@ def run_spec(settings: Settings, spec: RunSpec) -> dict[str, Any]:
 class _Executor:
     workers: int = 1
 
-    def __enter__(self) -> "_Executor":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
@@ -178,11 +178,12 @@ class DaskExecutor(_Executor):
 
     def __init__(self, address: str, workers: int) -> None:
         try:
-            import dask
-            from distributed import Client, LocalCluster
+            import dask  # the optional [dask] extra: imported only when --dask asks for it
+            from distributed import Client, LocalCluster  # part of the same extra
         except ImportError:
             raise DaskMissing("--dask needs dask.distributed: pip install 'cefisim[dask]'") from None
         self.cluster: Any = None
+        self.client: Any = None  # distributed's Client (the module is imported above, only here)
         if address == "local":
             # ":0": the scheduler's HTTP server (always started) on a free port, never a clash on 8787
             # the worker processes inherit an ignored SIGINT: Ctrl-C on a terminal reaches the whole process
@@ -207,7 +208,7 @@ class DaskExecutor(_Executor):
         self.workers = max(1, threads)
 
     def run(self, settings: Settings, specs: list[RunSpec], on_row: OnRow) -> None:
-        from distributed import as_completed
+        from distributed import as_completed  # the optional [dask] extra, present once __init__ ran
 
         client = self.client
         shared = client.scatter(settings, broadcast=True, hash=False)

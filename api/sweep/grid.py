@@ -26,7 +26,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ..backtest.main import BacktestError, _millis_ns as millis_ns
+from ..backtest.main import BacktestError
+from ..backtest.main import _millis_ns as millis_ns
 
 __all__ = [
     "FILE_KEYS", "MAX_RUNS", "Axes", "GridError", "RunSpec", "load_sweep_file", "parse_latency",
@@ -128,7 +129,7 @@ def runs(axes: Axes) -> list[RunSpec]:
         raise GridError(f"the grid has {total:,} runs: at most {MAX_RUNS:,}")
     out: list[RunSpec] = []
     for combo in combos:
-        params = tuple(zip(keys, combo))
+        params = tuple(zip(keys, combo, strict=True))
         for latency in axes.latency_ms:
             for seed in axes.seeds:
                 out.append(RunSpec(len(out), seed, params, latency))
