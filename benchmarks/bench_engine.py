@@ -12,16 +12,17 @@ Workloads (``benchmarks/streams.py`` states them exactly; sizes full / --quick):
 
 Ours = the full engine: ``Venue.submit(PlaceOrder|CancelOrder, at=ns)`` with decimal strings, 8
 clients with large balances, fees, STP NONE, ``VenueConfig(max_open_orders=None)``, and a journal
-callback that writes every command as a JSON line (``engine.journal.to_record`` + orjson, as ``cefisim serve`` writes it) to a temp
-file. Engine time advances 1 µs per command. Floor = ``benchmarks/floor_book.py`` on the same streams
-as integers. Method: commands are generated before timing; a warm-up pass (the first 20,000 ops of
-every phase); then N repetitions on fresh books, engine and floor in lockstep chunks of 10,000 ops,
-each chunk timed with ``thread_time_ns`` (CPU time of the thread: other processes on the machine
-do not count) and ``perf_counter_ns`` (wall); the rate is ops / median total CPU time, ours/floor
-the median of the per-repetition ratios. p50/p99 come from a separate pass timing every op
-(timer overhead printed). Bytes per resting order: a separate pass of ``add`` under tracemalloc
-(traced memory after minus before, over the orders resting). GC: ``gc.freeze()`` after the streams are
-built, ``gc.disable()`` around every timed phase for both books unless ``--gc-on``.
+callback that writes every command as a JSON line (``engine.journal.to_record`` + orjson, as
+``cefisim serve`` writes it) to a temp file. Engine time advances 1 µs per command. Floor =
+``benchmarks/floor_book.py`` on the same streams as integers. Method: commands are generated before
+timing; a warm-up pass (the first 20,000 ops of every phase); then N repetitions on fresh books,
+engine and floor in lockstep chunks of 10,000 ops, each chunk timed with ``thread_time_ns`` (CPU
+time of the thread: other processes on the machine do not count) and ``perf_counter_ns`` (wall); the
+rate is ops / median total CPU time, ours/floor the median of the per-repetition ratios. p50/p99
+come from a separate pass timing every op (timer overhead printed). Bytes per resting order: a
+separate pass of ``add`` under tracemalloc (traced memory after minus before, over the orders
+resting). GC: ``gc.freeze()`` after the streams are built, ``gc.disable()`` around every timed phase
+for both books unless ``--gc-on``.
 """
 
 from __future__ import annotations
@@ -244,7 +245,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
     out: dict = {r.name: {} for r in runners}
     for phase in scen.phases:
         if not phase.timed:
-            for r, book in zip(runners, books):
+            for r, book in zip(runners, books, strict=True):
                 r.run(book, r.items(phase))
             continue
         n = len(phase.ops)
@@ -253,7 +254,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
         lats: list[list[int]] = [[] for _ in runners]
         rejects = [0] * len(runners)
         for lo in range(0, n, CHUNK):
-            for i, (r, book) in enumerate(zip(runners, books)):
+            for i, (r, book) in enumerate(zip(runners, books, strict=True)):
                 chunk = r.items(phase)[lo:lo + CHUNK]
                 if not gc_on:
                     gc.disable()
@@ -274,7 +275,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
                 out[r.name][phase.name] = (lats[i], rejects[i])
             else:
                 out[r.name][phase.name] = (walls[i], cpus[i])
-    for r, book in zip(runners, books):
+    for r, book in zip(runners, books, strict=True):
         out[r.name]["_state"] = r.state(book)
     del books, book
     gc.collect()
@@ -290,9 +291,10 @@ def check_same(scen: streams.Scenario, res: dict) -> None:
             continue
         why = f"{a[0]} against {b[0]} resting orders"
         for side, x, y in (("bid", a[1], b[1]), ("ask", a[2], b[2])):
-            for lx, ly in zip(x, y):
+            for lx, ly in zip(x, y, strict=False):  # the common levels; the counts differ or not
                 if lx != ly:
-                    why = f"first differing {side} level: {first} {lx[0]}: {lx[1][:5]}..., {name} {ly[0]}: {ly[1][:5]}..."
+                    why = (f"first differing {side} level: {first} {lx[0]}: {lx[1][:5]}..., "
+                           f"{name} {ly[0]}: {ly[1][:5]}...")
                     break
             else:
                 continue
@@ -436,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # the pre-generated streams are never scanned by the collector
     t_gen = time.perf_counter() - t_start
 
-    sink = tempfile.TemporaryFile()
+    sink = tempfile.TemporaryFile()  # noqa: SIM115 - the runner journals into it all run; exit closes it
     ours, floor = EngineRunner(sink), FloorRunner()
     if args.profile:
         return profile(ours, scen["mixed"], args.profile)
@@ -509,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     # ours/floor: median over the repetitions of each repetition's own ratio (CPU time; wall time too)
     ratio, wall_ratio = {}, {}
     for w in WORKLOADS:
-        pairs = list(zip(batches["ours"][w], batches["floor"][w]))
+        pairs = list(zip(batches["ours"][w], batches["floor"][w], strict=True))
         ratio[w] = median(f[1] / o[1] for o, f in pairs)
         wall_ratio[w] = median(f[0] / o[0] for o, f in pairs)
 
