@@ -28,8 +28,10 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-# the fixes first (a fix may lengthen a line), then the format; what no fix can mend is listed
+# format, fix (some fixes only apply to formatted code), format what the fixes changed; what no fix
+# can mend is listed
 fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix --exit-zero .
 	$(VENV)/bin/ruff format .
 
