@@ -13,8 +13,9 @@ For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
   error code and gives a reason after it: ``# type: ignore[attr-defined]  # set by the decorator``.
 
 Also: docs/architecture.md's module table (written by tools/module_table.py) lists every module of
-the product and no other, and the mypy mirror (tools/typecheck/cefisim/, see pyproject.toml) links every folder of the
-package-dir mapping and every module of the package root, so ``mypy`` checks the whole product.
+the product and no other, and the mypy mirror (tools/typecheck/cefisim/, see pyproject.toml) links
+every folder of the package-dir mapping and every module of the package root, so ``mypy`` checks the
+whole product.
 The second half proves each check on small packages written to a temporary folder.
 """
 
