@@ -195,7 +195,8 @@ CATEGORIES: list[tuple[str, str]] = [
     ("_negotiate (api/server/middleware.py)", "middleware: version negotiation"),
     ("post_order (api/cefi/orders.py)", "handler: own code (command building)"),
     ("delete_order (api/cefi/orders.py)", "handler: own code (command building)"),
-    ("request_middleware.<locals>.serve (api/server/middleware.py)", "middleware: request id, limits, faults, problems"),
+    ("request_middleware.<locals>.serve (api/server/middleware.py)",
+     "middleware: request id, limits, faults, problems"),
     ("control_guard (api/control/plane.py)", "middleware: request id, limits, faults, problems"),
     ("dispatch (api/control/faults.py)", "middleware: request id, limits, faults, problems"),
     ("_fix_request_current_app.<locals>.impl (aiohttp/web_middlewares.py)",
@@ -488,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         return r["rps"] / r["server_cpu"] if r.get("server_cpu") else float("nan")
 
     def ratios(a: str, b: str, f: Any = lambda r: r["rps"]) -> list[float]:
-        return [f(x) / f(y) for x, y in zip(runs[a], runs[b])]
+        return [f(x) / f(y) for x, y in zip(runs[a], runs[b], strict=True)]
 
     non_2xx = sum(r["non_2xx"] for rs in runs.values() for r in rs)
     rejected = sum(r["rejected"] for r in runs["orders"] + runs["orders16"])
@@ -507,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     if inproc["hello"]:
         for kind in inproc:
             fig[f"inproc_{kind}_cpu_us"] = median(inproc[kind])
-        fig["inproc_ratio"] = median(h / o for h, o in zip(inproc["hello"], inproc["orders"]))
+        fig["inproc_ratio"] = median(h / o for h, o in zip(inproc["hello"], inproc["orders"], strict=True))
     print(f"\n  medians of {reps} (req/s, p50, p99):")
     for kind in kinds:
         print(f"    {kind:<7} {fig[f'{kind}_rps']:>7.0f} req/s  p50 {fig[f'{kind}_p50_ms']:.2f} ms  "
@@ -531,9 +532,9 @@ def main(argv: list[str] | None = None) -> int:
           "server logged to stderr)")
     gen_cap = median(r["rps"] / r["generator_cpu"] for r in runs["hello"] if r["generator_cpu"])
     fig["generator_rps_per_cpu_hello"] = gen_cap
+    first = "server" if gen_cap > fig["hello_rps_per_server_cpu"] else "GENERATOR"
     print(f"  generator: {gen_cap:.0f} hello req per generator CPU-second vs {fig['hello_rps_per_server_cpu']:.0f} "
-          f"per server CPU-second: with a core each, the {'server' if gen_cap > fig['hello_rps_per_server_cpu'] else 'GENERATOR'}"
-          f" saturates first")
+          f"per server CPU-second: with a core each, the {first} saturates first")
     if gen_max > 0.9:
         print(f"  warning: the generator used up to {gen_max:.2f} CPU: it may have limited a run")
     total_s = time.perf_counter() - t_start

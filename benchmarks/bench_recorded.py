@@ -32,8 +32,8 @@ Workloads (sizes full / --quick):
 
 Method: one warm-up run (discarded), then N repetitions (default 3, --quick 1) of recorded then the
 two floor runs, interleaved; medians of CPU time of this process (``time.process_time``: the machine
-is shared, and other processes' load would fall on the runs unevenly in wall time). GC: ``gc.freeze()`` after loading, ``gc.disable()`` around each timed run unless
---gc-on.
+is shared, and other processes' load would fall on the runs unevenly in wall time). GC:
+``gc.freeze()`` after loading, ``gc.disable()`` around each timed run unless --gc-on.
 """
 
 from __future__ import annotations
@@ -294,8 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     alone_per_s = len(events) / median(alone_t)
     writes_per_s = writes / median(write_t)
     adds_per_s = adds / median(add_t)
-    ratio = median((len(events) / r) / (adds / a) for r, a in zip(rec_t, add_t))
-    ratio_writes = median((len(events) / r) / (writes / w) for r, w in zip(rec_t, write_t))
+    ratio = median((len(events) / r) / (adds / a) for r, a in zip(rec_t, add_t, strict=True))
+    ratio_writes = median((len(events) / r) / (writes / w) for r, w in zip(rec_t, write_t, strict=True))
     print()
     print(f"{'workload':<13} {'ops':>9} {'per s':>11} {'us each':>8}")
     with_strategy = len(events) / figures["total_s"]

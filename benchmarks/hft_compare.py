@@ -26,8 +26,17 @@ from typing import Any
 
 import numpy as np
 from hftbacktest import (
-    BUY_EVENT, DEPTH_EVENT, EXCH_EVENT, GTC, LIMIT, LOCAL_EVENT, SELL_EVENT, TRADE_EVENT, BacktestAsset,
-    HashMapMarketDepthBacktest, event_dtype,
+    BUY_EVENT,
+    DEPTH_EVENT,
+    EXCH_EVENT,
+    GTC,
+    LIMIT,
+    LOCAL_EVENT,
+    SELL_EVENT,
+    TRADE_EVENT,
+    BacktestAsset,
+    HashMapMarketDepthBacktest,
+    event_dtype,
 )
 from numba import njit
 
@@ -85,11 +94,15 @@ def quote(hbt, step_ns, qty, max_pos):  # type: ignore[no-untyped-def]
         values = orders.values()
         while values.has_next():
             order = values.get()
-            if order.order_id == bid_id and (order.status == NEW or order.status == PARTIALLY_FILLED or order.req == NEW):
+            if order.order_id == bid_id and (
+                order.status == NEW or order.status == PARTIALLY_FILLED or order.req == NEW
+            ):
                 bid_live = True
                 bid_cancellable = order.cancellable
                 bid_tick = order.price_tick
-            elif order.order_id == ask_id and (order.status == NEW or order.status == PARTIALLY_FILLED or order.req == NEW):
+            elif order.order_id == ask_id and (
+                order.status == NEW or order.status == PARTIALLY_FILLED or order.req == NEW
+            ):
                 ask_live = True
                 ask_cancellable = order.cancellable
                 ask_tick = order.price_tick
@@ -98,9 +111,8 @@ def quote(hbt, step_ns, qty, max_pos):  # type: ignore[no-untyped-def]
         target = depth.best_bid_tick
         allowed = pos < max_pos - 1e-9
         if bid_live:
-            if bid_tick != target or not allowed:
-                if bid_cancellable:
-                    hbt.cancel(0, bid_id, False)
+            if (bid_tick != target or not allowed) and bid_cancellable:
+                hbt.cancel(0, bid_id, False)
         elif allowed and depth.best_bid_tick > -2147483647:
             bid_id = next_id
             next_id += 1
@@ -109,9 +121,8 @@ def quote(hbt, step_ns, qty, max_pos):  # type: ignore[no-untyped-def]
         target = depth.best_ask_tick
         allowed = pos > -max_pos + 1e-9
         if ask_live:
-            if ask_tick != target or not allowed:
-                if ask_cancellable:
-                    hbt.cancel(0, ask_id, False)
+            if (ask_tick != target or not allowed) and ask_cancellable:
+                hbt.cancel(0, ask_id, False)
         elif allowed and depth.best_ask_tick < 2147483647:
             ask_id = next_id
             next_id += 1

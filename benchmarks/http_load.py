@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import functools
 import gc
 import hmac
@@ -112,10 +113,10 @@ def orders_app(scenario: str) -> Any:
     """The app `cefisim serve --clock virtual` builds, in this process (for ``inproc``)."""
     from pathlib import Path
 
+    from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.scenario import load_scenario
     from cefisim.api.server.app import create_app
     from cefisim.api.server.keys import ServerOptions
-    from cefisim.api.scenario import load_scenario
-    from cefisim.api.runtime.simulation import Simulation
 
     return create_app(Simulation(load_scenario(Path(scenario)), clock="virtual"), ServerOptions())
 
@@ -405,10 +406,8 @@ async def run_load(args: argparse.Namespace) -> dict[str, Any]:
     await asyncio.sleep(max(0.0, (stats.t_end - time.perf_counter_ns()) / 1e9))
     cpu_gen1, cpu_srv1 = cpu_seconds_self(), cpu_seconds_pid(args.server_pid)
     wall = (time.perf_counter_ns() - wall0) / 1e9
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(stats.done), timeout=5.0)
-    except TimeoutError:
-        pass
     for conn in conns:
         if not conn.closed and conn.transport is not None:
             conn.transport.abort()

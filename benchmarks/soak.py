@@ -152,7 +152,7 @@ class Trader:
             op = self.rng.choices(self.ops, self.weights)[0]
             try:
                 await getattr(self, f"op_{op}")()
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 self.error(f"transport {type(exc).__name__}", str(exc))
 
     # -- requests --
@@ -217,7 +217,8 @@ class Trader:
     async def op_place(self) -> None:
         inst = self.rng.choice(list(INSTRUMENTS))
         if len(self.open[inst]) >= MAX_OPEN:
-            return await self.cancel(inst)
+            await self.cancel(inst)
+            return
         side = self.rng.choice(["BUY", "SELL"])
         self.n += 1
         body = {"info": {"client_id": self.id, "instrument_id": inst, "side": side, "type": "LIMIT",
@@ -235,14 +236,16 @@ class Trader:
 
     async def cancel(self, inst: str) -> None:
         if not self.open[inst]:
-            return await self.op_read()
+            await self.op_read()
+            return
         order_id = self.open[inst].pop(0)
         await self.call("DELETE", f"/v1/cefi/orders/{order_id}")
 
     async def op_modify(self) -> None:
         inst = self.rng.choice(list(INSTRUMENTS))
         if not self.open[inst]:
-            return await self.op_place()
+            await self.op_place()
+            return
         order_id = self.rng.choice(self.open[inst])
         side_guess = self.rng.choice(["BUY", "SELL"])  # a passive price either way; the side is the order's
         status, order = await self.call("PATCH", "/v1/cefi/orders", {"id": order_id, "info": {
@@ -299,7 +302,8 @@ class Trader:
 
     async def op_status(self) -> None:
         if not self.recent:
-            return await self.op_read()
+            await self.op_read()
+            return
         await self.call("GET", f"/v1/cefi/orders/status/{self.rng.choice(self.recent)}")
 
     async def op_quote(self) -> None:
@@ -367,8 +371,8 @@ def rss_kib(pid: int) -> int | None:
 
 def start_server(scenario: Path, port: int, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--clock", "virtual",
-         "--scenario", str(scenario), "--log-level", "WARNING", "--quiet"],
+        [sys.executable, "-m", "cefisim.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--clock", "virtual", "--scenario", str(scenario), "--log-level", "WARNING", "--quiet"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log.open("wb"), stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -506,19 +510,20 @@ def print_table(r: dict[str, Any]) -> None:
     lat = r["latency_ms"]
     rss = r["rss_kib"]
     rows = [
-        ("duration", f"{r['seconds']} s ({r['warmup_seconds']} s warm-up), {r['processes']} processes x "
-                     f"{r['connections_per_process']} connections = {r['clients']} API clients"),
-        ("engine clock", f"advanced {r['engine_hours_per_wall_second']} h per wall second "
-                         f"({r['clock_advances']} steps, now {r['engine_clock_at_end']}): ended orders and fills "
-                         "are forgotten after 24 engine hours, so memory can plateau"),
+        ("duration", (f"{r['seconds']} s ({r['warmup_seconds']} s warm-up), {r['processes']} processes x "
+                      f"{r['connections_per_process']} connections = {r['clients']} API clients")),
+        ("engine clock", (f"advanced {r['engine_hours_per_wall_second']} h per wall second "
+                          f"({r['clock_advances']} steps, now {r['engine_clock_at_end']}): ended orders and fills "
+                          "are forgotten after 24 engine hours, so memory can plateau")),
         ("requests", f"{r['requests']} total, {r['requests_measured']} after warm-up, {r['orders']} order entries"),
         ("throughput", f"{r['rps']:.0f} requests/s after warm-up"),
-        ("latency", f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, p999 {lat['p999']:.2f} ms, "
-                    f"max {lat['max']:.1f} ms"),
-        ("server RSS", f"{(rss['start'] or 0) / 1024:.1f} MiB at start, "
-                       f"{(rss['after_warmup'] or 0) / 1024:.1f} MiB after warm-up, {(rss['end'] or 0) / 1024:.1f} MiB "
-                       f"at the end ({(rss['growth'] or 0) * 100:+.1f}%, limit +{rss['tolerance'] * 100:.0f}%), "
-                       f"peak {(rss['peak'] or 0) / 1024:.1f} MiB"),
+        ("latency", (f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, p999 {lat['p999']:.2f} ms, "
+                     f"max {lat['max']:.1f} ms")),
+        ("server RSS", (f"{(rss['start'] or 0) / 1024:.1f} MiB at start, "
+                        f"{(rss['after_warmup'] or 0) / 1024:.1f} MiB after warm-up, "
+                        f"{(rss['end'] or 0) / 1024:.1f} MiB at the end ({(rss['growth'] or 0) * 100:+.1f}%, "
+                        f"limit +{rss['tolerance'] * 100:.0f}%), "
+                        f"peak {(rss['peak'] or 0) / 1024:.1f} MiB")),
         ("invariants", "hold" if r["checks"]["invariants_hold"] else f"BROKEN: {r['invariants']}"),
         ("errors", "none" if not r["errors"] else ", ".join(f"{k}: {v}" for k, v in r["errors"].items())),
     ]

@@ -39,9 +39,11 @@ _PUBLIC: dict[str, str] = {
     "Venue": "cefisim.engine.venue",
     "VenueConfig": "cefisim.engine.venue",
     "Result": "cefisim.engine.venue",
-    **{name: "cefisim.engine.commands" for name in (
-        "PlaceOrder", "ModifyOrder", "CancelOrder", "SetClientInfo", "RequestTransfer", "PaperFunds",
-        "SetInstrumentStatus", "SetLatency", "SetSettlementDelay", "AdvanceClock")},
+    **dict.fromkeys(
+        ("PlaceOrder", "ModifyOrder", "CancelOrder", "SetClientInfo", "RequestTransfer", "PaperFunds",
+         "SetInstrumentStatus", "SetLatency", "SetSettlementDelay", "AdvanceClock"),
+        "cefisim.engine.commands",
+    ),
 }
 
 __all__ = ["__version__", *_PUBLIC]

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 from aiohttp import web
+from multidict import MultiMapping
 
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.bearer import ON_BEHALF_OF, as_problem, authenticate, presents_bearer
@@ -173,11 +174,11 @@ def _redirect(location: str) -> web.Response:
     return web.Response(status=302, headers={"Location": location, **_NO_STORE})
 
 
-def _multi(pairs: Mapping[str, Any]) -> dict[str, object]:
+def _multi(pairs: MultiMapping[Any]) -> dict[str, object]:
     """Query or form parameters as a dict; a repeated parameter becomes a list."""
     out: dict[str, object] = {}
     for name in dict.fromkeys(pairs.keys()):
-        values = pairs.getall(name)  # type: ignore[attr-defined]
+        values = pairs.getall(name)
         out[name] = values[0] if len(values) == 1 else list(values)
     return out
 
@@ -335,10 +336,8 @@ _ERROR_PAGE = """<!doctype html>
 def render_consent(req: AuthorizeRequest) -> str:
     """The consent page for a validated request; every value is escaped for its context."""
     esc = html.escape
-    scopes = "".join(
-        f'<li><code>{esc(s)}</code>{" <span class=sensitive>(places and cancels orders)</span>" if s in SENSITIVE_SCOPES else ""}</li>'
-        for s in req.scopes
-    )
+    sensitive = " <span class=sensitive>(places and cancels orders)</span>"
+    scopes = "".join(f"<li><code>{esc(s)}</code>{sensitive if s in SENSITIVE_SCOPES else ''}</li>" for s in req.scopes)
     # JSON inside <script>: escape the characters that could end the element or start a comment.
     params = json.dumps(dict(req.params)).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return _CONSENT_PAGE.format(

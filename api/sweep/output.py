@@ -56,7 +56,8 @@ def write_reports(out: Path, reports: list[tuple[int, dict[str, Any]]]) -> None:
     folder = out / "reports"
     folder.mkdir(parents=True, exist_ok=True)
     for run, report in reports:
-        (folder / f"run-{run}.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        text = orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        (folder / f"run-{run}.json").write_bytes(text)
 
 
 def write_summary(out: Path, meta: dict[str, Any], sets: list[SetStats]) -> None:
@@ -82,8 +83,12 @@ def table(sets: list[SetStats], quote: str) -> list[str]:
         body.append([str(i), label(s), str(s.runs), str(s.failed), s.mean or "-", s.std or "-", ci, losing])
     widths = [max(len(r[c]) for r in [head, *body]) for c in range(len(head))]
     right = {0, 2, 3, 4, 5, 7}
-    return ["  ".join(cell.rjust(w) if c in right else cell.ljust(w) for c, (cell, w) in enumerate(zip(r, widths))).rstrip()
-            for r in [head, *body]]
+    return [
+        "  ".join(
+            cell.rjust(w) if c in right else cell.ljust(w) for c, (cell, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in [head, *body]
+    ]
 
 
 def percent(share: str) -> str:

@@ -58,7 +58,7 @@ class Sources:
 
     @classmethod
     def collect(cls, scenario: Scenario, scenario_path: str, strategy: str, inline: bool,
-                limit: int = SEND_LIMIT) -> "Sources":
+                limit: int = SEND_LIMIT) -> Sources:
         """Describe the sweep's files; with ``inline``, read them to send when they qualify."""
         by_path = cls(scenario_path, Path(scenario_path).name, strategy, None, None,
                       _digest([("path", scenario_path.encode()), ("strategy", strategy.encode()),
@@ -66,10 +66,10 @@ class Sources:
         if not inline:
             return by_path
         base = Path(scenario_path).parent
-        names = [Path(scenario_path).name] + referenced_files(scenario.doc)
+        names = [Path(scenario_path).name, *referenced_files(scenario.doc)]
         if any(not _inside(n) for n in names):
             return by_path  # a file outside the scenario's folder: read from the shared path
-        where, sep, cls_name = strategy.rpartition(":")
+        where, _, cls_name = strategy.rpartition(":")
         strategy_file = None
         if _is_path(where):
             strategy_file = "strategy/" + Path(where).name

@@ -73,7 +73,7 @@ def _decimals(texts: list[str]) -> int:
 
 
 def _std(values: list[int], mean: Fraction, decimals: int) -> str:
-    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    var = sum(((v - mean) ** 2 for v in values), Fraction(0)) / (len(values) - 1)
     ctx = Context(prec=40)
     root = ctx.sqrt(ctx.divide(Decimal(var.numerator), Decimal(var.denominator)))
     return str(root.scaleb(-decimals, ctx).quantize(Decimal(1).scaleb(-decimals)))

@@ -1,0 +1,273 @@
+"""The architecture's rules, checked on the source with ``ast`` (tests/import_graph.py), nothing imported.
+
+For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
+
+- no import cycle inside either package. An import under ``if TYPE_CHECKING:`` never runs and does not
+  count; an import deferred into a function body does (it runs when the function does). A failure
+  names one shortest cycle per knot, each edge with its file:line, and the other modules in the knot;
+- an import deferred into a function body carries a comment saying why, on its line (any line of a
+  multi-line statement) or on a comment line just above; a bare ``# noqa`` is no reason;
+- no module imports another module's underscore name (``from m import _x``; dunders are public);
+- engine/ imports nothing from ``cefisim.api``, not even for type checking;
+- every ``# type: ignore`` in the type-checked packages (the package root, engine/, api/) names its
+  error code and gives a reason after it: ``# type: ignore[attr-defined]  # set by the decorator``.
+
+Also: docs/architecture.md's module table (written by tools/module_table.py) lists every module of
+the product and no other, and the mypy mirror (tools/typecheck/cefisim/, see pyproject.toml) links
+every folder of the package-dir mapping and every module of the package root, so ``mypy`` checks the
+whole product.
+The second half proves each check on small packages written to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.import_graph import Module, bad_type_ignore, comments, cycles, describe, discover, explained, graph, imports
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"cefisim.engine": ROOT / "engine", "cefisim.api": ROOT / "api"}
+MODULES = discover(PACKAGES, base=ROOT)
+TYPE_CHECKED = discover({"cefisim": ROOT / "cefisim", **PACKAGES}, base=ROOT)
+
+
+def _cycle_report(modules: dict[str, Module], package: str) -> list[str]:
+    edges = graph(modules, package)
+    return [describe(cycle, component, edges) for cycle, component in cycles(edges)]
+
+
+def _undeferred_report(modules: dict[str, Module]) -> list[str]:
+    found = []
+    for module in modules.values():
+        notes = comments(module.path)
+        found += [f"{imp.where}: `{imp.module}` imported inside a function with no comment saying why"
+                  for imp in imports(module, modules) if imp.deferred and not explained(imp, notes)]
+    return found
+
+
+def _private_report(modules: dict[str, Module]) -> list[str]:
+    found = []
+    for module in modules.values():
+        for imp in imports(module, modules):
+            private = [n for n in imp.names if n.startswith("_") and not n.endswith("__")]
+            found += [f"{imp.where}: imports the underscore name {n} of {imp.module}" for n in private]
+    return found
+
+
+def _upward_report(modules: dict[str, Module]) -> list[str]:
+    found = []
+    for module in modules.values():
+        if module.name.startswith("cefisim.engine"):
+            for imp in imports(module, modules):
+                api = [t for t in (imp.module, *imp.targets) if t == "cefisim.api" or t.startswith("cefisim.api.")]
+                found += [f"{imp.where}: engine imports {api[0]}"] if api else []
+    return found
+
+
+def _type_ignore_report(modules: dict[str, Module]) -> list[str]:
+    found = []
+    for module in modules.values():
+        for line, text in sorted(comments(module.path).text.items()):
+            why = bad_type_ignore(text)
+            if why:
+                found.append(f"{module.shown}:{line}: `{text.strip()}` {why}")
+    return found
+
+
+def _fail(title: str, found: list[str]) -> None:
+    if found:
+        pytest.fail(f"{title} ({len(found)}):\n" + "\n".join(found), pytrace=False)
+
+
+# --- the rules, on the product ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_cycle_inside_a_package(package: str) -> None:
+    _fail(f"import cycles inside {package}", _cycle_report(MODULES, package))
+
+
+def test_imports_deferred_into_functions_say_why() -> None:
+    _fail("deferred imports without a reason", _undeferred_report(MODULES))
+
+
+def test_no_module_imports_another_modules_underscore_names() -> None:
+    _fail("underscore names imported across modules", _private_report(MODULES))
+
+
+def test_the_engine_never_imports_the_api() -> None:
+    _fail("engine -> api imports", _upward_report(MODULES))
+
+
+def test_every_type_ignore_names_its_code_and_a_reason() -> None:
+    _fail("type: ignore comments that do not read `# type: ignore[code]  # reason`", _type_ignore_report(TYPE_CHECKED))
+
+
+def test_the_mypy_mirror_links_the_whole_installed_layout() -> None:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    mirror = ROOT / "tools" / "typecheck"
+    problems = []
+    for package, folder in setuptools["package-dir"].items():
+        if package == "cefisim":
+            for path in sorted((ROOT / folder).glob("*.py")):
+                link = mirror / "cefisim" / path.name
+                if not (link.is_symlink() and link.resolve() == path.resolve()):
+                    problems.append(f"{link.relative_to(ROOT)} should link {folder}/{path.name}")
+        else:
+            link = mirror.joinpath(*package.split("."))
+            if not (link.is_symlink() and link.resolve() == (ROOT / folder).resolve()):
+                problems.append(f"{link.relative_to(ROOT)} should link the folder {folder}/")
+            if link.is_symlink() and Path(link.readlink()).is_absolute():
+                problems.append(f"{link.relative_to(ROOT)} must be a relative link (checkouts move)")
+    _fail("the mypy mirror tools/typecheck/ misses part of the installed layout", problems)
+
+
+def test_the_architecture_doc_lists_every_module_and_no_other() -> None:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    product = {p.relative_to(ROOT).as_posix() for folder in set(setuptools["package-dir"].values())
+               for p in (ROOT / folder).rglob("*.py")}
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([^`]+\.py)` \|", text, flags=re.MULTILINE))
+    _fail("docs/architecture.md's module table is stale: run python tools/module_table.py",
+          [f"{p} is not listed" for p in sorted(product - listed)]
+          + [f"{p} is listed but is no module" for p in sorted(listed - product)])
+
+
+# --- the checks themselves, on small packages --------------------------------------------------------
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, Module]:
+    for name, text in files.items():
+        path = tmp_path / "pkg" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return discover({"top.pkg": tmp_path / "pkg"}, base=tmp_path)
+
+
+def test_a_cycle_through_relative_and_absolute_imports_is_named_with_its_lines(tmp_path: Path) -> None:
+    modules = _package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "from . import b\n",
+        "b.py": "import os\n\nfrom .sub.c import thing\n",
+        "sub/__init__.py": "",
+        "sub/c.py": "from ..a import name\n",
+        "sub/d.py": "from top.pkg import sub\nfrom . import c\n",
+    })
+    (report,) = _cycle_report(modules, "top.pkg")
+    assert report.startswith("top.pkg.a -> top.pkg.b -> top.pkg.sub.c -> top.pkg.a (")
+    assert "pkg/a.py:1 imports top.pkg.b" in report
+    assert "pkg/b.py:3 imports top.pkg.sub.c" in report
+    assert "pkg/sub/c.py:1 imports top.pkg.a" in report
+    assert "also in this knot" not in report
+
+
+def test_a_knot_lists_the_modules_beyond_its_shortest_cycle(tmp_path: Path) -> None:
+    modules = _package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "from top.pkg import b, c\n",
+        "b.py": "import top.pkg.a\n",
+        "c.py": "from top.pkg.a import x\n",
+    })
+    (report,) = _cycle_report(modules, "top.pkg")
+    assert report.startswith("top.pkg.a -> top.pkg.b -> top.pkg.a")
+    assert report.endswith("also in this knot: top.pkg.c)")
+
+
+def test_type_checking_imports_close_no_cycle_but_deferred_ones_do(tmp_path: Path) -> None:
+    base = {
+        "__init__.py": "",
+        "a.py": "from top.pkg import b\n",
+        "b.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from top.pkg.a import A\n",
+    }
+    assert _cycle_report(_package(tmp_path / "1", base), "top.pkg") == []
+    deferred = {**base, "b.py": "def f():\n    # the cycle breaks at import time only\n    from top.pkg import a\n"}
+    assert len(_cycle_report(_package(tmp_path / "2", deferred), "top.pkg")) == 1
+
+
+def test_a_deferred_import_needs_a_comment_that_says_why(tmp_path: Path) -> None:
+    modules = _package(tmp_path, {
+        "__init__.py": "",
+        "ok.py": (
+            "def f():\n    # matplotlib is optional: the plot extra\n    import matplotlib\n"
+            "def g():\n    import json  # only the debug dump needs it\n"
+            "async def h():\n    from top.pkg import (\n        ok,  # ok is heavy to load at start\n    )\n"
+        ),
+        "bad.py": (
+            "import os\n\n"
+            "class C:\n    def m(self):\n        if True:\n            import json\n"
+            "def f():\n    x = 1  # a comment on the line above is about that line\n    import csv\n"
+            "def g():\n    import re  # noqa: PLC0415\n"
+            "def h():\n    return lambda: __import__('x')\n"
+        ),
+    })
+    report = _undeferred_report(modules)
+    assert report == [
+        "pkg/bad.py:6: `json` imported inside a function with no comment saying why",
+        "pkg/bad.py:9: `csv` imported inside a function with no comment saying why",
+        "pkg/bad.py:11: `re` imported inside a function with no comment saying why",
+    ]
+
+
+def test_underscore_names_of_other_modules_are_refused_dunders_are_not(tmp_path: Path) -> None:
+    modules = _package(tmp_path, {
+        "__init__.py": "from top import __version__\n",
+        "a.py": "from .b import _helper, public\nimport top.pkg._impl\nfrom ._impl import thing\nfrom . import _impl\n",
+        "b.py": "_helper = public = 1\n",
+        "_impl.py": "thing = 1\n",
+    })
+    assert _private_report(modules) == [
+        "pkg/a.py:1: imports the underscore name _helper of top.pkg.b",
+        "pkg/a.py:4: imports the underscore name _impl of top.pkg",
+    ]
+
+
+def test_the_engine_importing_the_api_is_refused_even_for_type_checking(tmp_path: Path) -> None:
+    for name, text in {
+        "engine/__init__.py": "",
+        "engine/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from cefisim.api.x import Y\n",
+        "engine/b.py": "def f():\n    # lazily\n    import cefisim.api\n",
+        "engine/c.py": "from cefisim import api\nfrom cefisim.engine import a\n",
+        "api/__init__.py": "",
+        "api/x.py": "from cefisim.engine import a\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    modules = discover({"cefisim.engine": tmp_path / "engine", "cefisim.api": tmp_path / "api"}, base=tmp_path)
+    assert _upward_report(modules) == [
+        "engine/a.py:3: engine imports cefisim.api.x",
+        "engine/b.py:3: engine imports cefisim.api",
+        "engine/c.py:1: engine imports cefisim.api",
+    ]
+
+
+@pytest.mark.parametrize(("comment", "verdict"), [
+    ("# type: ignore", "names no error code"),
+    ("# type: ignore  # the stubs are wrong", "names no error code"),
+    ("# type: ignore[arg-type]", "gives no reason after [arg-type]"),
+    ("# type: ignore[arg-type]  # x", "gives no reason after [arg-type]"),
+    ("# type: ignore[arg-type]  # noqa: E501", "gives no reason after [arg-type]"),
+    ("# type: ignore[arg-type]  # aiohttp's stub takes no handler here", None),
+    ("# type: ignore[attr-defined, union-attr] - set by the decorator", None),
+    ("# type: ignore[misc]: Fraction sums are Fractions", None),
+    ("# a comment about types", None),
+])
+def test_a_type_ignore_names_its_code_and_gives_a_reason(comment: str, verdict: str | None) -> None:
+    found = bad_type_ignore(comment)
+    if verdict is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(verdict)
+
+
+def test_type_ignores_are_read_from_comments_not_strings(tmp_path: Path) -> None:
+    modules = _package(tmp_path, {
+        "__init__.py": "",
+        "a.py": 'DOC = "# type: ignore"\nx: int = "1"  # type: ignore\n',
+    })
+    assert _type_ignore_report(modules) == [
+        "pkg/a.py:2: `# type: ignore` names no error code",
+    ]

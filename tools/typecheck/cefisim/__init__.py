@@ -1,0 +1,1 @@
+../../../cefisim/__init__.py

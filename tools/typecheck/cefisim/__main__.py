@@ -1,0 +1,1 @@
+../../../cefisim/__main__.py
