@@ -20,19 +20,25 @@ import sys
 from pathlib import Path
 
 from cefisim import __version__
-
-from .cli_env import document, env_defaults
+from cefisim.api.cefi.signing import LAYOUTS
+from cefisim.api.runtime.simulation import JournalError, Simulation
 from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
+from cefisim.api.server.limit_flags import (
+    add_limit_arguments,
+    install_log_redaction,
+    limit_options,
+    positive_int,
+    venue_config_for,
+)
 from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
-from cefisim.api.server.limit_flags import positive_int, add_limit_arguments, install_log_redaction, limit_options, venue_config_for
 from cefisim.api.server.listen import run
 from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
+
+from .cli_env import document, env_defaults
 from .scenario import Scenario, ScenarioError, load_scenario
 from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from .scenario.shipped import DEFAULT, describe, resolve, shipped_names
-from cefisim.api.cefi.signing import LAYOUTS
-from cefisim.api.runtime.simulation import JournalError, Simulation
 
 
 def _port(text: str) -> int:
@@ -51,30 +57,66 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the emulator over HTTP")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8080, help="port to listen on; 0 picks a free one (default 8080)")
-    p.add_argument("--ready-file", type=Path, default=None, metavar="PATH",
-                   help='once accepting connections, write {"url": ..., "pid": ...} here (removed on exit)')
-    p.add_argument("--scenario", default=None, metavar="FILE|NAME",
-                   help=f"scenario file, or the name of a shipped one (`cefisim scenarios`; default: {DEFAULT})")
+    p.add_argument(
+        "--ready-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help='once accepting connections, write {"url": ..., "pid": ...} here (removed on exit)',
+    )
+    p.add_argument(
+        "--scenario",
+        default=None,
+        metavar="FILE|NAME",
+        help=f"scenario file, or the name of a shipped one (`cefisim scenarios`; default: {DEFAULT})",
+    )
     p.add_argument("--journal", default=None, help="command journal: replayed on start, appended to")
     p.add_argument("--clock", choices=("wall", "virtual"), default="wall")
-    p.add_argument("--speed", type=_speed, default=None,
-                   help="with --clock virtual: advance engine time at this multiple of real time")
-    p.add_argument("--signature-layout", choices=LAYOUTS, default=None,
-                   help="default: the scenario's settings.signature_layout, else concat")
-    p.add_argument("--sign-reference-data", action="store_true", default=None,
-                   help="assets and instruments need signing (default: the scenario's settings)")
+    p.add_argument(
+        "--speed",
+        type=_speed,
+        default=None,
+        help="with --clock virtual: advance engine time at this multiple of real time",
+    )
+    p.add_argument(
+        "--signature-layout",
+        choices=LAYOUTS,
+        default=None,
+        help="default: the scenario's settings.signature_layout, else concat",
+    )
+    p.add_argument(
+        "--sign-reference-data",
+        action="store_true",
+        default=None,
+        help="assets and instruments need signing (default: the scenario's settings)",
+    )
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
     p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
-    p.add_argument("--max-body-bytes", type=positive_int, default=64 * 1024, metavar="N",
-                   help="largest request body; larger is a 413 (default 65536)")
-    p.add_argument("--status-retention", type=_status_retention, default=None, metavar="SECONDS",
-                   help="how long an ended order's status can be looked up (1 to 2592000; default: the "
-                        "scenario's settings.status_retention, else 86400); journaled when it changes")
+    p.add_argument(
+        "--max-body-bytes",
+        type=positive_int,
+        default=64 * 1024,
+        metavar="N",
+        help="largest request body; larger is a 413 (default 65536)",
+    )
+    p.add_argument(
+        "--status-retention",
+        type=_status_retention,
+        default=None,
+        metavar="SECONDS",
+        help="how long an ended order's status can be looked up (1 to 2592000; default: the "
+        "scenario's settings.status_retention, else 86400); journaled when it changes",
+    )
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--log-format", choices=FORMATS, default="text", help="access log lines on stderr (default text)")
     p.add_argument("--quiet", action="store_true", default=False, help="no access log")
-    p.add_argument("--request-history", type=_history, default=DEFAULT_CAPACITY, metavar="N",
-                   help=f"requests GET /_sim/requests keeps (default {DEFAULT_CAPACITY})")
+    p.add_argument(
+        "--request-history",
+        type=_history,
+        default=DEFAULT_CAPACITY,
+        metavar="N",
+        help=f"requests GET /_sim/requests keeps (default {DEFAULT_CAPACITY})",
+    )
     add_limit_arguments(p)
     return p
 
@@ -102,8 +144,8 @@ def example_request(sim: Simulation, url: str, layout: str) -> str:
     payload = '"${TS}GET' + path + '"' if layout != "newline" else '"GET\\n' + path + '\\n${TS}\\n"'
     return (
         f"TS=$(date +%s); SIG=$(printf {payload} | openssl dgst -sha256 -hmac {shlex.quote(secret)} -binary | base64); "
-        f"curl -s {url}{path} -H \"x-svc-auth-token: {key}\" -H \"x-svc-auth-signature: $SIG\" "
-        f"-H \"x-svc-auth-timestamp: $TS\" -H \"x-svc-auth-userid: {client_id}\""
+        f'curl -s {url}{path} -H "x-svc-auth-token: {key}" -H "x-svc-auth-signature: $SIG" '
+        f'-H "x-svc-auth-timestamp: $TS" -H "x-svc-auth-userid: {client_id}"'
     )
 
 
@@ -112,7 +154,8 @@ def server_options(args: argparse.Namespace, scenario: Scenario) -> ServerOption
     return ServerOptions(
         signature_layout=args.signature_layout or scenario.settings.get("signature_layout", "concat"),
         sign_reference_data=bool(
-            args.sign_reference_data if args.sign_reference_data is not None
+            args.sign_reference_data
+            if args.sign_reference_data is not None
             else scenario.settings.get("sign_reference_data", False)
         ),
         environment=args.environment,
@@ -132,8 +175,9 @@ def serve_main(args: argparse.Namespace) -> int:
     try:
         scenario = load_scenario(scenario_path)
         options = server_options(args, scenario)
-        sim = Simulation(scenario, clock=args.clock, journal_path=args.journal,
-                         venue_config=venue_config_for(scenario, args))
+        sim = Simulation(
+            scenario, clock=args.clock, journal_path=args.journal, venue_config=venue_config_for(scenario, args)
+        )
         if args.status_retention is not None:
             sim.set_status_retention(args.status_retention)
         try:
@@ -185,14 +229,16 @@ def main(argv: list[str] | None = None) -> int:
         from cefisim.api.runtime.replay import replay_main  # each subcommand loads only what it runs
 
         return replay_main(argv[1:])
-    sub.add_parser("backtest", help="run a strategy against a scenario in-process (see `cefisim backtest --help`)",
-                   add_help=False)
+    sub.add_parser(
+        "backtest", help="run a strategy against a scenario in-process (see `cefisim backtest --help`)", add_help=False
+    )
     if argv and argv[0] == "backtest":
         from .backtest import backtest_main  # each subcommand loads only what it runs
 
         return backtest_main(argv[1:])
-    sub.add_parser("sweep", help="run a strategy over seeds, parameters and latencies (see `cefisim sweep --help`)",
-                   add_help=False)
+    sub.add_parser(
+        "sweep", help="run a strategy over seeds, parameters and latencies (see `cefisim sweep --help`)", add_help=False
+    )
     if argv and argv[0] == "sweep":
         from .sweep import sweep_main  # each subcommand loads only what it runs (dask, matplotlib)
 

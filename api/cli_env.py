@@ -26,8 +26,11 @@ def env_name(action: argparse.Action) -> str:
 
 
 def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    return [a for a in parser._actions  # noqa: SLF001 - argparse exposes its actions no other way
-            if a.option_strings and a.dest not in ("help", "version") and a.help != argparse.SUPPRESS]
+    return [
+        a
+        for a in parser._actions
+        if a.option_strings and a.dest not in ("help", "version") and a.help != argparse.SUPPRESS
+    ]
 
 
 def document(parser: argparse.ArgumentParser) -> None:
@@ -37,23 +40,28 @@ def document(parser: argparse.ArgumentParser) -> None:
         action.help = f"{action.help} {note}" if action.help else note
 
 
-class _EnvAppend(argparse._AppendAction):  # noqa: SLF001
+class _EnvAppend(argparse._AppendAction):
     """A repeatable option whose default came from the environment: the first flag replaces it."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         if getattr(namespace, self.dest, None) is self.default:
             setattr(namespace, self.dest, [])
         super().__call__(parser, namespace, values, option_string)
 
 
 def _convert(action: argparse.Action, text: str) -> Any:
-    if isinstance(action, argparse._StoreConstAction):  # noqa: SLF001 - store_true / store_false
+    if isinstance(action, argparse._StoreConstAction):
         word = text.strip().lower()
         if word not in _TRUE + _FALSE:
             raise argparse.ArgumentTypeError(f"expected one of {', '.join(_TRUE + _FALSE[:-1])}")
         return action.const if word in _TRUE else not action.const
-    if isinstance(action, argparse._AppendAction):  # noqa: SLF001
+    if isinstance(action, argparse._AppendAction):
         return [_one(action, part.strip()) for part in text.split(",") if part.strip()]
     return _one(action, text)
 
@@ -79,5 +87,5 @@ def env_defaults(parser: argparse.ArgumentParser, environ: Mapping[str, str]) ->
             action.default = _convert(action, environ[name])
         except argparse.ArgumentTypeError as exc:
             parser.error(f"{name}: {exc}")
-        if type(action) is argparse._AppendAction:  # noqa: SLF001 - flags replace, not extend, the variable
+        if type(action) is argparse._AppendAction:
             action.__class__ = _EnvAppend

@@ -30,11 +30,12 @@ import aiohttp
 import orjson
 from yarl import URL
 
-from .client_params import decimal_value, drop_none, id_value, query_params
-from .client_response import ProblemError, RawResponse
 from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
 
-__all__ = ["CefiClient", "ProblemError", "RawResponse", "V2024", "V2026", "NEWEST"]
+from .client_params import decimal_value, drop_none, id_value, query_params
+from .client_response import ProblemError, RawResponse
+
+__all__ = ["NEWEST", "V2024", "V2026", "CefiClient", "ProblemError", "RawResponse"]
 
 CEFI = "/v1/cefi"
 V2024 = "v2024_01_01"
@@ -74,8 +75,7 @@ class CefiClient:
         if layout not in ("concat", "newline"):
             raise ValueError("layout must be 'concat' or 'newline'")
         base = base_url.rstrip("/")
-        if base.endswith(CEFI):
-            base = base[: -len(CEFI)]
+        base = base.removesuffix(CEFI)
         self.base_url = base
         self.key = key
         self.secret = secret
@@ -88,7 +88,7 @@ class CefiClient:
 
     # --- lifecycle --------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> "CefiClient":
+    async def __aenter__(self) -> CefiClient:
         self._ensure_session()
         return self
 
@@ -164,8 +164,7 @@ class CefiClient:
             if value is not None:
                 out[name] = value
         session = self._ensure_session()
-        async with session.request(method, url, data=data if data else None, headers=out,
-                                   allow_redirects=False) as resp:
+        async with session.request(method, url, data=data or None, headers=out, allow_redirects=False) as resp:
             payload = await resp.read()
             parsed: Any = None
             if payload:
@@ -175,8 +174,9 @@ class CefiClient:
                     parsed = None
             return RawResponse(resp.status, resp.headers, payload, parsed)
 
-    async def request(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None,
-                      signed: bool = True) -> Any:
+    async def request(
+        self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None, signed: bool = True
+    ) -> Any:
         """One CeFi call (``path`` relative to ``/v1/cefi``): the parsed body, or :class:`ProblemError`."""
         resp = await self.raw(method, CEFI + path, json=json, params=params, signed=signed)
         if resp.status >= 400:
@@ -200,8 +200,9 @@ class CefiClient:
 
     async def market_quote(self, instrument_id: Any = None) -> Any:
         """GET /market/quote: best bid and offer per instrument."""
-        return await self.request("GET", "/market/quote", params=query_params(instrument_id=instrument_id),
-                                  signed=False)
+        return await self.request(
+            "GET", "/market/quote", params=query_params(instrument_id=instrument_id), signed=False
+        )
 
     async def quote_vwap(self, instrument_id: Any, qty: Any) -> Any:
         """POST /market/quote: VWAP for spending ``qty`` of the quote asset."""
@@ -210,8 +211,12 @@ class CefiClient:
 
     async def markets_quote(self, instrument_id: Any, qty: Any, side: str, qty_unit: str) -> Any:
         """POST /markets/quote: price a BASE or QUOTE quantity against the visible book."""
-        body = {"qty": decimal_value(qty, "qty"), "instrument_id": id_value(instrument_id), "side": side,
-                "qty_unit": qty_unit}
+        body = {
+            "qty": decimal_value(qty, "qty"),
+            "instrument_id": id_value(instrument_id),
+            "side": side,
+            "qty_unit": qty_unit,
+        }
         return await self.request("POST", "/markets/quote", json=body, signed=False)
 
     # --- clients ----------------------------------------------------------------------------------
@@ -242,21 +247,23 @@ class CefiClient:
         parent_id: Any = None,
     ) -> Any:
         """POST /orders; ``info.client_id`` is this client's. Returns the order record."""
-        info = drop_none({
-            "msg_id": msg_id,
-            "parent_id": None if parent_id is None else id_value(parent_id),
-            "client_id": self.client_id,
-            "instrument_id": id_value(instrument_id),
-            "qty": decimal_value(qty, "qty"),
-            "price": None if price is None else decimal_value(price, "price"),
-            "flags": flags,
-            "side": side,
-            "type": type,
-            "tif": tif,
-            "exec_inst_flags": exec_inst_flags,
-            "hold_fee_rate": None if hold_fee_rate is None else decimal_value(hold_fee_rate, "hold_fee_rate"),
-            "stp": stp,
-        })
+        info = drop_none(
+            {
+                "msg_id": msg_id,
+                "parent_id": None if parent_id is None else id_value(parent_id),
+                "client_id": self.client_id,
+                "instrument_id": id_value(instrument_id),
+                "qty": decimal_value(qty, "qty"),
+                "price": None if price is None else decimal_value(price, "price"),
+                "flags": flags,
+                "side": side,
+                "type": type,
+                "tif": tif,
+                "exec_inst_flags": exec_inst_flags,
+                "hold_fee_rate": None if hold_fee_rate is None else decimal_value(hold_fee_rate, "hold_fee_rate"),
+                "stp": stp,
+            }
+        )
         return await self.request("POST", "/orders", json=drop_none({"external_id": external_id, "info": info}))
 
     async def modify_order(
@@ -271,15 +278,17 @@ class CefiClient:
         prev_modify: str | None = None,
     ) -> Any:
         """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
-        info = drop_none({
-            "msg_id": msg_id,
-            "parent_id": None if parent_id is None else id_value(parent_id),
-            "client_id": self.client_id,
-            "prev_modify": prev_modify,
-            "new_qty": decimal_value(new_qty, "new_qty"),
-            "new_price": None if new_price is None else decimal_value(new_price, "new_price"),
-            "new_type": new_type,
-        })
+        info = drop_none(
+            {
+                "msg_id": msg_id,
+                "parent_id": None if parent_id is None else id_value(parent_id),
+                "client_id": self.client_id,
+                "prev_modify": prev_modify,
+                "new_qty": decimal_value(new_qty, "new_qty"),
+                "new_price": None if new_price is None else decimal_value(new_price, "new_price"),
+                "new_type": new_type,
+            }
+        )
         body = drop_none({"id": None if id is None else id_value(id), "external_id": external_id, "info": info})
         return await self.request("PATCH", "/orders", json=body)
 
@@ -292,46 +301,68 @@ class CefiClient:
 
     async def trades(self, timestamp: Any = None, size: int | None = None, skip: int | None = None) -> Any:
         """GET /orders: the client's trade records, newest first before ``timestamp`` (default: newest)."""
-        return await self.request("GET", "/orders", params=query_params(
-            size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp))
+        return await self.request(
+            "GET",
+            "/orders",
+            params=query_params(size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp),
+        )
 
     async def orders_all(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
         return await self.request("GET", "/orders/all", params=query_params(size=size, skip=skip, timestamp=timestamp))
 
-    async def orders_active(self, id: Any = None, size: int | None = None, skip: int | None = None,
-                            timestamp: Any = None) -> Any:
-        return await self.request("GET", "/orders/active",
-                                  params=query_params(id=id, size=size, skip=skip, timestamp=timestamp))
+    async def orders_active(
+        self, id: Any = None, size: int | None = None, skip: int | None = None, timestamp: Any = None
+    ) -> Any:
+        return await self.request(
+            "GET", "/orders/active", params=query_params(id=id, size=size, skip=skip, timestamp=timestamp)
+        )
 
     async def orders_trade(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
-        return await self.request("GET", "/orders/trade",
-                                  params=query_params(size=size, skip=skip, timestamp=timestamp))
+        return await self.request(
+            "GET", "/orders/trade", params=query_params(size=size, skip=skip, timestamp=timestamp)
+        )
 
     async def orders_activity(self, size: int | None = None, skip: int | None = None, timestamp: Any = None) -> Any:
-        return await self.request("GET", "/orders/activity",
-                                  params=query_params(size=size, skip=skip, timestamp=timestamp))
+        return await self.request(
+            "GET", "/orders/activity", params=query_params(size=size, skip=skip, timestamp=timestamp)
+        )
 
     # --- balances and transfers -------------------------------------------------------------------
 
     async def balances(self, asset_id: Any = None, asset_name: str | None = None) -> Any:
         return await self.request("GET", "/balances", params=query_params(asset_id=asset_id, asset_name=asset_name))
 
-    async def balances_activity(self, asset_id: Any = None, size: int | None = None, skip: int | None = None,
-                                timestamp: Any = None) -> Any:
-        return await self.request("GET", "/balances/activity",
-                                  params=query_params(asset_id=asset_id, size=size, skip=skip, timestamp=timestamp))
+    async def balances_activity(
+        self, asset_id: Any = None, size: int | None = None, skip: int | None = None, timestamp: Any = None
+    ) -> Any:
+        return await self.request(
+            "GET",
+            "/balances/activity",
+            params=query_params(asset_id=asset_id, size=size, skip=skip, timestamp=timestamp),
+        )
 
     async def transfers(self, timestamp: Any = None, size: int | None = None, skip: int | None = None) -> Any:
         """GET /transfers: newest first before ``timestamp`` (default: newest)."""
-        return await self.request("GET", "/transfers", params=query_params(
-            size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp))
+        return await self.request(
+            "GET",
+            "/transfers",
+            params=query_params(size=size, skip=skip, timestamp=NEWEST if timestamp is None else timestamp),
+        )
 
-    async def create_transfer(self, asset_id: Any, amount: Any, type: str, platform: str,
-                              instructions: Mapping[str, Any]) -> Any:
+    async def create_transfer(
+        self, asset_id: Any, amount: Any, type: str, platform: str, instructions: Mapping[str, Any]
+    ) -> Any:
         """POST /transfers (``request.client_id`` is this client's)."""
-        body = {"request": {"amount": decimal_value(amount, "amount"), "asset_id": id_value(asset_id),
-                            "client_id": self.client_id, "type": type, "platform": platform,
-                            "instructions": dict(instructions)}}
+        body = {
+            "request": {
+                "amount": decimal_value(amount, "amount"),
+                "asset_id": id_value(asset_id),
+                "client_id": self.client_id,
+                "type": type,
+                "platform": platform,
+                "instructions": dict(instructions),
+            }
+        }
         return await self.request("POST", "/transfers", json=body)
 
     async def transfers_active(self, transfer_id: Any = None) -> Any:
@@ -350,7 +381,7 @@ class CefiClient:
         """
         name = method_name_or_path
         if name.startswith(CEFI + "/"):
-            path = name[len(CEFI):]
+            path = name[len(CEFI) :]
         elif name.startswith("/"):
             path = name
         elif name in PAGED:

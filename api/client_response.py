@@ -16,8 +16,15 @@ from multidict import CIMultiDictProxy
 class ProblemError(Exception):
     """An error answer: its HTTP status and RFC 7807 fields (unwrapped from ``error``) and the body."""
 
-    def __init__(self, status: int, type: str | None, title: str | None, detail: str | None, body: Any,
-                 headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        type: str | None,
+        title: str | None,
+        detail: str | None,
+        body: Any,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(f"{status} {title or ''}: {detail or ''}".strip())
         self.status = status
         self.type = type
@@ -32,7 +39,7 @@ class ProblemError(Exception):
         return self.type.rsplit("/", 1)[-1] if self.type else None
 
     @classmethod
-    def from_response(cls, status: int, body: Any, headers: Mapping[str, str] | None = None) -> "ProblemError":
+    def from_response(cls, status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProblemError:
         problem = body
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             problem = body["error"]

@@ -19,8 +19,9 @@ EVERY = 1024  # calls between two looks at the engine time
 class Progress:
     """A bar over ``[start_ns, until_ns]`` of engine time on ``stream``, if it is a terminal."""
 
-    def __init__(self, start_ns: int, until_ns: int, stream: IO[str] | None, desc: str = "",
-                 delay_s: float | None = None) -> None:
+    def __init__(
+        self, start_ns: int, until_ns: int, stream: IO[str] | None, desc: str = "", delay_s: float | None = None
+    ) -> None:
         self.start_ns = start_ns
         self._calls = 0
         self._shown_s = 0.0
@@ -30,10 +31,17 @@ class Progress:
         from tqdm import tqdm  # import-time cost: loaded only when a bar is drawn on a terminal
 
         total = max(0, until_ns - start_ns) / 1e9
-        self.bar = tqdm(total=round(total, 3), unit="s", unit_scale=False, desc=desc, file=stream,
-                        delay=DELAY_S if delay_s is None else delay_s,
-                        leave=False, dynamic_ncols=True,
-                        bar_format="{desc}{percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} engine s [{elapsed}<{remaining}]")
+        self.bar = tqdm(
+            total=round(total, 3),
+            unit="s",
+            unit_scale=False,
+            desc=desc,
+            file=stream,
+            delay=DELAY_S if delay_s is None else delay_s,
+            leave=False,
+            dynamic_ncols=True,
+            bar_format="{desc}{percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} engine s [{elapsed}<{remaining}]",
+        )
 
     def at(self, now_ns: int) -> None:
         """The run has reached engine time ``now_ns``."""

@@ -51,9 +51,10 @@ if TYPE_CHECKING:
     from aiohttp import web
     from aiohttp.test_utils import TestServer
 
+    from cefisim.api.runtime.simulation import Simulation
+
     from .client import CefiClient
     from .scenario import Scenario
-    from cefisim.api.runtime.simulation import Simulation
 
 from .pytest_venues import TOKEN_OPTION, URL_OPTION, cefisim_shared_server, cefisim_venue  # noqa: F401 - fixtures
 
@@ -80,12 +81,27 @@ def _shipped(value: str) -> Path | None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cefisim", "cefisim exchange emulator")
-    group.addoption(OPTION, dest="cefisim_scenario", default=None, metavar="FILE",
-                    help="scenario file (or shipped scenario name) the cefisim_server fixture loads (default: demo)")
-    group.addoption(URL_OPTION, dest="cefisim_url", default=None, metavar="URL",
-                    help="cefisim_venue: make venues on this running server instead of starting one per session")
-    group.addoption(TOKEN_OPTION, dest="cefisim_control_token", default=None, metavar="TOKEN",
-                    help=f"the --control-token of the server {URL_OPTION} names")
+    group.addoption(
+        OPTION,
+        dest="cefisim_scenario",
+        default=None,
+        metavar="FILE",
+        help="scenario file (or shipped scenario name) the cefisim_server fixture loads (default: demo)",
+    )
+    group.addoption(
+        URL_OPTION,
+        dest="cefisim_url",
+        default=None,
+        metavar="URL",
+        help="cefisim_venue: make venues on this running server instead of starting one per session",
+    )
+    group.addoption(
+        TOKEN_OPTION,
+        dest="cefisim_control_token",
+        default=None,
+        metavar="TOKEN",
+        help=f"the --control-token of the server {URL_OPTION} names",
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -112,6 +128,7 @@ def _async_fixture(fn: Callable[..., Any]) -> Any:
 
 
 # --- scenario -----------------------------------------------------------------------------------
+
 
 def _marker_path(request: pytest.FixtureRequest, value: Any) -> Any:
     if not isinstance(value, (str, Path)):
@@ -149,9 +166,13 @@ def cefisim_scenario(request: pytest.FixtureRequest) -> Any:
     return resolve(None)
 
 
-def load(scenario: Any) -> "Scenario":
+def load(scenario: Any) -> Scenario:
     """A Scenario from a path, a document or a Scenario (problems raise ``ScenarioError``)."""
-    from .scenario import Scenario, load_scenario, parse_scenario  # the plugin loads into every pytest run: import on use
+    from .scenario import (
+        Scenario,
+        load_scenario,
+        parse_scenario,
+    )  # the plugin loads into every pytest run: import on use
 
     if isinstance(scenario, Scenario):
         return scenario
@@ -176,17 +197,18 @@ def cefisim_server_options() -> Any:
 
 # --- server -------------------------------------------------------------------------------------
 
+
 @dataclass
 class CefisimServer:
     """A running emulator: its address and the objects behind it."""
 
     url: str
-    sim: "Simulation"
-    app: "web.Application"
-    server: "TestServer" = field(repr=False)
+    sim: Simulation
+    app: web.Application
+    server: TestServer = field(repr=False)
 
     @property
-    def scenario(self) -> "Scenario":
+    def scenario(self) -> Scenario:
         return self.sim.scenario
 
     @property
@@ -230,7 +252,7 @@ class CefisimServer:
                 return key, secret, wanted
         raise LookupError(f"scenario {self.sim.scenario.source}: client {client!r} has no HMAC key")
 
-    def client(self, client: str | int | None = None, **kwargs: Any) -> "CefiClient":
+    def client(self, client: str | int | None = None, **kwargs: Any) -> CefiClient:
         """A :class:`CefiClient` signing as ``client`` (default: the first HMAC key); close it yourself."""
         from .client import CefiClient  # the plugin loads into every pytest run: import on use
 
@@ -247,7 +269,7 @@ class CefisimServer:
 
 
 @asynccontextmanager
-async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[CefisimServer]:
+async def serving(sim: Simulation, options: Any = None) -> AsyncIterator[CefisimServer]:
     """The emulator serving ``sim`` on 127.0.0.1 and a free port, until the block ends."""
     from aiohttp.test_utils import TestServer  # the plugin loads into every pytest run: import on use
 
@@ -263,8 +285,9 @@ async def serving(sim: "Simulation", options: Any = None) -> AsyncIterator[Cefis
 
 
 @_async_fixture
-async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
-                         ) -> AsyncIterator[CefisimServer]:
+async def cefisim_server(
+    cefisim_scenario: Any, cefisim_clock: str, cefisim_server_options: Any
+) -> AsyncIterator[CefisimServer]:
     """The emulator serving ``cefisim_scenario`` on 127.0.0.1 and a free port, for one test."""
     from cefisim.api.runtime.simulation import Simulation  # the plugin loads into every pytest run: import on use
 
@@ -273,18 +296,18 @@ async def cefisim_server(cefisim_scenario: Any, cefisim_clock: str, cefisim_serv
 
 
 @_async_fixture
-async def cefisim_client(cefisim_server: CefisimServer) -> AsyncIterator["CefiClient"]:
+async def cefisim_client(cefisim_server: CefisimServer) -> AsyncIterator[CefiClient]:
     """A connected client signing with the scenario's first HMAC key."""
     async with cefisim_server.client() as client:
         yield client
 
 
 @_async_fixture
-async def cefisim_client_for(cefisim_server: CefisimServer) -> AsyncIterator[Callable[..., "CefiClient"]]:
+async def cefisim_client_for(cefisim_server: CefisimServer) -> AsyncIterator[Callable[..., CefiClient]]:
     """``cefisim_client_for(client_id_or_mnemonic, **CefiClient_kwargs)`` -> a client; closed after the test."""
     made: list[CefiClient] = []
 
-    def factory(client: str | int | None = None, **kwargs: Any) -> "CefiClient":
+    def factory(client: str | int | None = None, **kwargs: Any) -> CefiClient:
         c = cefisim_server.client(client, **kwargs)
         made.append(c)
         return c

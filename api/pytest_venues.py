@@ -72,7 +72,7 @@ class SharedServer:
         except urllib.error.HTTPError as exc:
             raise ControlError(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
 
-    def create_venue(self, scenario: str | dict[str, Any], seed: int | None = None) -> "Venue":
+    def create_venue(self, scenario: str | dict[str, Any], seed: int | None = None) -> Venue:
         """A new venue from a shipped scenario's name or a scenario document."""
         doc = self.call("POST", "/_sim/venues", {"scenario": scenario, **({"seed": seed} if seed is not None else {})})
         return Venue(self, doc)
@@ -117,7 +117,7 @@ class Venue:
                 return entry
         raise LookupError(f"venue {self.id}: client {client!r} has no HMAC key")
 
-    def client(self, client: str | int | None = None, **kwargs: Any) -> "CefiClient":
+    def client(self, client: str | int | None = None, **kwargs: Any) -> CefiClient:
         """A :class:`CefiClient` signing as ``client`` of this venue; close it yourself."""
         from .client import CefiClient  # the plugin loads into every pytest run: import on use
 
@@ -139,8 +139,21 @@ class Venue:
 def _start(scenario: str | None) -> SharedServer:
     with tempfile.TemporaryDirectory(prefix="cefisim-") as tmp:
         ready = Path(tmp) / "ready.json"
-        command = [sys.executable, "-m", "cefisim", "serve", "--port", "0", "--clock", "virtual", "--quiet",
-                   "--log-level", "WARNING", "--ready-file", str(ready)]
+        command = [
+            sys.executable,
+            "-m",
+            "cefisim",
+            "serve",
+            "--port",
+            "0",
+            "--clock",
+            "virtual",
+            "--quiet",
+            "--log-level",
+            "WARNING",
+            "--ready-file",
+            str(ready),
+        ]
         if scenario is not None:
             command += ["--scenario", scenario]
         with tempfile.TemporaryFile() as errors:

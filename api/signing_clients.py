@@ -21,8 +21,14 @@ from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID
 class _Signer:
     """The four headers for one request."""
 
-    def __init__(self, key: str, secret: str, client_id: str | int, layout: str = "concat",
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        key: str,
+        secret: str,
+        client_id: str | int,
+        layout: str = "concat",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if layout not in LAYOUTS[:2]:
             raise ValueError(f"layout: one of {LAYOUTS[0]}, {LAYOUTS[1]} (a client signs with one)")
         self.key, self.secret, self.client_id = key, secret, str(client_id)
@@ -33,8 +39,12 @@ class _Signer:
         path = raw_path.decode("ascii") if isinstance(raw_path, bytes) else raw_path
         path = path.split("?", 1)[0]
         ts = str(int(self.clock()))
-        return {H_TOKEN: self.key, H_SIGNATURE: sign(self.secret, ts, method, path, body, self.layout),
-                H_TIMESTAMP: ts, H_USERID: self.client_id}
+        return {
+            H_TOKEN: self.key,
+            H_SIGNATURE: sign(self.secret, ts, method, path, body, self.layout),
+            H_TIMESTAMP: ts,
+            H_USERID: self.client_id,
+        }
 
 
 def _httpx_auth() -> type:

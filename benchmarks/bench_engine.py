@@ -69,6 +69,7 @@ CHUNK = 10_000  # ops the books take in turn (see run_lockstep)
 
 # --- the journal --------------------------------------------------------------------------------
 
+
 def make_journal(sink):  # type: ignore[no-untyped-def]
     """A journal callback writing one line per command to ``sink``; and a name for the method."""
     try:
@@ -98,15 +99,26 @@ def make_journal(sink):  # type: ignore[no-untyped-def]
 
 # --- the books ----------------------------------------------------------------------------------
 
+
 def make_venue() -> Venue:
     v = Venue(START_NS, VenueConfig(max_open_orders=None))
     usd, btc = Asset(1, "USD", 2), Asset(2, "BTC", 8)
     v.add_asset(usd)
     v.add_asset(btc)
-    v.add_instrument(Instrument(
-        streams.INSTRUMENT_ID, "BTC-USD", btc, usd, streams.PRICE_GRID, streams.QTY_GRID, min_qty=1,
-        price_band=500_000_000, maker_fee=1_000_000, taker_fee=2_000_000,  # 50%, 0.1%, 0.2%
-    ))
+    v.add_instrument(
+        Instrument(
+            streams.INSTRUMENT_ID,
+            "BTC-USD",
+            btc,
+            usd,
+            streams.PRICE_GRID,
+            streams.QTY_GRID,
+            min_qty=1,
+            price_band=500_000_000,
+            maker_fee=1_000_000,
+            taker_fee=2_000_000,  # 50%, 0.1%, 0.2%
+        )
+    )
     for cid in streams.CLIENT_IDS:
         v.add_client(Client(cid, f"C{cid}", self_trade_prevention=STP_NONE))
         v.credit(cid, usd.id, 10**15)
@@ -136,6 +148,7 @@ def floor_state(b: FloorBook) -> BookState:
 
 
 # --- running phases -----------------------------------------------------------------------------
+
 
 class EngineRunner:
     """The full engine; ``items`` of a phase are its commands."""
@@ -260,7 +273,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
         rejects = [0] * len(runners)
         for lo in range(0, n, CHUNK):
             for i, (r, book) in enumerate(zip(runners, books)):
-                chunk = r.items(phase)[lo:lo + CHUNK]
+                chunk = r.items(phase)[lo : lo + CHUNK]
                 if not gc_on:
                     gc.disable()
                 try:
@@ -298,7 +311,9 @@ def check_same(scen: streams.Scenario, res: dict) -> None:
         for side, x, y in (("bid", a[1], b[1]), ("ask", a[2], b[2])):
             for lx, ly in zip(x, y):
                 if lx != ly:
-                    why = f"first differing {side} level: {first} {lx[0]}: {lx[1][:5]}..., {name} {ly[0]}: {ly[1][:5]}..."
+                    why = (
+                        f"first differing {side} level: {first} {lx[0]}: {lx[1][:5]}..., {name} {ly[0]}: {ly[1][:5]}..."
+                    )
                     break
             else:
                 continue
@@ -335,6 +350,7 @@ def bytes_per_order(runner, scen: streams.Scenario) -> float:  # type: ignore[no
 
 # --- reporting ----------------------------------------------------------------------------------
 
+
 def pct(sorted_ns: list[int], q: float) -> float:
     return sorted_ns[min(len(sorted_ns) - 1, int(q * len(sorted_ns)))] / 1000
 
@@ -353,8 +369,9 @@ def revision() -> str:
     import subprocess
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10,
-                              check=False).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
 
     try:
         head = git("rev-parse", "--short", "HEAD")
@@ -402,8 +419,9 @@ def machine() -> dict:
     }
 
 
-def bench_arguments(doc: str, quick: str, seed: int,
-                    gc_on: str = "leave the garbage collector on while timing") -> argparse.ArgumentParser:
+def bench_arguments(
+    doc: str, quick: str, seed: int, gc_on: str = "leave the garbage collector on while timing"
+) -> argparse.ArgumentParser:
     """A parser holding the flags every ``bench_*.py`` takes: --quick, --json, --gc-on, --reps, --seed."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help=quick)
@@ -425,8 +443,13 @@ def parse_bench_arguments(ap: argparse.ArgumentParser, argv: list[str] | None, n
 
 def main(argv: list[str] | None = None) -> int:
     ap = bench_arguments(__doc__, "smaller streams, 1 repetition (< 1 min)", SEED)
-    ap.add_argument("--profile", nargs="?", const="cprofile", choices=("cprofile", "pyinstrument"),
-                    help="only profile the engine on the mixed stream and print the hot spots")
+    ap.add_argument(
+        "--profile",
+        nargs="?",
+        const="cprofile",
+        choices=("cprofile", "pyinstrument"),
+        help="only profile the engine on the mixed stream and print the hot spots",
+    )
     args = parse_bench_arguments(ap, argv, "bench_engine")
     reps = args.reps or (1 if args.quick else 3)
     sizes = SIZES[args.quick]
@@ -447,18 +470,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         return profile(ours, scen["mixed"], args.profile)
 
-    gc_desc = ("on (gc.freeze() after building the streams)" if args.gc_on
-               else "off during timed phases (gc.freeze() after building the streams, gc.disable())")
+    gc_desc = (
+        "on (gc.freeze() after building the streams)"
+        if args.gc_on
+        else "off during timed phases (gc.freeze() after building the streams, gc.disable())"
+    )
     rev = revision()
-    print(f"bench_engine: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
-          f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}, revision {rev or '?'}")
+    print(
+        f"bench_engine: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
+        f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}, revision {rev or '?'}"
+    )
     load_start = loadavg()
     print(f"  quick={args.quick} seed={args.seed} reps={reps} (median) gc={gc_desc}")
-    print(f"  load average at start {load_start} (rates use this thread's CPU time, so other processes "
-          "matter little; wall rates and p99 do feel them)")
+    print(
+        f"  load average at start {load_start} (rates use this thread's CPU time, so other processes "
+        "matter little; wall rates and p99 do feel them)"
+    )
     print(f"  journal: {ours.journal_method}")
-    print(f"  streams built in {t_gen:.1f}s (not timed): "
-          + "; ".join(f"{k} {v.info}" for k, v in scen.items()))
+    print(f"  streams built in {t_gen:.1f}s (not timed): " + "; ".join(f"{k} {v.info}" for k, v in scen.items()))
 
     # warm-up: the first WARMUP ops of every phase of every scenario on both books, discarded
     runners = (ours, floor)
@@ -466,9 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         run_lockstep(runners, truncated(s, WARMUP), args.gc_on)
 
     # batches[runner][workload] = [(wall ns, CPU ns) per repetition]
-    batches: dict[str, dict[str, list[tuple[int, int]]]] = {
-        r.name: {w: [] for w in WORKLOADS} for r in runners
-    }
+    batches: dict[str, dict[str, list[tuple[int, int]]]] = {r.name: {w: [] for w in WORKLOADS} for r in runners}
     for _ in range(reps):
         for s in scen.values():
             res = run_lockstep(runners, s, args.gc_on)
@@ -520,25 +547,41 @@ def main(argv: list[str] | None = None) -> int:
         wall_ratio[w] = median(f[0] / o[0] for o, f in pairs)
 
     print()
-    print(f"{'workload':<8} {'ops':>9} | {'ours ops/s':>10} {'us/op':>6} {'p50':>6} {'p99':>6} | "
-          f"{'floor ops/s':>11} {'us/op':>6} {'p50':>6} {'p99':>6} | {'ours/floor':>10}")
+    print(
+        f"{'workload':<8} {'ops':>9} | {'ours ops/s':>10} {'us/op':>6} {'p50':>6} {'p99':>6} | "
+        f"{'floor ops/s':>11} {'us/op':>6} {'p50':>6} {'p99':>6} | {'ours/floor':>10}"
+    )
     for w in WORKLOADS:
         o, f = fig[f"ours:{w}"], fig[f"floor:{w}"]
-        print(f"{w:<8} {counts[w]:>9,} | {o['ops_per_s']:>10,.0f} {o['us_per_op']:>6.2f} "
-              f"{o['p50_us']:>6.2f} {o['p99_us']:>6.2f} | {f['ops_per_s']:>11,.0f} {f['us_per_op']:>6.2f} "
-              f"{f['p50_us']:>6.2f} {f['p99_us']:>6.2f} | {ratio[w]:>9.1%}")
-    print(f"bytes per resting order after {sizes['add']:,} adds (tracemalloc): "
-          f"ours {mem_ours:.0f}, floor {mem_floor:.0f}")
-    print(f"ops/s, us/op: ops / median CPU time (thread_time_ns) of {reps} rep(s), each timed in lockstep "
-          f"chunks of {CHUNK:,} ops (ours, then floor); ours/floor: median of the per-rep ratios")
-    print("  by wall time (perf_counter_ns), ours/floor: " + ", ".join(
-        f"{w} {fig['ours:' + w]['wall_ops_per_s']:,.0f}/{fig['floor:' + w]['wall_ops_per_s']:,.0f} "
-        f"= {wall_ratio[w]:.1%}" for w in WORKLOADS))
+        print(
+            f"{w:<8} {counts[w]:>9,} | {o['ops_per_s']:>10,.0f} {o['us_per_op']:>6.2f} "
+            f"{o['p50_us']:>6.2f} {o['p99_us']:>6.2f} | {f['ops_per_s']:>11,.0f} {f['us_per_op']:>6.2f} "
+            f"{f['p50_us']:>6.2f} {f['p99_us']:>6.2f} | {ratio[w]:>9.1%}"
+        )
+    print(
+        f"bytes per resting order after {sizes['add']:,} adds (tracemalloc): ours {mem_ours:.0f}, floor {mem_floor:.0f}"
+    )
+    print(
+        f"ops/s, us/op: ops / median CPU time (thread_time_ns) of {reps} rep(s), each timed in lockstep "
+        f"chunks of {CHUNK:,} ops (ours, then floor); ours/floor: median of the per-rep ratios"
+    )
+    print(
+        "  by wall time (perf_counter_ns), ours/floor: "
+        + ", ".join(
+            f"{w} {fig['ours:' + w]['wall_ops_per_s']:,.0f}/{fig['floor:' + w]['wall_ops_per_s']:,.0f} "
+            f"= {wall_ratio[w]:.1%}"
+            for w in WORKLOADS
+        )
+    )
     if reps > 1:
-        print("  max-min spread of the reps, ours/floor: " + ", ".join(
-            f"{w} {fig['ours:' + w]['spread']:.0%}/{fig['floor:' + w]['spread']:.0%}" for w in WORKLOADS))
-    print(f"p50/p99: every op timed with perf_counter_ns in a separate pass (timer overhead ~{overhead} ns "
-          f"included); total wall time {total_s:.0f}s; load average at end {loadavg()}")
+        print(
+            "  max-min spread of the reps, ours/floor: "
+            + ", ".join(f"{w} {fig['ours:' + w]['spread']:.0%}/{fig['floor:' + w]['spread']:.0%}" for w in WORKLOADS)
+        )
+    print(
+        f"p50/p99: every op timed with perf_counter_ns in a separate pass (timer overhead ~{overhead} ns "
+        f"included); total wall time {total_s:.0f}s; load average at end {loadavg()}"
+    )
 
     if args.json:
         out: dict = {

@@ -99,6 +99,7 @@ QUICK = (1, 5.0, 1.5, 10_000)
 
 # --- processes ----------------------------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -120,8 +121,21 @@ class Server:
         if kind == "hello":
             cmd = [sys.executable, LOAD, "hello-server", "--port", str(self.port), "--scenario", SCENARIO]
         else:
-            cmd = ["-m", "cefisim.api.cli", "serve", "--host", HOST, "--port", str(self.port), "--scenario", SCENARIO,
-                   "--clock", clock, "--log-level", "WARNING"]
+            cmd = [
+                "-m",
+                "cefisim.api.cli",
+                "serve",
+                "--host",
+                HOST,
+                "--port",
+                str(self.port),
+                "--scenario",
+                SCENARIO,
+                "--clock",
+                clock,
+                "--log-level",
+                "WARNING",
+            ]
             cmd = [sys.executable, *(prefix or []), *cmd]
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - open for the server's life
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=subprocess.DEVNULL, stderr=self.log)
@@ -162,13 +176,35 @@ class Server:
 def run_load(server: Server, mode: str, args: argparse.Namespace, duration: float, warmup: float) -> dict[str, Any]:
     venues = VENUES if mode == "orders16" else 1  # the orders load spread over 16 venues' clients
     mode = "orders" if mode == "orders16" else mode
-    cmd = [sys.executable, LOAD, "load", "--port", str(server.port), "--mode", mode, "--venues", str(venues),
-           "--connections", str(args.connections), "--duration", str(duration), "--warmup", str(warmup),
-           "--depth", str(args.depth), "--scenario", SCENARIO, "--seed", str(args.seed),
-           "--server-pid", str(server.proc.pid)]
+    cmd = [
+        sys.executable,
+        LOAD,
+        "load",
+        "--port",
+        str(server.port),
+        "--mode",
+        mode,
+        "--venues",
+        str(venues),
+        "--connections",
+        str(args.connections),
+        "--duration",
+        str(duration),
+        "--warmup",
+        str(warmup),
+        "--depth",
+        str(args.depth),
+        "--scenario",
+        SCENARIO,
+        "--seed",
+        str(args.seed),
+        "--server-pid",
+        str(server.proc.pid),
+    ]
     try:
-        done = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True,
-                              timeout=duration + warmup + 60, check=False)
+        done = subprocess.run(
+            cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=duration + warmup + 60, check=False
+        )
     except subprocess.TimeoutExpired:
         server.stop()
         raise SystemExit(f"bench_http: the {mode} load generator did not finish") from None
@@ -195,12 +231,16 @@ CATEGORIES: list[tuple[str, str]] = [
     ("_negotiate (api/server/middleware.py)", "middleware: version negotiation"),
     ("post_order (api/cefi/orders.py)", "handler: own code (command building)"),
     ("delete_order (api/cefi/orders.py)", "handler: own code (command building)"),
-    ("request_middleware.<locals>.serve (api/server/middleware.py)",
-     "middleware: request id, limits, faults, problems"),
+    (
+        "request_middleware.<locals>.serve (api/server/middleware.py)",
+        "middleware: request id, limits, faults, problems",
+    ),
     ("control_guard (api/control/plane.py)", "middleware: request id, limits, faults, problems"),
     ("dispatch (api/control/faults.py)", "middleware: request id, limits, faults, problems"),
-    ("_fix_request_current_app.<locals>.impl (aiohttp/web_middlewares.py)",
-     "middleware: request id, limits, faults, problems"),
+    (
+        "_fix_request_current_app.<locals>.impl (aiohttp/web_middlewares.py)",
+        "middleware: request id, limits, faults, problems",
+    ),
     ("RequestHandler.finish_response (aiohttp/web_protocol.py)", "aiohttp: response headers + write"),
     ("UrlDispatcher.resolve (aiohttp/web_urldispatcher.py)", "aiohttp: routing"),
     ("Application._handle (aiohttp/web_app.py)", "aiohttp: app dispatch"),
@@ -236,12 +276,32 @@ def profile(args: argparse.Namespace, duration: float, warmup: float) -> int:
     shares: dict[str, dict[str, float]] = {}
     cpu_us: dict[str, float] = {}
     for mode in ("hello", "orders"):
-        cmd = [sys.executable, LOAD, "inproc", "--mode", mode, "--requests", str(n), "--scenario", SCENARIO,
-               "--depth", str(args.depth), "--seed", str(args.seed)]
+        cmd = [
+            sys.executable,
+            LOAD,
+            "inproc",
+            "--mode",
+            mode,
+            "--requests",
+            str(n),
+            "--scenario",
+            SCENARIO,
+            "--depth",
+            str(args.depth),
+            "--seed",
+            str(args.seed),
+        ]
         if tool == "cprofile":
             stats_file = os.path.join(out, f"inproc-{mode}.prof")
-            done = subprocess.run([*cmd, "--cprofile", stats_file], cwd=ROOT, env=child_env(), capture_output=True,
-                                  text=True, timeout=600, check=False)
+            done = subprocess.run(
+                [*cmd, "--cprofile", stats_file],
+                cwd=ROOT,
+                env=child_env(),
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
             if done.returncode:
                 raise SystemExit(f"bench_http: inproc {mode} failed:\n{done.stderr[-3000:]}")
             result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -254,14 +314,25 @@ def profile(args: argparse.Namespace, duration: float, warmup: float) -> int:
                 st.sort_stats("cumulative").print_stats(50)
             continue
         raw = os.path.join(out, f"inproc-{mode}.collapsed")
-        drv = subprocess.Popen([*cmd, "--wait-for-go"], cwd=ROOT, env=child_env(), stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        drv = subprocess.Popen(
+            [*cmd, "--wait-for-go"],
+            cwd=ROOT,
+            env=child_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert drv.stdin is not None and drv.stdout is not None
         if drv.stdout.readline().strip() != "ready":
             drv.kill()
             raise SystemExit(f"bench_http: inproc {mode} did not start:\n{drv.communicate()[1][-3000:]}")
-        rec = subprocess.Popen([spy, "record", "--pid", str(drv.pid), "--rate", "250", "--gil", "--format", "raw",
-                                "--output", raw], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        rec = subprocess.Popen(
+            [spy, "record", "--pid", str(drv.pid), "--rate", "250", "--gil", "--format", "raw", "--output", raw],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(1.0)  # let py-spy attach
         drv.stdin.write("go\n")
         drv.stdin.flush()
@@ -273,11 +344,14 @@ def profile(args: argparse.Namespace, duration: float, warmup: float) -> int:
         cpu_us[mode] = result["cpu_us_per_request"]
         shares[mode] = summarise_collapsed(raw, f"in-process {mode}", show=(mode == "orders"))
     if shares:
-        print(f"\n== where the CPU of one request goes, in-process (server + client, no kernel), "
-              f"us per request = share of py-spy --gil samples x CPU per request "
-              f"(hello {cpu_us['hello']:.1f} us, orders {cpu_us['orders']:.1f} us; py-spy adds a little)")
-        cats = sorted(set(shares["hello"]) | set(shares["orders"]),
-                      key=lambda c: -shares["orders"].get(c, 0.0) * cpu_us["orders"])
+        print(
+            f"\n== where the CPU of one request goes, in-process (server + client, no kernel), "
+            f"us per request = share of py-spy --gil samples x CPU per request "
+            f"(hello {cpu_us['hello']:.1f} us, orders {cpu_us['orders']:.1f} us; py-spy adds a little)"
+        )
+        cats = sorted(
+            set(shares["hello"]) | set(shares["orders"]), key=lambda c: -shares["orders"].get(c, 0.0) * cpu_us["orders"]
+        )
         print(f"  {'category':<48} {'hello us':>9} {'orders us':>9} {'orders %':>8}")
         for c in cats:
             h, o = shares["hello"].get(c, 0.0), shares["orders"].get(c, 0.0)
@@ -303,9 +377,26 @@ def profile_server(args: argparse.Namespace, duration: float, warmup: float, too
     raw = os.path.join(out, "server.collapsed")
     server = Server("orders", args.clock)
     try:
-        rec = subprocess.Popen([spy, "record", "--pid", str(server.proc.pid), "--rate", "200", "--gil",
-                                "--format", "raw", "--output", raw, "--duration", str(int(warmup + duration))],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        rec = subprocess.Popen(
+            [
+                spy,
+                "record",
+                "--pid",
+                str(server.proc.pid),
+                "--rate",
+                "200",
+                "--gil",
+                "--format",
+                "raw",
+                "--output",
+                raw,
+                "--duration",
+                str(int(warmup + duration)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         result = run_load(server, "orders", args, duration, warmup)
         try:
             _, err = rec.communicate(timeout=30)
@@ -367,7 +458,7 @@ def shorten(frame: str) -> str:
     for anchor in ("site-packages", "api", "engine", "benchmarks"):
         if anchor in parts:
             i = len(parts) - 1 - parts[::-1].index(anchor)
-            file = "/".join(parts[i + 1:] if anchor == "site-packages" else parts[i:])
+            file = "/".join(parts[i + 1 :] if anchor == "site-packages" else parts[i:])
             break
     else:
         file = parts[-1]
@@ -375,6 +466,7 @@ def shorten(frame: str) -> str:
 
 
 # --- reporting ------------------------------------------------------------------------------------------
+
 
 def machine() -> dict[str, Any]:
     sys.path.insert(0, HERE)
@@ -387,26 +479,48 @@ def machine() -> dict[str, Any]:
         load = os.getloadavg()[0]
     except OSError:
         load = float("nan")
-    return {"python": platform.python_version(), "nproc": os.cpu_count(), "cpu": cpu,
-            "os": f"{platform.system()} {platform.release()}", "aiohttp": aiohttp.__version__,
-            "loadavg_1min_at_start": round(load, 2)}
+    return {
+        "python": platform.python_version(),
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "os": f"{platform.system()} {platform.release()}",
+        "aiohttp": aiohttp.__version__,
+        "loadavg_1min_at_start": round(load, 2),
+    }
 
 
 def print_result_line(label: str, r: dict[str, Any]) -> None:
     srv = r.get("server_cpu")
     per_cpu = r["rps"] / srv if srv else float("nan")
     kinds = "  ".join(f"{k} {v['count']} p50 {v['p50_ms']:.2f} p99 {v['p99_ms']:.2f}" for k, v in r["by_kind"].items())
-    print(f"  {label:<24} {r['rps']:>8.0f} {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['max_ms']:>7.1f} "
-          f"{srv if srv is not None else float('nan'):>7.2f} {r['generator_cpu']:>7.2f} {per_cpu:>8.0f}   "
-          f"errors {r['non_2xx'] + r['rejected'] + r['unexpected_status']}  ({kinds})", flush=True)
+    print(
+        f"  {label:<24} {r['rps']:>8.0f} {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['max_ms']:>7.1f} "
+        f"{srv if srv is not None else float('nan'):>7.2f} {r['generator_cpu']:>7.2f} {per_cpu:>8.0f}   "
+        f"errors {r['non_2xx'] + r['rejected'] + r['unexpected_status']}  ({kinds})",
+        flush=True,
+    )
     for sample in r["error_samples"]:
         print(f"      ! {sample}")
 
 
 def run_inproc(mode: str, args: argparse.Namespace, requests: int) -> dict[str, Any]:
-    cmd = [sys.executable, LOAD, "inproc", "--mode", mode, "--requests", str(requests),
-           "--warmup-requests", str(max(1000, requests // 10)), "--scenario", SCENARIO,
-           "--depth", str(args.depth), "--seed", str(args.seed)]
+    cmd = [
+        sys.executable,
+        LOAD,
+        "inproc",
+        "--mode",
+        mode,
+        "--requests",
+        str(requests),
+        "--warmup-requests",
+        str(max(1000, requests // 10)),
+        "--scenario",
+        SCENARIO,
+        "--depth",
+        str(args.depth),
+        "--seed",
+        str(args.seed),
+    ]
     done = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=600, check=False)
     if done.returncode:
         raise SystemExit(f"bench_http: inproc {mode} failed:\n{done.stderr[-3000:]}")
@@ -416,21 +530,33 @@ def run_inproc(mode: str, args: argparse.Namespace, requests: int) -> dict[str, 
 def main(argv: list[str] | None = None) -> int:
     from bench_engine import bench_arguments, parse_bench_arguments
 
-    ap = bench_arguments(__doc__, "1 repetition of 5 s windows (< 1 min)", 1,
-                         gc_on="accepted for run_all.py; the servers keep their own GC setting")
+    ap = bench_arguments(
+        __doc__,
+        "1 repetition of 5 s windows (< 1 min)",
+        1,
+        gc_on="accepted for run_all.py; the servers keep their own GC setting",
+    )
     ap.add_argument("--duration", type=float, default=None, help="measured window per run, s (10, --quick 5)")
     ap.add_argument("--warmup", type=float, default=None, help="discarded warm-up per run, s (2, --quick 1.5)")
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--depth", type=int, default=25, help="open orders each connection keeps")
     ap.add_argument("--clock", choices=("virtual", "wall"), default="virtual")
     ap.add_argument("--no-inproc", action="store_true", help="skip the in-process CPU-per-request figures")
-    ap.add_argument("--profile", nargs="?", const="inproc",
-                    choices=("inproc", "server", "py-spy", "cprofile", "pyinstrument"),
-                    help="profile instead of measuring: inproc (default: hello and orders through aiohttp's "
-                         "request handler in one process, no sockets) or server (the real server under load); "
-                         "py-spy/cprofile/pyinstrument = inproc with that profiler (pyinstrument = cprofile)")
-    ap.add_argument("--profiler", choices=("auto", "py-spy", "cprofile"), default="auto",
-                    help="auto = py-spy if installed next to this Python, else cProfile")
+    ap.add_argument(
+        "--profile",
+        nargs="?",
+        const="inproc",
+        choices=("inproc", "server", "py-spy", "cprofile", "pyinstrument"),
+        help="profile instead of measuring: inproc (default: hello and orders through aiohttp's "
+        "request handler in one process, no sockets) or server (the real server under load); "
+        "py-spy/cprofile/pyinstrument = inproc with that profiler (pyinstrument = cprofile)",
+    )
+    ap.add_argument(
+        "--profiler",
+        choices=("auto", "py-spy", "cprofile"),
+        default="auto",
+        help="auto = py-spy if installed next to this Python, else cProfile",
+    )
     args = parse_bench_arguments(ap, argv, "bench_http")
     base_reps, base_duration, base_warmup, inproc_requests = QUICK if args.quick else FULL
     reps: int = args.reps or base_reps
@@ -441,21 +567,29 @@ def main(argv: list[str] | None = None) -> int:
 
     mach = machine()
     t_start = time.perf_counter()
-    print(f"bench_http: Python {mach['python']}, aiohttp {mach['aiohttp']}, {mach['os']}, {mach['nproc']} CPUs "
-          f"({mach['cpu']}); load average {mach['loadavg_1min_at_start']} at start")
+    print(
+        f"bench_http: Python {mach['python']}, aiohttp {mach['aiohttp']}, {mach['os']}, {mach['nproc']} CPUs "
+        f"({mach['cpu']}); load average {mach['loadavg_1min_at_start']} at start"
+    )
     print(f"  server and generator share the {mach['nproc']} cores with each other and with whatever else runs")
-    print(f"  quick={args.quick} reps={reps} (median) warm-up {warmup:g} s + window {duration:g} s per run, "
-          f"fresh server per run; {args.connections} keep-alive connections, 1 request in flight each")
-    print(f"  orders: cefisim serve --clock {args.clock} on bench_http_scenario.json, 8 signed clients, "
-          f"POST passive limit / DELETE oldest, 50/50, {args.depth} open per connection")
+    print(
+        f"  quick={args.quick} reps={reps} (median) warm-up {warmup:g} s + window {duration:g} s per run, "
+        f"fresh server per run; {args.connections} keep-alive connections, 1 request in flight each"
+    )
+    print(
+        f"  orders: cefisim serve --clock {args.clock} on bench_http_scenario.json, 8 signed clients, "
+        f"POST passive limit / DELETE oldest, 50/50, {args.depth} open per connection"
+    )
     print("  echo: signed POST /echo (HMAC checked, JSON echoed) and hello: GET /hello, on a bare aiohttp app")
     print("  GC: servers gc.freeze() after start-up, collector on (as `cefisim serve`); generator collector off")
-    print(f"  {'run':<24} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'srv CPU':>7} {'gen CPU':>7} "
-          f"{'rps/CPU':>8}")
+    print(
+        f"  {'run':<24} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'srv CPU':>7} {'gen CPU':>7} "
+        f"{'rps/CPU':>8}"
+    )
     kinds = ("hello", "echo", "orders", "orders16")
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     for rep in range(reps):
-        for kind in (kinds if rep % 2 == 0 else kinds[::-1]):
+        for kind in kinds if rep % 2 == 0 else kinds[::-1]:
             server = Server("orders" if kind.startswith("orders") else "hello", args.clock)
             try:
                 r = run_load(server, kind, args, duration, warmup)
@@ -470,8 +604,10 @@ def main(argv: list[str] | None = None) -> int:
     inproc: dict[str, list[float]] = {k: [] for k in kinds[:3]}
     if not args.no_inproc:
         n = inproc_requests
-        print(f"  in-process, CPU per request (aiohttp's RequestHandler, in-memory transports, one connection, "
-              f"server and client together, no kernel; {n} requests after {max(1000, n // 10)} warm-up):")
+        print(
+            f"  in-process, CPU per request (aiohttp's RequestHandler, in-memory transports, one connection, "
+            f"server and client together, no kernel; {n} requests after {max(1000, n // 10)} warm-up):"
+        )
         for rep in range(reps):
             line = []
             for kind in inproc:
@@ -511,30 +647,43 @@ def main(argv: list[str] | None = None) -> int:
         fig["inproc_ratio"] = median(h / o for h, o in zip(inproc["hello"], inproc["orders"], strict=True))
     print(f"\n  medians of {reps} (req/s, p50, p99):")
     for kind in kinds:
-        print(f"    {kind:<7} {fig[f'{kind}_rps']:>7.0f} req/s  p50 {fig[f'{kind}_p50_ms']:.2f} ms  "
-              f"p99 {fig[f'{kind}_p99_ms']:.2f} ms  ({fig[f'{kind}_rps_per_server_cpu']:.0f} req per server CPU-s)")
-    print(f"  orders/hello: {fig['ratio']:.2f} in req/s (per rep: "
-          f"{', '.join(f'{x:.2f}' for x in ratios('orders', 'hello'))}); {fig['ratio_per_server_cpu']:.2f} in req "
-          f"per server CPU-second" + (f"; {fig['inproc_ratio']:.2f} in-process CPU" if "inproc_ratio" in fig else ""))
+        print(
+            f"    {kind:<7} {fig[f'{kind}_rps']:>7.0f} req/s  p50 {fig[f'{kind}_p50_ms']:.2f} ms  "
+            f"p99 {fig[f'{kind}_p99_ms']:.2f} ms  ({fig[f'{kind}_rps_per_server_cpu']:.0f} req per server CPU-s)"
+        )
+    print(
+        f"  orders/hello: {fig['ratio']:.2f} in req/s (per rep: "
+        f"{', '.join(f'{x:.2f}' for x in ratios('orders', 'hello'))}); {fig['ratio_per_server_cpu']:.2f} in req "
+        f"per server CPU-second" + (f"; {fig['inproc_ratio']:.2f} in-process CPU" if "inproc_ratio" in fig else "")
+    )
     print(f"  echo/hello:   {fig['echo_ratio']:.2f} in req/s (the floor cost of a signed JSON POST on aiohttp)")
-    print(f"  orders over {VENUES} venues / over one: {fig['venues16_ratio']:.2f} in req/s (per rep: "
-          f"{', '.join(f'{x:.2f}' for x in ratios('orders16', 'orders'))}); target >= 0.90: "
-          f"{'met' if fig['venues16_ratio'] >= 0.9 else 'NOT met'}")
-    print(f"  targets: orders/hello >= 0.50: {'met' if fig['ratio'] >= 0.5 else 'NOT met'}; orders p99 < 5 ms: "
-          f"{'met' if fig['orders_p99_ms'] < 5 else 'NOT met'}")
+    print(
+        f"  orders over {VENUES} venues / over one: {fig['venues16_ratio']:.2f} in req/s (per rep: "
+        f"{', '.join(f'{x:.2f}' for x in ratios('orders16', 'orders'))}); target >= 0.90: "
+        f"{'met' if fig['venues16_ratio'] >= 0.9 else 'NOT met'}"
+    )
+    print(
+        f"  targets: orders/hello >= 0.50: {'met' if fig['ratio'] >= 0.5 else 'NOT met'}; orders p99 < 5 ms: "
+        f"{'met' if fig['orders_p99_ms'] < 5 else 'NOT met'}"
+    )
     print(f"  errors: {non_2xx} non-2xx, {rejected} REJECTED, {unexpected} orders/cancels in an unexpected state")
     # a figure measured while the server answered with errors (or logged any) is not a figure: fail the run
-    server_logs = sum(1 for rs in runs.values() for r in rs
-                      if any(str(x).startswith("server stderr: ") for x in r["error_samples"]))
+    server_logs = sum(
+        1 for rs in runs.values() for r in rs if any(str(x).startswith("server stderr: ") for x in r["error_samples"])
+    )
     failures = non_2xx + rejected + unexpected + server_logs
     verdict = "ok" if failures == 0 else "FAIL"
-    print(f"  verdict: {verdict} ({non_2xx + rejected + unexpected} error responses, {server_logs} runs whose "
-          "server logged to stderr)")
+    print(
+        f"  verdict: {verdict} ({non_2xx + rejected + unexpected} error responses, {server_logs} runs whose "
+        "server logged to stderr)"
+    )
     gen_cap = median(r["rps"] / r["generator_cpu"] for r in runs["hello"] if r["generator_cpu"])
     fig["generator_rps_per_cpu_hello"] = gen_cap
     first = "server" if gen_cap > fig["hello_rps_per_server_cpu"] else "GENERATOR"
-    print(f"  generator: {gen_cap:.0f} hello req per generator CPU-second vs {fig['hello_rps_per_server_cpu']:.0f} "
-          f"per server CPU-second: with a core each, the {first} saturates first")
+    print(
+        f"  generator: {gen_cap:.0f} hello req per generator CPU-second vs {fig['hello_rps_per_server_cpu']:.0f} "
+        f"per server CPU-second: with a core each, the {first} saturates first"
+    )
     if gen_max > 0.9:
         print(f"  warning: the generator used up to {gen_max:.2f} CPU: it may have limited a run")
     total_s = time.perf_counter() - t_start
@@ -558,9 +707,25 @@ def main(argv: list[str] | None = None) -> int:
             "gc": "servers: gc.freeze() after start-up, collector on; generator: off",
             "generator_cpu_max": round(gen_max, 3),
             "machine": mach,
-            "runs": {k: [{key: r[key] for key in ("rps", "p50_ms", "p99_ms", "max_ms", "server_cpu",
-                                                  "generator_cpu", "responses", "by_kind")} for r in rs]
-                     for k, rs in runs.items()},
+            "runs": {
+                k: [
+                    {
+                        key: r[key]
+                        for key in (
+                            "rps",
+                            "p50_ms",
+                            "p99_ms",
+                            "max_ms",
+                            "server_cpu",
+                            "generator_cpu",
+                            "responses",
+                            "by_kind",
+                        )
+                    }
+                    for r in rs
+                ]
+                for k, rs in runs.items()
+            },
             "inproc_cpu_us": inproc,
             "total_s": round(total_s, 1),
         }

@@ -127,8 +127,10 @@ class Quoter:
     def act(self, now: int) -> None:
         venue, book = self.venue, self.market.book
         pos = self.position
-        for side, levels, allowed in ((BUY, book.bids, pos < MAX_POSITION_LOTS),
-                                      (SELL, book.asks, pos > -MAX_POSITION_LOTS)):
+        for side, levels, allowed in (
+            (BUY, book.bids, pos < MAX_POSITION_LOTS),
+            (SELL, book.asks, pos > -MAX_POSITION_LOTS),
+        ):
             target = touch(self.market, levels)
             current = self.quotes[side]
             if current is not None and current.status not in WORKING and current.status != "NEW_PENDING":
@@ -167,8 +169,9 @@ class Quoter:
         return in_strategy
 
 
-def run_recorded(scenario: Scenario, events: list[tuple], gc_on: bool, quoting: bool = True
-                 ) -> tuple[float, dict[str, Any]]:
+def run_recorded(
+    scenario: Scenario, events: list[tuple], gc_on: bool, quoting: bool = True
+) -> tuple[float, dict[str, Any]]:
     """(CPU seconds of the replay without the strategy's own turns, figures of the run)."""
     venue, market = build(scenario, events)
     client_id = scenario.client_id("alice")
@@ -194,9 +197,14 @@ def run_recorded(scenario: Scenario, events: list[tuple], gc_on: bool, quoting: 
     d_btc = alice.balances[1].total - start_btc  # satoshis
     pnl_cents = d_usd + d_btc * mid2 / 2 / 10**8  # mark: ticks of 0.01 USD per BTC
     figures = {
-        "events": len(events), "fills": len(alice.fills), "filled_qty": sum(f.qty for f in alice.fills) / 10**4,
-        "pnl": round(pnl_cents / 100, 2), "fees": sum(f.fee for f in alice.fills) / 100,
-        "commands": quoter.commands, "total_s": took, "strategy_s": in_strategy,
+        "events": len(events),
+        "fills": len(alice.fills),
+        "filled_qty": sum(f.qty for f in alice.fills) / 10**4,
+        "pnl": round(pnl_cents / 100, 2),
+        "fees": sum(f.fee for f in alice.fills) / 100,
+        "commands": quoter.commands,
+        "total_s": took,
+        "strategy_s": in_strategy,
     }
     return took - in_strategy, figures
 
@@ -269,10 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     updates = sum(1 for ev in events if ev[0] != TRADE)
     gc.collect()
     gc.freeze()
-    print(f"bench_recorded: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
-          f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}")
-    print(f"  quick={args.quick} reps={reps} (median) gc={'on' if args.gc_on else 'off while timing'}; "
-          f"{len(events):,} recorded events ({updates:,} level updates), setup {time.perf_counter() - t_start:.1f}s")
+    print(
+        f"bench_recorded: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
+        f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}"
+    )
+    print(
+        f"  quick={args.quick} reps={reps} (median) gc={'on' if args.gc_on else 'off while timing'}; "
+        f"{len(events):,} recorded events ({updates:,} level updates), setup {time.perf_counter() - t_start:.1f}s"
+    )
     run_recorded(scenario, events[: len(events) // 10], args.gc_on)  # warm-up, discarded
     run_floor(events[: len(events) // 10], args.gc_on)
     run_floor_adds(events[: len(events) // 10], args.gc_on)
@@ -299,26 +311,45 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{'workload':<13} {'ops':>9} {'per s':>11} {'us each':>8}")
     with_strategy = len(events) / figures["total_s"]
-    print(f"{'recorded':<13} {len(events):>9,} {events_per_s:>11,.0f} {1e6 / events_per_s:>8.2f}   "
-          f"events: the clock advances that apply them, the fills and acknowledgements they bring")
-    print(f"{'  + strategy':<13} {figures['commands']:>9,} {with_strategy:>11,.0f} {1e6 / with_strategy:>8.2f}   "
-          f"events per second counting the strategy's own turns too (its commands: the first column)")
-    print(f"{'  no strategy':<13} {'':>9} {alone_per_s:>11,.0f} {1e6 / alone_per_s:>8.2f}   "
-          f"the same recording with nobody trading (the clock still advances every 100 ms)")
-    print(f"{'floor adds':<13} {adds:>9,} {adds_per_s:>11,.0f} {1e6 / adds_per_s:>8.2f}   "
-          f"the non-zero level updates as non-crossing adds")
-    print(f"{'floor writes':<13} {writes:>9,} {writes_per_s:>11,.0f} {1e6 / writes_per_s:>8.2f}   "
-          f"level writes (cancel the level's order, add the new size)")
+    print(
+        f"{'recorded':<13} {len(events):>9,} {events_per_s:>11,.0f} {1e6 / events_per_s:>8.2f}   "
+        f"events: the clock advances that apply them, the fills and acknowledgements they bring"
+    )
+    print(
+        f"{'  + strategy':<13} {figures['commands']:>9,} {with_strategy:>11,.0f} {1e6 / with_strategy:>8.2f}   "
+        f"events per second counting the strategy's own turns too (its commands: the first column)"
+    )
+    print(
+        f"{'  no strategy':<13} {'':>9} {alone_per_s:>11,.0f} {1e6 / alone_per_s:>8.2f}   "
+        f"the same recording with nobody trading (the clock still advances every 100 ms)"
+    )
+    print(
+        f"{'floor adds':<13} {adds:>9,} {adds_per_s:>11,.0f} {1e6 / adds_per_s:>8.2f}   "
+        f"the non-zero level updates as non-crossing adds"
+    )
+    print(
+        f"{'floor writes':<13} {writes:>9,} {writes_per_s:>11,.0f} {1e6 / writes_per_s:>8.2f}   "
+        f"level writes (cancel the level's order, add the new size)"
+    )
     verdict = "met" if ratio >= TARGET else "NOT met"
-    print(f"recorded / floor adds: {ratio:.2f} (target >= {TARGET:.2f}: {verdict}); "
-          f"recorded / floor level writes: {ratio_writes:.2f}")
+    print(
+        f"recorded / floor adds: {ratio:.2f} (target >= {TARGET:.2f}: {verdict}); "
+        f"recorded / floor level writes: {ratio_writes:.2f}"
+    )
     out: dict[str, Any] = {
-        "events_per_s": round(events_per_s), "events_per_s_with_strategy": round(with_strategy),
+        "events_per_s": round(events_per_s),
+        "events_per_s_with_strategy": round(with_strategy),
         "events_per_s_no_strategy": round(alone_per_s),
         "floor_add_ops_per_s": round(adds_per_s),
-        "floor_level_writes_per_s": round(writes_per_s), "ratio": round(ratio, 3),
-        "ratio_level_writes": round(ratio_writes, 3), "target": TARGET, "events": len(events),
-        "cefisim": figures, "machine": mach, "quick": args.quick, "reps": reps,
+        "floor_level_writes_per_s": round(writes_per_s),
+        "ratio": round(ratio, 3),
+        "ratio_level_writes": round(ratio_writes, 3),
+        "target": TARGET,
+        "events": len(events),
+        "cefisim": figures,
+        "machine": mach,
+        "quick": args.quick,
+        "reps": reps,
     }
     if not args.no_hftbacktest:
         try:
@@ -332,8 +363,10 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(f"{'':<12} {'fills':>7} {'filled qty':>11} {'PnL USD':>10} {'fees USD':>9} {'events/s':>11}")
             for name, fig, rate in (("cefisim", figures, events_per_s), ("hftbacktest", hft, hft["events_per_s"])):
-                print(f"{name:<12} {fig['fills']:>7,} {fig['filled_qty']:>11.4f} {fig['pnl']:>10.2f} "
-                      f"{fig['fees']:>9.2f} {rate:>11,.0f}")
+                print(
+                    f"{name:<12} {fig['fills']:>7,} {fig['filled_qty']:>11.4f} {fig['pnl']:>10.2f} "
+                    f"{fig['fees']:>9.2f} {rate:>11,.0f}"
+                )
     print(f"total {time.perf_counter() - t_start:.1f}s")
     if args.json:
         print(json.dumps(out))

@@ -98,31 +98,63 @@ def make_scenario(span_s: int, seed: int = SEED) -> dict[str, Any]:
     for i, (sym, base, dec, pinc, qinc, mid, step, spread, spacing, qty) in enumerate(INSTRUMENTS, 1):
         assets.append({"id": str(i + 1), "name": base, "decimals": dec})
         big[base] = "10000000"
-        instruments.append({
-            "id": str(i), "symbol": sym, "base": base, "quote": "USD", "price_increment": pinc,
-            "qty_increment": qinc, "min_qty": qinc, "price_band": "0.05", "maker_fee": "0.001",
-            "taker_fee": "0.002", "status": "ACTIVE",
-        })
+        instruments.append(
+            {
+                "id": str(i),
+                "symbol": sym,
+                "base": base,
+                "quote": "USD",
+                "price_increment": pinc,
+                "qty_increment": qinc,
+                "min_qty": qinc,
+                "price_band": "0.05",
+                "maker_fee": "0.001",
+                "taker_fee": "0.002",
+                "status": "ACTIVE",
+            }
+        )
         for k, interval in enumerate(("0.5", "0.8")):
-            agents.append({
-                "type": "market_maker", "name": f"mm{k}-{sym}", "client": f"mm{k}", "instrument": sym,
-                "interval": interval, "levels": 5, "spread": spread, "spacing": spacing, "qty": qty,
-                "random_walk": {"start": mid, "step": step, "vol": 4},
-            })
+            agents.append(
+                {
+                    "type": "market_maker",
+                    "name": f"mm{k}-{sym}",
+                    "client": f"mm{k}",
+                    "instrument": sym,
+                    "interval": interval,
+                    "levels": 5,
+                    "spread": spread,
+                    "spacing": spacing,
+                    "qty": qty,
+                    "random_walk": {"start": mid, "step": step, "vol": 4},
+                }
+            )
         for k, (mean, market) in enumerate((("0.25", "0.5"), ("0.4", "0.2"))):
-            agents.append({
-                "type": "noise_taker", "name": f"noise{k}-{sym}", "client": f"noise{k}", "instrument": sym,
-                "mean_interval": mean, "qty_min": qinc, "qty_max": str(Decimal(qty) * 2),
-                "market_fraction": market, "through": spacing,
-            })
+            agents.append(
+                {
+                    "type": "noise_taker",
+                    "name": f"noise{k}-{sym}",
+                    "client": f"noise{k}",
+                    "instrument": sym,
+                    "mean_interval": mean,
+                    "qty_min": qinc,
+                    "qty_max": str(Decimal(qty) * 2),
+                    "market_fraction": market,
+                    "through": spacing,
+                }
+            )
     clients = [
         {"id": str(900 + n), "mnemonic": name, "balances": dict(big)}
         for n, name in enumerate(("mm0", "mm1", "noise0", "noise1"))
     ]
     return {
         "description": "bench_replay: market makers and noise takers on three instruments",
-        "seed": seed, "start": "2026-01-05T00:00:00Z", "end": f"+{span_s}",
-        "assets": assets, "instruments": instruments, "clients": clients, "agents": agents,
+        "seed": seed,
+        "start": "2026-01-05T00:00:00Z",
+        "end": f"+{span_s}",
+        "assets": assets,
+        "instruments": instruments,
+        "clients": clients,
+        "agents": agents,
     }
 
 
@@ -144,8 +176,13 @@ CHUNKS = 40  # each repetition runs the three workloads in turn, a fortieth of e
 
 
 def lockstep(
-    scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]], engine: bench_engine.EngineRunner,
-    cmds: list, gc_on: bool, chunks: int = CHUNKS,
+    scenario: Scenario,
+    until_ns: int,
+    pairs: list[tuple[int, Any]],
+    engine: bench_engine.EngineRunner,
+    cmds: list,
+    gc_on: bool,
+    chunks: int = CHUNKS,
 ) -> tuple[dict[str, Timing], int, int]:
     """One repetition: replay, direct and mixed on fresh venues, in lockstep chunks.
 
@@ -174,15 +211,16 @@ def lockstep(
             # the replay runs to the end of its k-th slice of engine time (the clock moves on only at
             # the end, so the slices submit exactly what one run does); the others follow its count
             t0 = _clocks()
-            runner.run(start_ns + (until_ns - start_ns) * k // chunks, on_step, advance_clock=k == chunks,
-                       submit=replay_submit)
+            runner.run(
+                start_ns + (until_ns - start_ns) * k // chunks, on_step, advance_clock=k == chunks, submit=replay_submit
+            )
             _add(took["replay"], _since(t0))
             before, done = done, r_stats.commands
             t0 = _clocks()
             for at, cmd in pairs[before:done]:
                 submit(cmd, at)
             _add(took["direct"], _since(t0))
-            part = cmds[len(cmds) * before // len(pairs):len(cmds) * done // len(pairs)]
+            part = cmds[len(cmds) * before // len(pairs) : len(cmds) * done // len(pairs)]
             t0 = _clocks()
             engine.run(mixed_venue, part)
             _add(took["mixed"], _since(t0))
@@ -223,8 +261,10 @@ def verify_digest(scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]
         direct.add(venue.submit(cmd, at).events)
     digests = replayed.digest.hexdigest(), direct.digest.hexdigest()
     if digests[0] != digests[1] or replayed.events != timed_events:
-        raise SystemExit(f"bench_replay: the runs differ: replay digest {digests[0]}, direct {digests[1]}; "
-                         f"events {replayed.events} untimed, {timed_events} timed")
+        raise SystemExit(
+            f"bench_replay: the runs differ: replay digest {digests[0]}, direct {digests[1]}; "
+            f"events {replayed.events} untimed, {timed_events} timed"
+        )
     return digests[0]
 
 
@@ -255,8 +295,9 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
         own[where] = own.get(where, 0.0) + tottime
     submit = cum.get("venue.py:submit", 0.0)
     journal = own.get("replay.py:journaled", 0.0) + cum.get("journal.py:to_record", 0.0)
-    runner_own = sum(own.get(f"scenario.py:{name}", 0.0)
-                     for name in ("run", "_turn", "_submitter", "_submit", "submit_now"))
+    runner_own = sum(
+        own.get(f"scenario.py:{name}", 0.0) for name in ("run", "_turn", "_submitter", "_submit", "submit_now")
+    )
     runner_own += own.get("scenario.py:<lambda>", 0.0) + own.get("bench_replay.py:<lambda>", 0.0)
     whole = cum.get("scenario.py:run", 0.0)
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")
@@ -271,9 +312,17 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
     by_file: dict[str, float] = {}
     total = 0.0
     for (filename, _, _), (_, _, tottime, _, _) in st.stats.items():  # type: ignore[attr-defined]
-        key = os.path.relpath(filename, ROOT) if filename.startswith(ROOT) else (
-            "sortedcontainers" if "sortedcontainers" in filename else
-            "builtins" if filename == "~" else os.path.basename(filename))
+        key = (
+            os.path.relpath(filename, ROOT)
+            if filename.startswith(ROOT)
+            else (
+                "sortedcontainers"
+                if "sortedcontainers" in filename
+                else "builtins"
+                if filename == "~"
+                else os.path.basename(filename)
+            )
+        )
         by_file[key] = by_file.get(key, 0.0) + tottime
         total += tottime
     print(f"profile: {stats.commands:,} commands, {total:.2f} s of own time under cProfile")
@@ -307,15 +356,24 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # the scenario and the stream are never scanned by the collector
     t_setup = time.perf_counter() - t_start
 
-    gc_desc = ("on (gc.freeze() after setup)" if args.gc_on
-               else "off while timing (gc.freeze() after setup, gc.disable() around each batch)")
-    print(f"bench_replay: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
-          f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}")
+    gc_desc = (
+        "on (gc.freeze() after setup)"
+        if args.gc_on
+        else "off while timing (gc.freeze() after setup, gc.disable() around each batch)"
+    )
+    print(
+        f"bench_replay: Python {mach['python']} ({mach['implementation']}), nproc {mach['nproc']}, "
+        f"{mach['cpu']}, sortedcontainers {mach['sortedcontainers']}"
+    )
     print(f"  quick={args.quick} seed={args.seed} reps={reps} (median) gc={gc_desc}")
-    print(f"  replay: {len(INSTRUMENTS)} instruments, {len(scenario.agents)} agents "
-          f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
-          f"journal: api.runtime.replay.journaling_submit (to_record + orjson) into a BytesIO")
-    print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}")
+    print(
+        f"  replay: {len(INSTRUMENTS)} instruments, {len(scenario.agents)} agents "
+        f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
+        f"journal: api.runtime.replay.journaling_submit (to_record + orjson) into a BytesIO"
+    )
+    print(
+        f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}"
+    )
     print(f"  setup {t_setup:.1f}s (not timed)")
 
     warm_up(scenario, engine, cmds, args.gc_on)  # discarded
@@ -355,28 +413,40 @@ def main(argv: list[str] | None = None) -> int:
     load = median(c / w for w, c in replay_t + direct_t + mixed_t)
 
     print()
-    print(f"{'workload':<8} {'commands':>10} | {'wall /s':>9} {'us each':>8} {'events/s':>9} {'spread':>6} | "
-          f"{'CPU /s':>9} {'us each':>8} {'spread':>6}")
+    print(
+        f"{'workload':<8} {'commands':>10} | {'wall /s':>9} {'us each':>8} {'events/s':>9} {'spread':>6} | "
+        f"{'CPU /s':>9} {'us each':>8} {'spread':>6}"
+    )
     w, c = fig["wall"], fig["cpu"]
     for name, n in (("replay", commands), ("direct", commands), ("mixed", len(cmds))):
         ev = f"{w['events']:>9,.0f}" if name == "replay" else f"{'':>9}"
-        print(f"{name:<8} {n:>10,} | {w[name]:>9,.0f} {1e6 / w[name]:>8.2f} {ev} {w['spread_' + name]:>6.0%} | "
-              f"{c[name]:>9,.0f} {1e6 / c[name]:>8.2f} {c['spread_' + name]:>6.0%}")
-    print("replay: agents + runner + engine + journal; direct: the replay's own commands submitted straight to a "
-          "fresh venue (same journal, no agents); mixed: the engine on bench_engine's mixed stream")
-    print(f"agents + runner: {w['agent_share']:.1%} of the replay's wall time, {c['agent_share']:.1%} of its CPU "
-          f"time (1 - direct / replay); the engine alone on the replay's commands runs at "
-          f"{w['direct'] / w['mixed']:.0%} (wall) / {c['direct'] / c['mixed']:.0%} (CPU) of its mixed-stream rate "
-          f"({events / commands:.2f} events/command)")
+        print(
+            f"{name:<8} {n:>10,} | {w[name]:>9,.0f} {1e6 / w[name]:>8.2f} {ev} {w['spread_' + name]:>6.0%} | "
+            f"{c[name]:>9,.0f} {1e6 / c[name]:>8.2f} {c['spread_' + name]:>6.0%}"
+        )
+    print(
+        "replay: agents + runner + engine + journal; direct: the replay's own commands submitted straight to a "
+        "fresh venue (same journal, no agents); mixed: the engine on bench_engine's mixed stream"
+    )
+    print(
+        f"agents + runner: {w['agent_share']:.1%} of the replay's wall time, {c['agent_share']:.1%} of its CPU "
+        f"time (1 - direct / replay); the engine alone on the replay's commands runs at "
+        f"{w['direct'] / w['mixed']:.0%} (wall) / {c['direct'] / c['mixed']:.0%} (CPU) of its mixed-stream rate "
+        f"({events / commands:.2f} events/command)"
+    )
     for clock in ("wall", "cpu"):
         ratio = fig[clock]["ratio"]
         verdict = "meets" if ratio >= TARGET else "MISSES"
         print(f"replay / engine mixed ({clock} time): {ratio:.1%} ({verdict} the {TARGET:.0%} target)")
-    print(f"journal {journal_bytes / commands:.0f} bytes/command; this process got {load:.0%} of a CPU while "
-          f"timed (CPU / wall: below ~95% the machine was busy and wall rates understate the code); "
-          f"total wall time {total_s:.0f}s")
-    print(f"rates: count / median of {reps} rep(s), each the three workloads in {CHUNKS} lockstep chunks timed "
-          f"with perf_counter_ns and process_time_ns; ratios: medians of the per-rep ratios")
+    print(
+        f"journal {journal_bytes / commands:.0f} bytes/command; this process got {load:.0%} of a CPU while "
+        f"timed (CPU / wall: below ~95% the machine was busy and wall rates understate the code); "
+        f"total wall time {total_s:.0f}s"
+    )
+    print(
+        f"rates: count / median of {reps} rep(s), each the three workloads in {CHUNKS} lockstep chunks timed "
+        f"with perf_counter_ns and process_time_ns; ratios: medians of the per-rep ratios"
+    )
 
     if args.json:
         out = {

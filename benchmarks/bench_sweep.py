@@ -120,8 +120,10 @@ def measure(kind: str, args: Any, runs: int, reps: int) -> dict[str, Any]:
         "speedup": statistics.median(ratios),
         "overhead_ms": over,
         "startup_s": startup,
-        "busy_1": statistics.median(busy[1]), "busy_n": statistics.median(busy[2]),
-        "run_ms_1": statistics.median(per_run[1]) * 1000, "run_ms_n": statistics.median(per_run[2]) * 1000,
+        "busy_1": statistics.median(busy[1]),
+        "busy_n": statistics.median(busy[2]),
+        "run_ms_1": statistics.median(per_run[1]) * 1000,
+        "run_ms_n": statistics.median(per_run[2]) * 1000,
         "events": sum(r["events"] for r in reference or []),
     }
 
@@ -135,33 +137,56 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     results = {kind: measure(kind, args, runs, reps) for kind in ("pool", "dask")}
     load_after = os.getloadavg()
-    print(f"sweep: {runs} runs of scenarios/demo.json (600 s engine time each) x SimpleMarketMaker, "
-          f"{reps} repetition(s), median; {mach['nproc']} cores, {mach['cpu']}")
-    print(f"{'executor':<8} {'1 worker':>12} {'2 workers':>12} {'speed-up':>9} {'target':>7}  "
-          f"{'busy 1/2':>9}  {'run ms 1/2':>11}  {'overhead/run':>12}  {'start+warm':>10}")
+    print(
+        f"sweep: {runs} runs of scenarios/demo.json (600 s engine time each) x SimpleMarketMaker, "
+        f"{reps} repetition(s), median; {mach['nproc']} cores, {mach['cpu']}"
+    )
+    print(
+        f"{'executor':<8} {'1 worker':>12} {'2 workers':>12} {'speed-up':>9} {'target':>7}  "
+        f"{'busy 1/2':>9}  {'run ms 1/2':>11}  {'overhead/run':>12}  {'start+warm':>10}"
+    )
     for kind, r in results.items():
         ok = "ok" if r["speedup"] >= TARGET else "MISSED"
-        print(f"{kind:<8} {r['runs_per_s_1']:>8.2f} r/s {r['runs_per_s_n']:>8.2f} r/s {r['speedup']:>8.2f}x "
-              f"{ok:>7}  {r['busy_1']:>4.0%}/{r['busy_n']:<4.0%}  {r['run_ms_1']:>5.0f}/{r['run_ms_n']:<5.0f}  "
-              f"{r['overhead_ms']:>9.1f} ms  {r['startup_s']:>9.1f}s")
-    print("busy: share of the workers' time inside runs (the rest is the executor's overhead); run ms: a run's "
-          "own wall time, 1 and 2 workers (it grows when the machine has no free core for the second worker)")
+        print(
+            f"{kind:<8} {r['runs_per_s_1']:>8.2f} r/s {r['runs_per_s_n']:>8.2f} r/s {r['speedup']:>8.2f}x "
+            f"{ok:>7}  {r['busy_1']:>4.0%}/{r['busy_n']:<4.0%}  {r['run_ms_1']:>5.0f}/{r['run_ms_n']:<5.0f}  "
+            f"{r['overhead_ms']:>9.1f} ms  {r['startup_s']:>9.1f}s"
+        )
+    print(
+        "busy: share of the workers' time inside runs (the rest is the executor's overhead); run ms: a run's "
+        "own wall time, 1 and 2 workers (it grows when the machine has no free core for the second worker)"
+    )
     print(f"overhead/run: submit to result of a 1 s run, less the run's own wall time (1 worker, {OVERHEAD_RUNS} runs)")
-    print(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}: "
-          "other processes on the machine depress the 2-worker rate first")
+    print(
+        f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}: "
+        "other processes on the machine depress the 2-worker rate first"
+    )
     if args.json:
         pool, dsk = results["pool"], results["dask"]
-        print(orjson.dumps({
-            "runs": runs, "reps": reps, "workers": 2,
-            "runs_per_s_1": round(pool["runs_per_s_1"], 3), "runs_per_s_n": round(pool["runs_per_s_n"], 3),
-            "speedup": round(pool["speedup"], 3),
-            "dask_runs_per_s_1": round(dsk["runs_per_s_1"], 3), "dask_runs_per_s_n": round(dsk["runs_per_s_n"], 3),
-            "dask_speedup": round(dsk["speedup"], 3),
-            "busy_n": round(pool["busy_n"], 3), "dask_busy_n": round(dsk["busy_n"], 3),
-            "run_ms_1": round(pool["run_ms_1"], 1), "run_ms_n": round(pool["run_ms_n"], 1),
-            "dask_overhead_ms": round(dsk["overhead_ms"], 2), "pool_overhead_ms": round(pool["overhead_ms"], 2),
-            "load_before": round(load_before[0], 2), "load_after": round(load_after[0], 2), "machine": mach,
-        }).decode())
+        print(
+            orjson.dumps(
+                {
+                    "runs": runs,
+                    "reps": reps,
+                    "workers": 2,
+                    "runs_per_s_1": round(pool["runs_per_s_1"], 3),
+                    "runs_per_s_n": round(pool["runs_per_s_n"], 3),
+                    "speedup": round(pool["speedup"], 3),
+                    "dask_runs_per_s_1": round(dsk["runs_per_s_1"], 3),
+                    "dask_runs_per_s_n": round(dsk["runs_per_s_n"], 3),
+                    "dask_speedup": round(dsk["speedup"], 3),
+                    "busy_n": round(pool["busy_n"], 3),
+                    "dask_busy_n": round(dsk["busy_n"], 3),
+                    "run_ms_1": round(pool["run_ms_1"], 1),
+                    "run_ms_n": round(pool["run_ms_n"], 1),
+                    "dask_overhead_ms": round(dsk["overhead_ms"], 2),
+                    "pool_overhead_ms": round(pool["overhead_ms"], 2),
+                    "load_before": round(load_before[0], 2),
+                    "load_after": round(load_after[0], 2),
+                    "machine": mach,
+                }
+            ).decode()
+        )
     return 0
 
 

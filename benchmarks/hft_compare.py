@@ -145,8 +145,9 @@ def _backtest(data: np.ndarray, latency_ns: int) -> Any:
     return HashMapMarketDepthBacktest([asset])
 
 
-def run(events: list[tuple], scenario: Any, step_ns: int, latency_ns: int, qty_lots: int, max_lots: int,
-        gc_on: bool) -> dict[str, Any]:
+def run(
+    events: list[tuple], scenario: Any, step_ns: int, latency_ns: int, qty_lots: int, max_lots: int, gc_on: bool
+) -> dict[str, Any]:
     data = to_array(events)
     warm = _backtest(data[: min(len(data), 5000)], latency_ns)
     quote(warm, step_ns, qty_lots * LOT, max_lots * LOT)  # compiles; discarded
@@ -162,9 +163,13 @@ def run(events: list[tuple], scenario: Any, step_ns: int, latency_ns: int, qty_l
     depth = hbt.depth(0)
     mid = (depth.best_bid + depth.best_ask) / 2
     figures = {
-        "events": len(events), "fills": int(sv.num_trades), "filled_qty": round(float(sv.trading_volume), 4),
-        "pnl": round(float(sv.balance + sv.position * mid - sv.fee), 2), "fees": round(float(sv.fee), 2),
-        "position": round(float(sv.position), 4), "events_per_s": round(len(events) / took),
+        "events": len(events),
+        "fills": int(sv.num_trades),
+        "filled_qty": round(float(sv.trading_volume), 4),
+        "pnl": round(float(sv.balance + sv.position * mid - sv.fee), 2),
+        "fees": round(float(sv.fee), 2),
+        "position": round(float(sv.position), 4),
+        "events_per_s": round(len(events) / took),
     }
     hbt.close()
     return figures

@@ -70,6 +70,7 @@ MAX_ERROR_SAMPLES = 5
 
 # --- the hello-world server -----------------------------------------------------------------------
 
+
 def hello_app(scenario: str) -> Any:
     """A bare aiohttp app: ``GET /hello`` returns a small JSON body (the baseline); ``POST /echo``
     checks the request's HMAC signature (the scenario's keys, hmac.digest, constant-time compare) and
@@ -85,8 +86,12 @@ def hello_app(scenario: str) -> Any:
         h = request.headers
         owner = keys.get(h.get("x-svc-auth-token", "").encode())
         ts = h.get("x-svc-auth-timestamp", "")
-        if owner is None or h.get("x-svc-auth-userid") != owner[0] or not ts.isdigit() \
-                or abs(int(ts) - time.time()) > 15:
+        if (
+            owner is None
+            or h.get("x-svc-auth-userid") != owner[0]
+            or not ts.isdigit()
+            or abs(int(ts) - time.time()) > 15
+        ):
             return web.Response(status=401)
         body = await request.read()
         mac = hmac.digest(owner[1], ts.encode() + b"POST" + request.raw_path.encode() + body, "sha256")
@@ -122,6 +127,7 @@ def orders_app(scenario: str) -> Any:
 
 
 # --- time -------------------------------------------------------------------------------------------
+
 
 def cpu_seconds_self() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
@@ -162,6 +168,7 @@ class Stats:
 
 # --- requests -----------------------------------------------------------------------------------------
 
+
 class Signer:
     """Headers of one client; the timestamp prefix is rebuilt once per wall-clock second."""
 
@@ -192,8 +199,15 @@ def order_bodies(client_id: str, rng: random.Random, count: int) -> list[bytes]:
         k = rng.randrange(PRICE_LEVELS) * 100
         cents = BUY_TOP_CENTS - k if side == "BUY" else SELL_TOP_CENTS + k
         price = f"{cents // 100}.{cents % 100:02d}"
-        info = {"client_id": client_id, "instrument_id": INSTRUMENT_ID, "qty": QTY, "price": price,
-                "side": side, "type": "LIMIT", "tif": "GTC"}
+        info = {
+            "client_id": client_id,
+            "instrument_id": INSTRUMENT_ID,
+            "qty": QTY,
+            "price": price,
+            "side": side,
+            "type": "LIMIT",
+            "tif": "GTC",
+        }
         out.append(orjson.dumps({"info": info}))
     return out
 
@@ -201,8 +215,9 @@ def order_bodies(client_id: str, rng: random.Random, count: int) -> list[bytes]:
 class Conn(asyncio.Protocol):
     """One keep-alive connection with one request in flight."""
 
-    def __init__(self, stats: Stats, mode: str, signer: Signer | None, bodies: list[bytes], depth: int,
-                 host: str) -> None:
+    def __init__(
+        self, stats: Stats, mode: str, signer: Signer | None, bodies: list[bytes], depth: int, host: str
+    ) -> None:
         self.stats = stats
         self.mode = mode
         self.signer = signer
@@ -247,7 +262,7 @@ class Conn(asyncio.Protocol):
                 return
             j = buf.find(b"\r\n", i + 18, end + 2)
             body_start = end + 4
-            body_end = body_start + int(buf[i + 18:j])
+            body_end = body_start + int(buf[i + 18 : j])
             if len(buf) < body_end:
                 break
             self.complete(int(buf[9:12]), buf[body_start:body_end])
@@ -299,9 +314,15 @@ class Conn(asyncio.Protocol):
         body = self.bodies[self.next_body]
         self.next_body = (self.next_body + 1) % len(self.bodies)
         assert self.signer is not None
-        return (b"POST " + path + b" HTTP/1.1\r\nContent-Type: application/json\r\n"
-                b"Content-Length: " + str(len(body)).encode() + b"\r\n"
-                + self.signer.headers(b"POST" + path, body) + b"\r\n" + body)
+        return (
+            b"POST " + path + b" HTTP/1.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: "
+            + str(len(body)).encode()
+            + b"\r\n"
+            + self.signer.headers(b"POST" + path, body)
+            + b"\r\n"
+            + body
+        )
 
     def send(self) -> None:
         assert self.transport is not None
@@ -333,7 +354,7 @@ def parse_record(body: bytes) -> tuple[bytes, bytes]:
         j = body.find(b'"', 7)
         if body.startswith(b',"status":"', j + 1):
             k = j + 12
-            return body[7:j], body[k:body.find(b'"', k)]
+            return body[7:j], body[k : body.find(b'"', k)]
     try:
         doc = orjson.loads(body)
         return str(doc["id"]).encode(), str(doc["status"]).encode()
@@ -353,8 +374,10 @@ async def create_venue(host: str, scenario: str) -> list[tuple[str, str, str]]:
     with open(scenario, "rb") as f:
         body = b'{"scenario":' + f.read() + b"}"
     reader, writer = await asyncio.open_connection(*host.split(":"))
-    writer.write(b"POST /_sim/venues HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (host.encode(), len(body), body))
+    writer.write(
+        b"POST /_sim/venues HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (host.encode(), len(body), body)
+    )
     answer = await reader.read()
     writer.close()
     head, _, payload = answer.partition(b"\r\n\r\n")
@@ -436,12 +459,16 @@ async def run_load(args: argparse.Namespace) -> dict[str, Any]:
     for kind, values in stats.lat.items():
         if values:
             values.sort()
-            out["by_kind"][kind] = {"count": len(values), "p50_ms": percentile(values, 50),
-                                    "p99_ms": percentile(values, 99)}
+            out["by_kind"][kind] = {
+                "count": len(values),
+                "p50_ms": percentile(values, 50),
+                "p99_ms": percentile(values, 99),
+            }
     return out
 
 
 # --- in-process: the server's real request handler, no sockets ------------------------------------------
+
 
 class PipeTransport(asyncio.Transport):
     """A transport whose writes go straight to a callback (one side of an in-process connection)."""
@@ -579,8 +606,12 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--scenario", default=os.path.join(os.path.dirname(__file__), "bench_http_scenario.json"))
     load.add_argument("--seed", type=int, default=1)
     load.add_argument("--server-pid", type=int, default=None)
-    load.add_argument("--venues", type=int, default=1,
-                      help="spread the connections over this many venues (the default one and N-1 made by POST /_sim/venues)")
+    load.add_argument(
+        "--venues",
+        type=int,
+        default=1,
+        help="spread the connections over this many venues (the default one and N-1 made by POST /_sim/venues)",
+    )
     ip = sub.add_parser("inproc")
     ip.add_argument("--mode", choices=("orders", "hello", "echo"), required=True)
     ip.add_argument("--requests", type=int, default=20_000)

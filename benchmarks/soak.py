@@ -75,8 +75,17 @@ from cefisim.api.cefi.signing import sign  # noqa: E402
 MAX_OPEN = 20  # open orders per client, per instrument at most (the client cancels past it)
 INSTRUMENTS = {"1": {"mid": 50_000.0, "tick": 2, "lot": "0.001"}, "2": {"mid": 3_000.0, "tick": 2, "lot": "0.01"}}
 #: operation -> weight (out of 100)
-MIX = {"place": 28, "cancel": 10, "modify": 8, "take": 8, "market": 2, "read": 22, "status": 5, "quote": 14,
-       "transfer": 3}
+MIX = {
+    "place": 28,
+    "cancel": 10,
+    "modify": 8,
+    "take": 8,
+    "market": 2,
+    "read": 22,
+    "status": 5,
+    "quote": 14,
+    "transfer": 3,
+}
 #: refusals a correct client meets under concurrency: (status, problem slug) or REJECTED:<reason>
 EXPECTED = {
     (404, "unknown-order"),  # cancel/modify/status of an order forgotten after its retention
@@ -92,6 +101,7 @@ NS = 1_000_000_000
 
 # --- the scenario ---------------------------------------------------------------------------------
 
+
 def client_key(i: int) -> str:
     return f"50a0{i:04d}-0000-4000-8000-{i:012d}"
 
@@ -99,25 +109,57 @@ def client_key(i: int) -> str:
 def soak_scenario(clients: int) -> dict[str, Any]:
     return {
         "description": "benchmarks/soak.py: API clients with balances the run cannot spend, two instruments",
-        "seed": 11, "start": "2026-11-02T09:00:00Z",
-        "assets": [{"id": "1", "name": "BTC", "decimals": 8}, {"id": "2", "name": "USD", "decimals": 2},
-                   {"id": "3", "name": "ETH", "decimals": 8}],
-        "instruments": [
-            {"id": "1", "symbol": "BTC-USD", "base": "1", "quote": "2", "price_increment": "0.01",
-             "qty_increment": "0.001", "min_qty": "0.001", "price_band": "0.05", "maker_fee": "0.001",
-             "taker_fee": "0.002", "status": "ACTIVE"},
-            {"id": "2", "symbol": "ETH-USD", "base": "3", "quote": "2", "price_increment": "0.01",
-             "qty_increment": "0.01", "min_qty": "0.01", "price_band": "0.05", "maker_fee": "0.001",
-             "taker_fee": "0.002", "status": "ACTIVE"},
+        "seed": 11,
+        "start": "2026-11-02T09:00:00Z",
+        "assets": [
+            {"id": "1", "name": "BTC", "decimals": 8},
+            {"id": "2", "name": "USD", "decimals": 2},
+            {"id": "3", "name": "ETH", "decimals": 8},
         ],
-        "clients": [{"id": str(1000 + i), "mnemonic": f"soak{i}", "key": client_key(i), "secret": f"soak-secret-{i}",
-                     "balances": {"BTC": "1000000", "USD": "100000000000", "ETH": "10000000"}}
-                    for i in range(clients)],
+        "instruments": [
+            {
+                "id": "1",
+                "symbol": "BTC-USD",
+                "base": "1",
+                "quote": "2",
+                "price_increment": "0.01",
+                "qty_increment": "0.001",
+                "min_qty": "0.001",
+                "price_band": "0.05",
+                "maker_fee": "0.001",
+                "taker_fee": "0.002",
+                "status": "ACTIVE",
+            },
+            {
+                "id": "2",
+                "symbol": "ETH-USD",
+                "base": "3",
+                "quote": "2",
+                "price_increment": "0.01",
+                "qty_increment": "0.01",
+                "min_qty": "0.01",
+                "price_band": "0.05",
+                "maker_fee": "0.001",
+                "taker_fee": "0.002",
+                "status": "ACTIVE",
+            },
+        ],
+        "clients": [
+            {
+                "id": str(1000 + i),
+                "mnemonic": f"soak{i}",
+                "key": client_key(i),
+                "secret": f"soak-secret-{i}",
+                "balances": {"BTC": "1000000", "USD": "100000000000", "ETH": "10000000"},
+            }
+            for i in range(clients)
+        ],
         "events": [],
     }
 
 
 # --- one client connection ------------------------------------------------------------------------
+
 
 class Stats:
     def __init__(self) -> None:
@@ -133,8 +175,16 @@ class Stats:
 class Trader:
     """One API client on one keep-alive connection, in a closed loop."""
 
-    def __init__(self, index: int, base: str, session: aiohttp.ClientSession, stats: Stats, seed: int,
-                 warm_at: float, end_at: float) -> None:
+    def __init__(
+        self,
+        index: int,
+        base: str,
+        session: aiohttp.ClientSession,
+        stats: Stats,
+        seed: int,
+        warm_at: float,
+        end_at: float,
+    ) -> None:
         self.id = str(1000 + index)
         self.key, self.secret = client_key(index), f"soak-secret-{index}"
         self.base, self.session, self.stats = base, session, stats
@@ -157,17 +207,25 @@ class Trader:
 
     # -- requests --
 
-    async def call(self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None,
-                   signed: bool = True) -> tuple[int, Any]:
+    async def call(
+        self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None, signed: bool = True
+    ) -> tuple[int, Any]:
         raw = orjson.dumps(body) if body is not None else b""
         headers = {"Content-Type": "application/json"} if raw else {}
         if signed:
             ts = str(int(time.time()))
-            headers.update({"x-svc-auth-token": self.key, "x-svc-auth-timestamp": ts, "x-svc-auth-userid": self.id,
-                            "x-svc-auth-signature": sign(self.secret, ts, method, path, raw)})
+            headers.update(
+                {
+                    "x-svc-auth-token": self.key,
+                    "x-svc-auth-timestamp": ts,
+                    "x-svc-auth-userid": self.id,
+                    "x-svc-auth-signature": sign(self.secret, ts, method, path, raw),
+                }
+            )
         started = time.perf_counter_ns()
-        async with self.session.request(method, self.base + path, data=raw or None, params=query,
-                                        headers=headers) as resp:
+        async with self.session.request(
+            method, self.base + path, data=raw or None, params=query, headers=headers
+        ) as resp:
             data = await resp.read()
             status = resp.status
         elapsed = time.perf_counter_ns() - started
@@ -221,9 +279,16 @@ class Trader:
             return
         side = self.rng.choice(["BUY", "SELL"])
         self.n += 1
-        body = {"info": {"client_id": self.id, "instrument_id": inst, "side": side, "type": "LIMIT",
-                         "qty": self.qty(inst, self.rng.randint(1, 10)),
-                         "price": self.price(inst, side, 0.0005, 0.01)}}
+        body = {
+            "info": {
+                "client_id": self.id,
+                "instrument_id": inst,
+                "side": side,
+                "type": "LIMIT",
+                "qty": self.qty(inst, self.rng.randint(1, 10)),
+                "price": self.price(inst, side, 0.0005, 0.01),
+            }
+        }
         if self.rng.random() < 0.5:
             body["external_id"] = f"s{self.id}-{self.n}"[-18:]
         status, order = await self.call("POST", "/v1/cefi/orders", body)
@@ -248,28 +313,60 @@ class Trader:
             return
         order_id = self.rng.choice(self.open[inst])
         side_guess = self.rng.choice(["BUY", "SELL"])  # a passive price either way; the side is the order's
-        status, order = await self.call("PATCH", "/v1/cefi/orders", {"id": order_id, "info": {
-            "client_id": self.id, "new_qty": self.qty(inst, self.rng.randint(1, 10)),
-            "new_price": self.price(inst, side_guess, 0.0005, 0.01)}})
-        ended = status in (404, 409) or (status == 200 and isinstance(order, dict)
-                                         and order.get("status") in ("CANCELED", "FILLED", "REJECTED"))
+        status, order = await self.call(
+            "PATCH",
+            "/v1/cefi/orders",
+            {
+                "id": order_id,
+                "info": {
+                    "client_id": self.id,
+                    "new_qty": self.qty(inst, self.rng.randint(1, 10)),
+                    "new_price": self.price(inst, side_guess, 0.0005, 0.01),
+                },
+            },
+        )
+        ended = status in (404, 409) or (
+            status == 200 and isinstance(order, dict) and order.get("status") in ("CANCELED", "FILLED", "REJECTED")
+        )
         if ended and order_id in self.open[inst]:
             self.open[inst].remove(order_id)
 
     async def op_take(self) -> None:
         inst = self.rng.choice(list(INSTRUMENTS))
         side = self.rng.choice(["BUY", "SELL"])
-        status, order = await self.call("POST", "/v1/cefi/orders", {"info": {
-            "client_id": self.id, "instrument_id": inst, "side": side, "type": "LIMIT", "tif": "IOC",
-            "qty": self.qty(inst, self.rng.randint(1, 20)), "price": self.price(inst, side, 0.001, 0.01, True)}})
+        status, order = await self.call(
+            "POST",
+            "/v1/cefi/orders",
+            {
+                "info": {
+                    "client_id": self.id,
+                    "instrument_id": inst,
+                    "side": side,
+                    "type": "LIMIT",
+                    "tif": "IOC",
+                    "qty": self.qty(inst, self.rng.randint(1, 20)),
+                    "price": self.price(inst, side, 0.001, 0.01, True),
+                }
+            },
+        )
         if status == 200:
             self.record(inst, order)
 
     async def op_market(self) -> None:
         inst = self.rng.choice(list(INSTRUMENTS))
-        status, order = await self.call("POST", "/v1/cefi/orders", {"info": {
-            "client_id": self.id, "instrument_id": inst, "side": self.rng.choice(["BUY", "SELL"]), "type": "MARKET",
-            "qty": self.qty(inst, self.rng.randint(1, 5))}})
+        status, order = await self.call(
+            "POST",
+            "/v1/cefi/orders",
+            {
+                "info": {
+                    "client_id": self.id,
+                    "instrument_id": inst,
+                    "side": self.rng.choice(["BUY", "SELL"]),
+                    "type": "MARKET",
+                    "qty": self.qty(inst, self.rng.randint(1, 5)),
+                }
+            },
+        )
         if status == 200:
             self.record(inst, order)
 
@@ -282,13 +379,15 @@ class Trader:
             status, page = await self.call("GET", "/v1/cefi/orders/active", query={"size": "100"})
             if status == 200:
                 for inst in self.open:
-                    self.open[inst] = [o["id"] for o in reversed(page["data"])
-                                       if o["order_info"]["instrument_id"] == inst]
+                    self.open[inst] = [
+                        o["id"] for o in reversed(page["data"]) if o["order_info"]["instrument_id"] == inst
+                    ]
         elif choice == 2:
             status, page = await self.call("GET", "/v1/cefi/orders/all", query=cursor)
             if status == 200 and page["pagination"]["next_cursor"]:  # follow one page
-                await self.call("GET", "/v1/cefi/orders/all",
-                                query={**cursor, "timestamp": page["pagination"]["next_cursor"]})
+                await self.call(
+                    "GET", "/v1/cefi/orders/all", query={**cursor, "timestamp": page["pagination"]["next_cursor"]}
+                )
         elif choice == 3:
             await self.call("GET", "/v1/cefi/orders/trade", query=cursor)
         elif choice == 4:
@@ -316,21 +415,39 @@ class Trader:
         else:
             unit = "BASE" if choice == 2 else "QUOTE"
             qty = self.qty(inst, self.rng.randint(1, 50)) if unit == "BASE" else "2500.00"
-            await self.call("POST", "/v1/cefi/markets/quote", {"qty": qty, "instrument_id": inst,
-                                                               "side": self.rng.choice(["BUY", "SELL"]),
-                                                               "qty_unit": unit}, signed=False)
+            await self.call(
+                "POST",
+                "/v1/cefi/markets/quote",
+                {"qty": qty, "instrument_id": inst, "side": self.rng.choice(["BUY", "SELL"]), "qty_unit": unit},
+                signed=False,
+            )
 
     async def op_transfer(self) -> None:
         self.withdraw = not self.withdraw
-        await self.call("POST", "/v1/cefi/transfers", {"request": {
-            "amount": "10.00", "asset_id": "2", "client_id": self.id,
-            "type": "WITHDRAW" if self.withdraw else "DEPOSIT",
-            "platform": "FIAT", "instructions": {"fiat_account_id": UUID, "identity_id": UUID, "account_id": UUID,
-                                                 "includes_fee": False}}})
+        await self.call(
+            "POST",
+            "/v1/cefi/transfers",
+            {
+                "request": {
+                    "amount": "10.00",
+                    "asset_id": "2",
+                    "client_id": self.id,
+                    "type": "WITHDRAW" if self.withdraw else "DEPOSIT",
+                    "platform": "FIAT",
+                    "instructions": {
+                        "fiat_account_id": UUID,
+                        "identity_id": UUID,
+                        "account_id": UUID,
+                        "includes_fee": False,
+                    },
+                }
+            },
+        )
 
 
-async def _drive(first: int, connections: int, base: str, seed: int, start_at: float, warm_at: float,
-                 end_at: float) -> Stats:
+async def _drive(
+    first: int, connections: int, base: str, seed: int, start_at: float, warm_at: float, end_at: float
+) -> Stats:
     stats = Stats()
     await asyncio.sleep(max(0.0, start_at - time.time()))
     connector = aiohttp.TCPConnector(limit=connections, force_close=False)
@@ -345,12 +462,19 @@ def worker(job: tuple[int, int, str, int, float, float, float]) -> dict[str, Any
     """One client process (run by multiprocessing): returns its counts and latencies."""
     first, connections, base, seed, start_at, warm_at, end_at = job
     stats = asyncio.run(_drive(first, connections, base, seed, start_at, warm_at, end_at))
-    return {"requests": stats.requests, "measured": stats.measured, "latency": stats.latency.tobytes(),
-            "refusals": dict(stats.refusals), "errors": dict(stats.errors), "samples": stats.samples,
-            "orders": stats.ops["orders"]}
+    return {
+        "requests": stats.requests,
+        "measured": stats.measured,
+        "latency": stats.latency.tobytes(),
+        "refusals": dict(stats.refusals),
+        "errors": dict(stats.errors),
+        "samples": stats.samples,
+        "orders": stats.ops["orders"],
+    }
 
 
 # --- the server -------------------------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -371,9 +495,27 @@ def rss_kib(pid: int) -> int | None:
 
 def start_server(scenario: Path, port: int, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--clock", "virtual", "--scenario", str(scenario), "--log-level", "WARNING", "--quiet"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--clock",
+            "virtual",
+            "--scenario",
+            str(scenario),
+            "--log-level",
+            "WARNING",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
 
@@ -394,8 +536,9 @@ async def _wait_ready(base: str, proc: subprocess.Popen, seconds: float = 30) ->
     raise RuntimeError("the server did not start")
 
 
-async def _conduct(args: argparse.Namespace, base: str, pid: int, start_at: float, warm_at: float,
-                   end_at: float, pool_result: Any) -> dict[str, Any]:
+async def _conduct(
+    args: argparse.Namespace, base: str, pid: int, start_at: float, warm_at: float, end_at: float, pool_result: Any
+) -> dict[str, Any]:
     """Advance the engine clock and sample RSS until the clients are done; then check invariants."""
     step = 0.25
     engine_step = args.engine_hours_per_second * 3600 * step
@@ -425,8 +568,15 @@ async def _conduct(args: argparse.Namespace, base: str, pid: int, start_at: floa
             invariants = {"status": resp.status, "body": await resp.json(content_type=None)}
         async with session.get(base + "/_sim/clock") as resp:
             clock = await resp.json()
-    return {"rss_warm_kib": rss_warm, "rss_end_kib": rss_end, "rss_peak_kib": max((v for _, v in rss), default=None),
-            "rss_samples": rss, "invariants": invariants, "advances": advances, "engine_now": clock["now"]}
+    return {
+        "rss_warm_kib": rss_warm,
+        "rss_end_kib": rss_end,
+        "rss_peak_kib": max((v for _, v in rss), default=None),
+        "rss_samples": rss,
+        "invariants": invariants,
+        "advances": advances,
+        "engine_now": clock["now"],
+    }
 
 
 def percentile(sorted_ns: list[int], q: float) -> float:
@@ -451,8 +601,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             with ctx.Pool(args.processes) as pool:
                 start_at = time.time() + 2.0  # after the client processes have imported everything
                 warm_at, end_at = start_at + args.warmup, start_at + args.seconds
-                jobs = [(p * args.connections, args.connections, base, args.seed, start_at, warm_at, end_at)
-                        for p in range(args.processes)]
+                jobs = [
+                    (p * args.connections, args.connections, base, args.seed, start_at, warm_at, end_at)
+                    for p in range(args.processes)
+                ]
                 pending = pool.map_async(worker, jobs)
                 server = asyncio.run(_conduct(args, base, proc.pid, start_at, warm_at, end_at, pending))
                 results = pending.get(timeout=60)
@@ -484,23 +636,39 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     return {
         "benchmark": "soak",
-        "seconds": args.seconds, "warmup_seconds": args.warmup, "processes": args.processes,
-        "connections_per_process": args.connections, "clients": clients,
-        "engine_hours_per_wall_second": args.engine_hours_per_second, "engine_clock_at_end": server["engine_now"],
+        "seconds": args.seconds,
+        "warmup_seconds": args.warmup,
+        "processes": args.processes,
+        "connections_per_process": args.connections,
+        "clients": clients,
+        "engine_hours_per_wall_second": args.engine_hours_per_second,
+        "engine_clock_at_end": server["engine_now"],
         "clock_advances": server["advances"],
-        "requests": sum(r["requests"] for r in results), "requests_measured": len(latency),
+        "requests": sum(r["requests"] for r in results),
+        "requests_measured": len(latency),
         "orders": sum(r["orders"] for r in results),
         "rps": len(latency) / window if window > 0 else float("nan"),
-        "latency_ms": {"p50": percentile(latency, 0.50), "p99": percentile(latency, 0.99),
-                       "p999": percentile(latency, 0.999), "max": latency[-1] / 1e6 if latency else float("nan")},
-        "rss_kib": {"start": rss_start, "after_warmup": server["rss_warm_kib"], "end": server["rss_end_kib"],
-                    "peak": server["rss_peak_kib"],
-                    "growth": growth, "tolerance": args.rss_tolerance},
+        "latency_ms": {
+            "p50": percentile(latency, 0.50),
+            "p99": percentile(latency, 0.99),
+            "p999": percentile(latency, 0.999),
+            "max": latency[-1] / 1e6 if latency else float("nan"),
+        },
+        "rss_kib": {
+            "start": rss_start,
+            "after_warmup": server["rss_warm_kib"],
+            "end": server["rss_end_kib"],
+            "peak": server["rss_peak_kib"],
+            "growth": growth,
+            "tolerance": args.rss_tolerance,
+        },
         "rss_timeline_kib": [[round(t, 1), v] for t, v in server["rss_samples"][::4]],
         "refusals": dict(sorted(refusals.items(), key=lambda kv: -kv[1])),
-        "errors": dict(errors), "error_samples": samples,
+        "errors": dict(errors),
+        "error_samples": samples,
         "invariants": server["invariants"]["body"],
-        "checks": checks, "ok": all(checks.values()),
+        "checks": checks,
+        "ok": all(checks.values()),
         "server_log_tail": server_log if not all(checks.values()) else "",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
     }
@@ -510,20 +678,37 @@ def print_table(r: dict[str, Any]) -> None:
     lat = r["latency_ms"]
     rss = r["rss_kib"]
     rows = [
-        ("duration", (f"{r['seconds']} s ({r['warmup_seconds']} s warm-up), {r['processes']} processes x "
-                      f"{r['connections_per_process']} connections = {r['clients']} API clients")),
-        ("engine clock", (f"advanced {r['engine_hours_per_wall_second']} h per wall second "
-                          f"({r['clock_advances']} steps, now {r['engine_clock_at_end']}): ended orders and fills "
-                          "are forgotten after 24 engine hours, so memory can plateau")),
+        (
+            "duration",
+            (
+                f"{r['seconds']} s ({r['warmup_seconds']} s warm-up), {r['processes']} processes x "
+                f"{r['connections_per_process']} connections = {r['clients']} API clients"
+            ),
+        ),
+        (
+            "engine clock",
+            (
+                f"advanced {r['engine_hours_per_wall_second']} h per wall second "
+                f"({r['clock_advances']} steps, now {r['engine_clock_at_end']}): ended orders and fills "
+                "are forgotten after 24 engine hours, so memory can plateau"
+            ),
+        ),
         ("requests", f"{r['requests']} total, {r['requests_measured']} after warm-up, {r['orders']} order entries"),
         ("throughput", f"{r['rps']:.0f} requests/s after warm-up"),
-        ("latency", (f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, p999 {lat['p999']:.2f} ms, "
-                     f"max {lat['max']:.1f} ms")),
-        ("server RSS", (f"{(rss['start'] or 0) / 1024:.1f} MiB at start, "
-                        f"{(rss['after_warmup'] or 0) / 1024:.1f} MiB after warm-up, "
-                        f"{(rss['end'] or 0) / 1024:.1f} MiB at the end ({(rss['growth'] or 0) * 100:+.1f}%, "
-                        f"limit +{rss['tolerance'] * 100:.0f}%), "
-                        f"peak {(rss['peak'] or 0) / 1024:.1f} MiB")),
+        (
+            "latency",
+            (f"p50 {lat['p50']:.2f} ms, p99 {lat['p99']:.2f} ms, p999 {lat['p999']:.2f} ms, max {lat['max']:.1f} ms"),
+        ),
+        (
+            "server RSS",
+            (
+                f"{(rss['start'] or 0) / 1024:.1f} MiB at start, "
+                f"{(rss['after_warmup'] or 0) / 1024:.1f} MiB after warm-up, "
+                f"{(rss['end'] or 0) / 1024:.1f} MiB at the end ({(rss['growth'] or 0) * 100:+.1f}%, "
+                f"limit +{rss['tolerance'] * 100:.0f}%), "
+                f"peak {(rss['peak'] or 0) / 1024:.1f} MiB"
+            ),
+        ),
         ("invariants", "hold" if r["checks"]["invariants_hold"] else f"BROKEN: {r['invariants']}"),
         ("errors", "none" if not r["errors"] else ", ".join(f"{k}: {v}" for k, v in r["errors"].items())),
     ]
@@ -567,12 +752,23 @@ async def _long_run(base: str, pid: int, days: int) -> dict[str, Any]:
             resp.release()
             async with session.get(base + "/_sim/retention") as r:
                 kept = await r.json()
-            rows.append({"day": day, "rss_kib": rss_kib(pid), "wall_s": round(time.monotonic() - started, 2),
-                         "health_answers": answered, "health_slowest_ms": round(slowest * 1000, 1),
-                         "ended_orders": kept["ended_orders"], "fills": kept["fills"]})
-            print(f"day {day}: RSS {rows[-1]['rss_kib'] / 1024:.1f} MiB, {rows[-1]['wall_s']} s, "
-                  f"{answered} health answers during it (slowest {rows[-1]['health_slowest_ms']} ms), "
-                  f"{kept['ended_orders']} ended orders and {kept['fills']} fills retained", flush=True)
+            rows.append(
+                {
+                    "day": day,
+                    "rss_kib": rss_kib(pid),
+                    "wall_s": round(time.monotonic() - started, 2),
+                    "health_answers": answered,
+                    "health_slowest_ms": round(slowest * 1000, 1),
+                    "ended_orders": kept["ended_orders"],
+                    "fills": kept["fills"],
+                }
+            )
+            print(
+                f"day {day}: RSS {rows[-1]['rss_kib'] / 1024:.1f} MiB, {rows[-1]['wall_s']} s, "
+                f"{answered} health answers during it (slowest {rows[-1]['health_slowest_ms']} ms), "
+                f"{kept['ended_orders']} ended orders and {kept['fills']} fills retained",
+                flush=True,
+            )
         async with session.get(base + "/_sim/invariants") as resp:
             invariants = {"status": resp.status, "body": await resp.json(content_type=None)}
     return {"days": rows, "invariants": invariants}
@@ -605,11 +801,23 @@ def long_run(args: argparse.Namespace) -> dict[str, Any]:
         "invariants_hold": server["invariants"]["status"] == 200 and server["invariants"]["body"].get("ok") is True,
         "responsive": all(d["health_answers"] > 0 for d in days),
     }
-    return {"benchmark": "soak-long-run", "scenario": str(DEMO.relative_to(ROOT)), "engine_days": len(days),
-            "rss_kib": {"start": rss_start, "after_warmup": warm, "warmup_days": warm_day, "end": end,
-                        "growth": growth, "tolerance": args.rss_tolerance},
-            "per_day": days, "checks": checks, "ok": all(checks.values()),
-            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}}
+    return {
+        "benchmark": "soak-long-run",
+        "scenario": str(DEMO.relative_to(ROOT)),
+        "engine_days": len(days),
+        "rss_kib": {
+            "start": rss_start,
+            "after_warmup": warm,
+            "warmup_days": warm_day,
+            "end": end,
+            "growth": growth,
+            "tolerance": args.rss_tolerance,
+        },
+        "per_day": days,
+        "checks": checks,
+        "ok": all(checks.values()),
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -618,26 +826,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=float, default=15.0, help="seconds before RSS and latency are measured")
     ap.add_argument("--processes", type=int, default=3, help="client processes (default 3)")
     ap.add_argument("--connections", type=int, default=4, help="connections (API clients) per process (default 4)")
-    ap.add_argument("--engine-hours-per-second", type=float, default=4.0,
-                    help="engine hours the virtual clock advances per wall second (default 4)")
+    ap.add_argument(
+        "--engine-hours-per-second",
+        type=float,
+        default=4.0,
+        help="engine hours the virtual clock advances per wall second (default 4)",
+    )
     ap.add_argument("--rss-tolerance", type=float, default=0.10, help="allowed RSS growth after warm-up (0.10)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
     ap.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    ap.add_argument("--long-run", type=int, default=0, metavar="DAYS",
-                    help="instead: advance the demo scenario DAYS engine days (virtual clock), RSS per day")
-    ap.add_argument("--warmup-days", type=int, default=3,
-                    help="with --long-run: engine days before RSS is compared (default 3)")
+    ap.add_argument(
+        "--long-run",
+        type=int,
+        default=0,
+        metavar="DAYS",
+        help="instead: advance the demo scenario DAYS engine days (virtual clock), RSS per day",
+    )
+    ap.add_argument(
+        "--warmup-days", type=int, default=3, help="with --long-run: engine days before RSS is compared (default 3)"
+    )
     args = ap.parse_args(argv)
     if args.long_run:
         if not 1 <= args.long_run <= 31:
             ap.error("--long-run must be 1 to 31 days")
         result = long_run(args)
         rss = result["rss_kib"]
-        print(f"server RSS: {rss['start'] / 1024:.1f} MiB at start, {rss['after_warmup'] / 1024:.1f} MiB after day "
-              f"{rss['warmup_days']} (the warm-up), "
-              f"{rss['end'] / 1024:.1f} MiB after day {result['engine_days']} ({(rss['growth'] or 0) * 100:+.1f}%, "
-              f"limit +{rss['tolerance'] * 100:.0f}%)")
+        print(
+            f"server RSS: {rss['start'] / 1024:.1f} MiB at start, {rss['after_warmup'] / 1024:.1f} MiB after day "
+            f"{rss['warmup_days']} (the warm-up), "
+            f"{rss['end'] / 1024:.1f} MiB after day {result['engine_days']} ({(rss['growth'] or 0) * 100:+.1f}%, "
+            f"limit +{rss['tolerance'] * 100:.0f}%)"
+        )
         print("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in result["checks"].items()))
         if args.json:
             print(json.dumps(result))
@@ -649,8 +869,12 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args)
     print_table(result)
     if args.json:
-        print(json.dumps({k: v for k, v in result.items() if k != "rss_timeline_kib"} | {
-            "rss_timeline_kib": result["rss_timeline_kib"]}))
+        print(
+            json.dumps(
+                {k: v for k, v in result.items() if k != "rss_timeline_kib"}
+                | {"rss_timeline_kib": result["rss_timeline_kib"]}
+            )
+        )
     return 0 if result["ok"] else 1
 
 

@@ -140,8 +140,11 @@ def mixed(n: int, seed: int) -> Scenario:
         live.append(oid)
         n_passive += 1
     info = {
-        "passive": n_passive, "cancel": n_cancel, "marketable": n_marketable,
-        "resting_at_end": len(book), "levels_at_end": len(book.bids) + len(book.asks),
+        "passive": n_passive,
+        "cancel": n_cancel,
+        "marketable": n_marketable,
+        "resting_at_end": len(book),
+        "levels_at_end": len(book.bids) + len(book.asks),
     }
     return Scenario("mixed", [Phase("mixed", True, ops, cmds)], info)
 
@@ -195,10 +198,8 @@ def cross(n: int, seed: int) -> Scenario:
     cmds: list = []
     pos = {True: 0, False: 0}
     for is_buy, k in sweeps:
-        taken = levels[is_buy][pos[is_buy]: pos[is_buy] + k]
+        taken = levels[is_buy][pos[is_buy] : pos[is_buy] + k]
         pos[is_buy] += k
         g.place(ops, cmds, is_buy, taken[-1][0], sum(q for _, q in taken))
     info = {"setup_orders": n_pre, "levels_swept": sum(k for _, k in sweeps), "makers_filled": n_pre}
-    return Scenario(
-        "cross", [Phase("cross-setup", False, pre_ops, pre_cmds), Phase("cross", True, ops, cmds)], info
-    )
+    return Scenario("cross", [Phase("cross-setup", False, pre_ops, pre_cmds), Phase("cross", True, ops, cmds)], info)

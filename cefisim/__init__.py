@@ -40,8 +40,18 @@ _PUBLIC: dict[str, str] = {
     "VenueConfig": "cefisim.engine.venue",
     "Result": "cefisim.engine.venue",
     **dict.fromkeys(
-        ("PlaceOrder", "ModifyOrder", "CancelOrder", "SetClientInfo", "RequestTransfer", "PaperFunds",
-         "SetInstrumentStatus", "SetLatency", "SetSettlementDelay", "AdvanceClock"),
+        (
+            "PlaceOrder",
+            "ModifyOrder",
+            "CancelOrder",
+            "SetClientInfo",
+            "RequestTransfer",
+            "PaperFunds",
+            "SetInstrumentStatus",
+            "SetLatency",
+            "SetSettlementDelay",
+            "AdvanceClock",
+        ),
         "cefisim.engine.commands",
     ),
 }

@@ -31,7 +31,7 @@ BUY = Side.BUY.value
 
 
 class Level:
-    __slots__ = ("price", "orders", "qty")
+    __slots__ = ("orders", "price", "qty")
 
     def __init__(self, price: int) -> None:
         self.price = price
@@ -43,7 +43,7 @@ class Level:
 
 
 class Book:
-    __slots__ = ("instrument_id", "bids", "asks", "bid_key", "ask_key", "last_price", "opening", "band")
+    __slots__ = ("ask_key", "asks", "band", "bid_key", "bids", "instrument_id", "last_price", "opening")
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id

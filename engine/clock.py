@@ -13,7 +13,7 @@ NS_PER_DAY = 86_400 * NS_PER_SECOND
 
 
 class Clock:
-    __slots__ = ("now", "last")
+    __slots__ = ("last", "now")
 
     def __init__(self, start_ns: int) -> None:
         self.now = start_ns  # the time the venue is at

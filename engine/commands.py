@@ -136,13 +136,31 @@ class AdvanceClock:
 
 
 Command = (
-    PlaceOrder | ModifyOrder | CancelOrder | SetClientInfo | RequestTransfer | PaperFunds
-    | SetInstrumentStatus | SetLatency | SetSettlementDelay | SetStatusRetention | AdvanceClock
+    PlaceOrder
+    | ModifyOrder
+    | CancelOrder
+    | SetClientInfo
+    | RequestTransfer
+    | PaperFunds
+    | SetInstrumentStatus
+    | SetLatency
+    | SetSettlementDelay
+    | SetStatusRetention
+    | AdvanceClock
 )
 COMMAND_TYPES: dict[str, type] = {
     c.kind: c  # type: ignore[attr-defined]
     for c in (
-        PlaceOrder, ModifyOrder, CancelOrder, SetClientInfo, RequestTransfer, PaperFunds,
-        SetInstrumentStatus, SetLatency, SetSettlementDelay, SetStatusRetention, AdvanceClock,
+        PlaceOrder,
+        ModifyOrder,
+        CancelOrder,
+        SetClientInfo,
+        RequestTransfer,
+        PaperFunds,
+        SetInstrumentStatus,
+        SetLatency,
+        SetSettlementDelay,
+        SetStatusRetention,
+        AdvanceClock,
     )
 }

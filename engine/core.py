@@ -26,7 +26,6 @@ from .reference import Asset, Client, Instrument
 from .rejects import Reject
 from .vocabulary import FINAL, InstrumentStatus
 
-
 CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
 
 
@@ -59,7 +58,7 @@ class Feed(Protocol):
 
 
 class Result:
-    __slots__ = ("events", "order", "reject", "transfer", "snapshot_status")
+    __slots__ = ("events", "order", "reject", "snapshot_status", "transfer")
 
     def __init__(self) -> None:
         self.events: list[Event] = []

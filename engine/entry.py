@@ -33,7 +33,17 @@ from .order import Order, OrderExtra
 from .pricing import protection_price, within_band, would_trade
 from .rejects import CancelReason, Reject
 from .units import parse_rate
-from .vocabulary import FINAL, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
+from .vocabulary import (
+    FINAL,
+    ExecInst,
+    InstrumentStatus,
+    OrderFlag,
+    OrderStatus,
+    OrderType,
+    SelfTradePrevention,
+    Side,
+    TimeInForce,
+)
 
 ACTIVE = OrderStatus.ACTIVE.value
 ALO = ExecInst.ALO.value
@@ -59,6 +69,7 @@ _new = tuple.__new__
 
 
 # --- entry --------------------------------------------------------------------------------------
+
 
 def _extra_of(cmd: PlaceOrder, hold_rate: int | None) -> OrderExtra:
     """The extra details of an order whose request carries any (``place`` asks first)."""
@@ -113,8 +124,17 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     else:
         hold_rate = extra = None  # most orders carry nothing beyond their terms
     order = Order(
-        order_id, client, inst, cmd.side, cmd.type, cmd.tif, price or 0, qty or 0,
-        v.clock.stamp(), cmd.external_id, extra,
+        order_id,
+        client,
+        inst,
+        cmd.side,
+        cmd.type,
+        cmd.tif,
+        price or 0,
+        qty or 0,
+        v.clock.stamp(),
+        cmd.external_id,
+        extra,
     )
     if not (qty_canonical and price_canonical):
         # echo the request's own spelling of qty and price in order_info
@@ -239,6 +259,7 @@ def _take_hold(order: Order) -> Reject | None:
 
 # --- lookup -------------------------------------------------------------------------------------
 
+
 def find_order(v: VenueCore, client_id: int, ref: str) -> Order | None:
     """A client's order by exchange id, else by external id (a working order first)."""
     client = v.clients.get(client_id)
@@ -252,6 +273,7 @@ def find_order(v: VenueCore, client_id: int, ref: str) -> Order | None:
 
 
 # --- cancel -------------------------------------------------------------------------------------
+
 
 def cancel(v: VenueCore, cmd: CancelOrder, result: Result) -> Result:
     """Cancel an ACTIVE order at once, or with a cancel latency mark it CANCEL_PENDING."""

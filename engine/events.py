@@ -106,10 +106,24 @@ class DepthEvent(NamedTuple):
 
 
 Event = Union[
-    OrderEvent, TradeEvent, TransferEvent, InstrumentEvent, FundsEvent, FeesSettledEvent, ClientEvent, DepthEvent,
+    OrderEvent,
+    TradeEvent,
+    TransferEvent,
+    InstrumentEvent,
+    FundsEvent,
+    FeesSettledEvent,
+    ClientEvent,
+    DepthEvent,
 ]
 EVENT_TYPES: tuple[type[Event], ...] = (
-    OrderEvent, TradeEvent, TransferEvent, InstrumentEvent, FundsEvent, FeesSettledEvent, ClientEvent, DepthEvent,
+    OrderEvent,
+    TradeEvent,
+    TransferEvent,
+    InstrumentEvent,
+    FundsEvent,
+    FeesSettledEvent,
+    ClientEvent,
+    DepthEvent,
 )
 
 
@@ -119,6 +133,15 @@ def row(event: Event) -> tuple[object, ...]:
 
 
 __all__ = [
-    "ClientEvent", "DepthEvent", "EVENT_TYPES", "Event", "FeesSettledEvent", "FundsEvent", "InstrumentEvent",
-    "OrderEvent", "TradeEvent", "TransferEvent", "row",
+    "EVENT_TYPES",
+    "ClientEvent",
+    "DepthEvent",
+    "Event",
+    "FeesSettledEvent",
+    "FundsEvent",
+    "InstrumentEvent",
+    "OrderEvent",
+    "TradeEvent",
+    "TransferEvent",
+    "row",
 ]

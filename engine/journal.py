@@ -36,7 +36,7 @@ def _values_getter(names: tuple[str, ...]) -> Any:
     """
     body = "".join(f"c.{name}, " for name in names)
     scope: dict[str, Any] = {}
-    exec(f"def values(c):\n    return ({body})\n", scope)  # noqa: S102 - names are dataclass fields
+    exec(f"def values(c):\n    return ({body})\n", scope)
     return scope["values"]
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 class Balance:
-    __slots__ = ("total", "hold", "fees_hold", "unsettled_fees")
+    __slots__ = ("fees_hold", "hold", "total", "unsettled_fees")
 
     def __init__(self, total: int = 0) -> None:
         self.total = total
@@ -54,7 +54,7 @@ class Balance:
         )
 
 
-def balance(client: "Client", asset_id: int) -> Balance:
+def balance(client: Client, asset_id: int) -> Balance:
     """The client's balance of an asset, created empty on first use."""
     bal = client.balances.get(asset_id)
     if bal is None:
@@ -88,7 +88,7 @@ def hold_rate(order: Order, rates: tuple[int, int] | None = None, given: bool = 
     return maker if maker > taker else taker
 
 
-def buy_bound(inst: "Instrument", exe: Execution, open_lots: int, price: int, rate: int) -> tuple[int, int]:
+def buy_bound(inst: Instrument, exe: Execution, open_lots: int, price: int, rate: int) -> tuple[int, int]:
     """(quote units, fee units) that cover ``open_lots`` more at ``price`` or better and a fee at
     ``rate``, after the fills summed in ``exe``. 0 lots give (0, 0): the sums are already paid."""
     cost = -(-(exe.cum_lt + open_lots * price) * inst.notional_num // inst.notional_den) - exe.cum_quote

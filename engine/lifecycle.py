@@ -91,8 +91,7 @@ def uncross(v: VenueCore, book: Book, events: list[Event]) -> None:
     joined = book.opening or {}
     book.opening = None
     orders = [
-        o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values()
-        if o.id not in joined
+        o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values() if o.id not in joined
     ]
     orders += joined.values()
     for order in orders:

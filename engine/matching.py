@@ -73,8 +73,14 @@ def end_order(v: VenueCore, order: Order, status: str, reason: str | None, event
 
 
 def fill(
-    v: VenueCore, taker: Order, maker: Order, lots: int, price: int, events: list[Event],
-    t_rates: tuple[int, int], t_hold_rate: int,
+    v: VenueCore,
+    taker: Order,
+    maker: Order,
+    lots: int,
+    price: int,
+    events: list[Event],
+    t_rates: tuple[int, int],
+    t_hold_rate: int,
 ) -> None:
     """Trade ``lots`` at ``price`` between an incoming and a resting order; ``t_rates`` are the
     (maker, taker) fee rates of the taker's client and ``t_hold_rate`` the fee rate its hold covers

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from .commands import ModifyOrder
 from .entry import find_order
 from .events import OrderEvent
-from .lifecycle import end_unless_rests
 from .ledger import balance, buy_hold, order_hold, rehold
+from .lifecycle import end_unless_rests
 from .matching import end_order, match
 from .order import Order
 from .pricing import protection_price, within_band, would_trade

@@ -42,9 +42,21 @@ class OrderExtra:
     """Request details that most orders do not carry, and the history of the few that change."""
 
     __slots__ = (
-        "msg_id", "parent_id", "flags", "exec_inst", "stp", "hold_rate", "hold_fee_rate_given",
-        "ref_external_id", "modify_info", "modifications", "reject_reason", "cancel_reason",
-        "price_given", "qty_given", "acked",
+        "acked",
+        "cancel_reason",
+        "exec_inst",
+        "flags",
+        "hold_fee_rate_given",
+        "hold_rate",
+        "modifications",
+        "modify_info",
+        "msg_id",
+        "parent_id",
+        "price_given",
+        "qty_given",
+        "ref_external_id",
+        "reject_reason",
+        "stp",
     )
 
     def __init__(self) -> None:
@@ -71,7 +83,7 @@ class Execution:
     Created by the order's first fill (``engine/matching.py``); never shrinks.
     """
 
-    __slots__ = ("executed", "cum_lt", "cum_quote", "cum_fee", "fees_paid")
+    __slots__ = ("cum_fee", "cum_lt", "cum_quote", "executed", "fees_paid")
 
     def __init__(self) -> None:
         self.executed = 0
@@ -86,7 +98,7 @@ NO_FILLS = Execution()
 
 
 def _execution_sum(name: str, doc: str) -> property:
-    def get(order: "Order") -> int:
+    def get(order: Order) -> int:
         return getattr(order.execution or NO_FILLS, name)  # type: ignore[no-any-return]
 
     return property(get, doc=doc)
@@ -94,15 +106,27 @@ def _execution_sum(name: str, doc: str) -> property:
 
 class Order:
     __slots__ = (
-        "id", "client", "instrument", "side", "type", "tif", "price", "remaining", "status",
-        "created", "updated", "external_id", "extra", "execution",
+        "client",
+        "created",
+        "execution",
+        "external_id",
+        "extra",
+        "id",
+        "instrument",
+        "price",
+        "remaining",
+        "side",
+        "status",
+        "tif",
+        "type",
+        "updated",
     )
 
     def __init__(
         self,
         id: int,
-        client: "Client",
-        instrument: "Instrument",
+        client: Client,
+        instrument: Instrument,
         side: str,
         type: str,
         tif: str,

@@ -24,11 +24,11 @@ from .vocabulary import Side
 BUY = Side.BUY.value
 
 if TYPE_CHECKING:
-    from .reference import Instrument
     from .core import VenueCore
+    from .reference import Instrument
 
 
-def reference_price2(v: VenueCore, inst: "Instrument") -> int | None:
+def reference_price2(v: VenueCore, inst: Instrument) -> int | None:
     """Twice the reference price in ticks (last trade, else mid of a two-sided book), or None."""
     book = v.books[inst.id]
     if book.last_price is not None:
@@ -39,7 +39,7 @@ def reference_price2(v: VenueCore, inst: "Instrument") -> int | None:
     return ask - bid_key
 
 
-def within_band(v: VenueCore, inst: "Instrument", price: int) -> bool:
+def within_band(v: VenueCore, inst: Instrument, price: int) -> bool:
     """Whether a limit price lies within ``price_band`` of the reference price (inclusive).
 
     ref2 * (1 - band) <= 2 * price <= ref2 * (1 + band), in ticks: the bounds are worked out once
@@ -58,7 +58,7 @@ def within_band(v: VenueCore, inst: "Instrument", price: int) -> bool:
     return band[1] <= price <= band[2]
 
 
-def protection_price(v: VenueCore, order_side: str, inst: "Instrument", aggressive: bool) -> int | None:
+def protection_price(v: VenueCore, order_side: str, inst: Instrument, aggressive: bool) -> int | None:
     """The limit a MARKET order trades to; None when there is no opposite liquidity."""
     book = v.books[inst.id]
     best = book.best_ask() if order_side == BUY else book.best_bid()
@@ -82,7 +82,7 @@ def _band_edge(base2: int, order_side: str, band: int) -> int:
     return max(1, -(-base2 * (RATE_ONE - band) // (2 * RATE_ONE)))
 
 
-def would_trade(v: VenueCore, side: str, inst: "Instrument", price: int) -> bool:
+def would_trade(v: VenueCore, side: str, inst: Instrument, price: int) -> bool:
     book = v.books[inst.id]
     if side == BUY:
         best = book.best_ask()

@@ -56,12 +56,13 @@ A_FILLED = OrderStatus.FILLED.value
 
 # --- the venue as a whole ----------------------------------------------------------------------
 
-def now(v: "Venue") -> int:
+
+def now(v: Venue) -> int:
     """The engine time (ns) of the last command or clock move."""
     return v.clock.now
 
 
-def next_stamp(v: "Venue") -> int:
+def next_stamp(v: Venue) -> int:
     """The timestamp the venue's next record will get: a listing cursor just past every record."""
     return v.clock.peek()
 
@@ -76,70 +77,75 @@ class Counters:
     fills: int  # fills every client still has
 
 
-def counters(v: "Venue") -> Counters:
+def counters(v: Venue) -> Counters:
     """The venue's counters; O(clients)."""
     clients = v.clients.values()
-    return Counters(v.next_order_id - 1, v.next_match_id - 1, sum(len(c.orders) for c in clients),
-                    sum(len(c.fills) for c in clients))
+    return Counters(
+        v.next_order_id - 1,
+        v.next_match_id - 1,
+        sum(len(c.orders) for c in clients),
+        sum(len(c.fills) for c in clients),
+    )
 
 
-def latency(v: "Venue") -> tuple[int, int, int]:
+def latency(v: Venue) -> tuple[int, int, int]:
     """The acknowledgement delays (entry, modify, cancel) in ns."""
     return v.latency_entry_ns, v.latency_modify_ns, v.latency_cancel_ns
 
 
-def config(v: "Venue") -> "VenueConfig":
+def config(v: Venue) -> VenueConfig:
     """The venue's settings (retention, caps, windows); read it, never change it (a command does)."""
     return v.config
 
 
-def check_invariants(v: "Venue") -> None:
+def check_invariants(v: Venue) -> None:
     """Assert every structural and ledger invariant of the venue (AssertionError names the first
     broken one)."""
     v.check_invariants()
 
 
-def asset_totals(v: "Venue") -> dict[int, int]:
+def asset_totals(v: Venue) -> dict[int, int]:
     """Per asset id: every client's total plus unsettled fees plus the fee account (conserved)."""
     return v.asset_totals()
 
 
 # --- reference data -----------------------------------------------------------------------------
 
-def assets(v: "Venue") -> Iterable["Asset"]:
+
+def assets(v: Venue) -> Iterable[Asset]:
     """Every asset, in the order the scenario lists them."""
     return v.assets.values()
 
 
-def asset(v: "Venue", asset_id: int) -> "Asset | None":
+def asset(v: Venue, asset_id: int) -> Asset | None:
     return v.assets.get(asset_id)
 
 
-def asset_named(v: "Venue", name: str) -> "Asset | None":
+def asset_named(v: Venue, name: str) -> Asset | None:
     """The first asset (in listing order) with this name; O(assets)."""
     return next((a for a in v.assets.values() if a.name == name), None)
 
 
-def instruments(v: "Venue") -> Iterable["Instrument"]:
+def instruments(v: Venue) -> Iterable[Instrument]:
     """Every instrument, in the order the scenario lists them."""
     return v.instruments.values()
 
 
-def instrument(v: "Venue", instrument_id: int) -> "Instrument | None":
+def instrument(v: Venue, instrument_id: int) -> Instrument | None:
     return v.instruments.get(instrument_id)
 
 
-def book(v: "Venue", instrument_id: int) -> "Book":
+def book(v: Venue, instrument_id: int) -> Book:
     """The instrument's book (``instrument_id`` must name an instrument); read it, never change it."""
     return v.books[instrument_id]
 
 
-def last_price(v: "Venue", instrument_id: int) -> int | None:
+def last_price(v: Venue, instrument_id: int) -> int | None:
     """Ticks of the instrument's last trade (None before the first)."""
     return v.books[instrument_id].last_price
 
 
-def recent_trades(v: "Venue", instrument_id: int, limit: int | None) -> list[Fill]:
+def recent_trades(v: Venue, instrument_id: int, limit: int | None) -> list[Fill]:
     """The taker side's fill of the instrument's last ``limit`` retained trades (None: all), newest first.
 
     Each client's fills are oldest first, so the clients' lists are merged from their newest end and
@@ -147,13 +153,13 @@ def recent_trades(v: "Venue", instrument_id: int, limit: int | None) -> list[Fil
     clients), not a pass over every fill the venue keeps."""
     streams = [reversed(c.fills) for c in v.clients.values() if c.fills]
     newest = heapq.merge(*streams, key=_fill_ts, reverse=True)
-    return list(islice((f for f in newest if f.liq_flag == "TAKER" and f.order.instrument.id == instrument_id),
-                       limit))
+    return list(islice((f for f in newest if f.liq_flag == "TAKER" and f.order.instrument.id == instrument_id), limit))
 
 
 # --- one client ---------------------------------------------------------------------------------
 
-def own_lots_at(v: "Venue", instrument_id: int, side: str, price: int, client_id: int) -> int:
+
+def own_lots_at(v: Venue, instrument_id: int, side: str, price: int, client_id: int) -> int:
     """Open lots of the client's orders resting at ``price`` on ``side`` of the book (0: none there).
     O(orders at the level)."""
     book = v.books[instrument_id]
@@ -163,26 +169,26 @@ def own_lots_at(v: "Venue", instrument_id: int, side: str, price: int, client_id
     return sum(o.remaining for o in level.orders.values() if o.client.id == client_id)
 
 
-def client(v: "Venue", client_id: int) -> "Client | None":
+def client(v: Venue, client_id: int) -> Client | None:
     """The client's reference record (id, mnemonic, self-trade prevention); None if unknown."""
     return v.clients.get(client_id)
 
 
-def has_client(v: "Venue", client_id: int) -> bool:
+def has_client(v: Venue, client_id: int) -> bool:
     return client_id in v.clients
 
 
-def balance(v: "Venue", client_id: int, asset_id: int) -> "Balance | None":
+def balance(v: Venue, client_id: int, asset_id: int) -> Balance | None:
     """The client's balance of the asset (None: it never held any). ``client_id`` must exist."""
     return v.clients[client_id].balances.get(asset_id)
 
 
-def client_order(v: "Venue", client_id: int, order_id: int) -> Order | None:
+def client_order(v: Venue, client_id: int, order_id: int) -> Order | None:
     """The client's order by exchange id while the venue retains it (open or ended)."""
     return v.clients[client_id].orders.get(order_id)
 
 
-def client_transfer(v: "Venue", client_id: int, transfer_id: int) -> Transfer | None:
+def client_transfer(v: Venue, client_id: int, transfer_id: int) -> Transfer | None:
     """The client's transfer by id while the venue retains it."""
     return v.clients[client_id].transfers.get(transfer_id)
 
@@ -202,7 +208,7 @@ class BalanceChange:
     transfer_id: int | None = None
 
 
-def balance_changes(v: "Venue", client_id: int) -> list[BalanceChange]:
+def balance_changes(v: Venue, client_id: int) -> list[BalanceChange]:
     """Every retained change to the client's balances, newest first: each fill (base, quote, fee),
     each completed transfer, each paper funds entry. Timestamps are unique per client. O(records)."""
     c = v.clients[client_id]
@@ -212,7 +218,10 @@ def balance_changes(v: "Venue", client_id: int) -> list[BalanceChange]:
         inst = order.instrument
         base_units = fill.qty * inst.base_per_lot
         buy = order.side == BUY
-        moved = [(inst.base.id, base_units if buy else -base_units), (inst.quote.id, -fill.quote if buy else fill.quote)]
+        moved = [
+            (inst.base.id, base_units if buy else -base_units),
+            (inst.quote.id, -fill.quote if buy else fill.quote),
+        ]
         if fill.fee:
             moved.append((inst.quote.id, -fill.fee))
         out.append(BalanceChange(fill.timestamp, "TRADE", tuple(moved), order_id=order.id, match_id=fill.match_id))
@@ -228,8 +237,13 @@ def balance_changes(v: "Venue", client_id: int) -> list[BalanceChange]:
 
 # --- listings -----------------------------------------------------------------------------------
 
+
 def page(
-    newest_first: Iterable[T], stamp: Callable[[T], int], before: int, since: int | None, skip: int,
+    newest_first: Iterable[T],
+    stamp: Callable[[T], int],
+    before: int,
+    since: int | None,
+    skip: int,
     size: int | None,
 ) -> tuple[list[T], int | None]:
     """One page of a newest-first stream: (records, next cursor). ``size`` None: every record."""
@@ -259,7 +273,7 @@ def _fills_newest_first(fills: list[Fill], before: int) -> Iterator[Fill]:
 
 
 def trades(
-    v: "Venue", client_id: int, before: int, skip: int, size: int | None, window: bool
+    v: Venue, client_id: int, before: int, skip: int, size: int | None, window: bool
 ) -> tuple[list[Fill], int | None]:
     """The client's fills (trade records), newest first; ``window`` limits to the listing window."""
     client = v.clients[client_id]
@@ -276,7 +290,12 @@ def _order_ts(o: Order) -> int:
 
 
 def orders(
-    v: "Venue", client_id: int, before: int, skip: int, size: int | None, active_only: bool = False,
+    v: Venue,
+    client_id: int,
+    before: int,
+    skip: int,
+    size: int | None,
+    active_only: bool = False,
     window: bool = True,
 ) -> tuple[list[Order], int | None]:
     """The client's orders, newest first (all within the window, or only those still open)."""
@@ -288,7 +307,7 @@ def orders(
     return page(stream, _order_ts, before, since, skip, size)
 
 
-def order_status(v: "Venue", client_id: int, ref: str) -> Order | None:
+def order_status(v: Venue, client_id: int, ref: str) -> Order | None:
     """The order named by exchange or external id, while its status is retained."""
     order = find_order(v, client_id, ref)
     if order is None:
@@ -299,7 +318,7 @@ def order_status(v: "Venue", client_id: int, ref: str) -> Order | None:
 
 
 def transfers(
-    v: "Venue", client_id: int, before: int, skip: int, size: int | None, active_only: bool = False
+    v: Venue, client_id: int, before: int, skip: int, size: int | None, active_only: bool = False
 ) -> tuple[list[Transfer], int | None]:
     """The client's transfers, newest first (all within the window, or only those still INITIALIZED)."""
     client = v.clients[client_id]
@@ -313,7 +332,7 @@ def transfers(
 
 
 def activity(
-    v: "Venue", client_id: int, before: int, skip: int, size: int | None
+    v: Venue, client_id: int, before: int, skip: int, size: int | None
 ) -> tuple[list[tuple[str, int, Order, Fill | None, str | None]], int | None]:
     """Trades, confirms, rejects, cancels and modifications of the client's orders, newest first.
 

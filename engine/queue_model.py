@@ -94,4 +94,4 @@ def queue_model(name: str, n: int | None = None) -> QueueModel:
     raise ValueError(f"unknown queue model {name!r} (risk_averse, power or log)")
 
 
-__all__ = ["RiskAverse", "PowerProb", "LogProb", "QueueModel", "queue_model"]
+__all__ = ["LogProb", "PowerProb", "QueueModel", "RiskAverse", "queue_model"]

@@ -40,7 +40,7 @@ class QuoteResult:
     residual: int  # quote units (QUOTE mode)
 
 
-def format_vwap(inst: "Instrument", sum_lt: int, lots: int) -> str:
+def format_vwap(inst: Instrument, sum_lt: int, lots: int) -> str:
     """Volume-weighted average price as a decimal string (``"0"`` on the grid when nothing traded)."""
     grid = inst.price_grid
     if not lots:
@@ -51,11 +51,11 @@ def format_vwap(inst: "Instrument", sum_lt: int, lots: int) -> str:
     return f"{whole}.{frac.ljust(grid.scale, '0')}" if grid.scale else (whole if not frac else trimmed)
 
 
-def notional_of(inst: "Instrument", sum_lt: int) -> int:
+def notional_of(inst: Instrument, sum_lt: int) -> int:
     return -(-sum_lt * inst.notional_num // inst.notional_den)
 
 
-def bbo(v: "Venue", instrument_id: int) -> tuple[int | None, int, int | None, int]:
+def bbo(v: Venue, instrument_id: int) -> tuple[int | None, int, int | None, int]:
     """(best bid ticks, its lots, best ask ticks, its lots)."""
     book = v.books[instrument_id]
     bid = ask = None
@@ -69,7 +69,7 @@ def bbo(v: "Venue", instrument_id: int) -> tuple[int | None, int, int | None, in
     return bid, bid_qty, ask, ask_qty
 
 
-def quote_base(v: "Venue", inst: "Instrument", side: str, lots: int, max_levels: int) -> QuoteResult | Reject:
+def quote_base(v: Venue, inst: Instrument, side: str, lots: int, max_levels: int) -> QuoteResult | Reject:
     """Cost of trading ``lots`` on ``side`` (BUY walks the asks)."""
     levels = v.books[inst.id].asks if side == BUY else v.books[inst.id].bids
     need = lots
@@ -85,9 +85,7 @@ def quote_base(v: "Venue", inst: "Instrument", side: str, lots: int, max_levels:
     return Reject.NOT_ENOUGH_LIQUIDITY
 
 
-def quote_notional(
-    v: "Venue", inst: "Instrument", side: str, amount: int, max_levels: int
-) -> QuoteResult | Reject:
+def quote_notional(v: Venue, inst: Instrument, side: str, amount: int, max_levels: int) -> QuoteResult | Reject:
     """Largest lot count (possibly 0, possibly the whole side) whose notional fits ``amount`` quote units."""
     levels = v.books[inst.id].asks if side == BUY else v.books[inst.id].bids
     if not levels:

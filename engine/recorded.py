@@ -45,7 +45,7 @@ from .events import DepthEvent, Event
 from .ledger import balance, order_hold
 from .order import Order
 from .queue_model import QueueModel, RiskAverse
-from .recorded_events import SNAPSHOT, TRADE, UPDATE
+from .recorded_events import TRADE, UPDATE
 from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
@@ -65,9 +65,9 @@ if TYPE_CHECKING:
 class RecordedMarket:
     def __init__(
         self,
-        venue: "Venue",
+        venue: Venue,
         instrument_id: int,
-        counterparty: "Client",
+        counterparty: Client,
         events: Iterator[tuple],
         queue_model: QueueModel | None = None,
         impact: bool = True,
@@ -99,9 +99,24 @@ class RecordedMarket:
         # recorded event, and these objects live as long as the venue
         book = self.book
         self._loop = (
-            venue, venue.clock, book, book.bids, book.asks, self.sizes[BUY], self.sizes[SELL],
-            self.depth[BUY], self.depth[SELL], inst, inst.id, inst.base_per_lot, inst.notional_num,
-            inst.notional_den, self._base_bal, self._quote_bal, counterparty, counterparty.orders,
+            venue,
+            venue.clock,
+            book,
+            book.bids,
+            book.asks,
+            self.sizes[BUY],
+            self.sizes[SELL],
+            self.depth[BUY],
+            self.depth[SELL],
+            inst,
+            inst.id,
+            inst.base_per_lot,
+            inst.notional_num,
+            inst.notional_den,
+            self._base_bal,
+            self._quote_bal,
+            counterparty,
+            counterparty.orders,
             counterparty.open_orders,
         )
 
@@ -118,8 +133,27 @@ class RecordedMarket:
         # This loop runs once per recorded event, so the three common updates (a size change, a new
         # level nobody rests at, a level only its depth order holds going) are written out here with
         # everything they touch in locals; everything else goes through _set_level, trade, _snapshot.
-        (v, clock, book, bids, asks, sizes_b, sizes_a, depth_b, depth_a, inst, inst_id, base_per_lot, num,
-         den, base_bal, quote_bal, cp, cp_orders, cp_open) = self._loop
+        (
+            v,
+            clock,
+            book,
+            bids,
+            asks,
+            sizes_b,
+            sizes_a,
+            depth_b,
+            depth_a,
+            inst,
+            inst_id,
+            base_per_lot,
+            num,
+            den,
+            base_bal,
+            quote_bal,
+            cp,
+            cp_orders,
+            cp_open,
+        ) = self._loop
         plain = book.opening is None  # levels come and go directly (no opening auction to record; a
         # replay never changes the instrument's status)
         count = 0
@@ -284,7 +318,7 @@ class RecordedMarket:
         self.book.add(order)
         self.depth[side][order.price] = order
 
-    def _resize(self, depth: Order, lots: int, level: "Level | None" = None) -> None:
+    def _resize(self, depth: Order, lots: int, level: Level | None = None) -> None:
         """Set a live depth order's open quantity (and its hold, and its level's total). The common
         case, an untouched depth order, is written out in apply_until."""
         delta = lots - depth.remaining
@@ -298,15 +332,16 @@ class RecordedMarket:
             level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
         level.qty += delta
 
-    def _retire(self, depth: Order, level: "Level | None" = None) -> None:
+    def _retire(self, depth: Order, level: Level | None = None) -> None:
         """The level is gone from the recording: the depth order leaves quietly. ``level``: its level,
         when the caller knows the depth order is the only order there."""
         book = self.book
         if level is None or book.opening is not None:
             book.remove(depth, depth.remaining)
         else:  # the level goes with it
-            book.drop_level(book.bids if depth.side == BUY else book.asks, -depth.price if depth.side == BUY
-                            else depth.price)
+            book.drop_level(
+                book.bids if depth.side == BUY else book.asks, -depth.price if depth.side == BUY else depth.price
+            )
         self.hold(depth, -1)
         depth.status = CANCELED
         cp = self.counterparty
@@ -370,7 +405,7 @@ class RecordedMarket:
             assert pos.front >= 0 and pos.traded >= 0, pos
 
 
-def latency_draw(seed: int, venue: "Venue", lo: int, hi: int) -> int:
+def latency_draw(seed: int, venue: Venue, lo: int, hi: int) -> int:
     """An order latency from ``lo`` to ``hi`` ns (uniform) for the next command: a function of the
     seed and of the venue's state (next order id, next timestamp), so the same run draws the same
     latencies and a venue rebuilt from its journal goes on drawing what it would have drawn."""

@@ -20,4 +20,4 @@ SNAPSHOT = 0
 UPDATE = 1
 TRADE = 2
 
-__all__ = ["SNAPSHOT", "UPDATE", "TRADE"]
+__all__ = ["SNAPSHOT", "TRADE", "UPDATE"]

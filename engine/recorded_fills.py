@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
 
 
-def trade(m: "RecordedMarket", side: str, price: int, lots: int, events: list[Event]) -> None:
+def trade(m: RecordedMarket, side: str, price: int, lots: int, events: list[Event]) -> None:
     """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
     book = m.book
     if side == SELL:
@@ -74,7 +74,7 @@ def trade(m: "RecordedMarket", side: str, price: int, lots: int, events: list[Ev
                 budget -= take
 
 
-def aggressor(m: "RecordedMarket", side: str, price: int, lots: int) -> Order:
+def aggressor(m: RecordedMarket, side: str, price: int, lots: int) -> Order:
     """A one-off IOC order of the counterparty standing for the recorded aggressor."""
     v = m.venue
     cp = m.counterparty
@@ -89,17 +89,16 @@ def aggressor(m: "RecordedMarket", side: str, price: int, lots: int) -> Order:
     return order
 
 
-def fill_user(m: "RecordedMarket", order: Order, level: "Level", side: str, price: int, lots: int,
-              events: list[Event]) -> None:
+def fill_user(
+    m: RecordedMarket, order: Order, level: Level, side: str, price: int, lots: int, events: list[Event]
+) -> None:
     """``lots`` of the user's resting ``order`` trade with the recorded aggressor of ``side``."""
     taker = aggressor(m, side, price, lots)
     trade_against(m, taker, order, level, lots, events)
     end_order(m.venue, taker, FILLED, None, events)
 
 
-def trade_against(
-    m: "RecordedMarket", taker: Order, order: Order, level: "Level", lots: int, events: list[Event]
-) -> None:
+def trade_against(m: RecordedMarket, taker: Order, order: Order, level: Level, lots: int, events: list[Event]) -> None:
     """One venue fill of ``lots`` between the counterparty's ``taker`` and the user's resting
     ``order``, at the user's price; the user's order leaves the book when it is done."""
     v = m.venue
@@ -113,7 +112,7 @@ def trade_against(
         m.queue.pop(order.id, None)
 
 
-def uncross(m: "RecordedMarket", events: list[Event]) -> None:
+def uncross(m: RecordedMarket, events: list[Event]) -> None:
     """Recorded depth that crosses users' resting orders trades with them (users' prices). Not while
     the instrument is OPENING: then nothing matches, and the venue's uncross decides at ACTIVE."""
     book = m.book
@@ -146,4 +145,4 @@ def uncross(m: "RecordedMarket", events: list[Event]) -> None:
             del m.depth[taker.side][taker.price]
 
 
-__all__ = ["ZERO_RATES", "trade", "uncross", "fill_user", "trade_against", "aggressor"]
+__all__ = ["ZERO_RATES", "aggressor", "fill_user", "trade", "trade_against", "uncross"]

@@ -29,7 +29,7 @@ class QueuePos:
     price since the level's last size change, and the price and open quantity it was last seen with
     (a modify that loses priority — a new price or more quantity — is seen as a new arrival)."""
 
-    __slots__ = ("front", "traded", "price", "qty")
+    __slots__ = ("front", "price", "qty", "traded")
 
     def __init__(self, front: int, price: int, qty: int) -> None:
         self.front = front
@@ -38,7 +38,7 @@ class QueuePos:
         self.qty = qty
 
 
-def place_of(m: "RecordedMarket", level: "Level", order: Order) -> QueuePos:
+def place_of(m: RecordedMarket, level: Level, order: Order) -> QueuePos:
     """The order's place, registered (or registered again after a modify that lost priority)."""
     pos = m.queue.get(order.id)
     qty = order.remaining
@@ -60,7 +60,7 @@ def place_of(m: "RecordedMarket", level: "Level", order: Order) -> QueuePos:
     return pos
 
 
-def move_on_depth(m: "RecordedMarket", level: "Level", prev: int, new: int) -> None:
+def move_on_depth(m: RecordedMarket, level: Level, prev: int, new: int) -> None:
     """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
     model = m.model
     cp = m.counterparty
@@ -72,7 +72,7 @@ def move_on_depth(m: "RecordedMarket", level: "Level", prev: int, new: int) -> N
         pos.traded = 0
 
 
-def _forget_ended(m: "RecordedMarket") -> None:
+def _forget_ended(m: RecordedMarket) -> None:
     """Forget the places of orders that no longer work (the table is looked at by id only)."""
     clients = m.venue.clients
     keep: dict[int, QueuePos] = {}
@@ -83,4 +83,4 @@ def _forget_ended(m: "RecordedMarket") -> None:
     m.queue = {oid: keep[oid] for oid in sorted(keep)}
 
 
-__all__ = ["QueuePos", "place_of", "move_on_depth"]
+__all__ = ["QueuePos", "move_on_depth", "place_of"]

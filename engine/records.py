@@ -14,11 +14,19 @@ if TYPE_CHECKING:
 class Fill:
     """One side of a match: the trade record of the description (``liq_flag``, ``match_id`` ...)."""
 
-    __slots__ = ("match_id", "timestamp", "order", "price", "qty", "fee_rate", "liq_flag", "fee", "quote")
+    __slots__ = ("fee", "fee_rate", "liq_flag", "match_id", "order", "price", "qty", "quote", "timestamp")
 
     def __init__(
-        self, match_id: int, timestamp: int, order: "Order", price: int, qty: int, fee_rate: int,
-        liq_flag: str, fee: int, quote: int,
+        self,
+        match_id: int,
+        timestamp: int,
+        order: Order,
+        price: int,
+        qty: int,
+        fee_rate: int,
+        liq_flag: str,
+        fee: int,
+        quote: int,
     ) -> None:
         self.match_id = match_id
         self.timestamp = timestamp
@@ -39,13 +47,31 @@ class Fill:
 
 class Transfer:
     __slots__ = (
-        "id", "client", "asset", "amount", "type", "platform", "instructions", "status",
-        "created", "updated", "reject_reason", "amount_text",
+        "amount",
+        "amount_text",
+        "asset",
+        "client",
+        "created",
+        "id",
+        "instructions",
+        "platform",
+        "reject_reason",
+        "status",
+        "type",
+        "updated",
     )
 
     def __init__(
-        self, id: int, client: "Client", asset: "Asset", amount: int, type: str, platform: str,
-        instructions: tuple[tuple[str, object], ...], created: int, amount_text: str,
+        self,
+        id: int,
+        client: Client,
+        asset: Asset,
+        amount: int,
+        type: str,
+        platform: str,
+        instructions: tuple[tuple[str, object], ...],
+        created: int,
+        amount_text: str,
     ) -> None:
         self.id = id
         self.client = client

@@ -75,8 +75,7 @@ class Instrument:
         den = 10**self.qty_grid.scale
         if num % den:
             raise ValueError(
-                f"qty_increment {self.qty_grid.text} is finer than the base asset's "
-                f"{self.base.decimals} decimals"
+                f"qty_increment {self.qty_grid.text} is finer than the base asset's {self.base.decimals} decimals"
             )
         self.base_per_lot = num // den
         # quote units per (lot x tick) = qty_inc * price_inc * 10**quote.decimals
@@ -85,7 +84,7 @@ class Instrument:
         g = gcd(num, den)
         self.notional_num, self.notional_den = num // g, den // g
 
-    def fee_rates_for(self, client: "Client") -> tuple[int, int]:
+    def fee_rates_for(self, client: Client) -> tuple[int, int]:
         """(maker, taker) fee rates that apply to ``client`` on this instrument."""
         override = client.fee_overrides.get(self.id)
         return override if override is not None else (self.maker_fee, self.taker_fee)
@@ -100,11 +99,11 @@ class Client:
     # instrument id -> (maker, taker) fee rates that replace the instrument's for this client
     fee_overrides: dict[int, tuple[int, int]] = field(default_factory=dict)
     # --- the venue's state for this client (owned and changed only by the Venue) ---
-    balances: dict[int, "Balance"] = field(default_factory=dict, repr=False)  # asset id ->
-    orders: dict[int, "Order"] = field(default_factory=dict, repr=False)  # id -> order, oldest first
-    live_external: dict[str, "Order"] = field(default_factory=dict, repr=False)  # working orders
-    by_external: dict[str, "Order"] = field(default_factory=dict, repr=False)  # latest per external id
-    fills: list["Fill"] = field(default_factory=list, repr=False)  # oldest first
-    transfers: dict[int, "Transfer"] = field(default_factory=dict, repr=False)
+    balances: dict[int, Balance] = field(default_factory=dict, repr=False)  # asset id ->
+    orders: dict[int, Order] = field(default_factory=dict, repr=False)  # id -> order, oldest first
+    live_external: dict[str, Order] = field(default_factory=dict, repr=False)  # working orders
+    by_external: dict[str, Order] = field(default_factory=dict, repr=False)  # latest per external id
+    fills: list[Fill] = field(default_factory=list, repr=False)  # oldest first
+    transfers: dict[int, Transfer] = field(default_factory=dict, repr=False)
     open_orders: dict[int, int] = field(default_factory=dict, repr=False)  # instrument id -> count
     funds_log: list[tuple[int, int, int]] = field(default_factory=list, repr=False)  # (ts, asset, units)

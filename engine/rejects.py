@@ -22,7 +22,7 @@ class Stage(str, Enum):
 class Reject(str, Enum):
     """Why a command was refused. The value is the wire form (``reject_reason`` of an order)."""
 
-    def __new__(cls, value: str, stage: Stage) -> "Reject":
+    def __new__(cls, value: str, stage: Stage) -> Reject:
         obj = str.__new__(cls, value)
         obj._value_ = value
         obj.stage = stage  # type: ignore[attr-defined]

@@ -14,14 +14,15 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from typing import TYPE_CHECKING
+
 from .vocabulary import FINAL, TransferStatus
 
 T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 
 if TYPE_CHECKING:
-    from .reference import Client
     from .core import VenueCore
+    from .reference import Client
 
 MIN_STATUS_RETENTION_NS = 1_000_000_000  # status_retention: one second ...
 MAX_STATUS_RETENTION_NS = 30 * 86_400 * 1_000_000_000  # ... to thirty days

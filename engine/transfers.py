@@ -46,6 +46,7 @@ def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> t
         return Reject.QTY_NOT_POSITIVE
     return client, asset, units
 
+
 def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Result:
     """A DEPOSIT or WITHDRAW: INITIALIZED now (a WITHDRAW holds its amount), COMPLETED after the
     settlement delay (at once without one); a WITHDRAW the available balance cannot cover is REJECTED."""
@@ -57,7 +58,14 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
     tid = v.next_transfer_id
     v.next_transfer_id = tid + 1
     transfer = Transfer(
-        tid, client, asset, units, cmd.type, cmd.platform, cmd.instructions, v.clock.stamp(),
+        tid,
+        client,
+        asset,
+        units,
+        cmd.type,
+        cmd.platform,
+        cmd.instructions,
+        v.clock.stamp(),
         cmd.amount,
     )
     client.transfers[tid] = transfer
@@ -78,6 +86,7 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
         settle_transfer(v, transfer, result.events)
     return result
 
+
 def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> None:
     bal = balance(transfer.client, transfer.asset.id)
     if transfer.type == DEPOSIT:
@@ -88,6 +97,7 @@ def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> No
     transfer.status = T_COMPLETED
     transfer.updated = v.clock.stamp()
     events.append(TransferEvent(transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
+
 
 def paper_funds(v: VenueCore, cmd: PaperFunds, result: Result) -> Result:
     """Add paper funds to a client's balance, or remove what its available balance covers."""

@@ -43,7 +43,7 @@ def parse_decimal(text: str) -> tuple[int, int] | None:
 class Grid:
     """An increment; converts decimal strings to whole numbers of increments and back."""
 
-    __slots__ = ("text", "coef", "scale", "_pow", "_cache", "_texts", "zero")
+    __slots__ = ("_cache", "_pow", "_texts", "coef", "scale", "text", "zero")
 
     def __init__(self, increment: str) -> None:
         parsed = parse_decimal(increment)
@@ -61,7 +61,7 @@ class Grid:
         self._texts: dict[int, str] = {}
 
     @classmethod
-    def of_decimals(cls, decimals: int) -> "Grid":
+    def of_decimals(cls, decimals: int) -> Grid:
         """The grid of an asset with ``decimals`` decimal places (its smallest unit)."""
         return cls("1" if decimals == 0 else "0." + "0" * (decimals - 1) + "1")
 

@@ -24,8 +24,18 @@ from typing import Any
 
 from . import entry, lifecycle, modify, retention, timers, transfers
 from .commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
-    SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay, SetStatusRetention,
+    AdvanceClock,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetClientInfo,
+    SetInstrumentStatus,
+    SetLatency,
+    SetSettlementDelay,
+    SetStatusRetention,
 )
 from .core import Result, VenueConfig, VenueCore
 from .events import ClientEvent, Event, InstrumentEvent
@@ -197,4 +207,4 @@ class Venue(VenueCore):
         self.wake_invariant()
 
 
-__all__ = ["Venue", "VenueConfig", "Result", "Balance", "Event"]
+__all__ = ["Balance", "Event", "Result", "Venue", "VenueConfig"]

@@ -131,6 +131,8 @@ class Platform(Word):
 
 # (sets of the plain strings: the hot path tests an order's status against them, see above)
 #: statuses in which an order sits in the book and can trade
-WORKING: frozenset[str] = frozenset(s.value for s in (OrderStatus.ACTIVE, OrderStatus.MODIFY_PENDING, OrderStatus.CANCEL_PENDING))
+WORKING: frozenset[str] = frozenset(
+    s.value for s in (OrderStatus.ACTIVE, OrderStatus.MODIFY_PENDING, OrderStatus.CANCEL_PENDING)
+)
 #: statuses from which nothing changes any more
 FINAL: frozenset[str] = frozenset(s.value for s in (OrderStatus.REJECTED, OrderStatus.FILLED, OrderStatus.CANCELED))

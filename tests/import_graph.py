@@ -85,14 +85,23 @@ def imports(module: Module, modules: Mapping[str, Module]) -> Iterator[Import]:
     def visit(node: ast.AST, deferred: bool, type_checking: bool) -> Iterator[Import]:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield Import(module, node.lineno, node.end_lineno or node.lineno, alias.name, (), (alias.name,),
-                             deferred, type_checking)
+                yield Import(
+                    module,
+                    node.lineno,
+                    node.end_lineno or node.lineno,
+                    alias.name,
+                    (),
+                    (alias.name,),
+                    deferred,
+                    type_checking,
+                )
         elif isinstance(node, ast.ImportFrom):
             base = absolute(module, node.level, node.module)
             names = tuple(alias.name for alias in node.names)
             targets = tuple(dict.fromkeys(f"{base}.{n}" if f"{base}.{n}" in modules else base for n in names))
-            yield Import(module, node.lineno, node.end_lineno or node.lineno, base, names, targets, deferred,
-                         type_checking)
+            yield Import(
+                module, node.lineno, node.end_lineno or node.lineno, base, names, targets, deferred, type_checking
+            )
         elif isinstance(node, ast.If) and _is_type_checking(node.test):
             for stmt in node.body:
                 yield from visit(stmt, deferred, True)
@@ -109,15 +118,14 @@ def imports(module: Module, modules: Mapping[str, Module]) -> Iterator[Import]:
 def graph(modules: Mapping[str, Module], package: str) -> dict[str, dict[str, Import]]:
     """Module -> imported module -> the first import making that edge, inside ``package`` only.
 
-    Imports under ``if TYPE_CHECKING:`` never run, so they make no edge; deferred imports do (they
-    run when the function does, and a cycle they close is still a cycle).
+    An import under ``if TYPE_CHECKING:`` never runs but still ties the two modules together for a
+    reader and for the type checker (style.md: a type-only import still counts), so it makes an edge;
+    deferred imports do too (they run when the function does).
     """
     inside = {name for name in modules if name == package or name.startswith(package + ".")}
     edges: dict[str, dict[str, Import]] = {name: {} for name in sorted(inside)}
     for name in sorted(inside):
         for imp in imports(modules[name], modules):
-            if imp.type_checking:
-                continue
             for target in imp.targets:
                 if target in inside:
                     edges[name].setdefault(target, imp)
@@ -177,8 +185,7 @@ def cycles(edges: Mapping[str, Mapping[str, Import]]) -> list[tuple[list[str], l
 def describe(cycle: list[str], component: list[str], edges: Mapping[str, Mapping[str, Import]]) -> str:
     """``a -> b -> a (a.py:3 imports b; b.py:7 imports a)``, and the other modules tied into it."""
     steps = "; ".join(
-        f"{edges[a][b].where} imports {b}{' in a function' if edges[a][b].deferred else ''}"
-        for a, b in pairwise(cycle)
+        f"{edges[a][b].where} imports {b}{' in a function' if edges[a][b].deferred else ''}" for a, b in pairwise(cycle)
     )
     rest = sorted(set(component) - set(cycle))
     also = f"; also in this knot: {', '.join(rest)}" if rest else ""
@@ -202,8 +209,7 @@ def comments(path: Path) -> Comments:
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.COMMENT:
             text[tok.start[0]] = tok.string
-        elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                              tokenize.ENDMARKER):
+        elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
             code_lines.update(range(tok.start[0], tok.end[0] + 1))
     tries = {n for n, line in enumerate(source.splitlines(), 1) if line.strip().startswith("try:")}
     return Comments(text, frozenset(set(text) - code_lines), frozenset(tries))

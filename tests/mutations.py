@@ -42,77 +42,204 @@ class Break:
 
 BREAKS = [
     # --- the breaks the issue names ---------------------------------------------------------------------
-    Break("concat payload in the order method + timestamp + path + body", "api/cefi/signing.py",
-          'return f"{timestamp}{method.upper()}{path}".encode() + body',
-          'return f"{method.upper()}{timestamp}{path}".encode() + body', (KNOWN,)),
-    Break("seller's fee rounded down", "engine/matching.py",
-          "s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid", "s_fee = sx.cum_fee // RATE_ONE - sx.fees_paid",
-          (BOUNDS, MODEL)),
-    Break("modify with an equal quantity loses its place", "engine/modify.py",
-          "new_qty <= order.qty and not to_market", "new_qty < order.qty and not to_market", (BOUNDS, MODEL)),
-    Break("MARKET BUY protection price ceiled", "engine/pricing.py",
-          "return base2 * (RATE_ONE + band) // (2 * RATE_ONE)",
-          "return -(-base2 * (RATE_ONE + band) // (2 * RATE_ONE))", (BOUNDS, MODEL)),
-    Break("LIFO within a price level", "engine/matching.py",
-          "for maker in orders.values():", "for maker in reversed(orders.values()):", (MODEL,)),
-    Break("a skipped e2e test passes in CI", "tests/e2e/conftest.py",
-          'if report.skipped and os.environ.get(REQUIRED_ENV) == "1":', "if False:",
-          ("tests/api/test_ci_policy.py",)),
+    Break(
+        "concat payload in the order method + timestamp + path + body",
+        "api/cefi/signing.py",
+        'return f"{timestamp}{method.upper()}{path}".encode() + body',
+        'return f"{method.upper()}{timestamp}{path}".encode() + body',
+        (KNOWN,),
+    ),
+    Break(
+        "seller's fee rounded down",
+        "engine/matching.py",
+        "s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid",
+        "s_fee = sx.cum_fee // RATE_ONE - sx.fees_paid",
+        (BOUNDS, MODEL),
+    ),
+    Break(
+        "modify with an equal quantity loses its place",
+        "engine/modify.py",
+        "new_qty <= order.qty and not to_market",
+        "new_qty < order.qty and not to_market",
+        (BOUNDS, MODEL),
+    ),
+    Break(
+        "MARKET BUY protection price ceiled",
+        "engine/pricing.py",
+        "return base2 * (RATE_ONE + band) // (2 * RATE_ONE)",
+        "return -(-base2 * (RATE_ONE + band) // (2 * RATE_ONE))",
+        (BOUNDS, MODEL),
+    ),
+    Break(
+        "LIFO within a price level",
+        "engine/matching.py",
+        "for maker in orders.values():",
+        "for maker in reversed(orders.values()):",
+        (MODEL,),
+    ),
+    Break(
+        "a skipped e2e test passes in CI",
+        "tests/e2e/conftest.py",
+        'if report.skipped and os.environ.get(REQUIRED_ENV) == "1":',
+        "if False:",
+        ("tests/api/test_ci_policy.py",),
+    ),
     # --- more, across api and engine -------------------------------------------------------------------
-    Break("newline payload in the order method, timestamp, path, body", "api/cefi/signing.py",
-          'f"{method.upper()}\\n{path}\\n{timestamp}\\n"', 'f"{method.upper()}\\n{timestamp}\\n{path}\\n"', (KNOWN,)),
-    Break("the query string counts in the signature", "api/server/http.py",
-          "request.method, request.rel_url.raw_path, body", "request.method, request.rel_url.raw_path_qs, body",
-          (KNOWN,)),
-    Break("key exchange signs key_id:timestamp", "api/auth/store.py",
-          'f"{key_id}.{timestamp}".encode()', 'f"{key_id}:{timestamp}".encode()', (KNOWN,)),
-    Break("expires_in with a +00:00 offset", "api/auth/model.py",
-          'strftime("%Y-%m-%dT%H:%M:%SZ")', 'strftime("%Y-%m-%dT%H:%M:%S+00:00")', (KNOWN,)),
-    Break("journal record: msg_id before external_id", "engine/commands.py",
-          "    external_id: str | None = None\n    msg_id: str | None = None\n",
-          "    msg_id: str | None = None\n    external_id: str | None = None\n", (KNOWN,)),
-    Break("next_cursor is the newest record of the page", "engine/queries.py",
-          "return out, last_ts  # an older record remains", "return out, stamp(out[0])  # an older record remains",
-          (SPEC,)),
-    Break("page size defaults to 20", "api/cefi/orders.py",
-          'query_int(q, "size", 10, 1, 100, clamp=True)', 'query_int(q, "size", 20, 1, 100, clamp=True)', (SPEC,)),
-    Break("page size clamped to 50", "api/cefi/orders.py",
-          'query_int(q, "size", 10, 1, 100, clamp=True)', 'query_int(q, "size", 10, 1, 50, clamp=True)', (SPEC,)),
-    Break("the field spelled executed_qty", "api/cefi/serialize.py",
-          '"exeuted_qty": qgrid.format(', '"executed_qty": qgrid.format(', (SPEC,)),
-    Break("liq_flag MAKER and TAKER swapped", "engine/matching.py",
-          "b_liq, s_liq = (TAKER, MAKER) if buyer is taker else (MAKER, TAKER)",
-          "b_liq, s_liq = (MAKER, TAKER) if buyer is taker else (TAKER, MAKER)", (SPEC,)),
-    Break("version header named X-Svc-Api-Version", "api/server/versions.py",
-          'HEADER = "X-Svc-Version"', 'HEADER = "X-Svc-Api-Version"', (SPEC,)),
-    Break("MARKET SELL protection price floored", "engine/pricing.py",
-          "return max(1, -(-base2 * (RATE_ONE - band) // (2 * RATE_ONE)))",
-          "return max(1, base2 * (RATE_ONE - band) // (2 * RATE_ONE))", (BOUNDS, MODEL)),
-    Break("buyer's fee rounded down", "engine/matching.py",
-          "b_fee = -(-bx.cum_fee // RATE_ONE) - bx.fees_paid", "b_fee = bx.cum_fee // RATE_ONE - bx.fees_paid",
-          (MODEL,)),
-    Break("BUY holds its fee at the maker rate", "engine/ledger.py",
-          "return maker if maker > taker else taker", "return maker", (MODEL,)),
-    Break("entry balance check ignores holds", "engine/entry.py",
-          "if bal.total - bal.hold < held:", "if bal.total < held:", (MODEL,)),
-    Break("withdrawal checked against the total, not the available balance", "engine/transfers.py",
-          "if bal.total - bal.hold < units:", "if bal.total < units:", (MODEL,)),
-    Break("MARKET remainder reported as IOC_REMAINDER", "engine/lifecycle.py",
-          "end_order(v, order, CANCELED, CancelReason.MARKET_REMAINDER.value, events)",
-          "end_order(v, order, CANCELED, CancelReason.IOC_REMAINDER.value, events)", (MODEL,)),
-    Break("hourly fee sweep skipped", "engine/timers.py",
-          "if bal is not None and bal.unsettled_fees:", "if False:", (MODEL,)),
+    Break(
+        "newline payload in the order method, timestamp, path, body",
+        "api/cefi/signing.py",
+        'f"{method.upper()}\\n{path}\\n{timestamp}\\n"',
+        'f"{method.upper()}\\n{timestamp}\\n{path}\\n"',
+        (KNOWN,),
+    ),
+    Break(
+        "the query string counts in the signature",
+        "api/server/http.py",
+        "request.method, request.rel_url.raw_path, body",
+        "request.method, request.rel_url.raw_path_qs, body",
+        (KNOWN,),
+    ),
+    Break(
+        "key exchange signs key_id:timestamp",
+        "api/auth/store.py",
+        'f"{key_id}.{timestamp}".encode()',
+        'f"{key_id}:{timestamp}".encode()',
+        (KNOWN,),
+    ),
+    Break(
+        "expires_in with a +00:00 offset",
+        "api/auth/model.py",
+        'strftime("%Y-%m-%dT%H:%M:%SZ")',
+        'strftime("%Y-%m-%dT%H:%M:%S+00:00")',
+        (KNOWN,),
+    ),
+    Break(
+        "journal record: msg_id before external_id",
+        "engine/commands.py",
+        "    external_id: str | None = None\n    msg_id: str | None = None\n",
+        "    msg_id: str | None = None\n    external_id: str | None = None\n",
+        (KNOWN,),
+    ),
+    Break(
+        "next_cursor is the newest record of the page",
+        "engine/queries.py",
+        "return out, last_ts  # an older record remains",
+        "return out, stamp(out[0])  # an older record remains",
+        (SPEC,),
+    ),
+    Break(
+        "page size defaults to 20",
+        "api/cefi/orders.py",
+        'query_int(q, "size", 10, 1, 100, clamp=True)',
+        'query_int(q, "size", 20, 1, 100, clamp=True)',
+        (SPEC,),
+    ),
+    Break(
+        "page size clamped to 50",
+        "api/cefi/orders.py",
+        'query_int(q, "size", 10, 1, 100, clamp=True)',
+        'query_int(q, "size", 10, 1, 50, clamp=True)',
+        (SPEC,),
+    ),
+    Break(
+        "the field spelled executed_qty",
+        "api/cefi/serialize.py",
+        '"exeuted_qty": qgrid.format(',
+        '"executed_qty": qgrid.format(',
+        (SPEC,),
+    ),
+    Break(
+        "liq_flag MAKER and TAKER swapped",
+        "engine/matching.py",
+        "b_liq, s_liq = (TAKER, MAKER) if buyer is taker else (MAKER, TAKER)",
+        "b_liq, s_liq = (MAKER, TAKER) if buyer is taker else (TAKER, MAKER)",
+        (SPEC,),
+    ),
+    Break(
+        "version header named X-Svc-Api-Version",
+        "api/server/versions.py",
+        'HEADER = "X-Svc-Version"',
+        'HEADER = "X-Svc-Api-Version"',
+        (SPEC,),
+    ),
+    Break(
+        "MARKET SELL protection price floored",
+        "engine/pricing.py",
+        "return max(1, -(-base2 * (RATE_ONE - band) // (2 * RATE_ONE)))",
+        "return max(1, base2 * (RATE_ONE - band) // (2 * RATE_ONE))",
+        (BOUNDS, MODEL),
+    ),
+    Break(
+        "buyer's fee rounded down",
+        "engine/matching.py",
+        "b_fee = -(-bx.cum_fee // RATE_ONE) - bx.fees_paid",
+        "b_fee = bx.cum_fee // RATE_ONE - bx.fees_paid",
+        (MODEL,),
+    ),
+    Break(
+        "BUY holds its fee at the maker rate",
+        "engine/ledger.py",
+        "return maker if maker > taker else taker",
+        "return maker",
+        (MODEL,),
+    ),
+    Break(
+        "entry balance check ignores holds",
+        "engine/entry.py",
+        "if bal.total - bal.hold < held:",
+        "if bal.total < held:",
+        (MODEL,),
+    ),
+    Break(
+        "withdrawal checked against the total, not the available balance",
+        "engine/transfers.py",
+        "if bal.total - bal.hold < units:",
+        "if bal.total < units:",
+        (MODEL,),
+    ),
+    Break(
+        "MARKET remainder reported as IOC_REMAINDER",
+        "engine/lifecycle.py",
+        "end_order(v, order, CANCELED, CancelReason.MARKET_REMAINDER.value, events)",
+        "end_order(v, order, CANCELED, CancelReason.IOC_REMAINDER.value, events)",
+        (MODEL,),
+    ),
+    Break(
+        "hourly fee sweep skipped",
+        "engine/timers.py",
+        "if bal is not None and bal.unsettled_fees:",
+        "if False:",
+        (MODEL,),
+    ),
     # the reference model alone (test_engine_stateful.py) on the issue's engine breaks
-    Break("seller's fee rounded down (the model alone)", "engine/matching.py",
-          "s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid", "s_fee = sx.cum_fee // RATE_ONE - sx.fees_paid",
-          (MODEL,)),
-    Break("modify with an equal quantity loses its place (the model alone)", "engine/modify.py",
-          "new_qty <= order.qty and not to_market", "new_qty < order.qty and not to_market", (MODEL,)),
-    Break("MARKET BUY protection price ceiled (the model alone)", "engine/pricing.py",
-          "return base2 * (RATE_ONE + band) // (2 * RATE_ONE)",
-          "return -(-base2 * (RATE_ONE + band) // (2 * RATE_ONE))", (MODEL,)),
-    Break("price band check exclusive at its edges", "engine/pricing.py",
-          "return band[1] <= price <= band[2]", "return band[1] < price < band[2]", (MODEL,)),
+    Break(
+        "seller's fee rounded down (the model alone)",
+        "engine/matching.py",
+        "s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid",
+        "s_fee = sx.cum_fee // RATE_ONE - sx.fees_paid",
+        (MODEL,),
+    ),
+    Break(
+        "modify with an equal quantity loses its place (the model alone)",
+        "engine/modify.py",
+        "new_qty <= order.qty and not to_market",
+        "new_qty < order.qty and not to_market",
+        (MODEL,),
+    ),
+    Break(
+        "MARKET BUY protection price ceiled (the model alone)",
+        "engine/pricing.py",
+        "return base2 * (RATE_ONE + band) // (2 * RATE_ONE)",
+        "return -(-base2 * (RATE_ONE + band) // (2 * RATE_ONE))",
+        (MODEL,),
+    ),
+    Break(
+        "price band check exclusive at its edges",
+        "engine/pricing.py",
+        "return band[1] <= price <= band[2]",
+        "return band[1] < price < band[2]",
+        (MODEL,),
+    ),
 ]
 
 BENCH_BREAK = BREAKS[4]  # LIFO: the benchmark's full-state check must catch it too
@@ -125,13 +252,25 @@ def apply(b: Break) -> tuple[Path, str]:
     if len(starts) <= b.nth:
         raise SystemExit(f"mutations: {b.path}: {b.old!r} not found (occurrence {b.nth}): update this script")
     at = starts[b.nth]
-    path.write_text(text[:at] + b.new + text[at + len(b.old):])
+    path.write_text(text[:at] + b.new + text[at + len(b.old) :])
     return path, text
 
 
 def run_tests(tests: tuple[str, ...]) -> tuple[int, str]:
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rf", "--timeout", "300",
-           "--hypothesis-profile=mutations", *tests]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-rf",
+        "--timeout",
+        "300",
+        "--hypothesis-profile=mutations",
+        *tests,
+    ]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return done.returncode, done.stdout + done.stderr
 
@@ -144,8 +283,13 @@ def first_failure(output: str) -> str:
 
 
 def run_bench() -> tuple[bool, str]:
-    done = subprocess.run([sys.executable, "benchmarks/bench_engine.py", "--quick"], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "benchmarks/bench_engine.py", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     lines = (done.stdout + done.stderr).strip().splitlines()
     return done.returncode != 0, lines[-1] if lines else ""
 
@@ -173,14 +317,17 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             path.write_text(original)
         seconds = time.monotonic() - t0
-        timed_out = "Timeout" in output and "Failed: Timeout" in output or "+++ Timeout +++" in output
+        timed_out = ("Timeout" in output and "Failed: Timeout" in output) or "+++ Timeout +++" in output
         caught = code != 0 and not timed_out
         where = first_failure(output) if caught else "TIMED OUT (not caught)" if timed_out else "NOT CAUGHT"
         if not caught:
             missed.append(b.name)
         rows.append((i, b.name, b.path, where, seconds))
-        print(f"{i:>2} {'caught' if caught else 'MISSED'} {b.name} -> {where} ({seconds:.0f} s)", file=sys.stderr,
-              flush=True)
+        print(
+            f"{i:>2} {'caught' if caught else 'MISSED'} {b.name} -> {where} ({seconds:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     if args.bench:
         path, original = apply(BENCH_BREAK)
         t0 = time.monotonic()
@@ -188,8 +335,15 @@ def main(argv: list[str] | None = None) -> int:
             caught, last = run_bench()
         finally:
             path.write_text(original)
-        rows.append(("b", BENCH_BREAK.name, BENCH_BREAK.path,
-                     f"benchmarks/bench_engine.py --quick: {last}" if caught else "NOT CAUGHT", time.monotonic() - t0))
+        rows.append(
+            (
+                "b",
+                BENCH_BREAK.name,
+                BENCH_BREAK.path,
+                f"benchmarks/bench_engine.py --quick: {last}" if caught else "NOT CAUGHT",
+                time.monotonic() - t0,
+            )
+        )
         if not caught:
             missed.append(BENCH_BREAK.name + " (bench_engine)")
 

@@ -36,7 +36,7 @@ README = ROOT / "README.md"
 
 def readme_block(*needles: str) -> str:
     """The README's one ```python block that contains every needle."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
     found = [b for b in blocks if all(n in b for n in needles)]
     assert len(found) == 1, f"README.md: expected one python block with {needles}, found {len(found)}"
     return found[0]
@@ -44,8 +44,9 @@ def readme_block(*needles: str) -> str:
 
 def _run(*argv: str | Path, cwd: Path, timeout: float = 300, **kw: object) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CEFISIM_", "PYTEST_", "VIRTUAL_ENV"))}
-    done = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          **kw)  # type: ignore[call-overload]
+    done = subprocess.run(
+        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **kw
+    )  # type: ignore[call-overload]
     assert done.returncode == 0, f"{argv}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
 
@@ -58,8 +59,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     # from a copy of the sources: setuptools builds in ./build and would ship a module a developer's
     # earlier build left there after it was moved or deleted in the checkout
     source = work / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache"
+        ),
+    )
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, source, cwd=work)
     (wheel,) = dist.glob("cefisim-*.whl")
     venv = work / "venv"
@@ -80,19 +86,27 @@ def test_readme_plugin_example_runs_beside_the_users_own_api_and_engine(installe
     (project / "tests" / "test_readme.py").write_text(readme_block("def test_", "cefisim_client"))
     (project / "tests" / "test_own.py").write_text(
         "import api, engine\n\n\ndef test_own_packages():\n"
-        "    assert (api.OWNER, engine.OWNER) == (\"the user's own api\", \"the user's own engine\")\n")
+        '    assert (api.OWNER, engine.OWNER) == ("the user\'s own api", "the user\'s own engine")\n'
+    )
     done = _run(bin_ / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=project)
     assert "2 passed" in done.stdout
 
 
 def test_nothing_but_cefisim_lands_at_the_top_level(installed: tuple[Path, Path]) -> None:
     bin_, project = installed
-    probe = ("import importlib.util as u, json; "
-             "print(json.dumps({n: u.find_spec(n) is not None for n in ('api', 'engine', 'scenarios', 'cefisim')}))")
+    probe = (
+        "import importlib.util as u, json; "
+        "print(json.dumps({n: u.find_spec(n) is not None for n in ('api', 'engine', 'scenarios', 'cefisim')}))"
+    )
     done = _run(bin_ / "python", "-c", probe, cwd=project.parent)  # not the project: it has its own api/
     assert json.loads(done.stdout) == {"api": False, "engine": False, "scenarios": False, "cefisim": True}
-    shown = _run(bin_ / "python", "-c", "import cefisim, cefisim.api, cefisim.engine, cefisim.scenarios; "
-                 "print(cefisim.__version__, cefisim.Venue.__module__, cefisim.CefiClient.__module__)", cwd=project)
+    shown = _run(
+        bin_ / "python",
+        "-c",
+        "import cefisim, cefisim.api, cefisim.engine, cefisim.scenarios; "
+        "print(cefisim.__version__, cefisim.Venue.__module__, cefisim.CefiClient.__module__)",
+        cwd=project,
+    )
     assert shown.stdout.split() == [__version__, "cefisim.engine.venue", "cefisim.api.client"]
 
 
@@ -108,8 +122,14 @@ def test_serve_with_no_scenario_on_port_0_and_the_readme_signed_request(installe
     bin_, project = installed
     ready = project / "ready.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CEFISIM_", "VIRTUAL_ENV"))}
-    proc = subprocess.Popen([bin_ / "cefisim", "serve", "--port", "0", "--ready-file", ready, "--quiet"], cwd=project,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [bin_ / "cefisim", "serve", "--port", "0", "--ready-file", ready, "--quiet"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = str(wait_for_ready_file(ready, proc, 60)["url"])
         request = readme_block("x-svc-auth-signature", "urllib").replace("http://127.0.0.1:8080", url)

@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     new = head + table() + rest.split(END, 1)[1]
     if args.check:
         if new != text:
-            print(f"{DOC.relative_to(ROOT)}: the module table is stale; run python tools/module_table.py",
-                  file=sys.stderr)
+            print(
+                f"{DOC.relative_to(ROOT)}: the module table is stale; run python tools/module_table.py", file=sys.stderr
+            )
             return 1
         return 0
     DOC.write_text(new, encoding="utf-8")

@@ -17,7 +17,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cefisim.api.auth.model import URI_RE, NS, ApiKey, OAuthClient
+from cefisim.api.auth.model import NS, URI_RE, ApiKey, OAuthClient
 
 _CEFI_ID = re.compile(r"[1-9][0-9]*")
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 section 3.3
@@ -33,7 +33,7 @@ def parse_api_keys(entries: object) -> dict[str, ApiKey]:
         if not isinstance(user_id, str) or not user_id:
             raise ValueError(f"{path}.user_id: must be a non-empty string")
         if not isinstance(client_id, str) or not _CEFI_ID.fullmatch(client_id):
-            raise ValueError(f"{path}.client_id: must be a string of decimal digits like \"100\"")
+            raise ValueError(f'{path}.client_id: must be a string of decimal digits like "100"')
         if user_clients.setdefault(user_id, client_id) != client_id:
             raise ValueError(f"{path}.client_id: user {user_id} is client {user_clients[user_id]} elsewhere")
         return user_id, client_id

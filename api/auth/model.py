@@ -63,9 +63,7 @@ class AuthorizeRedirect(Exception):
         super().__init__(description)
         self.error = error
         self.description = description
-        self.location = with_query(
-            redirect_uri, {"error": error, "error_description": description, "state": state}
-        )
+        self.location = with_query(redirect_uri, {"error": error, "error_description": description, "state": state})
 
 
 # ----------------------------------------------------------------------------------- records

@@ -23,9 +23,25 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cefisim.api.auth.model import (
-    URI_RE, ACCESS_TTL_NS, NS, REFRESH_TTL_NS, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest,
-    LoginRequired, OAuthClient, Principal, Unauthenticated, AccessToken, AuthCode, Grant, OAuthRefresh, TokenTable,
-    mint, with_query,
+    ACCESS_TTL_NS,
+    NS,
+    REFRESH_TTL_NS,
+    URI_RE,
+    AccessToken,
+    AuthCode,
+    AuthError,
+    AuthorizeRedirect,
+    AuthorizeRequest,
+    BadRequest,
+    Grant,
+    LoginRequired,
+    OAuthClient,
+    OAuthRefresh,
+    Principal,
+    TokenTable,
+    Unauthenticated,
+    mint,
+    with_query,
 )
 
 CODE_TTL_NS = 600 * NS
@@ -45,8 +61,13 @@ class OAuth:
     """The OAuth state of one store: authorization codes and OAuth refresh tokens; access tokens go
     into the store's table, so that one bearer lookup serves both kinds."""
 
-    def __init__(self, clients: Mapping[str, OAuthClient], clock: Callable[[], int], access: TokenTable[AccessToken],
-                 token_prefix: str = "") -> None:
+    def __init__(
+        self,
+        clients: Mapping[str, OAuthClient],
+        clock: Callable[[], int],
+        access: TokenTable[AccessToken],
+        token_prefix: str = "",
+    ) -> None:
         self._clients = clients
         self._prefix = token_prefix
         self._clock = clock

@@ -353,8 +353,13 @@ def render_consent(req: AuthorizeRequest) -> str:
 
 
 def _html(text: str, status: int, headers: Mapping[str, str] | None = None) -> web.Response:
-    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8",
-                        headers={**_PAGE_HEADERS, **(headers or {})})
+    return web.Response(
+        text=text,
+        status=status,
+        content_type="text/html",
+        charset="utf-8",
+        headers={**_PAGE_HEADERS, **(headers or {})},
+    )
 
 
 __all__ = ["ON_BEHALF_OF", "auth_routes", "render_consent"]

@@ -45,8 +45,24 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from cefisim.api.auth.config import parse_api_keys, parse_oauth_clients
 from cefisim.api.auth.model import (
-    ACCESS_TTL_NS, REFRESH_TTL_NS, ApiKey, AuthError, AuthorizeRedirect, AuthorizeRequest, BadRequest, Forbidden,
-    IssuedTokens, LoginRequired, OAuthClient, Principal, Unauthenticated, AccessToken, KeyRefresh, TokenTable, iso_utc, mint,
+    ACCESS_TTL_NS,
+    REFRESH_TTL_NS,
+    AccessToken,
+    ApiKey,
+    AuthError,
+    AuthorizeRedirect,
+    AuthorizeRequest,
+    BadRequest,
+    Forbidden,
+    IssuedTokens,
+    KeyRefresh,
+    LoginRequired,
+    OAuthClient,
+    Principal,
+    TokenTable,
+    Unauthenticated,
+    iso_utc,
+    mint,
 )
 from cefisim.api.auth.oauth import SENSITIVE_SCOPES, OAuth
 
@@ -186,12 +202,12 @@ class AuthStore:
             raise Unauthenticated("invalid_token", "the access token is invalid or expired")
         if row.kind == "organization":
             if not on_behalf_of:
-                raise Unauthenticated(
-                    "on_behalf_of_required", "SVC-On-Behalf-Of: required with an organization token"
-                )
+                raise Unauthenticated("on_behalf_of_required", "SVC-On-Behalf-Of: required with an organization token")
             client_id = self._keys[row.key_id].users.get(on_behalf_of)
             if client_id is None:
-                raise Forbidden("on_behalf_of_forbidden", "SVC-On-Behalf-Of: the organization does not act for this user")
+                raise Forbidden(
+                    "on_behalf_of_forbidden", "SVC-On-Behalf-Of: the organization does not act for this user"
+                )
             user_id = on_behalf_of
         else:
             assert row.user_id is not None and row.client_id is not None
@@ -247,6 +263,16 @@ def _b64url_decode(text: str) -> bytes | None:
 
 
 __all__ = [
-    "SENSITIVE_SCOPES", "AuthError", "AuthStore", "AuthorizeRedirect", "AuthorizeRequest", "BadRequest", "Forbidden",
-    "IssuedTokens", "LoginRequired", "Principal", "Unauthenticated", "iso_utc",
+    "SENSITIVE_SCOPES",
+    "AuthError",
+    "AuthStore",
+    "AuthorizeRedirect",
+    "AuthorizeRequest",
+    "BadRequest",
+    "Forbidden",
+    "IssuedTokens",
+    "LoginRequired",
+    "Principal",
+    "Unauthenticated",
+    "iso_utc",
 ]

@@ -20,6 +20,14 @@ from .main import Backtest, BacktestError, StrategyFailed, backtest_main, load_s
 from .report import WALL_FIELDS
 
 __all__ = [
-    "CALLBACKS", "WALL_FIELDS", "Backtest", "BacktestError", "Context", "ProblemError", "StrategyFailed",
-    "backtest_main", "load_strategy_class", "run_backtest",
+    "CALLBACKS",
+    "WALL_FIELDS",
+    "Backtest",
+    "BacktestError",
+    "Context",
+    "ProblemError",
+    "StrategyFailed",
+    "backtest_main",
+    "load_strategy_class",
+    "run_backtest",
 ]

@@ -14,23 +14,31 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from cefisim.engine.simulation.backtest import Harness
+from cefisim.api.cefi.rejects import problem_for
+from cefisim.api.cefi.serialize import balance_record, instrument_record, ns, order_record, trade_record
+from cefisim.api.cefi.validate import is_external_id
+from cefisim.api.server.problems import PROBLEM_BASE, Problem, bad_request
+from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from cefisim.engine import queries
 from cefisim.engine.queries import order_status
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill
 from cefisim.engine.reference import ID_RE, Instrument
+from cefisim.engine.simulation.backtest import Harness
 from cefisim.engine.units import DECIMAL_RE, parse_rate
+from cefisim.engine.vocabulary import (
+    ExecInst,
+    OrderFlag,
+    OrderStatus,
+    OrderType,
+    SelfTradePrevention,
+    Side,
+    TimeInForce,
+)
 
 from ..client import ProblemError
-from cefisim.api.server.problems import PROBLEM_BASE, Problem, bad_request
-from cefisim.api.cefi.rejects import problem_for
 from ..scenario import Scenario, format_time
-from cefisim.api.cefi.serialize import balance_record, instrument_record, ns, order_record, trade_record
-from cefisim.api.cefi.validate import is_external_id
-from cefisim.engine.vocabulary import ExecInst, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
 
 BUY = Side.BUY
 LIMIT = OrderType.LIMIT
@@ -127,9 +135,19 @@ class Context:
     # --- orders ---
 
     def place_order(
-        self, instrument_id: Any, side: str, type: str, qty: Any, price: Any = None, tif: str | None = None,
-        flags: list[str] | None = None, exec_inst_flags: list[str] | None = None, stp: str | None = None,
-        hold_fee_rate: Any = None, external_id: str | None = None, msg_id: str | None = None,
+        self,
+        instrument_id: Any,
+        side: str,
+        type: str,
+        qty: Any,
+        price: Any = None,
+        tif: str | None = None,
+        flags: list[str] | None = None,
+        exec_inst_flags: list[str] | None = None,
+        stp: str | None = None,
+        hold_fee_rate: Any = None,
+        external_id: str | None = None,
+        msg_id: str | None = None,
         parent_id: Any = None,
     ) -> dict[str, Any]:
         """POST /orders: the order record (REJECTED with ``reject_reason`` when the venue refuses it)."""
@@ -150,10 +168,20 @@ class Context:
         if external_id is not None and not (isinstance(external_id, str) and is_external_id(external_id)):
             raise _problem(bad_request("external_id", "must be a UUID v4 or 1-18 characters of A-Za-z0-9-_.~"))
         cmd = PlaceOrder(
-            self._client_id, inst.id, side, type, qty_text, price_text, tif or TimeInForce.GTC,
+            self._client_id,
+            inst.id,
+            side,
+            type,
+            qty_text,
+            price_text,
+            tif or TimeInForce.GTC,
             _enums(flags, "info.flags", tuple(OrderFlag)),
             _enums(exec_inst_flags, "info.exec_inst_flags", tuple(ExecInst)),
-            stp, rate, external_id, msg_id, None if parent_id is None else str(parent_id),
+            stp,
+            rate,
+            external_id,
+            msg_id,
+            None if parent_id is None else str(parent_id),
         )
         result = self._h.submit(cmd)
         if result.order is None:
@@ -162,8 +190,14 @@ class Context:
         return order_record(result.order, result.snapshot_status)
 
     def modify_order(
-        self, new_qty: Any, new_price: Any = None, id: Any = None, external_id: str | None = None,
-        new_type: str | None = None, msg_id: str | None = None, parent_id: Any = None,
+        self,
+        new_qty: Any,
+        new_price: Any = None,
+        id: Any = None,
+        external_id: str | None = None,
+        new_type: str | None = None,
+        msg_id: str | None = None,
+        parent_id: Any = None,
         prev_modify: str | None = None,
     ) -> dict[str, Any]:
         """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
@@ -178,8 +212,15 @@ class Context:
         if new_type != MARKET and price_text is None:
             raise _problem(bad_request("info.new_price", "is required unless new_type is MARKET"))
         cmd = ModifyOrder(
-            self._client_id, None if id is None else int(str(id)), external_id, qty_text, price_text, new_type,
-            msg_id, None if parent_id is None else str(parent_id), prev_modify,
+            self._client_id,
+            None if id is None else int(str(id)),
+            external_id,
+            qty_text,
+            price_text,
+            new_type,
+            msg_id,
+            None if parent_id is None else str(parent_id),
+            prev_modify,
         )
         result = self._h.submit(cmd)
         if result.reject is not None:

@@ -23,9 +23,9 @@ from typing import IO, Any
 
 import orjson
 
+from cefisim.engine.recorded import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
-from cefisim.engine.recorded import latency_draw
 
 from ..progress import Progress
 from ..scenario import Scenario, format_time, parse_time
@@ -54,6 +54,7 @@ class StrategyFailed(RuntimeError):
 
 
 # --- loading the strategy ------------------------------------------------------------------------
+
 
 def load_strategy_class(spec: str) -> type:
     """``package.module:Class`` or ``path/to/file.py:Class`` -> the class; BacktestError otherwise."""
@@ -95,6 +96,7 @@ def load_strategy_class(spec: str) -> type:
 
 
 # --- running ---------------------------------------------------------------------------------------
+
 
 class _Reporting:
     """The scenario's runner as the harness sees it (``next_time``, ``steps``), telling a progress
@@ -173,15 +175,23 @@ def run_backtest(
     draw = None
     spread = scenario.order_latency_range()
     if latency_ns is None and spread is not None:
+
         def draw() -> int:
             return latency_draw(scenario.seed, venue, *spread)
+
     bar = Progress(scenario.start_ns, until, progress, "backtest ")
     runner = scenario.runner(venue)
-    harness = Harness(venue, runner if bar.bar is None else _Reporting(runner, bar), client_id, None,
-                      latency_ns=latency_ns, watch=watch,
-                      sample_every_ns=sample_every_ns,
-                      feed_latency_ns=max((r.feed_latency_ns for r in scenario.recorded), default=0),
-                      latency_draw=draw)
+    harness = Harness(
+        venue,
+        runner if bar.bar is None else _Reporting(runner, bar),
+        client_id,
+        None,
+        latency_ns=latency_ns,
+        watch=watch,
+        sample_every_ns=sample_every_ns,
+        feed_latency_ns=max((r.feed_latency_ns for r in scenario.recorded), default=0),
+        latency_draw=draw,
+    )
     ctx = Context(harness, scenario)
     driver = Driver(strategy, ctx, harness)
     harness.driver = driver
@@ -203,6 +213,7 @@ def run_backtest(
 
 
 # --- the command -----------------------------------------------------------------------------------
+
 
 def _params(items: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -232,20 +243,42 @@ def backtest_main(argv: list[str]) -> int:
         description="Run a strategy in-process against a scenario at full speed and report how it did.",
     )
     parser.add_argument("scenario", help="scenario file (JSON), or the name of a shipped one")
-    parser.add_argument("--strategy", required=True, metavar="module:Class",
-                        help="the strategy class: package.module:Class or path/to/file.py:Class")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="keyword argument for the strategy's constructor (a string; repeatable)")
-    parser.add_argument("--until", metavar="ISO|+seconds", help="stop at this engine time instead of the scenario's end")
-    parser.add_argument("--latency-ms", metavar="N",
-                        help="acknowledge the strategy's commands N ms of engine time later (others: the scenario's setting)")
-    parser.add_argument("--client", metavar="ID|MNEMONIC", help="trade as this client (default: the first no agent uses)")
-    parser.add_argument("--quote", metavar="ASSET", help="asset PnL is valued in (default: the first instrument's quote)")
-    parser.add_argument("--sample-every", metavar="SECONDS", help=f"inventory sample interval (default: {SAMPLES} samples)")
+    parser.add_argument(
+        "--strategy",
+        required=True,
+        metavar="module:Class",
+        help="the strategy class: package.module:Class or path/to/file.py:Class",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword argument for the strategy's constructor (a string; repeatable)",
+    )
+    parser.add_argument(
+        "--until", metavar="ISO|+seconds", help="stop at this engine time instead of the scenario's end"
+    )
+    parser.add_argument(
+        "--latency-ms",
+        metavar="N",
+        help="acknowledge the strategy's commands N ms of engine time later (others: the scenario's setting)",
+    )
+    parser.add_argument(
+        "--client", metavar="ID|MNEMONIC", help="trade as this client (default: the first no agent uses)"
+    )
+    parser.add_argument(
+        "--quote", metavar="ASSET", help="asset PnL is valued in (default: the first instrument's quote)"
+    )
+    parser.add_argument(
+        "--sample-every", metavar="SECONDS", help=f"inventory sample interval (default: {SAMPLES} samples)"
+    )
     parser.add_argument("--report", metavar="FILE.json", help="write the report as JSON")
-    parser.add_argument("--plot", metavar="FILE.png|.html",
-                        help="draw price and fills, inventory, PnL and fees over time (needs cefisim[plot]; "
-                             ".png, .svg, .pdf or .html)")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png|.html",
+        help="draw price and fills, inventory, PnL and fees over time (needs cefisim[plot]; .png, .svg, .pdf or .html)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print no table")
     loaded = parse_and_load(parser, argv, "scenario")
     if isinstance(loaded, int):
@@ -275,12 +308,22 @@ def backtest_main(argv: list[str]) -> int:
         try:
             strategy = cls(**params)
         except Exception as exc:
-            raise BacktestError(f"--strategy: {args.strategy}({', '.join(f'{k}=' + repr(v) for k, v in params.items())})"
-                                f" raised {type(exc).__name__}: {exc}") from None
+            raise BacktestError(
+                f"--strategy: {args.strategy}({', '.join(f'{k}=' + repr(v) for k, v in params.items())})"
+                f" raised {type(exc).__name__}: {exc}"
+            ) from None
         meta = {"strategy": args.strategy, "params": params}
-        bt = run_backtest(scenario, strategy, client=args.client, until_ns=until_ns, latency_ns=latency_ns,
-                          sample_every_ns=sample_ns, quote=args.quote, meta=meta,
-                          progress=None if args.quiet else sys.stderr)
+        bt = run_backtest(
+            scenario,
+            strategy,
+            client=args.client,
+            until_ns=until_ns,
+            latency_ns=latency_ns,
+            sample_every_ns=sample_ns,
+            quote=args.quote,
+            meta=meta,
+            progress=None if args.quiet else sys.stderr,
+        )
     except BacktestError as exc:
         print(f"cefisim backtest: {exc}", file=sys.stderr)
         return 2

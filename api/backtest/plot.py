@@ -71,8 +71,11 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
         svg = io.StringIO()
         fig.savefig(svg, format="svg")
         title = html.escape(fig.get_suptitle() or target.stem)
-        target.write_text(f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n"
-                          f"<body>\n{svg.getvalue()}\n</body></html>\n", encoding="utf-8")
+        target.write_text(
+            f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{title}</title></head>\n'
+            f"<body>\n{svg.getvalue()}\n</body></html>\n",
+            encoding="utf-8",
+        )
     else:
         fig.savefig(target, dpi=110)
     return target
@@ -84,22 +87,41 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
     start = h.start_ns
     traded = [i for i in h.instruments if any(f.order.instrument is i for f, _ in h.fills)]
     traded = traded or [i for i in h.instruments if i.id in h.watch][:1] or h.instruments[:1]
-    fig, axes = figure(len(traded) + 2, f"{report.get('strategy', 'strategy')} as {report['client']['mnemonic']}"
-                                        f" on {Path(str(report['scenario'])).name}")
+    fig, axes = figure(
+        len(traded) + 2,
+        f"{report.get('strategy', 'strategy')} as {report['client']['mnemonic']}"
+        f" on {Path(str(report['scenario'])).name}",
+    )
 
     def secs(ns: int) -> float:
         return (ns - start) / 1e9
 
     for ax, inst in zip(axes, traded):
-        market = [(f.timestamp, f.price) for f in reversed(queries.recent_trades(h.venue, inst.id, None))
-                  if f.timestamp >= start]
+        market = [
+            (f.timestamp, f.price)
+            for f in reversed(queries.recent_trades(h.venue, inst.id, None))
+            if f.timestamp >= start
+        ]
         price = inst.price_grid.format
-        ax.step([secs(t) for t, _ in market], [float(price(p)) for _, p in market], where="post",
-                color="0.55", linewidth=0.9, label="market trades")
+        ax.step(
+            [secs(t) for t, _ in market],
+            [float(price(p)) for _, p in market],
+            where="post",
+            color="0.55",
+            linewidth=0.9,
+            label="market trades",
+        )
         for side, marker, color in (("BUY", "^", "tab:green"), ("SELL", "v", "tab:red")):
             mine = [f for f, _ in h.fills if f.order.instrument is inst and f.order.side == side]
-            ax.scatter([secs(f.timestamp) for f in mine], [float(price(f.price)) for f in mine], marker=marker,
-                       color=color, s=28, zorder=3, label=f"{side.lower()} fills ({len(mine)})")
+            ax.scatter(
+                [secs(f.timestamp) for f in mine],
+                [float(price(f.price)) for f in mine],
+                marker=marker,
+                color=color,
+                s=28,
+                zorder=3,
+                label=f"{side.lower()} fills ({len(mine)})",
+            )
         ax.set_ylabel(f"{inst.symbol} price")
         ax.legend(loc="upper left", fontsize="small")
 
@@ -110,8 +132,7 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
     for k, asset_id in enumerate(h.assets):
         held = [totals[k] - h.start_totals[k] for _, totals, _ in samples]
         if asset_id != valuation and any(held):
-            inv.step(times, [_num(h, asset_id, units) for units in held], where="post",
-                     label=_asset_name(h, asset_id))
+            inv.step(times, [_num(h, asset_id, units) for units in held], where="post", label=_asset_name(h, asset_id))
     inv.axhline(0, color="0.8", linewidth=0.8)
     inv.set_ylabel("inventory\n(change from start)")
     inv.legend(loc="upper left", fontsize="small")

@@ -13,10 +13,10 @@ from fractions import Fraction
 from typing import Any
 
 from cefisim.engine import queries
-from cefisim.engine.simulation.backtest import Harness
-from cefisim.engine.simulation.figures import Figures
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.reference import Asset, Instrument
+from cefisim.engine.simulation.backtest import Harness
+from cefisim.engine.simulation.figures import Figures
 
 from ..scenario import Scenario, format_time
 
@@ -87,8 +87,9 @@ def maker_share(f: Figures, base_units: dict[int, list[int]]) -> str | None:
     return _share(num, den)
 
 
-def build_report(scenario: Scenario, h: Harness, f: Figures, meta: dict[str, Any], latency_ns: int | None,
-                 wall: float) -> dict[str, Any]:
+def build_report(
+    scenario: Scenario, h: Harness, f: Figures, meta: dict[str, Any], latency_ns: int | None, wall: float
+) -> dict[str, Any]:
     assets = {a.id: a for a in queries.assets(h.venue)}
     v_id = f.valuation_id
     v_name = assets[v_id].name
@@ -147,7 +148,9 @@ def build_report(scenario: Scenario, h: Harness, f: Figures, meta: dict[str, Any
     for a in h.assets:
         start, end = f.start[a], f.end[a]
         by_asset[assets[a].name] = {
-            "start": amount(h, a, start), "end": amount(h, a, end), "change": amount(h, a, end - start),
+            "start": amount(h, a, start),
+            "end": amount(h, a, end),
+            "change": amount(h, a, end - start),
             "value": amount(h, v_id, f.value(a, end - start)),
         }
     series = []
@@ -178,14 +181,19 @@ def build_report(scenario: Scenario, h: Harness, f: Figures, meta: dict[str, Any
         },
         "fills": {"count": n_fills, "maker": n_maker, "taker": n_fills - n_maker},
         "volume": {"total": amount(h, v_id, total_volume), **volume},
-        "fees": {"total": amount(h, v_id, total_fees),
-                 **{assets[a].name: amount(h, a, units) for a, units in fees_by_asset.items()}},
+        "fees": {
+            "total": amount(h, v_id, total_fees),
+            **{assets[a].name: amount(h, a, units) for a, units in fees_by_asset.items()},
+        },
         "maker_share": maker_share(f, base_units),
         "slippage": {"bps": fixed(slip_bps_num / slip_weight, 2) if slip_weight else None, **slippage},
         "orders": {
-            "placed": counts.orders, "rejected": counts.rejected,
-            "cancels": counts.cancels, "cancels_refused": counts.cancels_refused,
-            "modifies": counts.modifies, "modifies_refused": counts.modifies_refused,
+            "placed": counts.orders,
+            "rejected": counts.rejected,
+            "cancels": counts.cancels,
+            "cancels_refused": counts.cancels_refused,
+            "modifies": counts.modifies,
+            "modifies_refused": counts.modifies_refused,
         },
         "inventory": {"every_s": fixed(Fraction(h.sample_every_ns or 0, NS_PER_SECOND), 3), "series": series},
         "run": {
@@ -230,8 +238,10 @@ def table(report: dict[str, Any]) -> list[str]:
     detail = ", ".join(f"{v} {k}" for k, v in parts) if parts and [k for k, _ in parts] != [q] else ""
     lines.append(f"fees       {r['fees']['total'] or '?'} {q}" + (f"  ({detail})" if detail else ""))
     slip = r["slippage"]
-    lines.append(f"slippage   {slip['bps'] + ' bps' if slip['bps'] is not None else '-'} vs mid before the fill"
-                 " (positive: paid away)")
+    lines.append(
+        f"slippage   {slip['bps'] + ' bps' if slip['bps'] is not None else '-'} vs mid before the fill"
+        " (positive: paid away)"
+    )
     for sym, x in slip.items():
         if sym != "bps":
             lines.append(f"  {sym:<{width}}  avg {x['avg'] or '-'}  {x['bps'] or '-'} bps  over {x['fills']} fills")

@@ -6,19 +6,18 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.engine.commands import RequestTransfer, SetClientInfo
-from cefisim.engine import queries
-from cefisim.engine.queries import page, transfers
-from cefisim.engine.venue import Venue
-
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.cefi.paging import listing_client, paging
-from cefisim.api.server.http import respond, respond_list
-from cefisim.api.server.keys import SIM
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import balance_record, client_record, ns, transfer_record
 from cefisim.api.cefi.validate import F, check_object, query_id
+from cefisim.api.server.http import respond, respond_list
+from cefisim.api.server.keys import SIM
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.engine import queries
+from cefisim.engine.commands import RequestTransfer, SetClientInfo
+from cefisim.engine.queries import page, transfers
+from cefisim.engine.venue import Venue
 from cefisim.engine.vocabulary import Platform, SelfTradePrevention, TransferStatus, TransferType
 
 DEPOSIT = TransferType.DEPOSIT
@@ -60,6 +59,7 @@ PATCH_CLIENT = {
 
 # --- clients ------------------------------------------------------------------------------------
 
+
 async def get_clients(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("id"), "id")
@@ -98,6 +98,7 @@ def _client_record(venue: Venue, client_id: int) -> dict[str, Any]:
 
 # --- balances -----------------------------------------------------------------------------------
 
+
 async def get_balances(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
@@ -135,8 +136,9 @@ def _change_record(venue: Venue, e: queries.BalanceChange) -> dict[str, Any]:
         asset = queries.asset(venue, asset_id)
         assert asset is not None  # the venue moved it
         grid = asset.grid
-        rows.append({"asset_id": str(asset_id),
-                     "amount": grid.format(units) if units >= 0 else "-" + grid.format(-units)})
+        rows.append(
+            {"asset_id": str(asset_id), "amount": grid.format(units) if units >= 0 else "-" + grid.format(-units)}
+        )
     record: dict[str, Any] = {"type": e.kind, "timestamp": ns(e.timestamp), "changes": rows}
     if e.order_id is not None:
         record["order_id"] = str(e.order_id)
@@ -147,6 +149,7 @@ def _change_record(venue: Venue, e: queries.BalanceChange) -> dict[str, Any]:
 
 
 # --- transfers ----------------------------------------------------------------------------------
+
 
 def _instructions(req: dict[str, Any]) -> tuple[tuple[str, object], ...]:
     spec = FIAT_INSTRUCTIONS if req["platform"] == FIAT else CRYPTO_INSTRUCTIONS

@@ -12,13 +12,12 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.engine import queries
-from cefisim.engine.reference import ID_RE
-
 from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
 from cefisim.api.server.http import parse_json
 from cefisim.api.server.keys import CLIENT_ID, OPTIONS, SIM
 from cefisim.api.server.problems import Problem, bad_request
+from cefisim.engine import queries
+from cefisim.engine.reference import ID_RE
 
 
 async def signed_client(request: web.Request) -> int:
@@ -37,8 +36,16 @@ def _verified(request: web.Request, body: bytes) -> int:
     opts = app[OPTIONS]
     h = request.headers
     outcome = verify(
-        h.get(H_TOKEN), h.get(H_SIGNATURE), h.get(H_TIMESTAMP), h.get(H_USERID), app[SIM].scenario.hmac_keys,
-        request.method, request.rel_url.raw_path, body, opts.wall_s(), opts.signature_layout,
+        h.get(H_TOKEN),
+        h.get(H_SIGNATURE),
+        h.get(H_TIMESTAMP),
+        h.get(H_USERID),
+        app[SIM].scenario.hmac_keys,
+        request.method,
+        request.rel_url.raw_path,
+        body,
+        opts.wall_s(),
+        opts.signature_layout,
     )
     if isinstance(outcome, int):
         request[CLIENT_ID] = outcome

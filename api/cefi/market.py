@@ -10,19 +10,18 @@ from typing import Any
 
 from aiohttp import web
 
+from cefisim.api.cefi.identity import signed_client
+from cefisim.api.cefi.rejects import problem_for
+from cefisim.api.cefi.serialize import asset_record, instrument_record, iso, ns
+from cefisim.api.cefi.validate import F, check_object, query_id
+from cefisim.api.server import versions
+from cefisim.api.server.http import read_json, respond, respond_list
+from cefisim.api.server.keys import OPTIONS, SIM, VERSION
+from cefisim.api.server.problems import bad_request
 from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
 from cefisim.engine.reference import Instrument
 from cefisim.engine.vocabulary import Side
-
-from cefisim.api.server import versions
-from cefisim.api.cefi.identity import signed_client
-from cefisim.api.server.http import read_json, respond, respond_list
-from cefisim.api.server.keys import OPTIONS, SIM, VERSION
-from cefisim.api.server.problems import bad_request
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.cefi.serialize import asset_record, instrument_record, iso, ns
-from cefisim.api.cefi.validate import F, check_object, query_id
 
 MARKET_QUOTE = {"qty": F("positive", required=True), "instrument_id": F("id", required=True)}
 MARKETS_QUOTE = {
@@ -52,7 +51,8 @@ async def get_assets(request: web.Request) -> web.Response:
     wanted = query_id(request.query, "id")
     name = request.query.get("name")
     found = [
-        asset_record(a) for a in queries.assets(venue)
+        asset_record(a)
+        for a in queries.assets(venue)
         if (wanted is None or a.id == wanted) and (name is None or a.name == name)
     ]
     return respond_list(request, found)
@@ -78,7 +78,8 @@ async def get_instruments(request: web.Request) -> web.Response:
     wanted = query_id(request.query, "id")
     symbol = request.query.get("symbol")
     found = [
-        instrument_record(i, instrument_stats(request, i)) for i in queries.instruments(venue)
+        instrument_record(i, instrument_stats(request, i))
+        for i in queries.instruments(venue)
         if (wanted is None or i.id == wanted) and (symbol is None or symbol in i.symbol)
     ]
     return respond_list(request, found)
@@ -118,8 +119,9 @@ async def post_market_quote(request: web.Request) -> web.Response:
     found = quote_notional(request.app[SIM].venue, inst, Side.BUY, amount, request.app[OPTIONS].quote_max_levels)
     if not isinstance(found, QuoteResult):
         raise problem_for(found, "qty")
-    return respond({"quote": format_vwap(inst, found.sum_lt, found.lots),
-                    "buy_amount": inst.qty_grid.format(found.lots)})
+    return respond(
+        {"quote": format_vwap(inst, found.sum_lt, found.lots), "buy_amount": inst.qty_grid.format(found.lots)}
+    )
 
 
 async def post_markets_quote(request: web.Request) -> web.Response:

@@ -33,16 +33,29 @@ import orjson
 from aiohttp import web
 
 import cefisim
-
+from cefisim.api.auth.routes import auth_routes
+from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
+from cefisim.api.cefi.openapi_operations import (
+    described,
+    headers,
+    operation,
+    parameters,
+    problem_responses,
+    security_schemes,
+)
+from cefisim.api.cefi.openapi_schemas import (
+    LIST_ITEMS,
+    for_versions,
+    page_name,
+    page_schema,
+    request_schemas,
+    response_schemas,
+)
+from cefisim.api.cefi.routes import CEFI_ROUTES
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template, servers
 from cefisim.api.server import versions
 from cefisim.api.server.keys import SIM
 from cefisim.api.server.paths import CEFI
-from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template, servers
-from cefisim.api.cefi.openapi_operations import described, headers, operation, parameters, problem_responses, security_schemes
-from cefisim.api.auth.routes import auth_routes
-from cefisim.api.cefi.routes import CEFI_ROUTES
-from cefisim.api.cefi.openapi_schemas import LIST_ITEMS, for_versions, page_name, page_schema, request_schemas, response_schemas
 
 OPENAPI_PATH = CEFI + "/openapi.json"
 INTERFACE_RELEASE = "1.0.8"  # the CeFi direct release this emulator follows
@@ -70,38 +83,48 @@ def _document(served: tuple[str, ...]) -> dict[str, Any]:
     if versions.V2024 not in served:
         del schemas["MarketsQuoteV2024"]
     if versions.V2024 in served:
-        offered = ("Two schema versions, chosen with the X-Svc-Version header (or the `version` query "
-                   "parameter): v2026_01_23 wraps lists in {data, pagination:{size, next_cursor}} and nests "
-                   "problems in `error`; v2024_01_01 (the default, deprecated) returns raw arrays and bare problems "
-                   "and is removed on 2026-11-01 (engine clock): from then on this document offers v2026_01_23 only.")
+        offered = (
+            "Two schema versions, chosen with the X-Svc-Version header (or the `version` query "
+            "parameter): v2026_01_23 wraps lists in {data, pagination:{size, next_cursor}} and nests "
+            "problems in `error`; v2024_01_01 (the default, deprecated) returns raw arrays and bare problems "
+            "and is removed on 2026-11-01 (engine clock): from then on this document offers v2026_01_23 only."
+        )
     else:
-        offered = ("Schema version v2026_01_23 (X-Svc-Version header or `version` query parameter): lists are "
-                   "wrapped in {data, pagination:{size, next_cursor}}, problems nested in `error`. v2024_01_01 was "
-                   "removed on 2026-11-01 (engine clock) and is refused with 400 unsupported-version.")
-    return for_versions({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "CeFi direct (cefisim emulator)",
-            "version": cefisim.__version__,
-            "description": (
-                f"Order entry, balances, transfers and market data of the centralised venue (CeFi direct "
-                f"release {INTERFACE_RELEASE}), as served by the cefisim emulator. {offered} Follow next_cursor "
-                "by sending it back as `timestamp` until it is null; treat an empty page with a cursor as the end."),
-            "license": {"name": "MIT", "identifier": "MIT"},
-            "x-interface-release": INTERFACE_RELEASE,
+        offered = (
+            "Schema version v2026_01_23 (X-Svc-Version header or `version` query parameter): lists are "
+            "wrapped in {data, pagination:{size, next_cursor}}, problems nested in `error`. v2024_01_01 was "
+            "removed on 2026-11-01 (engine clock) and is refused with 400 unsupported-version."
+        )
+    return for_versions(
+        {
+            "openapi": "3.1.0",
+            "info": {
+                "title": "CeFi direct (cefisim emulator)",
+                "version": cefisim.__version__,
+                "description": (
+                    f"Order entry, balances, transfers and market data of the centralised venue (CeFi direct "
+                    f"release {INTERFACE_RELEASE}), as served by the cefisim emulator. {offered} Follow next_cursor "
+                    "by sending it back as `timestamp` until it is null; treat an empty page with a cursor as the end."
+                ),
+                "license": {"name": "MIT", "identifier": "MIT"},
+                "x-interface-release": INTERFACE_RELEASE,
+            },
+            "servers": servers(DEFAULT_SERVER),
+            "tags": [
+                *({"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")),
+                {"name": "auth", "description": "API-key exchange and OAuth (/v1/auth/): bearer tokens"},
+            ],
+            "paths": paths,
+            "components": {
+                "schemas": schemas,
+                "parameters": parameters(served),
+                "responses": {**problem_responses(served), **plain_responses()},
+                "headers": headers(served),
+                "securitySchemes": {**security_schemes(), **auth_security_schemes()},
+            },
         },
-        "servers": servers(DEFAULT_SERVER),
-        "tags": [*({"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")),
-                 {"name": "auth", "description": "API-key exchange and OAuth (/v1/auth/): bearer tokens"}],
-        "paths": paths,
-        "components": {
-            "schemas": schemas,
-            "parameters": parameters(served),
-            "responses": {**problem_responses(served), **plain_responses()},
-            "headers": headers(served),
-            "securitySchemes": {**security_schemes(), **auth_security_schemes()},
-        },
-    }, served)
+        served,
+    )
 
 
 def server_url(request: web.Request) -> str:

@@ -26,12 +26,22 @@ CHALLENGE_PATTERN = r'^Bearer realm="cefisim"(, error="[a-z_]+")?$'
 CODE_CHALLENGE_PATTERN = "^[A-Za-z0-9_-]{43}$"
 CODE_VERIFIER_PATTERN = "^[A-Za-z0-9._~-]{43,128}$"
 
-_NO_STORE = {"Cache-Control": {"description": "token and auth responses are never cached", "required": True,
-                               "schema": {"type": "string", "const": "no-store"}},
-             "Pragma": {"required": True, "schema": {"type": "string", "const": "no-cache"}}}
+_NO_STORE = {
+    "Cache-Control": {
+        "description": "token and auth responses are never cached",
+        "required": True,
+        "schema": {"type": "string", "const": "no-store"},
+    },
+    "Pragma": {"required": True, "schema": {"type": "string", "const": "no-cache"}},
+}
 _REQUEST_ID = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
-_AUTHENTICATE = {"WWW-Authenticate": {"description": "RFC 6750 challenge", "required": True,
-                                      "schema": {"type": "string", "pattern": CHALLENGE_PATTERN}}}
+_AUTHENTICATE = {
+    "WWW-Authenticate": {
+        "description": "RFC 6750 challenge",
+        "required": True,
+        "schema": {"type": "string", "pattern": CHALLENGE_PATTERN},
+    }
+}
 
 
 def _authorize_params() -> list[dict[str, Any]]:
@@ -45,69 +55,100 @@ def _authorize_params() -> list[dict[str, Any]]:
         "resource": {"type": "string", "format": "uri", "description": "absolute URI without a fragment"},
         "redirect_uri": {"type": "string", "description": "registered for the client (loopback: any port)"},
     }
-    return [{"name": name, "in": "query", "required": False,
-             "schema": rules.get(name, {"type": "string"})} for name in AUTHORIZE_PARAMS]
+    return [
+        {"name": name, "in": "query", "required": False, "schema": rules.get(name, {"type": "string"})}
+        for name in AUTHORIZE_PARAMS
+    ]
 
 
 def auth_schemas() -> dict[str, Any]:
     """``components.schemas`` of the Auth interface."""
     authorize = {name: {"type": "string"} for name in AUTHORIZE_PARAMS}
     return {
-        "AuthProblem": record({
-            "type": {"type": "string", "format": "uri"}, "title": {"type": "string"},
-            "status": {"type": "integer", "minimum": 400, "maximum": 599},
-            "detail": {"type": "string", "description": "names the offending field; never a secret"},
-            "error": {"type": "string", "pattern": "^[a-z_]+$", "description": "stable machine code"},
-        }, description="RFC 7807 problem with the Auth error code"),
-        "OAuthError": record({"error": {"type": "string", "pattern": "^[a-z_]+$"},
-                              "error_description": {"type": "string"}}, description="RFC 6749 section 5.2"),
-        "KeyExchangeRequest": record({
-            "key_id": {"type": "string", "minLength": 1},
-            "timestamp": {"type": "integer", "description": "Unix seconds, within 30 s of the server's wall clock"},
-            "signature": {"type": "string", "minLength": 1,
-                          "description": "base64url of the 64-byte r||s ES256 signature of `{key_id}.{timestamp}`"},
-        }),
+        "AuthProblem": record(
+            {
+                "type": {"type": "string", "format": "uri"},
+                "title": {"type": "string"},
+                "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                "detail": {"type": "string", "description": "names the offending field; never a secret"},
+                "error": {"type": "string", "pattern": "^[a-z_]+$", "description": "stable machine code"},
+            },
+            description="RFC 7807 problem with the Auth error code",
+        ),
+        "OAuthError": record(
+            {"error": {"type": "string", "pattern": "^[a-z_]+$"}, "error_description": {"type": "string"}},
+            description="RFC 6749 section 5.2",
+        ),
+        "KeyExchangeRequest": record(
+            {
+                "key_id": {"type": "string", "minLength": 1},
+                "timestamp": {"type": "integer", "description": "Unix seconds, within 30 s of the server's wall clock"},
+                "signature": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "base64url of the 64-byte r||s ES256 signature of `{key_id}.{timestamp}`",
+                },
+            }
+        ),
         "RefreshRequest": record({"refresh_token": {"type": "string", "minLength": 1}}),
-        "KeyTokens": record({
-            "access_token": {"type": "string"}, "refresh_token": {"type": "string"},
-            "token_type": {"type": "string", "const": "Bearer"},
-            "expires_in": {"type": "string", "format": "date-time",
-                           "description": "when the access token expires (engine clock, ISO 8601 UTC)"},
-        }, required=["access_token", "token_type", "expires_in"]),
-        "OAuthTokens": record({
-            "access_token": {"type": "string"}, "refresh_token": {"type": "string"},
-            "token_type": {"type": "string", "const": "Bearer"},
-            "expires_in": {"type": "integer", "minimum": 1, "description": "seconds"},
-            "scope": {"type": "string"},
-        }),
+        "KeyTokens": record(
+            {
+                "access_token": {"type": "string"},
+                "refresh_token": {"type": "string"},
+                "token_type": {"type": "string", "const": "Bearer"},
+                "expires_in": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "when the access token expires (engine clock, ISO 8601 UTC)",
+                },
+            },
+            required=["access_token", "token_type", "expires_in"],
+        ),
+        "OAuthTokens": record(
+            {
+                "access_token": {"type": "string"},
+                "refresh_token": {"type": "string"},
+                "token_type": {"type": "string", "const": "Bearer"},
+                "expires_in": {"type": "integer", "minimum": 1, "description": "seconds"},
+                "scope": {"type": "string"},
+            }
+        ),
         "ConsentRequest": {
-            "type": "object", "required": ["decision"],
+            "type": "object",
+            "required": ["decision"],
             "properties": {"decision": {"type": "string", "enum": ["approve", "deny"]}, **authorize},
             "description": "the authorize parameters (as the consent page received them) and the decision",
         },
         "ConsentAnswer": record({"redirect_to": {"type": "string", "description": "where the browser goes next"}}),
         "TokenForm": {
-            "type": "object", "required": ["grant_type", "client_id"],
+            "type": "object",
+            "required": ["grant_type", "client_id"],
             "properties": {
                 "grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token"]},
-                "client_id": {"type": "string"}, "code": {"type": "string"}, "redirect_uri": {"type": "string"},
+                "client_id": {"type": "string"},
+                "code": {"type": "string"},
+                "redirect_uri": {"type": "string"},
                 "code_verifier": {"type": "string", "pattern": CODE_VERIFIER_PATTERN},
-                "refresh_token": {"type": "string"}, "scope": {"type": "string"}, "resource": {"type": "string"},
+                "refresh_token": {"type": "string"},
+                "scope": {"type": "string"},
+                "resource": {"type": "string"},
             },
             "description": "authorization_code needs code, redirect_uri and code_verifier; refresh_token needs "
-                           "refresh_token",
+            "refresh_token",
         },
     }
 
 
 def _answer(description: str, media: str, schema: dict[str, Any], **headers: Any) -> dict[str, Any]:
-    return {"description": description, "headers": {**_REQUEST_ID, **headers},
-            "content": {media: {"schema": schema}}}
+    return {"description": description, "headers": {**_REQUEST_ID, **headers}, "content": {media: {"schema": schema}}}
 
 
 def _problems(*codes: int) -> dict[str, Any]:
-    texts = {400: "malformed or invalid request (`error` names the rule)",
-             401: "missing, invalid, expired or revoked credential", 403: "authenticated, but not allowed"}
+    texts = {
+        400: "malformed or invalid request (`error` names the rule)",
+        401: "missing, invalid, expired or revoked credential",
+        403: "authenticated, but not allowed",
+    }
     out = {}
     for code in codes:
         extra = _AUTHENTICATE if code == 401 else {}
@@ -122,8 +163,11 @@ def _plain(*codes: int) -> dict[str, Any]:
 
 def plain_responses() -> dict[str, Any]:
     """``components.responses`` for the middleware's answers on non-CeFi routes (bare problems)."""
-    texts = {408: "the body did not arrive within the server's read timeout (--read-timeout)",
-             413: "body larger than the server accepts", 500: "internal error (the detail carries the request id)"}
+    texts = {
+        408: "the body did not arrive within the server's read timeout (--read-timeout)",
+        413: "body larger than the server accepts",
+        500: "internal error (the detail carries the request id)",
+    }
     return {f"Plain{code}": _answer(text, PROBLEM_CONTENT_TYPE, ref("Problem")) for code, text in texts.items()}
 
 
@@ -132,57 +176,93 @@ def _json_body(name: str) -> dict[str, Any]:
 
 
 def _redirect(description: str) -> dict[str, Any]:
-    return {"description": description, "headers": {**_REQUEST_ID, **_NO_STORE, "Location": {
-        "required": True, "schema": {"type": "string"}}}}
+    return {
+        "description": description,
+        "headers": {**_REQUEST_ID, **_NO_STORE, "Location": {"required": True, "schema": {"type": "string"}}},
+    }
 
 
 def _op(op_id: str, summary: str, responses: dict[str, Any], **rest: Any) -> dict[str, Any]:
-    return {"operationId": op_id, "summary": summary, "tags": ["auth"], "security": [], **rest,
-            "responses": responses}
+    return {"operationId": op_id, "summary": summary, "tags": ["auth"], "security": [], **rest, "responses": responses}
 
 
 #: (METHOD, path) -> the operation; every route of api.auth.routes.auth_routes() must have one
 AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", AUTH + "/api-key/token"): _op(
-        "api_key_token", "Exchange an ES256-signed key proof for an access and refresh token",
-        {"200": _answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401),
-         **_plain(408, 413, 500)},
-        requestBody=_json_body("KeyExchangeRequest")),
+        "api_key_token",
+        "Exchange an ES256-signed key proof for an access and refresh token",
+        {"200": _answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401), **_plain(408, 413, 500)},
+        requestBody=_json_body("KeyExchangeRequest"),
+    ),
     ("POST", AUTH + "/token/refresh"): _op(
-        "token_refresh", "Rotate a refresh token (each is single use)",
-        {"200": _answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401),
-         **_plain(408, 413, 500)},
-        requestBody=_json_body("RefreshRequest")),
+        "token_refresh",
+        "Rotate a refresh token (each is single use)",
+        {"200": _answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401), **_plain(408, 413, 500)},
+        requestBody=_json_body("RefreshRequest"),
+    ),
     ("GET", AUTH + "/oauth/authorize"): _op(
-        "oauth_authorize", "Start an OAuth authorization-code grant (PKCE S256)",
-        {"302": _redirect("to the consent screen, or back to the client with `error` and `state`"),
-         **_problems(400, 401), **_plain(500)},
+        "oauth_authorize",
+        "Start an OAuth authorization-code grant (PKCE S256)",
+        {
+            "302": _redirect("to the consent screen, or back to the client with `error` and `state`"),
+            **_problems(400, 401),
+            **_plain(500),
+        },
         parameters=_authorize_params(),
         description="a missing, unknown or disabled client or an unregistered redirect_uri is answered "
-                    "directly (400/401); every other refusal redirects to the client with `error`"),
+        "directly (400/401); every other refusal redirects to the client with `error`",
+    ),
     ("GET", AUTH + "/oauth/consent"): _op(
-        "oauth_consent_page", "The HTML consent screen",
-        {"200": _answer("the consent page", HTML, {"type": "string"}),
-         "302": _redirect("back to the client with `error` and `state`"),
-         "400": _answer("the request cannot be trusted", HTML, {"type": "string"}),
-         "401": _answer("the client is disabled", HTML, {"type": "string"}, **_AUTHENTICATE), **_plain(500)},
-        parameters=_authorize_params()),
+        "oauth_consent_page",
+        "The HTML consent screen",
+        {
+            "200": _answer("the consent page", HTML, {"type": "string"}),
+            "302": _redirect("back to the client with `error` and `state`"),
+            "400": _answer("the request cannot be trusted", HTML, {"type": "string"}),
+            "401": _answer("the client is disabled", HTML, {"type": "string"}, **_AUTHENTICATE),
+            **_plain(500),
+        },
+        parameters=_authorize_params(),
+    ),
     ("POST", AUTH + "/oauth/consent"): _op(
-        "oauth_consent", "Approve or deny a grant, as the user of a key-exchange token",
-        {"200": _answer("where the browser goes next", JSON, ref("ConsentAnswer"), **_NO_STORE),
-         **_problems(400, 401, 403), **_plain(408, 413, 500)},
-        requestBody=_json_body("ConsentRequest"), security=[{"bearer": []}],
-        parameters=[{"name": ON_BEHALF_OF, "in": "header", "required": False, "schema": {"type": "string"},
-                     "description": "organization tokens: the user the token acts for"}]),
+        "oauth_consent",
+        "Approve or deny a grant, as the user of a key-exchange token",
+        {
+            "200": _answer("where the browser goes next", JSON, ref("ConsentAnswer"), **_NO_STORE),
+            **_problems(400, 401, 403),
+            **_plain(408, 413, 500),
+        },
+        requestBody=_json_body("ConsentRequest"),
+        security=[{"bearer": []}],
+        parameters=[
+            {
+                "name": ON_BEHALF_OF,
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string"},
+                "description": "organization tokens: the user the token acts for",
+            }
+        ],
+    ),
     ("POST", AUTH + "/oauth/token"): _op(
-        "oauth_token", "Redeem an authorization code or rotate an OAuth refresh token",
-        {"200": _answer("tokens", JSON, ref("OAuthTokens"), **_NO_STORE),
-         "400": _answer("RFC 6749 error", JSON, ref("OAuthError"), **_NO_STORE),
-         "401": _answer("invalid_client", JSON, ref("OAuthError"), **_NO_STORE), **_plain(408, 413, 500)},
-        requestBody={"required": True, "content": {FORM: {"schema": ref("TokenForm")}}}),
+        "oauth_token",
+        "Redeem an authorization code or rotate an OAuth refresh token",
+        {
+            "200": _answer("tokens", JSON, ref("OAuthTokens"), **_NO_STORE),
+            "400": _answer("RFC 6749 error", JSON, ref("OAuthError"), **_NO_STORE),
+            "401": _answer("invalid_client", JSON, ref("OAuthError"), **_NO_STORE),
+            **_plain(408, 413, 500),
+        },
+        requestBody={"required": True, "content": {FORM: {"schema": ref("TokenForm")}}},
+    ),
 }
 
 
 def auth_security_schemes() -> dict[str, Any]:
-    return {"bearer": {"type": "http", "scheme": "bearer",
-                       "description": "an access token from POST /v1/auth/api-key/token"}}
+    return {
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "an access token from POST /v1/auth/api-key/token",
+        }
+    }

@@ -13,17 +13,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cefisim.api.cefi import account, market, orders
+from cefisim.api.cefi.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
+from cefisim.api.server import versions
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.reference import SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import DECIMAL_RE, RATE_SCALE
-
-from cefisim.api.cefi import account
-from cefisim.api.cefi import market
-from cefisim.api.cefi import orders
-from cefisim.api.server import versions
-from cefisim.api.cefi.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
-from cefisim.engine.vocabulary import InstrumentStatus, LiquidityFlag, OrderStatus, Platform, SelfTradePrevention, Side, TransferStatus, TransferType
+from cefisim.engine.vocabulary import (
+    InstrumentStatus,
+    LiquidityFlag,
+    OrderStatus,
+    Platform,
+    SelfTradePrevention,
+    Side,
+    TransferStatus,
+    TransferType,
+)
 
 BUY = Side.BUY
 ORDER_STATUSES = tuple(OrderStatus)
@@ -47,15 +53,20 @@ SIGNED_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
 REF_ID_PATTERN = f"({ID_PATTERN})|{EXTERNAL_ID_PATTERN}"
 #: an HTTP-date (RFC 9110 IMF-fixdate), as ``Sunset`` and ``deprecation_date`` carry it
-HTTP_DATE_PATTERN = (r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
-                     r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$")
+HTTP_DATE_PATTERN = (
+    r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) "
+    r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$"
+)
 SIDES = [BUY, SELL]
 #: a rate as engine.units.parse_rate takes it (post_order refuses a finer one before the engine sees it)
 RATE_PATTERN = f"^[0-9]+(\\.[0-9]{{1,{RATE_SCALE}}}0*)?$"
 #: ``cancel_reason``: why the engine ended an order CANCELED, or, for an order acknowledged late
 #: (entry latency) that could no longer enter the book, the reject it met then (ALO_WOULD_TRADE,
 #: NO_LIQUIDITY, INSTRUMENT_HALTED, INSTRUMENT_DISABLED, ...): both engine enumerations
-CANCEL_REASONS = [*(r.value for r in CancelReason), *(r.value for r in Reject if r.value not in CancelReason.__members__)]
+CANCEL_REASONS = [
+    *(r.value for r in CancelReason),
+    *(r.value for r in Reject if r.value not in CancelReason.__members__),
+]
 #: marks a ``oneOf`` of the v2026_01_23 shape and the v2024_01_01 one (:func:`versioned`)
 LEGACY_MARK = "x-legacy-v2024"
 
@@ -65,6 +76,7 @@ def ref(name: str) -> dict[str, Any]:
 
 
 # --- request schemas from the validation tables -----------------------------------------------
+
 
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     """The validator treats ``null`` like an absent optional field: say so."""
@@ -91,8 +103,12 @@ def field_schema(f: F) -> dict[str, Any]:
     if kind == "decimal":
         return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL}
     if kind == "positive":
-        return {"type": "string", "pattern": POSITIVE_DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL,
-                "description": "a decimal string greater than zero"}
+        return {
+            "type": "string",
+            "pattern": POSITIVE_DECIMAL_RE.pattern,
+            "maxLength": MAX_DECIMAL,
+            "description": "a decimal string greater than zero",
+        }
     if kind == "number":
         return {"type": ["integer", "string"], "minimum": 0, "pattern": DECIMAL_RE.pattern}
     if kind == "enum":
@@ -102,8 +118,12 @@ def field_schema(f: F) -> dict[str, Any]:
     if kind == "bool":
         return {"type": "boolean"}
     if kind == "external_id":
-        return {"type": "string", "pattern": EXTERNAL_ID_PATTERN, "maxLength": 36,
-                "description": "a lowercase hyphenated UUID v4, or 1 to 18 characters of letters, digits, -_.~"}
+        return {
+            "type": "string",
+            "pattern": EXTERNAL_ID_PATTERN,
+            "maxLength": 36,
+            "description": "a lowercase hyphenated UUID v4, or 1 to 18 characters of letters, digits, -_.~",
+        }
     if kind == "uuid":
         return {"type": "string", "pattern": UUID_RE.pattern}
     if kind == "object":
@@ -111,8 +131,9 @@ def field_schema(f: F) -> dict[str, Any]:
     raise ValueError(f"no schema for field kind {kind!r}")  # pragma: no cover - a new kind in validate.py
 
 
-def object_schema(spec: Mapping[str, F], open_: bool = False,
-                  overrides: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def object_schema(
+    spec: Mapping[str, F], open_: bool = False, overrides: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """A closed (``additionalProperties: false``) object unless the validator leaves it open."""
     props: dict[str, Any] = {}
     for name, f in spec.items():
@@ -127,11 +148,20 @@ def object_schema(spec: Mapping[str, F], open_: bool = False,
 
 
 def request_schemas() -> dict[str, Any]:
-    instructions = {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")],
-                    "description": "fiat instructions when platform is FIAT, crypto instructions when CRYPTO"}
-    order_info = object_schema(orders.ORDER_INFO, overrides={"hold_fee_rate": {
-        **field_schema(orders.ORDER_INFO["hold_fee_rate"]), "pattern": RATE_PATTERN,
-        "description": "a fraction with at most 9 significant decimals (trailing zeros aside)"}})
+    instructions = {
+        "oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")],
+        "description": "fiat instructions when platform is FIAT, crypto instructions when CRYPTO",
+    }
+    order_info = object_schema(
+        orders.ORDER_INFO,
+        overrides={
+            "hold_fee_rate": {
+                **field_schema(orders.ORDER_INFO["hold_fee_rate"]),
+                "pattern": RATE_PATTERN,
+                "description": "a fraction with at most 9 significant decimals (trailing zeros aside)",
+            }
+        },
+    )
     order_info["description"] = "price is required for LIMIT orders; on MARKET orders it is ignored"
     order_info["if"] = {"properties": {"type": {"const": "LIMIT"}}, "required": ["type"]}
     order_info["then"] = {"required": ["price"], "properties": {"price": {"type": "string"}}}
@@ -141,8 +171,10 @@ def request_schemas() -> dict[str, Any]:
     modify_info["then"] = {"required": ["new_price"], "properties": {"new_price": {"type": "string"}}}
     patch_order = object_schema(orders.PATCH_ORDER, overrides={"info": ref("ModifyInfo")})
     patch_order["description"] = "names the order by id or external_id (at least one)"
-    patch_order["anyOf"] = [{"required": ["id"], "properties": {"id": {"type": "string"}}},
-                            {"required": ["external_id"], "properties": {"external_id": {"type": "string"}}}]
+    patch_order["anyOf"] = [
+        {"required": ["id"], "properties": {"id": {"type": "string"}}},
+        {"required": ["external_id"], "properties": {"external_id": {"type": "string"}}},
+    ]
     return {
         "OrderInfo": order_info,
         "PostOrderRequest": object_schema(orders.POST_ORDER, overrides={"info": ref("OrderInfo")}),
@@ -160,6 +192,7 @@ def request_schemas() -> dict[str, Any]:
 
 # --- response schemas: the shapes api/cefi/serialize.py produces -----------------------------------
 
+
 def _s(**extra: Any) -> dict[str, Any]:
     return {"type": "string", **extra}
 
@@ -171,9 +204,12 @@ TS = _s(pattern=TIMESTAMP_PATTERN, description="nanoseconds since the Unix epoch
 
 def record(props: dict[str, Any], required: list[str] | None = None, description: str | None = None) -> dict[str, Any]:
     """A closed record; every listed field is always present (``null`` when it has no value)."""
-    out: dict[str, Any] = {"type": "object", "properties": props,
-                           "required": list(props) if required is None else required,
-                           "additionalProperties": False}
+    out: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": list(props) if required is None else required,
+        "additionalProperties": False,
+    }
     if description:
         out["description"] = description
     return out
@@ -204,160 +240,263 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
     """The records responses carry, in a document of the schema versions ``served``."""
     order_statuses = list(ORDER_STATUSES)
     return {
-        "Problem": {**record({
-            "type": _s(format="uri", pattern="^https://cefisim\\.dev/problems/[a-z0-9-]+$",
-                       description="absolute URI ending in a stable slug, e.g. "
-                       "https://cefisim.dev/problems/invalid-request"),
-            "title": _s(),
-            "status": {"type": "integer", "minimum": 400, "maximum": 599},
-            "detail": _s(description="names the offending field; never contains a secret"),
-        }, description="RFC 7807 problem details; a problem type may add extension members (RFC 7807 "
-                       "section 3.2), e.g. what the server signed on a signature mismatch"),
+        "Problem": {
+            **record(
+                {
+                    "type": _s(
+                        format="uri",
+                        pattern="^https://cefisim\\.dev/problems/[a-z0-9-]+$",
+                        description="absolute URI ending in a stable slug, e.g. "
+                        "https://cefisim.dev/problems/invalid-request",
+                    ),
+                    "title": _s(),
+                    "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                    "detail": _s(description="names the offending field; never contains a secret"),
+                },
+                description="RFC 7807 problem details; a problem type may add extension members (RFC 7807 "
+                "section 3.2), e.g. what the server signed on a signature mismatch",
+            ),
             "additionalProperties": {"type": ["string", "integer", "boolean", "null"]},
-            "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$"}},
-        "NestedProblem": record({"error": ref("Problem")},
-                                description="schema v2026_01_23: the problem nested in `error`"),
+            "propertyNames": {"pattern": "^[a-z][a-z0-9_]*$"},
+        },
+        "NestedProblem": record(
+            {"error": ref("Problem")}, description="schema v2026_01_23: the problem nested in `error`"
+        ),
         "ProblemResponse": versioned(ref("NestedProblem"), {**ref("Problem"), "description": "v2024_01_01: bare"}),
-        "Pagination": record({
-            "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
-            "next_cursor": nullable(_s(pattern=TIMESTAMP_PATTERN, description=(
-                "timestamp of the oldest record on the page; send it back as `timestamp` for the next page; "
-                "null at the end of results"))),
-        }),
-        "Health": record({
-            "status": _s(enum=["ok"]),
-            "timestamp": _s(pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
-                            description="engine time, ISO 8601 UTC"),
-            "service": _s(),
-        }),
-        "VersionItem": record({
-            "version": _s(enum=list(served)),
-            "deprecated": {"type": "boolean"},
-            "deprecation_date": _s(pattern=HTTP_DATE_PATTERN, description="HTTP-date; present only when deprecated"),
-        }, required=["version", "deprecated"]),
-        "Versions": record({
-            "supported_versions": {"type": "array", "items": ref("VersionItem"), "minItems": len(served),
-                                   "maxItems": len(served)},
-            "default_version": _s(enum=[versions.V2024 if versions.V2024 in served else versions.V2026]),
-            "version_header": _s(enum=[versions.HEADER]),
-        }),
-        "Asset": record({
-            "id": ID,
-            "status": _s(examples=["ACTIVE"]),
-            "fields": record({"name": _s(), "decimals": {"type": "integer", "minimum": 0}}),
-        }),
-        "InstrumentStats": record({
-            "last_price": nullable(DEC), "best_bid": nullable(DEC), "best_bid_qty": nullable(DEC),
-            "best_ask": nullable(DEC), "best_ask_qty": nullable(DEC),
-        }),
-        "Instrument": record({
-            "id": ID,
-            "status": _s(enum=list(INSTRUMENT_STATUSES)),
-            "info": record({
-                "symbol": _s(maxLength=SYMBOL_MAX), "base_asset_id": ID, "quote_asset_id": ID,
-                "price_increment": DEC, "qty_increment": DEC, "min_qty": DEC, "price_band": DEC,
-                "maker_fee": DEC, "taker_fee": DEC,
-            }),
-            "stats": ref("InstrumentStats"),
-        }),
-        "MarketDataEntry": record({
-            "id": ID,
-            "symbol": _s(maxLength=SYMBOL_MAX),
-            "info": record({
-                "last_price": nullable(DEC), "best_bid": nullable(DEC), "best_bid_qty": nullable(DEC),
-                "best_ask": nullable(DEC), "best_ask_qty": nullable(DEC), "timestamp": TS,
-            }),
-        }, description="exchange best bid and offer"),
-        "VwapQuote": record({"quote": DEC, "buy_amount": DEC},
-                            description="VWAP of spending `qty` of the quote asset on the asks"),
-        "MarketsQuote": record({"qty": DEC, "price": DEC, "notional": DEC, "notional_residual": DEC},
-                               description="schema v2026_01_23"),
+        "Pagination": record(
+            {
+                "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
+                "next_cursor": nullable(
+                    _s(
+                        pattern=TIMESTAMP_PATTERN,
+                        description=(
+                            "timestamp of the oldest record on the page; send it back as `timestamp` for the next page; "
+                            "null at the end of results"
+                        ),
+                    )
+                ),
+            }
+        ),
+        "Health": record(
+            {
+                "status": _s(enum=["ok"]),
+                "timestamp": _s(
+                    pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
+                    description="engine time, ISO 8601 UTC",
+                ),
+                "service": _s(),
+            }
+        ),
+        "VersionItem": record(
+            {
+                "version": _s(enum=list(served)),
+                "deprecated": {"type": "boolean"},
+                "deprecation_date": _s(
+                    pattern=HTTP_DATE_PATTERN, description="HTTP-date; present only when deprecated"
+                ),
+            },
+            required=["version", "deprecated"],
+        ),
+        "Versions": record(
+            {
+                "supported_versions": {
+                    "type": "array",
+                    "items": ref("VersionItem"),
+                    "minItems": len(served),
+                    "maxItems": len(served),
+                },
+                "default_version": _s(enum=[versions.V2024 if versions.V2024 in served else versions.V2026]),
+                "version_header": _s(enum=[versions.HEADER]),
+            }
+        ),
+        "Asset": record(
+            {
+                "id": ID,
+                "status": _s(examples=["ACTIVE"]),
+                "fields": record({"name": _s(), "decimals": {"type": "integer", "minimum": 0}}),
+            }
+        ),
+        "InstrumentStats": record(
+            {
+                "last_price": nullable(DEC),
+                "best_bid": nullable(DEC),
+                "best_bid_qty": nullable(DEC),
+                "best_ask": nullable(DEC),
+                "best_ask_qty": nullable(DEC),
+            }
+        ),
+        "Instrument": record(
+            {
+                "id": ID,
+                "status": _s(enum=list(INSTRUMENT_STATUSES)),
+                "info": record(
+                    {
+                        "symbol": _s(maxLength=SYMBOL_MAX),
+                        "base_asset_id": ID,
+                        "quote_asset_id": ID,
+                        "price_increment": DEC,
+                        "qty_increment": DEC,
+                        "min_qty": DEC,
+                        "price_band": DEC,
+                        "maker_fee": DEC,
+                        "taker_fee": DEC,
+                    }
+                ),
+                "stats": ref("InstrumentStats"),
+            }
+        ),
+        "MarketDataEntry": record(
+            {
+                "id": ID,
+                "symbol": _s(maxLength=SYMBOL_MAX),
+                "info": record(
+                    {
+                        "last_price": nullable(DEC),
+                        "best_bid": nullable(DEC),
+                        "best_bid_qty": nullable(DEC),
+                        "best_ask": nullable(DEC),
+                        "best_ask_qty": nullable(DEC),
+                        "timestamp": TS,
+                    }
+                ),
+            },
+            description="exchange best bid and offer",
+        ),
+        "VwapQuote": record(
+            {"quote": DEC, "buy_amount": DEC}, description="VWAP of spending `qty` of the quote asset on the asks"
+        ),
+        "MarketsQuote": record(
+            {"qty": DEC, "price": DEC, "notional": DEC, "notional_residual": DEC}, description="schema v2026_01_23"
+        ),
         "MarketsQuoteV2024": record({"qty": DEC, "price": DEC}, description="schema v2024_01_01: qty and price only"),
-        "Client": record({
-            "id": ID,
-            "status": _s(examples=["ACTIVE"]),
-            "info": record({
-                "self_trade_prevention": _s(enum=list(STP_VALUES)),
-                "mnemonic": _s(),
-            }),
-        }),
+        "Client": record(
+            {
+                "id": ID,
+                "status": _s(examples=["ACTIVE"]),
+                "info": record(
+                    {
+                        "self_trade_prevention": _s(enum=list(STP_VALUES)),
+                        "mnemonic": _s(),
+                    }
+                ),
+            }
+        ),
         "OrderInfoRecord": _order_info_record(),
         "ModifyInfoRecord": _modify_info_record(),
-        "OrderRecord": record({
-            "id": ID,
-            "status": _s(enum=order_statuses),
-            "order_info": ref("OrderInfoRecord"),
-            "modify_info": {"oneOf": [ref("ModifyInfoRecord"), {"type": "null"}]},
-            "external_id": nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
-            "ref_external_id": nullable(_s()),
-            "pending_qty": DEC,
-            "leaves_qty": DEC,
-            "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
-            "executed_vwap": DEC,
-            "reject_reason": nullable(_s(enum=[r.value for r in Reject])),
-            "cancel_reason": nullable(_s(enum=CANCEL_REASONS)),
-            "timestamp": TS,
-            "updated_timestamp": TS,
-        }),
-        "TradeRecord": record({
-            "client_id": ID, "instrument_id": ID, "order_id": ID,
-            "trade_price": DEC, "trade_qty": DEC, "trade_fee_rate": DEC,
-            "liq_flag": _s(enum=[TAKER, MAKER]),
-            "match_id": ID,
-            "timestamp": TS,
-        }),
-        "OrderActivity": record({
-            "type": _s(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
-            "timestamp": TS,
-            "order_id": ID,
-            "external_id": nullable(_s()),
-            "client_id": ID,
-            "instrument_id": ID,
-            "side": _s(enum=SIDES),
-            "status": _s(enum=order_statuses, description="the order's current status"),
-            "detail": nullable(_s(description="reject or cancel reason, modification, or the liquidity flag of a trade")),
-            "trade": ref("TradeRecord"),
-        }, required=["type", "timestamp", "order_id", "external_id", "client_id", "instrument_id", "side",
-                     "status", "detail"], description="`trade` is present on TRADE items only"),
+        "OrderRecord": record(
+            {
+                "id": ID,
+                "status": _s(enum=order_statuses),
+                "order_info": ref("OrderInfoRecord"),
+                "modify_info": {"oneOf": [ref("ModifyInfoRecord"), {"type": "null"}]},
+                "external_id": nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
+                "ref_external_id": nullable(_s()),
+                "pending_qty": DEC,
+                "leaves_qty": DEC,
+                "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
+                "executed_vwap": DEC,
+                "reject_reason": nullable(_s(enum=[r.value for r in Reject])),
+                "cancel_reason": nullable(_s(enum=CANCEL_REASONS)),
+                "timestamp": TS,
+                "updated_timestamp": TS,
+            }
+        ),
+        "TradeRecord": record(
+            {
+                "client_id": ID,
+                "instrument_id": ID,
+                "order_id": ID,
+                "trade_price": DEC,
+                "trade_qty": DEC,
+                "trade_fee_rate": DEC,
+                "liq_flag": _s(enum=[TAKER, MAKER]),
+                "match_id": ID,
+                "timestamp": TS,
+            }
+        ),
+        "OrderActivity": record(
+            {
+                "type": _s(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
+                "timestamp": TS,
+                "order_id": ID,
+                "external_id": nullable(_s()),
+                "client_id": ID,
+                "instrument_id": ID,
+                "side": _s(enum=SIDES),
+                "status": _s(enum=order_statuses, description="the order's current status"),
+                "detail": nullable(
+                    _s(description="reject or cancel reason, modification, or the liquidity flag of a trade")
+                ),
+                "trade": ref("TradeRecord"),
+            },
+            required=[
+                "type",
+                "timestamp",
+                "order_id",
+                "external_id",
+                "client_id",
+                "instrument_id",
+                "side",
+                "status",
+                "detail",
+            ],
+            description="`trade` is present on TRADE items only",
+        ),
         "BalanceEntry": record({"type": _s(enum=["TOTAL", "AVAILABLE", "HOLD"]), "amount": DEC}),
-        "BalanceRecord": record({
-            "id": {**ID, "description": "asset id"},
-            "status": _s(enum=["ACTIVE"]),
-            "unsettled_fees": DEC,
-            "fees_hold": DEC,
-            "balances": {"type": "array", "items": ref("BalanceEntry")},
-        }),
+        "BalanceRecord": record(
+            {
+                "id": {**ID, "description": "asset id"},
+                "status": _s(enum=["ACTIVE"]),
+                "unsettled_fees": DEC,
+                "fees_hold": DEC,
+                "balances": {"type": "array", "items": ref("BalanceEntry")},
+            }
+        ),
         "BalanceChange": record({"asset_id": ID, "amount": _s(pattern=SIGNED_DECIMAL_PATTERN)}),
-        "BalanceActivity": record({
-            "type": _s(enum=[A_TRADE, DEPOSIT, WITHDRAW, "PAPER_FUNDS"]),
-            "timestamp": TS,
-            "changes": {"type": "array", "items": ref("BalanceChange")},
-            "order_id": ID,
-            "match_id": ID,
-            "transfer_id": ID,
-        }, required=["type", "timestamp", "changes"],
-            description="order_id and match_id on TRADE, transfer_id on DEPOSIT and WITHDRAW"),
-        "TransferRequestRecord": record({
-            "amount": DEC, "asset_id": ID, "client_id": ID,
-            "type": _s(enum=[DEPOSIT, WITHDRAW]),
-            "platform": _s(enum=[FIAT, CRYPTO]),
-            "instructions": {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")]},
-        }),
-        "Transfer": record({
-            "id": ID,
-            "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
-            "request": ref("TransferRequestRecord"),
-            "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
-        }, required=["id", "status", "request"], description="response of POST /transfers"),
-        "TransferListing": record({
-            "id": ID,
-            "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
-            "request": ref("TransferRequestRecord"),
-            "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
-            "timestamp": TS,
-            "updated_timestamp": TS,
-        }, required=["id", "status", "request", "timestamp", "updated_timestamp"],
-            description="a transfer in a listing"),
+        "BalanceActivity": record(
+            {
+                "type": _s(enum=[A_TRADE, DEPOSIT, WITHDRAW, "PAPER_FUNDS"]),
+                "timestamp": TS,
+                "changes": {"type": "array", "items": ref("BalanceChange")},
+                "order_id": ID,
+                "match_id": ID,
+                "transfer_id": ID,
+            },
+            required=["type", "timestamp", "changes"],
+            description="order_id and match_id on TRADE, transfer_id on DEPOSIT and WITHDRAW",
+        ),
+        "TransferRequestRecord": record(
+            {
+                "amount": DEC,
+                "asset_id": ID,
+                "client_id": ID,
+                "type": _s(enum=[DEPOSIT, WITHDRAW]),
+                "platform": _s(enum=[FIAT, CRYPTO]),
+                "instructions": {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")]},
+            }
+        ),
+        "Transfer": record(
+            {
+                "id": ID,
+                "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
+                "request": ref("TransferRequestRecord"),
+                "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
+            },
+            required=["id", "status", "request"],
+            description="response of POST /transfers",
+        ),
+        "TransferListing": record(
+            {
+                "id": ID,
+                "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
+                "request": ref("TransferRequestRecord"),
+                "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
+                "timestamp": TS,
+                "updated_timestamp": TS,
+            },
+            required=["id", "status", "request", "timestamp", "updated_timestamp"],
+            description="a transfer in a listing",
+        ),
     }
 
 
@@ -369,16 +508,19 @@ def page_name(item: str) -> str:
 
 
 def page_schema(item: str) -> dict[str, Any]:
-    return record({"data": {"type": "array", "items": ref(item)}, "pagination": ref("Pagination")},
-                  description=f"schema v2026_01_23 envelope of {item} records")
+    return record(
+        {"data": {"type": "array", "items": ref(item)}, "pagination": ref("Pagination")},
+        description=f"schema v2026_01_23 envelope of {item} records",
+    )
 
 
 def list_of(item: str) -> dict[str, Any]:
     """The response schema of a list read of ``item`` records (registers its page schema)."""
     if item not in LIST_ITEMS:
         LIST_ITEMS.append(item)
-    return versioned(ref(page_name(item)), {"type": "array", "items": ref(item),
-                                            "description": "schema v2024_01_01: the raw array"})
+    return versioned(
+        ref(page_name(item)), {"type": "array", "items": ref(item), "description": "schema v2024_01_01: the raw array"}
+    )
 
 
 def versioned(current: dict[str, Any], legacy: dict[str, Any]) -> dict[str, Any]:

@@ -9,21 +9,29 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from cefisim.api.cefi.identity import same_client, signed_client, signed_json
+from cefisim.api.cefi.paging import listing_client, paging
+from cefisim.api.cefi.rejects import problem_for
+from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
+from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.server.http import respond, respond_list
+from cefisim.api.server.keys import SIM
+from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import parse_rate
-
-from cefisim.api.cefi.identity import same_client, signed_client, signed_json
-from cefisim.api.cefi.paging import listing_client, paging
-from cefisim.api.server.http import respond, respond_list
-from cefisim.api.server.keys import SIM
-from cefisim.api.server.problems import Problem, bad_request
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
-from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
-from cefisim.engine.vocabulary import WORKING, ExecInst, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce
+from cefisim.engine.vocabulary import (
+    WORKING,
+    ExecInst,
+    OrderFlag,
+    OrderStatus,
+    OrderType,
+    SelfTradePrevention,
+    Side,
+    TimeInForce,
+)
 
 LIMIT = OrderType.LIMIT
 MARKET = OrderType.MARKET
@@ -145,7 +153,9 @@ async def get_order_status(request: web.Request) -> web.Response:
     same_client(request, client_id, request.query.get("client_id"), "client_id")
     order = order_status(request.app[SIM].venue, client_id, _ref(request))
     if order is None:
-        raise Problem(404, "unknown-order", "ref_id: no such order for this client (or its status is no longer retained)")
+        raise Problem(
+            404, "unknown-order", "ref_id: no such order for this client (or its status is no longer retained)"
+        )
     return respond(order_record(order))
 
 

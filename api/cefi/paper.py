@@ -24,9 +24,9 @@ import orjson
 from aiohttp import web
 
 from cefisim.api.auth.bearer import require_bearer
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.cefi.validate import F, check_object
 from cefisim.api.server.http import parse_json
+from cefisim.api.server.problems import Problem, bad_request
 
 PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
 

@@ -7,9 +7,8 @@ conflicts 409, the rest 400. The slug is the reason in lower case with dashes.
 
 from __future__ import annotations
 
-from cefisim.engine.rejects import Reject, Stage
-
 from cefisim.api.server.problems import Problem
+from cefisim.engine.rejects import Reject, Stage
 
 _STATUS = {
     Stage.LOOKUP: 404,

@@ -8,7 +8,7 @@ present. ``order_info`` is the order as entered (the request's own spelling of q
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from cefisim.engine.book import Book
@@ -37,7 +37,7 @@ def ns(ts: int) -> str:
 
 
 def iso(ts_ns: int) -> str:
-    dt = datetime.fromtimestamp(ts_ns // 1_000_000_000, tz=timezone.utc)
+    dt = datetime.fromtimestamp(ts_ns // 1_000_000_000, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -209,8 +209,11 @@ def book_doc(inst: Instrument, book: Book, levels: int, now: int) -> dict[str, A
         return [{"price": fmt_p(p), "qty": fmt_q(q), "orders": n} for p, q, n in book.depth(name, levels)]
 
     return {
-        "instrument_id": str(inst.id), "symbol": inst.symbol, "status": inst.status,
-        "bids": side(BUY), "asks": side(SELL),
+        "instrument_id": str(inst.id),
+        "symbol": inst.symbol,
+        "status": inst.status,
+        "bids": side(BUY),
+        "asks": side(SELL),
         "last_price": fmt_p(book.last_price) if book.last_price is not None else None,
         "timestamp": ns(now),
     }
@@ -218,5 +221,11 @@ def book_doc(inst: Instrument, book: Book, levels: int, now: int) -> dict[str, A
 
 def sim_trade(inst: Instrument, match_id: int, price: int, lots: int, taker: Order, ts: int) -> dict[str, Any]:
     """A trade as ``GET /_sim/trades/{id}`` and the live stream show it (the taker's side and order)."""
-    return {"match_id": str(match_id), "price": inst.price_grid.format(price), "qty": inst.qty_grid.format(lots),
-            "taker_side": taker.side, "taker_order_id": str(taker.id), "timestamp": ns(ts)}
+    return {
+        "match_id": str(match_id),
+        "price": inst.price_grid.format(price),
+        "qty": inst.qty_grid.format(lots),
+        "taker_side": taker.side,
+        "taker_order_id": str(taker.id),
+        "timestamp": ns(ts),
+    }

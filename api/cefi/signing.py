@@ -115,8 +115,9 @@ def verify(
     return client_id
 
 
-def mismatch_detail(secret: str, signature: str, layouts: tuple[str, ...], timestamp: str, method: str,
-                    path: str, body: bytes) -> str:
+def mismatch_detail(
+    secret: str, signature: str, layouts: tuple[str, ...], timestamp: str, method: str, path: str, body: bytes
+) -> str:
     """Why a signature does not match: the layout(s) and the exact string(s) the server signed.
 
     The string-to-sign holds only what the request carried (timestamp, method, path without query,
@@ -125,16 +126,26 @@ def mismatch_detail(secret: str, signature: str, layouts: tuple[str, ...], times
     """
     hint = ""
     if _HEX_SHA256.match(signature):
-        right = any(hmac.compare_digest(
-            hmac.new(secret.encode(), payload(lay, timestamp, method, path, body), "sha256").hexdigest(),
-            signature.lower()) for lay in layouts)
-        hint = (" It is the right HMAC-SHA256 but hex-encoded: send it base64-encoded (44 characters)."
-                if right else " It looks hex-encoded (64 hex digits): the signature is base64 of the HMAC-SHA256 "
-                "digest (44 characters).")
+        right = any(
+            hmac.compare_digest(
+                hmac.new(secret.encode(), payload(lay, timestamp, method, path, body), "sha256").hexdigest(),
+                signature.lower(),
+            )
+            for lay in layouts
+        )
+        hint = (
+            " It is the right HMAC-SHA256 but hex-encoded: send it base64-encoded (44 characters)."
+            if right
+            else " It looks hex-encoded (64 hex digits): the signature is base64 of the HMAC-SHA256 "
+            "digest (44 characters)."
+        )
     signed = " or ".join(
         f"layout {lay} ({LAYOUT_ORDER[lay]}): "
         + json.dumps(payload(lay, timestamp, method, path, body).decode("utf-8", "backslashreplace"))
-        for lay in layouts)
-    return (f"{H_SIGNATURE}: does not match the request.{hint} The server computed base64(HMAC-SHA256(secret, "
-            f"string-to-sign)) with the string-to-sign {signed}; check the secret, the layout, and that the "
-            "body is sent byte for byte as signed")
+        for lay in layouts
+    )
+    return (
+        f"{H_SIGNATURE}: does not match the request.{hint} The server computed base64(HMAC-SHA256(secret, "
+        f"string-to-sign)) with the string-to-sign {signed}; check the secret, the layout, and that the "
+        "body is sent byte for byte as signed"
+    )

@@ -12,11 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
+from cefisim.api.server.problems import bad_request
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import DECIMAL_RE
-
-from cefisim.api.server.problems import bad_request
 
 UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -44,7 +42,7 @@ class F:
     kind: str  # str | id | id0 | decimal | positive | number | enum | enums | bool | external_id | uuid | object
     required: bool = False
     values: tuple[str, ...] = ()
-    fields: Mapping[str, "F"] = field(default_factory=dict)  # for kind == "object"
+    fields: Mapping[str, F] = field(default_factory=dict)  # for kind == "object"
     open: bool = False  # for kind == "object": unknown keys allowed
     #: the kind's check, looked up once here rather than by comparing ``kind`` for every value
     check: Check = field(init=False, repr=False, compare=False)
@@ -86,6 +84,7 @@ def _join(path: str, key: str) -> str:
 
 
 # Each check: (suffix of the path, reason) when ``v`` does not fit ``f``; None when it does.
+
 
 def _bool(v: Any, f: F) -> tuple[str, str] | None:
     return None if isinstance(v, bool) else ("", "must be a boolean")
@@ -141,7 +140,7 @@ def _id0(v: Any, f: F) -> tuple[str, str] | None:
         return _NOT_A_STRING
     if v == "0" or (len(v) <= 19 and ID_RE.fullmatch(v)):
         return None
-    return _too_long(v, 19, ID_RE, "digits") or ("", "must be \"0\" or match ^[1-9][0-9]*$")
+    return _too_long(v, 19, ID_RE, "digits") or ("", 'must be "0" or match ^[1-9][0-9]*$')
 
 
 def _decimal(v: Any, f: F) -> tuple[str, str] | None:
@@ -149,7 +148,9 @@ def _decimal(v: Any, f: F) -> tuple[str, str] | None:
         return _NOT_A_STRING
     if len(v) > MAX_DECIMAL or not DECIMAL_RE.fullmatch(v):
         return _too_long(v, MAX_DECIMAL, DECIMAL_RE, "characters") or (
-            "", "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$")
+            "",
+            "must be a decimal string matching ^[0-9]+(\\.[0-9]+)?$",
+        )
     return None
 
 
@@ -188,12 +189,22 @@ def _no_check(v: Any, f: F) -> tuple[str, str] | None:  # kind "object": check_o
 
 
 _CHECKS: dict[str, Check] = {
-    "bool": _bool, "number": _number, "enums": _enums, "str": _str, "id": _id, "id0": _id0,
-    "decimal": _decimal, "positive": _positive, "enum": _enum, "external_id": _external_id, "uuid": _uuid,
+    "bool": _bool,
+    "number": _number,
+    "enums": _enums,
+    "str": _str,
+    "id": _id,
+    "id0": _id0,
+    "decimal": _decimal,
+    "positive": _positive,
+    "enum": _enum,
+    "external_id": _external_id,
+    "uuid": _uuid,
 }
 
 
 # --- query strings --------------------------------------------------------------------------------
+
 
 def query_id(query: Mapping[str, str], name: str) -> int | None:
     raw = query.get(name)
@@ -231,4 +242,3 @@ def query_timestamp(query: Mapping[str, str], name: str, required: bool) -> int 
     if not TIMESTAMP_RE.fullmatch(raw):
         raise bad_request(name, "must be 19 digits, nanoseconds since the Unix epoch")
     return int(raw)
-

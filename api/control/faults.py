@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from cefisim.api.server.http import read_json, respond
+from cefisim.api.cefi.validate import F, ascii_digits, check_object
 from cefisim.api.control.plane import control_guard
+from cefisim.api.server.http import read_json, respond
 from cefisim.api.server.keys import SIM
 from cefisim.api.server.problems import Problem, bad_request
-from cefisim.api.cefi.validate import F, ascii_digits, check_object
 
 FAULTS_SPEC = {
     "count": F("number"),
@@ -67,9 +67,15 @@ class FaultPlan:
 
     def describe(self) -> dict:
         return {
-            "count": self.count, "share": None if self.share_ppm is None else f"{self.share_ppm / 1e6:g}",
-            "status": self.status, "delay_ms": self.delay_ms, "drop": self.drop, "after": self.after,
-            "path_prefix": self.path_prefix, "hits": self.hits, "seen": self.seen,
+            "count": self.count,
+            "share": None if self.share_ppm is None else f"{self.share_ppm / 1e6:g}",
+            "status": self.status,
+            "delay_ms": self.delay_ms,
+            "drop": self.drop,
+            "after": self.after,
+            "path_prefix": self.path_prefix,
+            "hits": self.hits,
+            "seen": self.seen,
         }
 
 

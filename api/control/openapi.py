@@ -15,9 +15,10 @@ import functools
 from typing import Any
 
 import cefisim
-from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
-from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
-
+from cefisim.api.cefi.openapi_operations import described
+from cefisim.api.cefi.openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
+from cefisim.api.cefi.validate import F
+from cefisim.api.control.faults import FAULTS_SPEC, fault_routes
 from cefisim.api.control.plane import (
     MAX_ADVANCE_NS,
     MAX_DURATION_CHARS,
@@ -25,15 +26,13 @@ from cefisim.api.control.plane import (
     MAX_SETTLEMENT_DELAY_MS,
     control_routes,
 )
-from cefisim.api.control.faults import FAULTS_SPEC, fault_routes
-from cefisim.api.cefi.openapi_operations import described
-from cefisim.api.cefi.openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
-from cefisim.api.server.request_log import MAX_CAPACITY as MAX_HISTORY
-from cefisim.api.scenario.model import SECONDS_TEXT_RE
 from cefisim.api.control.stream import stream_routes
 from cefisim.api.control.venues import VENUE_PREFIX, VENUE_RESOURCE, venue_routes
-from cefisim.api.cefi.validate import F
+from cefisim.api.scenario.model import SECONDS_TEXT_RE
+from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
+from cefisim.api.server.request_log import MAX_CAPACITY as MAX_HISTORY
+from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
+from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
 from cefisim.engine.vocabulary import InstrumentStatus, Side
 
 BUY = Side.BUY
@@ -64,8 +63,14 @@ def duration(most: int, unit: str) -> dict[str, Any]:
     """A duration as api.control.plane takes it, 0 to ``most`` ``unit``: a whole number, or a decimal string
     with up to 3 significant decimals (trailing zeros allowed)."""
     pattern = rf"^0*(({_below(most)})(\.[0-9]{{0,2}}[0-9]0*)?|{most}(\.0+)?)$"
-    return {"type": ["integer", "string"], "minimum": 0, "maximum": most, "pattern": pattern,
-            "maxLength": MAX_DURATION_CHARS, "description": f"{unit}, 0 to {most}, up to 3 decimals"}
+    return {
+        "type": ["integer", "string"],
+        "minimum": 0,
+        "maximum": most,
+        "pattern": pattern,
+        "maxLength": MAX_DURATION_CHARS,
+        "description": f"{unit}, 0 to {most}, up to 3 decimals",
+    }
 
 
 LATENCY_MS = duration(MAX_LATENCY_MS, "milliseconds")
@@ -86,8 +91,12 @@ def _whole(low: int, high: int, pattern: str) -> dict[str, Any]:
 #: FAULTS_SPEC's fields as set_faults then checks them
 FAULT_FIELDS = {
     "count": _whole(1, 1_000_000, "^0*([1-9][0-9]{0,5}|1000000)$"),
-    "share": {"type": "string", "pattern": r"^(0+(\.[0-9]{1,6})?|0*1(\.0{1,6})?)$", "maxLength": 40,
-              "description": "a fraction from 0 to 1, at most 6 decimals"},
+    "share": {
+        "type": "string",
+        "pattern": r"^(0+(\.[0-9]{1,6})?|0*1(\.0{1,6})?)$",
+        "maxLength": 40,
+        "description": "a fraction from 0 to 1, at most 6 decimals",
+    },
     "status": _whole(400, 599, "^0*[45][0-9]{2}$"),
     "delay_ms": _whole(0, 60_000, "^0*([0-9]{1,4}|[1-5][0-9]{4}|60000)$"),
 }
@@ -106,7 +115,7 @@ _ERRORS = {
     409: "the request needs a virtual clock; DELETE /_sim/venues/default: the default venue cannot be deleted",
     413: "body larger than the server accepts",
     429: "GET /_sim/stream: as many streams are open as the server allows; POST /_sim/venues: as many venues "
-         "run as --max-venues allows",
+    "run as --max-venues allows",
     500: "an engine invariant does not hold (GET /_sim/invariants), or an internal error",
 }
 
@@ -117,120 +126,283 @@ SECONDS = {"type": "string", "pattern": SECONDS_TEXT_RE.pattern, "description": 
 
 def _schemas() -> dict[str, Any]:
     low, high = MIN_STATUS_RETENTION_NS // NS_PER_SECOND, MAX_STATUS_RETENTION_NS // NS_PER_SECOND
-    own_order = record({"order_id": ID, "client_id": ID, "side": {"type": "string", "enum": [BUY, SELL]},
-                        "price": DEC, "leaves_qty": DEC, "queue_ahead": nullable(DEC)})
+    own_order = record(
+        {
+            "order_id": ID,
+            "client_id": ID,
+            "side": {"type": "string", "enum": [BUY, SELL]},
+            "price": DEC,
+            "leaves_qty": DEC,
+            "queue_ahead": nullable(DEC),
+        }
+    )
     level = record({"price": DEC, "qty": DEC, "orders": {"type": "integer", "minimum": 1}})
     return {
-        "Problem": record({"type": {"type": "string", "format": "uri"}, "title": {"type": "string"},
-                           "status": {"type": "integer", "minimum": 400, "maximum": 599},
-                           "detail": {"type": "string"}}, description="RFC 7807 problem details"),
-        "Health": record({"status": {"const": "ok"}, "scenario": {"type": "string"},
-                          "clock": CLOCK["clock"], "now_ns": TS,
-                          "orders": COUNT, "matches": COUNT, "retained_orders": COUNT}),
+        "Problem": record(
+            {
+                "type": {"type": "string", "format": "uri"},
+                "title": {"type": "string"},
+                "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                "detail": {"type": "string"},
+            },
+            description="RFC 7807 problem details",
+        ),
+        "Health": record(
+            {
+                "status": {"const": "ok"},
+                "scenario": {"type": "string"},
+                "clock": CLOCK["clock"],
+                "now_ns": TS,
+                "orders": COUNT,
+                "matches": COUNT,
+                "retained_orders": COUNT,
+            }
+        ),
         "Clock": record(dict(CLOCK)),
         "Reset": record({"status": {"const": "reset"}, **CLOCK}),
         "Restored": record({"status": {"const": "restored"}, **CLOCK}),
         "Advanced": record({**CLOCK, "events": {"type": "integer", "minimum": 0}}),
-        "AdvanceRequest": {**object_schema(ADVANCE, overrides={"seconds": ADVANCE_SECONDS}),
-                           "oneOf": [_present(name) for name in ADVANCE],
-                           "description": "exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
-                                          f"never back, at most {MAX_ADVANCE_NS // NS_PER_DAY} days at once, never past "
-                                          "9999-12-31T23:59:59Z"},
-        "Book": record({"instrument_id": ID, "symbol": {"type": "string"},
-                        "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)},
-                        "bids": {"type": "array", "items": level}, "asks": {"type": "array", "items": level},
-                        "last_price": nullable(DEC), "timestamp": TS}),
-        "Trade": record({"match_id": ID, "price": DEC, "qty": DEC,
-                         "taker_side": {"type": "string", "enum": [BUY, SELL]}, "taker_order_id": ID, "timestamp": TS}),
+        "AdvanceRequest": {
+            **object_schema(ADVANCE, overrides={"seconds": ADVANCE_SECONDS}),
+            "oneOf": [_present(name) for name in ADVANCE],
+            "description": "exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
+            f"never back, at most {MAX_ADVANCE_NS // NS_PER_DAY} days at once, never past "
+            "9999-12-31T23:59:59Z",
+        },
+        "Book": record(
+            {
+                "instrument_id": ID,
+                "symbol": {"type": "string"},
+                "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)},
+                "bids": {"type": "array", "items": level},
+                "asks": {"type": "array", "items": level},
+                "last_price": nullable(DEC),
+                "timestamp": TS,
+            }
+        ),
+        "Trade": record(
+            {
+                "match_id": ID,
+                "price": DEC,
+                "qty": DEC,
+                "taker_side": {"type": "string", "enum": [BUY, SELL]},
+                "taker_order_id": ID,
+                "timestamp": TS,
+            }
+        ),
         "Latency": record({"entry_ms": MS, "modify_ms": MS, "cancel_ms": MS}),
-        "LatencyRequest": {**object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, LATENCY_MS)),
-                           "description": f"milliseconds, 0 to {MAX_LATENCY_MS}, up to 3 decimals; omitted: unchanged"},
+        "LatencyRequest": {
+            **object_schema(LATENCY, overrides=dict.fromkeys(LATENCY, LATENCY_MS)),
+            "description": f"milliseconds, 0 to {MAX_LATENCY_MS}, up to 3 decimals; omitted: unchanged",
+        },
         "SettlementDelayRequest": object_schema(SETTLEMENT, overrides={"ms": SETTLEMENT_MS}),
         "SettlementDelay": record({"ms": {"type": ["integer", "string"]}}),
         "StatusRequest": object_schema(STATUS),
-        "RetentionRequest": {**object_schema({"status_retention": F("number", required=True)}, overrides={
-            "status_retention": {"type": ["integer", "string"], "minimum": low, "maximum": high,
-                                 "pattern": SECONDS_TEXT_RE.pattern, "maxLength": 24}}),
+        "RetentionRequest": {
+            **object_schema(
+                {"status_retention": F("number", required=True)},
+                overrides={
+                    "status_retention": {
+                        "type": ["integer", "string"],
+                        "minimum": low,
+                        "maximum": high,
+                        "pattern": SECONDS_TEXT_RE.pattern,
+                        "maxLength": 24,
+                    }
+                },
+            ),
             "description": f"how long ended orders' status is kept: seconds from {low} to {high} (30 days), "
-                           "an integer or a decimal string to the nanosecond"},
-        "Retention": record({
-            "status_retention": SECONDS, "max_ended_orders_per_client": COUNT, "max_ended_orders": COUNT,
-            "ended_orders": COUNT, "ended_orders_by_client": {"type": "object", "additionalProperties": COUNT,
-                                                              "description": "client id -> ended orders kept"},
-            "fills": COUNT}),
-        "RecordedSources": {"type": "array", "items": record({
-            "instrument_id": ID, "symbol": {"type": "string"}, "files": {"type": "array", "items": {"type": "string"}},
-            "format": {"type": "string"}, "speed": {"type": "string"}, "offset_ns": {"type": "string"},
-            "queue_model": {"type": "string"}, "impact": {"type": "boolean"}, "feed_latency_ms": {"type": "string"},
-            "events_applied": COUNT, "done": {"type": "boolean"}, "position_ns": nullable(TS),
-            "recording_position_ns": nullable(TS), "next_ns": nullable(TS),
-            "orders": {"type": "array", "items": own_order}})},
-        "InstrumentStatus": record({"instrument_id": ID,
-                                    "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}),
-        "Invariants": record({"ok": {"const": True},
-                              "asset_totals": {"type": "object", "additionalProperties": DEC,
-                                               "description": "asset name -> total held by every client"}}),
-        "Snapshot": {"type": "object", "required": ["scenario_sha256"],
-                     "description": "the whole state (api/runtime/snapshot.py); restore only into the same scenario"},
+            "an integer or a decimal string to the nanosecond",
+        },
+        "Retention": record(
+            {
+                "status_retention": SECONDS,
+                "max_ended_orders_per_client": COUNT,
+                "max_ended_orders": COUNT,
+                "ended_orders": COUNT,
+                "ended_orders_by_client": {
+                    "type": "object",
+                    "additionalProperties": COUNT,
+                    "description": "client id -> ended orders kept",
+                },
+                "fills": COUNT,
+            }
+        ),
+        "RecordedSources": {
+            "type": "array",
+            "items": record(
+                {
+                    "instrument_id": ID,
+                    "symbol": {"type": "string"},
+                    "files": {"type": "array", "items": {"type": "string"}},
+                    "format": {"type": "string"},
+                    "speed": {"type": "string"},
+                    "offset_ns": {"type": "string"},
+                    "queue_model": {"type": "string"},
+                    "impact": {"type": "boolean"},
+                    "feed_latency_ms": {"type": "string"},
+                    "events_applied": COUNT,
+                    "done": {"type": "boolean"},
+                    "position_ns": nullable(TS),
+                    "recording_position_ns": nullable(TS),
+                    "next_ns": nullable(TS),
+                    "orders": {"type": "array", "items": own_order},
+                }
+            ),
+        },
+        "InstrumentStatus": record(
+            {"instrument_id": ID, "status": {"type": "string", "enum": list(INSTRUMENT_STATUSES)}}
+        ),
+        "Invariants": record(
+            {
+                "ok": {"const": True},
+                "asset_totals": {
+                    "type": "object",
+                    "additionalProperties": DEC,
+                    "description": "asset name -> total held by every client",
+                },
+            }
+        ),
+        "Snapshot": {
+            "type": "object",
+            "required": ["scenario_sha256"],
+            "description": "the whole state (api/runtime/snapshot.py); restore only into the same scenario",
+        },
         "Revoked": record({"key_id": {"type": "string"}, "revoked": {"const": True}}),
-        "Requests": record({
-            "requests": {"type": "array", "items": record(
-                {"time": ISO, "method": {"type": "string"}, "path": {"type": "string"},
-                 "status": {"type": "integer", "minimum": 100, "maximum": 599},
-                 "ms": {"type": "number", "minimum": 0}, "client_id": nullable(ID), "request_id": {"type": "string"},
-                 "problem": ref("Problem")},
-                required=["time", "method", "path", "status", "ms", "client_id", "request_id"],
-                description="one request served; problem: what a failed one answered")},
-            "recorded": {"type": "integer", "minimum": 0, "description": "requests recorded since the start"},
-            "capacity": {"type": "integer", "minimum": 1, "description": "requests kept (--request-history)"},
-        }),
-        "FaultRequest": {**object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
-                         "oneOf": [_present("count"), _present("share")],
-                         "anyOf": [_present("status"), _present("delay_ms"),
-                                   {"required": ["drop"], "properties": {"drop": {"const": True}}}],
-                         "description": (
-            "exactly one of count (1 to 1000000) and share (0 to 1, 6 decimals); at least one of status (400 to "
-            "599), drop and delay_ms (0 to 60000); path_prefix defaults to /v1/. Faulted requests answer the "
-            "status as a problem of type injected-fault, which the CeFi document does not list")},
-        "VenueRequest": {"type": "object", "additionalProperties": False, "required": ["scenario"], "properties": {
-            "scenario": {"oneOf": [{"type": "string", "description": "a shipped scenario's name (`cefisim scenarios`)"},
-                                   {"type": "object", "description": "a scenario document (docs/scenarios.md)"}]},
-            "seed": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1,
-                     "description": "replaces the scenario's seed"}}},
-        "Venue": record({
-            "id": {"type": "string"}, "scenario": {"type": "string"}, "seed": {"type": "integer"}, **CLOCK,
-            "control": {"type": "string", "description": "the venue's control plane prefix"},
-            "clients": {"type": "array", "items": record({
-                "client_id": ID, "mnemonic": {"type": "string"}, "key": {"type": "string", "format": "uuid"},
-                "secret": {"type": "string"}})},
-            "api_keys": {"type": "array", "items": {"type": "object", "required": ["key_id", "kind"]}},
-            "oauth_clients": {"type": "array", "items": record({
-                "client_id": {"type": "string"}, "redirect_uris": {"type": "array", "items": {"type": "string"}},
-                "scopes": {"type": "array", "items": {"type": "string"}}}, required=["client_id"])},
-        }, required=["id", "scenario", "seed", "now_ns", "now", "clock", "control"],
+        "Requests": record(
+            {
+                "requests": {
+                    "type": "array",
+                    "items": record(
+                        {
+                            "time": ISO,
+                            "method": {"type": "string"},
+                            "path": {"type": "string"},
+                            "status": {"type": "integer", "minimum": 100, "maximum": 599},
+                            "ms": {"type": "number", "minimum": 0},
+                            "client_id": nullable(ID),
+                            "request_id": {"type": "string"},
+                            "problem": ref("Problem"),
+                        },
+                        required=["time", "method", "path", "status", "ms", "client_id", "request_id"],
+                        description="one request served; problem: what a failed one answered",
+                    ),
+                },
+                "recorded": {"type": "integer", "minimum": 0, "description": "requests recorded since the start"},
+                "capacity": {"type": "integer", "minimum": 1, "description": "requests kept (--request-history)"},
+            }
+        ),
+        "FaultRequest": {
+            **object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
+            "oneOf": [_present("count"), _present("share")],
+            "anyOf": [
+                _present("status"),
+                _present("delay_ms"),
+                {"required": ["drop"], "properties": {"drop": {"const": True}}},
+            ],
+            "description": (
+                "exactly one of count (1 to 1000000) and share (0 to 1, 6 decimals); at least one of status (400 to "
+                "599), drop and delay_ms (0 to 60000); path_prefix defaults to /v1/. Faulted requests answer the "
+                "status as a problem of type injected-fault, which the CeFi document does not list"
+            ),
+        },
+        "VenueRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["scenario"],
+            "properties": {
+                "scenario": {
+                    "oneOf": [
+                        {"type": "string", "description": "a shipped scenario's name (`cefisim scenarios`)"},
+                        {"type": "object", "description": "a scenario document (docs/scenarios.md)"},
+                    ]
+                },
+                "seed": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 2**63 - 1,
+                    "description": "replaces the scenario's seed",
+                },
+            },
+        },
+        "Venue": record(
+            {
+                "id": {"type": "string"},
+                "scenario": {"type": "string"},
+                "seed": {"type": "integer"},
+                **CLOCK,
+                "control": {"type": "string", "description": "the venue's control plane prefix"},
+                "clients": {
+                    "type": "array",
+                    "items": record(
+                        {
+                            "client_id": ID,
+                            "mnemonic": {"type": "string"},
+                            "key": {"type": "string", "format": "uuid"},
+                            "secret": {"type": "string"},
+                        }
+                    ),
+                },
+                "api_keys": {"type": "array", "items": {"type": "object", "required": ["key_id", "kind"]}},
+                "oauth_clients": {
+                    "type": "array",
+                    "items": record(
+                        {
+                            "client_id": {"type": "string"},
+                            "redirect_uris": {"type": "array", "items": {"type": "string"}},
+                            "scopes": {"type": "array", "items": {"type": "string"}},
+                        },
+                        required=["client_id"],
+                    ),
+                },
+            },
+            required=["id", "scenario", "seed", "now_ns", "now", "clock", "control"],
             description="a venue; clients, api_keys and oauth_clients (its credentials, docs/venues.md) on create "
-                        "and GET one"),
+            "and GET one",
+        ),
         "Venues": {"type": "array", "items": ref("Venue")},
         "VenueDeleted": record({"id": {"type": "string"}, "deleted": {"const": True}}),
-        "Fault": nullable(record({
-            "count": nullable({"type": "integer"}), "share": nullable({"type": "string"}),
-            "status": nullable({"type": "integer"}), "delay_ms": {"type": "integer"},
-            "drop": {"type": "boolean"}, "after": {"type": "boolean"}, "path_prefix": {"type": "string"},
-            "hits": {"type": "integer", "minimum": 0}, "seen": {"type": "integer", "minimum": 0},
-        })),
+        "Fault": nullable(
+            record(
+                {
+                    "count": nullable({"type": "integer"}),
+                    "share": nullable({"type": "string"}),
+                    "status": nullable({"type": "integer"}),
+                    "delay_ms": {"type": "integer"},
+                    "drop": {"type": "boolean"},
+                    "after": {"type": "boolean"},
+                    "path_prefix": {"type": "string"},
+                    "hits": {"type": "integer", "minimum": 0},
+                    "seen": {"type": "integer", "minimum": 0},
+                }
+            )
+        ),
     }
 
 
-def _op(op_id: str, summary: str, response: str | None, *, body: str | None = None, errors: tuple[int, ...] = (),
-        params: tuple[dict[str, Any], ...] = (), media: str = JSON) -> dict[str, Any]:
-    ok: dict[str, Any] = {"description": "OK",
-                          "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
+def _op(
+    op_id: str,
+    summary: str,
+    response: str | None,
+    *,
+    body: str | None = None,
+    errors: tuple[int, ...] = (),
+    params: tuple[dict[str, Any], ...] = (),
+    media: str = JSON,
+) -> dict[str, Any]:
+    ok: dict[str, Any] = {
+        "description": "OK",
+        "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}},
+    }
     if response is not None:
         ok["content"] = {media: {"schema": ref(response) if media == JSON else {"type": "string"}}}
     codes = sorted({401, 403, 404, 500, *errors, *((400, 408, 413) if body else ())})
-    op: dict[str, Any] = {"operationId": op_id, "summary": summary, "tags": ["control"],
-                          "responses": {"200": ok, **{str(c): {"$ref": f"#/components/responses/Problem{c}"}
-                                                      for c in codes}}}
+    op: dict[str, Any] = {
+        "operationId": op_id,
+        "summary": summary,
+        "tags": ["control"],
+        "responses": {"200": ok, **{str(c): {"$ref": f"#/components/responses/Problem{c}"} for c in codes}},
+    }
     if params:
         op["parameters"] = list(params)
     if body is not None:
@@ -243,14 +415,23 @@ def _path(name: str, pattern: str) -> dict[str, Any]:
 
 
 def _count(name: str, default: int) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": False,
-            "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": default}}
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": default},
+    }
 
 
 def _ui_file_op() -> dict[str, Any]:
     """The page's script (text/javascript) or style sheet (text/css)."""
-    op = _op("sim_ui_file", "The live page's script and style sheet", "Page", media="text/javascript",
-             params=(_path("name", "^(app\\.js|style\\.css)$"), VENUE))
+    op = _op(
+        "sim_ui_file",
+        "The live page's script and style sheet",
+        "Page",
+        media="text/javascript",
+        params=(_path("name", "^(app\\.js|style\\.css)$"), VENUE),
+    )
     op["responses"]["200"]["content"]["text/css"] = {"schema": {"type": "string"}}
     return op
 
@@ -269,71 +450,134 @@ def _created(op: dict[str, Any]) -> dict[str, Any]:
 
 INSTRUMENT = _path("instrument_id", "^[0-9]+$")
 #: the venue of the stream and the page: ``default`` (or empty), or a created venue's id; another is a 404
-VENUE = {"name": "venue", "in": "query", "required": False,
-         "schema": {"type": "string", "pattern": "^(default|v[1-9][0-9]*)?$", "default": "default"}}
+VENUE = {
+    "name": "venue",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "string", "pattern": "^(default|v[1-9][0-9]*)?$", "default": "default"},
+}
 VENUE_ID = _path("venue_id", "^(default|v[1-9][0-9]*)$")
 #: (METHOD, path) -> the operation; every /_sim/ route of the app must have one
 CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/_sim/health"): _op("sim_health", "Scenario, clock mode, engine time, counters", "Health"),
     ("POST", "/_sim/reset"): _op("sim_reset", "Back to the loaded scenario (the journal starts anew)", "Reset"),
     ("GET", "/_sim/clock"): _op("sim_clock", "Engine time", "Clock"),
-    ("POST", "/_sim/clock/advance"): _op("sim_advance", "Advance a virtual clock", "Advanced",
-                                          body="AdvanceRequest", errors=(409,)),
-    ("GET", "/_sim/book/{instrument_id}"): _op("sim_book", "Depth and last trade price", "Book", errors=(400,),
-                                                params=(INSTRUMENT, _count("depth", 10))),
-    ("GET", "/_sim/trades/{instrument_id}"): _op("sim_trades", "Recent trades, newest first", "Trades",
-                                                  errors=(400,), params=(INSTRUMENT, _count("limit", 50))),
+    ("POST", "/_sim/clock/advance"): _op(
+        "sim_advance", "Advance a virtual clock", "Advanced", body="AdvanceRequest", errors=(409,)
+    ),
+    ("GET", "/_sim/book/{instrument_id}"): _op(
+        "sim_book", "Depth and last trade price", "Book", errors=(400,), params=(INSTRUMENT, _count("depth", 10))
+    ),
+    ("GET", "/_sim/trades/{instrument_id}"): _op(
+        "sim_trades", "Recent trades, newest first", "Trades", errors=(400,), params=(INSTRUMENT, _count("limit", 50))
+    ),
     ("GET", "/_sim/latency"): _op("sim_latency", "Acknowledgement delays", "Latency"),
     ("POST", "/_sim/latency"): _op("sim_set_latency", "Set acknowledgement delays", "Latency", body="LatencyRequest"),
-    ("POST", "/_sim/settlement-delay"): _op("sim_settlement_delay", "Set the transfer settlement delay",
-                                             "SettlementDelay", body="SettlementDelayRequest"),
+    ("POST", "/_sim/settlement-delay"): _op(
+        "sim_settlement_delay", "Set the transfer settlement delay", "SettlementDelay", body="SettlementDelayRequest"
+    ),
     ("POST", "/_sim/instruments/{instrument_id}/status"): _op(
-        "sim_instrument_status", "Halt, disable or reopen an instrument", "InstrumentStatus", body="StatusRequest",
-        params=(INSTRUMENT,)),
+        "sim_instrument_status",
+        "Halt, disable or reopen an instrument",
+        "InstrumentStatus",
+        body="StatusRequest",
+        params=(INSTRUMENT,),
+    ),
     ("GET", "/_sim/invariants"): _op("sim_invariants", "Run every engine invariant check", "Invariants"),
-    ("GET", "/_sim/journal"): _op("sim_journal", "The journal file (with --journal)", "Journal",
-                                   media="application/x-ndjson"),
+    ("GET", "/_sim/journal"): _op(
+        "sim_journal", "The journal file (with --journal)", "Journal", media="application/x-ndjson"
+    ),
     ("GET", "/_sim/snapshot"): _op("sim_snapshot", "The whole state as JSON", "Snapshot"),
-    ("POST", "/_sim/snapshot"): _op("sim_restore", "Restore a snapshot of the same scenario", "Restored",
-                                     body="Snapshot"),
-    ("POST", "/_sim/api-keys/{key_id}/revoke"): _op("sim_revoke_key", "Revoke an API key", "Revoked",
-                                                     params=(_path("key_id", "^[^/]+$"),)),
+    ("POST", "/_sim/snapshot"): _op(
+        "sim_restore", "Restore a snapshot of the same scenario", "Restored", body="Snapshot"
+    ),
+    ("POST", "/_sim/api-keys/{key_id}/revoke"): _op(
+        "sim_revoke_key", "Revoke an API key", "Revoked", params=(_path("key_id", "^[^/]+$"),)
+    ),
     ("GET", "/_sim/requests"): _op(
-        "sim_requests", "The last requests served outside /_sim/, newest first", "Requests", errors=(400,),
-        params=({"name": "limit", "in": "query", "required": False,
-                 "schema": {"type": "integer", "minimum": 1, "maximum": MAX_HISTORY},
-                 "description": "how many (default: every request kept; at most --request-history)"},)),
+        "sim_requests",
+        "The last requests served outside /_sim/, newest first",
+        "Requests",
+        errors=(400,),
+        params=(
+            {
+                "name": "limit",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_HISTORY},
+                "description": "how many (default: every request kept; at most --request-history)",
+            },
+        ),
+    ),
     ("GET", "/_sim/faults"): _op("sim_faults", "The injected fault plan (null: none)", "Fault"),
-    ("POST", "/_sim/faults"): _op("sim_set_faults", "Inject faults into the next /v1/ requests", "Fault",
-                                   body="FaultRequest"),
+    ("POST", "/_sim/faults"): _op(
+        "sim_set_faults", "Inject faults into the next /v1/ requests", "Fault", body="FaultRequest"
+    ),
     ("DELETE", "/_sim/faults"): _op("sim_clear_faults", "Remove the fault plan", "Fault"),
-    ("GET", "/_sim/retention"): _op("sim_retention", "Status retention, the caps on ended orders, the counts kept",
-                                     "Retention"),
-    ("POST", "/_sim/retention"): _op("sim_set_retention", "Set how long ended orders' status is kept", "Retention",
-                                      body="RetentionRequest"),
-    ("GET", "/_sim/recorded"): _op("sim_recorded", "Recorded markets: the recording, the position in it, each own "
-                                   "resting order's queue position", "RecordedSources"),
+    ("GET", "/_sim/retention"): _op(
+        "sim_retention", "Status retention, the caps on ended orders, the counts kept", "Retention"
+    ),
+    ("POST", "/_sim/retention"): _op(
+        "sim_set_retention", "Set how long ended orders' status is kept", "Retention", body="RetentionRequest"
+    ),
+    ("GET", "/_sim/recorded"): _op(
+        "sim_recorded",
+        "Recorded markets: the recording, the position in it, each own resting order's queue position",
+        "RecordedSources",
+    ),
     # the live stream and page (api/control/stream.py, docs/stream.md)
     ("GET", "/_sim/stream"): _op(
-        "sim_stream", "Server-sent events of an instrument's depth and trades, and a client's orders (docs/stream.md)",
-        "EventStream", media="text/event-stream", errors=(400, 429), params=(
-            _query("instrument", "^[0-9]+$", required=True), _query("client", "^[0-9]*$"), VENUE,
-            {"name": "Last-Event-ID", "in": "header", "required": False, "schema": {"type": "string"},
-             "description": "resume after this event (n-k or n); too old or unknown: a fresh snapshot"})),
-    ("GET", "/_sim/ui"): _op("sim_ui_redirect", "Redirects to /_sim/ui/ (keeping the query)", "Page",
-                             media="text/html"),
-    ("GET", "/_sim/ui/"): _op("sim_ui", "The live page (docs/stream.md)", "Page", media="text/html",
-                              # the page's script reads them (a wrong one: the stream refuses it)
-                              params=(_query("instrument", None), _query("client", None), VENUE)),
+        "sim_stream",
+        "Server-sent events of an instrument's depth and trades, and a client's orders (docs/stream.md)",
+        "EventStream",
+        media="text/event-stream",
+        errors=(400, 429),
+        params=(
+            _query("instrument", "^[0-9]+$", required=True),
+            _query("client", "^[0-9]*$"),
+            VENUE,
+            {
+                "name": "Last-Event-ID",
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string"},
+                "description": "resume after this event (n-k or n); too old or unknown: a fresh snapshot",
+            },
+        ),
+    ),
+    ("GET", "/_sim/ui"): _op(
+        "sim_ui_redirect", "Redirects to /_sim/ui/ (keeping the query)", "Page", media="text/html"
+    ),
+    ("GET", "/_sim/ui/"): _op(
+        "sim_ui",
+        "The live page (docs/stream.md)",
+        "Page",
+        media="text/html",
+        # the page's script reads them (a wrong one: the stream refuses it)
+        params=(_query("instrument", None), _query("client", None), VENUE),
+    ),
     ("GET", "/_sim/ui/{name}"): _ui_file_op(),
     # isolated venues (api/control/venues.py, docs/venues.md)
-    ("POST", "/_sim/venues"): _created(_op("sim_create_venue", "Create a venue: its own engine, clock, keys and "
-                                           "journal", "Venue", body="VenueRequest", errors=(429,))),
+    ("POST", "/_sim/venues"): _created(
+        _op(
+            "sim_create_venue",
+            "Create a venue: its own engine, clock, keys and journal",
+            "Venue",
+            body="VenueRequest",
+            errors=(429,),
+        )
+    ),
     ("GET", "/_sim/venues"): _op("sim_venues", "Every venue, the default one first (no credentials)", "Venues"),
-    ("GET", VENUE_RESOURCE): _op("sim_venue", "One venue with its credentials", "Venue",
-                                 params=(_path("id", VENUE_ID["schema"]["pattern"]),)),
-    ("DELETE", VENUE_RESOURCE): _op("sim_delete_venue", "End a venue: its memory and journal go", "VenueDeleted",
-                                    errors=(409,), params=(_path("id", VENUE_ID["schema"]["pattern"]),)),
+    ("GET", VENUE_RESOURCE): _op(
+        "sim_venue", "One venue with its credentials", "Venue", params=(_path("id", VENUE_ID["schema"]["pattern"]),)
+    ),
+    ("DELETE", VENUE_RESOURCE): _op(
+        "sim_delete_venue",
+        "End a venue: its memory and journal go",
+        "VenueDeleted",
+        errors=(409,),
+        params=(_path("id", VENUE_ID["schema"]["pattern"]),),
+    ),
 }
 
 
@@ -367,26 +611,38 @@ def control_document(server_url: str) -> dict[str, Any]:
 def control_template() -> dict[str, Any]:
     """The control plane's document with no server named (shared: do not modify)."""
     paths: dict[str, dict[str, Any]] = {}
-    for route in [*control_routes(), *fault_routes(), *stream_routes(), *venue_routes(control_routes() + fault_routes())]:
+    for route in [
+        *control_routes(),
+        *fault_routes(),
+        *stream_routes(),
+        *venue_routes(control_routes() + fault_routes()),
+    ]:
         paths.setdefault(route.path, {})[route.method.lower()] = described(CONTROL_OPERATIONS, route.method, route.path)
     paths[CONTROL_OPENAPI_PATH] = {"get": _op("sim_openapi", "This document", "OpenApiDocument")}
     schemas = _schemas()
     schemas["Trades"] = {"type": "array", "items": ref("Trade")}
     schemas["Journal"] = {"type": "string"}
     schemas["OpenApiDocument"] = {"type": "object", "required": ["openapi", "paths"]}
-    schemas["EventStream"] = {"type": "string", "description": "text/event-stream: snapshot, depth, trade and "
-                                                              "order events (docs/stream.md)"}
+    schemas["EventStream"] = {
+        "type": "string",
+        "description": "text/event-stream: snapshot, depth, trade and order events (docs/stream.md)",
+    }
     schemas["Page"] = {"type": "string"}
-    problem = {"content": {PROBLEM_CONTENT_TYPE: {"schema": ref("Problem")}},
-               "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}}
+    problem = {
+        "content": {PROBLEM_CONTENT_TYPE: {"schema": ref("Problem")}},
+        "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}},
+    }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "cefisim control plane", "version": cefisim.__version__,
-                 "description": "The emulator's own controls under /_sim/ (not part of the venue): clock, "
-                                "latency, instrument status, snapshots, injected faults. Loopback peers only, "
-                                "or `Authorization: Bearer <token>` when the server runs with --control-token; "
-                                "absent with --environment production.",
-                 "license": {"name": "MIT", "identifier": "MIT"}},
+        "info": {
+            "title": "cefisim control plane",
+            "version": cefisim.__version__,
+            "description": "The emulator's own controls under /_sim/ (not part of the venue): clock, "
+            "latency, instrument status, snapshots, injected faults. Loopback peers only, "
+            "or `Authorization: Bearer <token>` when the server runs with --control-token; "
+            "absent with --environment production.",
+            "license": {"name": "MIT", "identifier": "MIT"},
+        },
         "servers": servers("http://127.0.0.1:8080"),
         "tags": [{"name": "control", "description": "the emulator's control plane"}],
         "security": [{}, {"controlToken": []}],
@@ -395,7 +651,8 @@ def control_template() -> dict[str, Any]:
             "schemas": schemas,
             "responses": {f"Problem{code}": {"description": text, **problem} for code, text in _ERRORS.items()},
             "headers": {"X-Request-Id": {"description": "the request's id", "schema": {"type": "string"}}},
-            "securitySchemes": {"controlToken": {"type": "http", "scheme": "bearer",
-                                                 "description": "the server's --control-token"}},
+            "securitySchemes": {
+                "controlToken": {"type": "http", "scheme": "bearer", "description": "the server's --control-token"}
+            },
         },
     }

@@ -30,28 +30,27 @@ from __future__ import annotations
 import asyncio
 import hmac
 import ipaddress
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from aiohttp import web
 
+from cefisim.api.auth import AUTH_STORE
+from cefisim.api.cefi import serialize
+from cefisim.api.cefi.serialize import iso, ns
+from cefisim.api.cefi.validate import F, ascii_digits, check_object
+from cefisim.api.recorded.control import recorded_routes
+from cefisim.api.runtime.snapshot import SnapshotError
+from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
+from cefisim.api.server.http import parse_json, read_json, respond
+from cefisim.api.server.keys import OPTIONS, SIM
+from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.server.request_log import recent_requests
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Instrument
 from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
-
-from cefisim.api.cefi import serialize
-from cefisim.api.auth import AUTH_STORE
-from cefisim.api.server.http import parse_json, read_json, respond
-from cefisim.api.server.keys import OPTIONS, SIM
-from cefisim.api.server.problems import Problem, bad_request
-from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
-from cefisim.api.recorded.control import recorded_routes
-from cefisim.api.server.request_log import recent_requests
-from cefisim.api.cefi.serialize import iso, ns
-from cefisim.api.runtime.snapshot import SnapshotError
-from cefisim.api.cefi.validate import F, ascii_digits, check_object
 from cefisim.engine.vocabulary import InstrumentStatus
 
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
@@ -62,7 +61,7 @@ MAX_LATENCY_MS = 60_000  # an acknowledgement delay: a minute
 MAX_SETTLEMENT_DELAY_MS = 86_400_000  # a transfer's settlement delay: a day
 MAX_SNAPSHOT_BYTES = 256 << 20  # POST /_sim/snapshot: a week of the demo scenario is far below it
 MAX_DURATION_CHARS = 40  # a duration given as a decimal string: longer text is refused unread
-LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp()) * NS_PER_SECOND
+LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()) * NS_PER_SECOND
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
 
 
@@ -77,8 +76,12 @@ async def control_guard(request: web.Request, handler):  # type: ignore[no-untyp
             if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
                 raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
         elif not _is_loopback(request.remote):
-            raise Problem(403, "forbidden", "the control plane answers loopback peers only; "
-                                            "start the server with --control-token to open it to others")
+            raise Problem(
+                403,
+                "forbidden",
+                "the control plane answers loopback peers only; "
+                "start the server with --control-token to open it to others",
+            )
     return await handler(request)
 
 
@@ -134,15 +137,17 @@ def clock_doc(request: web.Request) -> dict:
 async def health(request: web.Request) -> web.Response:
     sim = request.app[SIM]
     counts = queries.counters(sim.venue)
-    return respond({
-        "status": "ok",
-        "scenario": str(sim.scenario.source),
-        "clock": sim.clock_mode,
-        "now_ns": ns(queries.now(sim.venue)),
-        "orders": counts.orders,
-        "matches": counts.matches,
-        "retained_orders": counts.retained_orders,
-    })
+    return respond(
+        {
+            "status": "ok",
+            "scenario": str(sim.scenario.source),
+            "clock": sim.clock_mode,
+            "now_ns": ns(queries.now(sim.venue)),
+            "orders": counts.orders,
+            "matches": counts.matches,
+            "retained_orders": counts.retained_orders,
+        }
+    )
 
 
 async def reset(request: web.Request) -> web.Response:
@@ -163,7 +168,7 @@ def _parse_instant(text: object, field: str) -> int:
     except ValueError:
         raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z") from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return int(when.timestamp()) * NS_PER_SECOND + when.microsecond * 1000
 
 
@@ -229,8 +234,12 @@ async def set_latency(request: web.Request) -> web.Response:
     entry_ns, modify_ns, cancel_ns = queries.latency(request.app[SIM].venue)
     cmd = SetLatency(
         entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else entry_ns,
-        modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS) if body.get("modify_ms") is not None else modify_ns,
-        cancel_ns=_ms(body["cancel_ms"], "cancel_ms", MAX_LATENCY_MS) if body.get("cancel_ms") is not None else cancel_ns,
+        modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS)
+        if body.get("modify_ms") is not None
+        else modify_ns,
+        cancel_ns=_ms(body["cancel_ms"], "cancel_ms", MAX_LATENCY_MS)
+        if body.get("cancel_ms") is not None
+        else cancel_ns,
     )
     request.app[SIM].submit(cmd)
     return await get_latency(request)

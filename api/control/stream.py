@@ -24,22 +24,24 @@ from pathlib import Path
 
 from aiohttp import web
 
-from cefisim.engine import queries
-
+from cefisim.api.control.stream_hub import Connection, StreamHub, StreamSettings
 from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID
 from cefisim.api.server.problems import Problem, bad_request
-from cefisim.api.control.stream_hub import Connection, StreamHub, StreamSettings
+from cefisim.engine import queries
 
 STREAMS = web.AppKey("streams", StreamHub)
 DEFAULT_VENUE = "default"
 UI_DIR = Path(__file__).parent / "ui"
 #: the page's files: name in the URL -> (file, content type). Nothing else under /_sim/ui/ is served.
-UI_FILES = {"": ("index.html", "text/html"), "app.js": ("app.js", "text/javascript"),
-            "style.css": ("style.css", "text/css")}
+UI_FILES = {
+    "": ("index.html", "text/html"),
+    "app.js": ("app.js", "text/javascript"),
+    "style.css": ("style.css", "text/css"),
+}
 #: the page loads nothing from elsewhere: no CDN, no external font, no inline script
 UI_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-                               "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-cache",
 }
@@ -56,8 +58,7 @@ def check_venue(request: web.Request) -> str:
     return own
 
 
-def _query_id(request: web.Request, name: str, known: Callable[[int], bool], slug: str,
-              required: bool) -> int | None:
+def _query_id(request: web.Request, name: str, known: Callable[[int], bool], slug: str, required: bool) -> int | None:
     raw = request.query.get(name)
     if raw is None or raw == "":
         if required:
@@ -74,21 +75,30 @@ async def stream(request: web.Request) -> web.StreamResponse:
     hub = request.app[STREAMS]
     check_venue(request)
     venue = request.app[SIM].venue
-    instrument_id = _query_id(request, "instrument", lambda i: queries.instrument(venue, i) is not None,
-                              "unknown-instrument", required=True)
+    instrument_id = _query_id(
+        request, "instrument", lambda i: queries.instrument(venue, i) is not None, "unknown-instrument", required=True
+    )
     client_id = _query_id(request, "client", lambda i: queries.has_client(venue, i), "unknown-client", required=False)
     assert instrument_id is not None
     settings = hub.settings
     if hub.full():
-        raise Problem(429, "too-many-streams", f"at most {settings.max_streams} streams are open at once; "
-                                               "close one or retry later", headers={"Retry-After": "5"})
+        raise Problem(
+            429,
+            "too-many-streams",
+            f"at most {settings.max_streams} streams are open at once; close one or retry later",
+            headers={"Retry-After": "5"},
+        )
     transport = request.transport
     if transport is None:  # the client is already gone
         return web.Response(status=204)
-    response = web.StreamResponse(headers={
-        "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no",
-        "X-Request-Id": request[REQUEST_ID],
-    })
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+            "X-Request-Id": request[REQUEST_ID],
+        }
+    )
     conn = hub.subscribe(instrument_id, client_id, request.headers.get("Last-Event-ID"), transport.abort)
     try:
         await response.prepare(request)
@@ -101,8 +111,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _pump(conn: Connection, response: web.StreamResponse, transport: asyncio.BaseTransport,
-                heartbeat_s: float) -> None:
+async def _pump(
+    conn: Connection, response: web.StreamResponse, transport: asyncio.BaseTransport, heartbeat_s: float
+) -> None:
     """Write what the hub queued, all of it in one write each time the stream wakes; a comment line
     when nothing was written for ``heartbeat_s``. Ends when the connection is closed or the client left."""
     last_write = time.monotonic()

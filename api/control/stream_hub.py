@@ -33,12 +33,11 @@ from typing import Any
 
 import orjson
 
-from cefisim.engine.order import Order
-from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent
-from cefisim.engine.venue import Result, Venue
-
 from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent
+from cefisim.engine.order import Order
+from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import WORKING, OrderStatus, Side
 
 BUY = Side.BUY
@@ -92,7 +91,7 @@ class Connection:
     """One open stream: what waits to be written, bounded. A stream that falls ``queue_events`` behind
     is dropped (its connection aborted): a slow client never makes the server hold more for it."""
 
-    __slots__ = ("instrument_id", "client_id", "pending", "wake", "closed", "dropped", "_limit", "_abort")
+    __slots__ = ("_abort", "_limit", "client_id", "closed", "dropped", "instrument_id", "pending", "wake")
 
     def __init__(self, instrument_id: int, client_id: int | None, limit: int, abort: Callable[[], None]) -> None:
         self.instrument_id = instrument_id
@@ -124,7 +123,7 @@ class Connection:
 class _Watch:
     """One watched instrument: its streams, its ring of recent events, the depth it last published."""
 
-    __slots__ = ("instrument_id", "conns", "ring", "floor", "depth_key", "idle_since")
+    __slots__ = ("conns", "depth_key", "floor", "idle_since", "instrument_id", "ring")
 
     def __init__(self, instrument_id: int, ring_events: int) -> None:
         self.instrument_id = instrument_id
@@ -138,8 +137,13 @@ class _Watch:
 class StreamHub:
     """The streams of one simulation (``docs/stream.md``)."""
 
-    def __init__(self, sim: Simulation, settings: StreamSettings | None = None,
-                 monotonic: Callable[[], float] = time.monotonic, venue: str = "default") -> None:
+    def __init__(
+        self,
+        sim: Simulation,
+        settings: StreamSettings | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        venue: str = "default",
+    ) -> None:
         self.sim = sim
         self.venue = venue  # the venue's id, in each snapshot (docs/venues.md)
         self.settings = settings or StreamSettings()
@@ -215,8 +219,9 @@ class StreamHub:
 
     # --- streams -----------------------------------------------------------------------------------
 
-    def subscribe(self, instrument_id: int, client_id: int | None, last_event_id: str | None,
-                  abort: Callable[[], None]) -> Connection:
+    def subscribe(
+        self, instrument_id: int, client_id: int | None, last_event_id: str | None, abort: Callable[[], None]
+    ) -> Connection:
         """A new stream, its first events already queued: the events after ``last_event_id`` when the
         ring still holds them all (and they are fewer than a stream may queue), else a snapshot. The
         caller checked the limit (:meth:`full`)."""
@@ -232,8 +237,11 @@ class StreamHub:
         last = parse_id(last_event_id)
         missed: list[bytes] | None = None
         if last is not None and watch.floor <= last <= (self.seq, _AFTER_ALL) and last != (self._reset_seq, _AFTER_ALL):
-            missed = [raw for event_id, client, raw in watch.ring
-                      if event_id > last and (client is None or client == client_id)]
+            missed = [
+                raw
+                for event_id, client, raw in watch.ring
+                if event_id > last and (client is None or client == client_id)
+            ]
         if missed is not None and len(missed) < self.settings.queue_events:
             for raw in missed:
                 conn.push(raw)
@@ -249,8 +257,9 @@ class StreamHub:
         conn.close()
         if conn.dropped:
             self.dropped += 1
-            log.info("stream of instrument %s dropped: %d events behind", conn.instrument_id,
-                     self.settings.queue_events)
+            log.info(
+                "stream of instrument %s dropped: %d events behind", conn.instrument_id, self.settings.queue_events
+            )
         self.open -= 1
         if watch is not None and conn in watch.conns:
             watch.conns.remove(conn)
@@ -309,7 +318,8 @@ class StreamHub:
             client = self._venue.clients[conn.client_id]
             doc["client_id"] = str(conn.client_id)
             doc["orders"] = [
-                order_record(o) for o in client.orders.values()
+                order_record(o)
+                for o in client.orders.values()
                 if o.instrument.id == conn.instrument_id and (o.status in WORKING or o.status == NEW_PENDING)
             ]
         return encode((self.seq, _AFTER_ALL), "snapshot", doc)
@@ -318,8 +328,12 @@ class StreamHub:
 def _depth_key(venue: Venue, inst_id: int) -> tuple:
     """What a depth event shows, in engine units: a change of it is a depth event."""
     book = venue.books[inst_id]
-    return (venue.instruments[inst_id].status, book.last_price,
-            tuple(book.depth(BUY, DEPTH_LEVELS)), tuple(book.depth(SELL, DEPTH_LEVELS)))
+    return (
+        venue.instruments[inst_id].status,
+        book.last_price,
+        tuple(book.depth(BUY, DEPTH_LEVELS)),
+        tuple(book.depth(SELL, DEPTH_LEVELS)),
+    )
 
 
 def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int, list[tuple[str, int | None, Any]]]:
@@ -342,7 +356,8 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
             order = orders.get(ev.order_id)
             if order is not None and order.instrument.id in watched:
                 changes.setdefault(order.id, []).append(
-                    {"status": ev.status, "detail": ev.detail, "timestamp": ns(ev.ts)})
+                    {"status": ev.status, "detail": ev.detail, "timestamp": ns(ev.ts)}
+                )
         elif isinstance(ev, InstrumentEvent):
             if ev.instrument_id in watched:
                 out.setdefault(ev.instrument_id, [])
@@ -352,19 +367,41 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
             taker = _find_order(venue, orders, ev.taker_order_id, inst_id, None)
             inst = venue.instruments[inst_id]
             if taker is not None:
-                out.setdefault(inst_id, []).append(("trade", None, {
-                    **sim_trade(inst, match_id, price, lots, taker, ts), "instrument_id": str(inst_id)}))
+                out.setdefault(inst_id, []).append(
+                    (
+                        "trade",
+                        None,
+                        {**sim_trade(inst, match_id, price, lots, taker, ts), "instrument_id": str(inst_id)},
+                    )
+                )
             for order, flag in ((maker, "MAKER"), (taker, "TAKER")):
                 if order is not None:
-                    changes.setdefault(order.id, []).append({"trade": {
-                        "match_id": str(match_id), "price": inst.price_grid.format(price),
-                        "qty": inst.qty_grid.format(lots), "liq_flag": flag}, "timestamp": ns(ts)})
+                    changes.setdefault(order.id, []).append(
+                        {
+                            "trade": {
+                                "match_id": str(match_id),
+                                "price": inst.price_grid.format(price),
+                                "qty": inst.qty_grid.format(lots),
+                                "liq_flag": flag,
+                            },
+                            "timestamp": ns(ts),
+                        }
+                    )
     for order_id, what in changes.items():
         order = orders[order_id]
         inst_id = order.instrument.id
-        out.setdefault(inst_id, []).append(("order", order.client.id, {
-            "client_id": str(order.client.id), "instrument_id": str(inst_id), "changes": what,
-            "order": order_record(order)}))
+        out.setdefault(inst_id, []).append(
+            (
+                "order",
+                order.client.id,
+                {
+                    "client_id": str(order.client.id),
+                    "instrument_id": str(inst_id),
+                    "changes": what,
+                    "order": order_record(order),
+                },
+            )
+        )
     return out
 
 

@@ -38,8 +38,6 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from cefisim.engine import queries
-
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.funds import paper_funds_for
@@ -57,6 +55,7 @@ from cefisim.api.server.http import parse_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM, VENUE_ID
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.ticker import start_ticker, stop_ticker
+from cefisim.engine import queries
 
 MAX_SCENARIO_BYTES = 16 << 20  # a create body: a scenario document with its events
 VENUE_PREFIX = "/_sim/venues/{venue_id}"  # the control routes of a venue: routed to it (VenueHub.route)
@@ -229,10 +228,14 @@ class VenueHub:
         }
         if credentials:
             out["clients"] = _clients(sim.scenario)
-            out["api_keys"] = [{k: v for k, v in entry.items() if k in ("key_id", "kind", "user_id", "client_id", "users")}
-                               for entry in sim.scenario.api_keys]
-            out["oauth_clients"] = [{k: v for k, v in entry.items() if k in ("client_id", "redirect_uris", "scopes")}
-                                    for entry in sim.scenario.oauth_clients]
+            out["api_keys"] = [
+                {k: v for k, v in entry.items() if k in ("key_id", "kind", "user_id", "client_id", "users")}
+                for entry in sim.scenario.api_keys
+            ]
+            out["oauth_clients"] = [
+                {k: v for k, v in entry.items() if k in ("client_id", "redirect_uris", "scopes")}
+                for entry in sim.scenario.oauth_clients
+            ]
         return out
 
     def lookup(self, request: web.Request) -> tuple[str, web.Application]:
@@ -248,9 +251,10 @@ class VenueHub:
 
 
 def _clients(scenario: Scenario) -> list[dict[str, str]]:
-    return [{"client_id": str(client_id), "mnemonic": scenario.clients[client_id].mnemonic, "key": key,
-             "secret": secret}
-            for key, (client_id, secret) in scenario.hmac_keys.items()]
+    return [
+        {"client_id": str(client_id), "mnemonic": scenario.clients[client_id].mnemonic, "key": key, "secret": secret}
+        for key, (client_id, secret) in scenario.hmac_keys.items()
+    ]
 
 
 VENUES = web.AppKey("venues", VenueHub)
@@ -268,8 +272,11 @@ async def create_venue(request: web.Request) -> web.Response:
         venue_id = hub.create(body)
     except TooManyVenues:
         limit = hub.venues.max_venues
-        raise Problem(429, "too-many-venues", f"this server runs at most {limit} venues (--max-venues), the "
-                                              "default one included; delete one first") from None
+        raise Problem(
+            429,
+            "too-many-venues",
+            f"this server runs at most {limit} venues (--max-venues), the default one included; delete one first",
+        ) from None
     except VenueError as exc:
         raise bad_request(exc.field, exc.reason) from None
     return respond(hub.doc(venue_id, hub.apps[venue_id], credentials=True), status=201)
@@ -293,8 +300,11 @@ async def delete_venue(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
     venue_id = hub.lookup(request)[0]  # holds no reference to the venue it ends
     if venue_id == DEFAULT_ID:
-        raise Problem(409, "default-venue", "venue_id: the default venue (the server's --scenario) cannot be "
-                                            "deleted; reset it with POST /_sim/reset")
+        raise Problem(
+            409,
+            "default-venue",
+            "venue_id: the default venue (the server's --scenario) cannot be deleted; reset it with POST /_sim/reset",
+        )
     await hub.delete(venue_id)
     return respond({"id": venue_id, "deleted": True})
 
@@ -302,8 +312,11 @@ async def delete_venue(request: web.Request) -> web.Response:
 def venue_routes(control: list[web.RouteDef]) -> list[web.RouteDef]:
     """``/_sim/venues`` and, for each control route of ``control`` (the tables the server serves under
     ``/_sim/``), the same route under ``/_sim/venues/{venue_id}``: one table serves every venue."""
-    scoped = [web.route(r.method, VENUE_PREFIX + r.path.removeprefix("/_sim"), r.handler, **r.kwargs)
-              for r in control if r.path not in SERVER_WIDE]
+    scoped = [
+        web.route(r.method, VENUE_PREFIX + r.path.removeprefix("/_sim"), r.handler, **r.kwargs)
+        for r in control
+        if r.path not in SERVER_WIDE
+    ]
     return [
         web.post("/_sim/venues", create_venue),
         web.get("/_sim/venues", list_venues),
@@ -332,7 +345,11 @@ def make_venues(sim: Simulation, config: Callable[[Scenario], Any] | None, max_v
     """The created venues of a server whose default venue is ``sim``: same clock mode, journals beside its."""
 
     def make(scenario: Scenario, journal: Path | None) -> Simulation:
-        return Simulation(scenario, clock=sim.clock_mode, journal_path=journal,
-                          venue_config=config(scenario) if config is not None else None)
+        return Simulation(
+            scenario,
+            clock=sim.clock_mode,
+            journal_path=journal,
+            venue_config=config(scenario) if config is not None else None,
+        )
 
     return Venues(make, max_venues, sim.journal_path)

@@ -22,11 +22,11 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.engine.recorded import RecordedMarket
-
+from cefisim.api.cefi.serialize import ns
 from cefisim.api.server.http import respond
 from cefisim.api.server.keys import SIM
-from cefisim.api.cefi.serialize import ns
+from cefisim.engine.recorded import RecordedMarket
+
 from .source import RecordedSpec
 
 
@@ -61,19 +61,33 @@ def source_doc(spec: RecordedSpec, market: RecordedMarket, start_ns: int) -> dic
                 if order.client is market.counterparty:
                     continue
                 ahead = market.queue_position(order)
-                orders.append((order.id, {
-                    "order_id": str(order.id), "client_id": str(order.client.id), "side": order.side,
-                    "price": fmt_p(order.price), "leaves_qty": fmt_q(order.remaining),
-                    "queue_ahead": None if ahead is None else fmt_q(ahead),
-                }))
+                orders.append(
+                    (
+                        order.id,
+                        {
+                            "order_id": str(order.id),
+                            "client_id": str(order.client.id),
+                            "side": order.side,
+                            "price": fmt_p(order.price),
+                            "leaves_qty": fmt_q(order.remaining),
+                            "queue_ahead": None if ahead is None else fmt_q(ahead),
+                        },
+                    )
+                )
     orders.sort(key=lambda item: item[0])
     last = market.last_ts
     return {
-        "instrument_id": str(inst.id), "symbol": inst.symbol,
-        "files": [Path(f).name for f in spec.files], "format": spec.fmt, "speed": _speed(spec),
-        "offset_ns": str(spec.offset_ns), "queue_model": market.model.name, "impact": market.impact,
+        "instrument_id": str(inst.id),
+        "symbol": inst.symbol,
+        "files": [Path(f).name for f in spec.files],
+        "format": spec.fmt,
+        "speed": _speed(spec),
+        "offset_ns": str(spec.offset_ns),
+        "queue_model": market.model.name,
+        "impact": market.impact,
         "feed_latency_ms": _millis(spec.feed_latency_ns),
-        "events_applied": market.applied, "done": market.next_ts is None,
+        "events_applied": market.applied,
+        "done": market.next_ts is None,
         "position_ns": None if last is None else ns(last),
         "recording_position_ns": None if last is None else ns(recording_ns(spec, start_ns, last)),
         "next_ns": None if market.next_ts is None else ns(market.next_ts),
@@ -84,13 +98,13 @@ def source_doc(spec: RecordedSpec, market: RecordedMarket, start_ns: int) -> dic
 async def recorded_sources(request: web.Request) -> web.Response:
     sim = request.app[SIM]
     markets = [f for f in sim.venue.feeds if isinstance(f, RecordedMarket)]
-    return respond([
-        source_doc(spec, market, sim.start_ns) for spec, market in zip(sim.scenario.recorded, markets, strict=True)
-    ])
+    return respond(
+        [source_doc(spec, market, sim.start_ns) for spec, market in zip(sim.scenario.recorded, markets, strict=True)]
+    )
 
 
 def recorded_routes() -> list[web.RouteDef]:
     return [web.get("/_sim/recorded", recorded_sources)]
 
 
-__all__ = ["recorded_routes", "source_doc", "recording_ns"]
+__all__ = ["recorded_routes", "recording_ns", "source_doc"]

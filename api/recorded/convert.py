@@ -16,10 +16,10 @@ from pathlib import Path
 
 from cefisim.engine.recorded_events import SNAPSHOT, UPDATE
 from cefisim.engine.units import Grid, parse_decimal
+from cefisim.engine.vocabulary import Side
 
 from .format import LineParser, RecordingError, Writer, open_output
 from .importers import IMPORTERS, Sourced
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -60,16 +60,25 @@ def on_grid(parser: LineParser, where: str, ev: tuple) -> tuple:
     """A raw event (decimal strings) as an engine tuple on the parser's grids."""
     try:
         if ev[0] == SNAPSHOT:
-            return (SNAPSHOT, ev[1], ev[2], parser.levels(list(ev[3]), "bids", BUY),
-                    parser.levels(list(ev[4]), "asks", SELL))
+            return (
+                SNAPSHOT,
+                ev[1],
+                ev[2],
+                parser.levels(list(ev[3]), "bids", BUY),
+                parser.levels(list(ev[4]), "asks", SELL),
+            )
         return (ev[0], ev[1], ev[2], ev[3], parser.price(ev[4]), parser.size(ev[5], ev[0] != UPDATE))
     except ValueError as exc:
         raise RecordingError(f"{where}: {exc}") from None
 
 
 def convert(
-    inputs: list[str], fmt: str, out: str | Path, price_increment: str | None = None,
-    qty_increment: str | None = None, symbol: str | None = None,
+    inputs: list[str],
+    fmt: str,
+    out: str | Path,
+    price_increment: str | None = None,
+    qty_increment: str | None = None,
+    symbol: str | None = None,
 ) -> int:
     """Convert ``inputs`` of format ``fmt`` into ``out``; returns the number of events written."""
     importer = IMPORTERS[fmt]

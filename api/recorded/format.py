@@ -66,7 +66,7 @@ def open_text(path: str | Path) -> IO[bytes]:
             magic = probe.read(2)
         if magic == b"\x1f\x8b":
             return gzip.open(path, "rb")  # type: ignore[return-value]
-        return open(path, "rb")  # noqa: SIM115 - handed to the caller, who closes it
+        return open(path, "rb")
     except OSError as exc:
         raise RecordingError(f"{path}: {exc.strerror}") from None
 
@@ -77,7 +77,7 @@ class BookCheck:
     ``apply_*`` change it; ``crossed()`` tells whether best bid >= best ask. O(log levels) per update.
     """
 
-    __slots__ = ("bids", "asks")
+    __slots__ = ("asks", "bids")
 
     def __init__(self) -> None:
         self.bids: SortedDict = SortedDict()  # -ticks -> lots
@@ -107,7 +107,7 @@ class EventCheck:
     """The loader's ordering and crossing rules, fed one event at a time (used by the reader and the
     writer). ``check(event, where)`` raises :class:`RecordingError` with ``where`` in front."""
 
-    __slots__ = ("book", "ts", "pending_cross", "_grid_text")
+    __slots__ = ("_grid_text", "book", "pending_cross", "ts")
 
     def __init__(self, price_grid: Grid) -> None:
         self.book = BookCheck()
@@ -217,8 +217,13 @@ class LineParser:
         if kind == "trade":
             side = self.side(obj.get("side"), _TRADE_SIDES)
             return (TRADE, ts, local_ts, side, self.price(obj.get("price")), self.size(obj.get("qty"), True))
-        return (SNAPSHOT, ts, local_ts, self.levels(obj.get("bids"), "bids", BUY),
-                self.levels(obj.get("asks"), "asks", SELL))
+        return (
+            SNAPSHOT,
+            ts,
+            local_ts,
+            self.levels(obj.get("bids"), "bids", BUY),
+            self.levels(obj.get("asks"), "asks", SELL),
+        )
 
 
 def read_header(line: bytes, where: str) -> dict[str, Any]:
@@ -227,8 +232,10 @@ def read_header(line: bytes, where: str) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise RecordingError(f"{where}: not JSON: {exc}") from None
     if not (isinstance(head, dict) and head.get("type") == "header" and head.get("format") == FORMAT):
-        raise RecordingError(f'{where}: not a cefisim market-data file: line 1 must be {{"type": "header", '
-                             f'"format": "{FORMAT}", "version": {VERSION}}}')
+        raise RecordingError(
+            f'{where}: not a cefisim market-data file: line 1 must be {{"type": "header", '
+            f'"format": "{FORMAT}", "version": {VERSION}}}'
+        )
     if head.get("version") != VERSION:
         raise RecordingError(f"{where}: unsupported version {head.get('version')!r} (this cefisim reads {VERSION})")
     extra = sorted(k for k in head if k not in _KEYS["header"])
@@ -244,7 +251,9 @@ def read_header(line: bytes, where: str) -> dict[str, Any]:
 
 
 def read_events(
-    path: str | Path, price_grid: Grid | None = None, qty_grid: Grid | None = None,
+    path: str | Path,
+    price_grid: Grid | None = None,
+    qty_grid: Grid | None = None,
     header: dict[str, Any] | None = None,
 ) -> Iterator[RecordedEvent]:
     """Stream the file's events as engine tuples, checking every rule (see the module contract).
@@ -307,11 +316,23 @@ class Writer:
         price, qty = self.price, self.qty
         obj: dict[str, Any]
         if kind == UPDATE:
-            obj = {"type": "update", "ts": event[1], "local_ts": event[2], "side": "bid" if event[3] == BUY else "ask",
-                   "price": price(event[4]), "qty": qty(event[5])}
+            obj = {
+                "type": "update",
+                "ts": event[1],
+                "local_ts": event[2],
+                "side": "bid" if event[3] == BUY else "ask",
+                "price": price(event[4]),
+                "qty": qty(event[5]),
+            }
         elif kind == TRADE:
-            obj = {"type": "trade", "ts": event[1], "local_ts": event[2], "side": "buy" if event[3] == BUY else "sell",
-                   "price": price(event[4]), "qty": qty(event[5])}
+            obj = {
+                "type": "trade",
+                "ts": event[1],
+                "local_ts": event[2],
+                "side": "buy" if event[3] == BUY else "sell",
+                "price": price(event[4]),
+                "qty": qty(event[5]),
+            }
         else:
             obj = {"type": "snapshot", "ts": event[1], "local_ts": event[2]}
             obj["bids"] = [[price(p), qty(q)] for p, q in event[3]]
@@ -344,4 +365,14 @@ def open_output(path: str | Path) -> IO[bytes]:
     return raw
 
 
-__all__ = ["READ_ERRORS", "RecordingError", "read_events", "Writer", "open_output", "open_text", "FORMAT", "VERSION", "FINEST"]
+__all__ = [
+    "FINEST",
+    "FORMAT",
+    "READ_ERRORS",
+    "VERSION",
+    "RecordingError",
+    "Writer",
+    "open_output",
+    "open_text",
+    "read_events",
+]

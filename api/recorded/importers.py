@@ -33,9 +33,9 @@ from typing import Any
 import orjson
 
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.vocabulary import Side
 
 from .format import READ_ERRORS, RecordingError, open_text
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -228,10 +228,15 @@ class _BinanceState:
         else:
             raise ValueError("a depth snapshot needs a time: E (milliseconds) or local_ts (nanoseconds)")
         self.snapshot_id = self.last_u = _int(obj, "lastUpdateId")
-        return (SNAPSHOT, ts, ts if local is None else local, _pairs(obj.get("bids"), "bids"),
-                _pairs(obj.get("asks"), "asks"))
+        return (
+            SNAPSHOT,
+            ts,
+            ts if local is None else local,
+            _pairs(obj.get("bids"), "bids"),
+            _pairs(obj.get("asks"), "asks"),
+        )
 
 
 IMPORTERS = {"tardis": tardis, "binance": binance}
 
-__all__ = ["tardis", "binance", "IMPORTERS"]
+__all__ = ["IMPORTERS", "binance", "tardis"]

@@ -20,10 +20,10 @@ from cefisim.engine.commands import Command
 from cefisim.engine.events import TradeEvent
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
+from cefisim.engine.vocabulary import Side
 
 from ..scenario import Scenario
 from .format import RecordingError, Writer, open_output
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -91,8 +91,9 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
             for ev in events:
                 if type(ev) is TradeEvent and ev.instrument_id == inst_id:
                     ts = ev.ts
-                    writer.write((TRADE, ts, ts, _taker_side(venue, result, ev.taker_order_id), ev.price, ev.lots),
-                                 where)
+                    writer.write(
+                        (TRADE, ts, ts, _taker_side(venue, result, ev.taker_order_id), ev.price, ev.lots), where
+                    )
             instant[1] = events[-1].ts
 
         runner.run(until_ns, on_step)
@@ -101,4 +102,4 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
     return writer.count
 
 
-__all__ = ["record", "book_levels"]
+__all__ = ["book_levels", "record"]

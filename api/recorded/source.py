@@ -111,10 +111,9 @@ def attach(venue: Venue, spec: RecordedSpec, start_ns: int, events: Iterator[tup
     venue.credit(cp.id, inst.quote.id, COUNTERPARTY_FUNDS)
     model = queue_model(spec.queue_model, spec.power_n)
     stream = mapped_events(spec, start_ns, inst) if events is None else events
-    market = RecordedMarket(venue, inst.id, cp, stream, model, spec.impact,
-                            name=str(Path(spec.files[0]).name))
+    market = RecordedMarket(venue, inst.id, cp, stream, model, spec.impact, name=str(Path(spec.files[0]).name))
     venue.add_feed(market)
     return market
 
 
-__all__ = ["RecordedSpec", "attach", "scan", "recorded_events", "mapped_events", "FORMATS", "QUEUE_MODELS"]
+__all__ = ["FORMATS", "QUEUE_MODELS", "RecordedSpec", "attach", "mapped_events", "recorded_events", "scan"]

@@ -17,11 +17,10 @@ from typing import IO, Any, Protocol
 
 import orjson
 
+from cefisim.api.scenario import Scenario
 from cefisim.engine.commands import AdvanceClock, Command
 from cefisim.engine.journal import from_record
 from cefisim.engine.venue import Result
-
-from cefisim.api.scenario import Scenario
 
 log = logging.getLogger("cefisim.sim")
 
@@ -40,8 +39,14 @@ def scenario_digest(scenario: Scenario) -> str:
 
 def journal_header(scenario: Scenario, start_ns: int, clock: str, snapshot: dict[str, Any] | None = None) -> bytes:
     """A journal's first line (``cefisim serve --journal`` and ``cefisim replay --journal`` alike)."""
-    header = {"format": JOURNAL_FORMAT, "scenario": str(scenario.source), "scenario_sha256": scenario_digest(scenario),
-              "start_ns": start_ns, "clock": clock, **({"snapshot": snapshot} if snapshot is not None else {})}
+    header = {
+        "format": JOURNAL_FORMAT,
+        "scenario": str(scenario.source),
+        "scenario_sha256": scenario_digest(scenario),
+        "start_ns": start_ns,
+        "clock": clock,
+        **({"snapshot": snapshot} if snapshot is not None else {}),
+    }
     return orjson.dumps(header, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
 
 

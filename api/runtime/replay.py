@@ -29,6 +29,9 @@ from typing import IO
 
 import orjson
 
+from cefisim.api.progress import Progress
+from cefisim.api.runtime.recovery import JournalError, journal_header
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
 from cefisim.engine.commands import Command
@@ -36,10 +39,6 @@ from cefisim.engine.events import Event, TradeEvent
 from cefisim.engine.journal import event_digest, to_record
 from cefisim.engine.simulation.scenario import Submit
 from cefisim.engine.venue import Result, Venue
-
-from cefisim.api.progress import Progress
-from cefisim.api.runtime.recovery import JournalError, journal_header
-from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
@@ -75,6 +74,7 @@ def journaling_submit(venue: Venue, out: IO[bytes] | None, stats: ReplayStats) -
     # looked up once: this runs for every command
     dumps, applies_at, submit = orjson.dumps, venue.applies_at, venue.submit
     if out is None:
+
         def counted(cmd: Command, at: int) -> Result:
             stats.commands += 1
             return submit(cmd, at)
@@ -101,8 +101,9 @@ def replay_venue(scenario: Scenario, out: IO[bytes] | None, stats: ReplayStats) 
     return venue, submit
 
 
-def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
-        progress: IO[str] | None = None) -> tuple[Venue, ReplayStats]:
+def run(
+    scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None, progress: IO[str] | None = None
+) -> tuple[Venue, ReplayStats]:
     """Replay ``scenario`` to ``until_ns``; returns the venue and the statistics."""
     stats = ReplayStats()
     venue, submit = replay_venue(scenario, journal, stats)
@@ -110,12 +111,15 @@ def run(scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None,
     add = stats.add
     bar = Progress(scenario.start_ns, until_ns, progress, "replay ")
     if bar.bar is None:
+
         def on_step(at: int, cmd: Command, result: Result) -> None:
             add(result.events)
     else:
+
         def on_step(at: int, cmd: Command, result: Result) -> None:
             add(result.events)
             bar.at(at)
+
     try:
         runner.run(until_ns, on_step, submit=submit)
     finally:
@@ -162,11 +166,15 @@ def replay_main(argv: list[str]) -> int:
     )
     parser.add_argument("file", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
-    parser.add_argument("--until", metavar="ISO|+seconds",
-                        help="stop at this engine time instead of the scenario's end")
+    parser.add_argument(
+        "--until", metavar="ISO|+seconds", help="stop at this engine time instead of the scenario's end"
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the event digest")
-    parser.add_argument("--from-journal", metavar="JOURNAL",
-                        help="replay what a server recorded with `cefisim serve --journal JOURNAL` instead")
+    parser.add_argument(
+        "--from-journal",
+        metavar="JOURNAL",
+        help="replay what a server recorded with `cefisim serve --journal JOURNAL` instead",
+    )
     loaded = parse_and_load(parser, argv, "file")
     if isinstance(loaded, int):
         return loaded
@@ -209,8 +217,13 @@ def _replay_server_journal(scenario: Scenario, path: str, quiet: bool) -> int:
     """Rebuild a server's state offline from its journal, exactly as the server does on restart."""
     stats = ReplayStats()
     try:
-        sim = Simulation(scenario, clock="virtual", journal_path=path, read_only=True,
-                         on_result=lambda result: stats.add(result.events))
+        sim = Simulation(
+            scenario,
+            clock="virtual",
+            journal_path=path,
+            read_only=True,
+            on_result=lambda result: stats.add(result.events),
+        )
     except JournalError as exc:
         print(f"cefisim replay: {exc}", file=sys.stderr)
         return 2

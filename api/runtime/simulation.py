@@ -35,17 +35,30 @@ from typing import IO, Any
 
 import orjson
 
+from cefisim.api.runtime import snapshot
+from cefisim.api.runtime.recovery import (
+    JOURNAL_FORMAT,
+    MAX_HEADER_BYTES,
+    JournalError,
+    Records,
+    Replayer,
+    journal_header,
+    scenario_digest,
+)
+from cefisim.api.scenario import Scenario, ScenarioError
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency, SetStatusRetention,
+    AdvanceClock,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PlaceOrder,
+    SetLatency,
+    SetStatusRetention,
 )
 from cefisim.engine.journal import to_record
 from cefisim.engine.recorded import latency_draw
 from cefisim.engine.venue import Result, Venue, VenueConfig
-
-from cefisim.api.runtime import snapshot
-from cefisim.api.runtime.recovery import JOURNAL_FORMAT, MAX_HEADER_BYTES, JournalError, Records, Replayer, journal_header, scenario_digest
-from cefisim.api.scenario import Scenario, ScenarioError
 
 log = logging.getLogger("cefisim.sim")
 
@@ -58,8 +71,11 @@ def check_wall_clock(scenario: Scenario) -> None:
     """Raise :class:`ScenarioError` naming every agent that acts more often than the wall clock allows
     (``MIN_WALL_INTERVAL_NS``): on the wall clock a server that cannot keep up falls behind for ever."""
     problems = [
-        (str(scenario.source), f"$.agents[{i}].{name}",
-         f"at least {MIN_WALL_INTERVAL_NS / NS_PER_SECOND:g} s on the wall clock (--clock wall)")
+        (
+            str(scenario.source),
+            f"$.agents[{i}].{name}",
+            f"at least {MIN_WALL_INTERVAL_NS / NS_PER_SECOND:g} s on the wall clock (--clock wall)",
+        )
         for i, spec in enumerate(scenario.agents)
         for name, attr in (("interval", "interval_ns"), ("mean_interval", "mean_interval_ns"))
         if getattr(spec, attr, MIN_WALL_INTERVAL_NS) < MIN_WALL_INTERVAL_NS
@@ -142,10 +158,16 @@ class Simulation:
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/runtime/snapshot.py``)."""
         if self.venue.feeds:
-            raise snapshot.SnapshotError("a recorded market cannot be snapshotted: its position in the "
-                                         "recording lives in the file; the journal restores it")
-        header = {"scenario": str(self.scenario.source), "scenario_sha256": self.scenario_digest(),
-                  "clock": self.clock_mode, "start_ns": self.start_ns}
+            raise snapshot.SnapshotError(
+                "a recorded market cannot be snapshotted: its position in the "
+                "recording lives in the file; the journal restores it"
+            )
+        header = {
+            "scenario": str(self.scenario.source),
+            "scenario_sha256": self.scenario_digest(),
+            "clock": self.clock_mode,
+            "start_ns": self.start_ns,
+        }
         return snapshot.to_json({"venue": self.venue, "runner": self.runner}, header)
 
     def restore(self, doc: Any) -> None:
@@ -348,8 +370,10 @@ class Simulation:
         with open(path, "rb") as f:
             line = f.readline(MAX_HEADER_BYTES)
         if not line.endswith(b"\n"):
-            raise JournalError(f"journal {path}: byte offset 0: the header line is incomplete ({len(line)} bytes, "
-                               "no line end); the file is left as it is")
+            raise JournalError(
+                f"journal {path}: byte offset 0: the header line is incomplete ({len(line)} bytes, "
+                "no line end); the file is left as it is"
+            )
         try:
             header = orjson.loads(line)
             if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
@@ -388,7 +412,14 @@ class Simulation:
                 os.fsync(f.fileno())
         if replayer.tail:
             with open(self.journal_path, "ab") as f:
-                f.write(b"".join(orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
-                                 for at, cmd in replayer.tail))
-            log.warning("journal %s: %d scenario records of the torn burst regenerated and appended",
-                        self.journal_path, len(replayer.tail))
+                f.write(
+                    b"".join(
+                        orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
+                        for at, cmd in replayer.tail
+                    )
+                )
+            log.warning(
+                "journal %s: %d scenario records of the torn burst regenerated and appended",
+                self.journal_path,
+                len(replayer.tail),
+            )

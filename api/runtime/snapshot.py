@@ -31,7 +31,10 @@ FORMAT = "cefisim-snapshot/2"  # /2: orders keep `remaining` and an execution re
 _MAX_JSON_INT = 2**53
 #: attributes that are wiring, not state
 _TRANSIENT = {
-    ("Venue", "_handlers"), ("Grid", "_cache"), ("Grid", "_texts"), ("Book", "band"),
+    ("Venue", "_handlers"),
+    ("Grid", "_cache"),
+    ("Grid", "_texts"),
+    ("Book", "band"),
 }
 
 

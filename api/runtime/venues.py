@@ -145,8 +145,12 @@ class Venues:
 
     ``make`` builds a venue's simulation from its scenario and its journal path (None: no journal)."""
 
-    def __init__(self, make: Callable[[Scenario, Path | None], Simulation], max_venues: int = DEFAULT_MAX_VENUES,
-                 journal: Path | None = None) -> None:
+    def __init__(
+        self,
+        make: Callable[[Scenario, Path | None], Simulation],
+        max_venues: int = DEFAULT_MAX_VENUES,
+        journal: Path | None = None,
+    ) -> None:
         self._make = make
         self.max_venues = max_venues
         self.dir = Path(str(journal) + ".venues") if journal is not None else None
@@ -160,7 +164,7 @@ class Venues:
         if path is None or not path.exists():
             return
         data = path.read_bytes()
-        complete = data[:data.rfind(b"\n") + 1]
+        complete = data[: data.rfind(b"\n") + 1]
         if len(complete) < len(data):  # a torn last line: that create or delete was never answered
             with open(path, "r+b") as f:
                 f.truncate(len(complete))

@@ -11,10 +11,14 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from cefisim.engine.simulation.agents import (
-    AgentSpec, MarketMakerSpec, NoiseTakerSpec, PriceSeries, RandomWalk,
-)
 from cefisim.engine.reference import Instrument
+from cefisim.engine.simulation.agents import (
+    AgentSpec,
+    MarketMakerSpec,
+    NoiseTakerSpec,
+    PriceSeries,
+    RandomWalk,
+)
 from cefisim.engine.units import RATE_ONE, Grid
 
 from .document import join_path, kind_of, no_constant, os_reason
@@ -51,6 +55,7 @@ def agent(parser: Parser, value: object, path: str) -> AgentSpec | None:
     if spec is None or parser.problems:  # the document is refused: no spec needed
         return None
     return replace(spec, client_id=client.id, instrument_id=inst.id, start_ns=start, end_ns=end, name=name)
+
 
 def market_maker(parser: Parser, d: dict, path: str, inst: Instrument | None) -> MarketMakerSpec | None:
     pg = inst.price_grid if inst else None
@@ -98,6 +103,7 @@ def market_maker(parser: Parser, d: dict, path: str, inst: Instrument | None) ->
         return None
     return MarketMakerSpec(0, 0, price_path, interval, levels, spread, spacing, qty, qty_step, post_only)
 
+
 def random_walk(parser: Parser, value: object, path: str, pg: Grid | None, on_price: str) -> RandomWalk | None:
     d = parser.obj(value, path, RANDOM_WALK_KEYS)
     if d is None:
@@ -109,6 +115,7 @@ def random_walk(parser: Parser, value: object, path: str, pg: Grid | None, on_pr
     if parser.problems:
         return None
     return RandomWalk(start, step, vol, floor)
+
 
 def read_prices(parser: Parser, value: object, path: str) -> list | None:
     """A series file next to the scenario: a JSON array of decimal strings, or one per line."""
@@ -141,6 +148,7 @@ def read_prices(parser: Parser, value: object, path: str) -> list | None:
             return None
         return data
     return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
 
 def noise_taker(parser: Parser, d: dict, path: str, inst: Instrument | None) -> NoiseTakerSpec | None:
     pg = inst.price_grid if inst else None

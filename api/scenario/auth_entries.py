@@ -9,10 +9,9 @@ that a public key is the PEM of an EC P-256 key (the store's own loader, so that
 
 from __future__ import annotations
 
-from functools import partial
-
 import re
 from datetime import datetime
+from functools import partial
 
 from cefisim.api.auth.config import load_p256
 
@@ -36,6 +35,7 @@ def public_key(parser: Parser, value: object, path: str) -> str | None:
         return None
     return text
 
+
 def api_key(parser: Parser, value: object, path: str) -> dict:
     """An Auth key, checked for shape (the Auth store checks the PEM itself)."""
     d = parser.obj(value, path, API_KEY_KEYS)
@@ -50,7 +50,9 @@ def api_key(parser: Parser, value: object, path: str) -> dict:
     if kind == "user" or "user_id" in d or "client_id" in d:
         for key in ("user_id", "client_id"):
             if key not in d:
-                parser.err(join_path(path, key), "a user key (or an organization key's own user) needs user_id and client_id")
+                parser.err(
+                    join_path(path, key), "a user key (or an organization key's own user) needs user_id and client_id"
+                )
         key_user(parser, d, path)
     if "users" in d:
         up = join_path(path, "users")
@@ -68,6 +70,7 @@ def api_key(parser: Parser, value: object, path: str) -> dict:
             seen.add(uid or "")
     return d
 
+
 def key_user(parser: Parser, d: dict, path: str) -> str | None:
     """The user_id and client_id of a key or of a key's user: one user trades as one client."""
     uid = parser.get(d, "user_id", path, parser.string)
@@ -77,6 +80,7 @@ def key_user(parser: Parser, d: dict, path: str) -> str | None:
         if other != d["client_id"]:
             parser.err(join_path(path, "client_id"), f"user {uid!r} is client {other} elsewhere")
     return uid  # type: ignore[no-any-return]
+
 
 def zoned_time(parser: Parser, value: object, path: str) -> str | None:
     """An ISO 8601 time with a zone (``expires_at`` of a key, read by the Auth store)."""
@@ -88,6 +92,7 @@ def zoned_time(parser: Parser, value: object, path: str) -> str | None:
         parser.err(path, "must be an ISO 8601 time with a zone, like 2026-11-02T10:00:00Z")
         return None
     return value  # type: ignore[return-value]
+
 
 def oauth_client(parser: Parser, value: object, path: str) -> dict:
     d = parser.obj(value, path, OAUTH_CLIENT_KEYS)

@@ -9,23 +9,40 @@ exact in the asset.
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from functools import partial
 
+from cefisim.api.cefi.validate import UUID_RE, is_external_id
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
-    SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
+    AdvanceClock,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetClientInfo,
+    SetInstrumentStatus,
+    SetLatency,
+    SetSettlementDelay,
 )
 from cefisim.engine.reference import ID_RE, Asset
+from cefisim.engine.vocabulary import InstrumentStatus, OrderType, Platform, SelfTradePrevention, TimeInForce
 
-from cefisim.api.cefi.validate import UUID_RE, is_external_id
 from .document import join_path, kind_of
 from .keys import (
-    EVENT_COMMON, EVENT_KEYS, EXEC_INST, FIAT_INSTRUCTIONS, FLAGS, LATENCY_KEYS, ORDER_TYPES, PLATFORMS,
-    SIDES, TIFS, TRANSFER_TYPES,
+    EVENT_COMMON,
+    EVENT_KEYS,
+    EXEC_INST,
+    FIAT_INSTRUCTIONS,
+    FLAGS,
+    LATENCY_KEYS,
+    ORDER_TYPES,
+    PLATFORMS,
+    SIDES,
+    TIFS,
+    TRANSFER_TYPES,
 )
 from .parser import Parser
-from cefisim.engine.vocabulary import InstrumentStatus, OrderType, Platform, SelfTradePrevention, TimeInForce
 
 GTC = TimeInForce.GTC
 LIMIT = OrderType.LIMIT
@@ -56,6 +73,7 @@ def event(parser: Parser, value: object, path: str) -> tuple[int, Command] | Non
     cmd = EVENT_PARSERS[etype](parser, d, path, at)
     return None if parser.problems else (at, cmd)
 
+
 def ev_order(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)
     inst = parser.get(d, "instrument", path, parser.instrument_ref)
@@ -76,16 +94,29 @@ def ev_order(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     if parser.problems:
         return None
     return PlaceOrder(
-        client_id=client.id, instrument_id=inst.id, side=side, type=otype, qty=qty, price=price, tif=tif,
-        flags=flags, exec_inst=exec_inst, stp=stp, hold_fee_rate=d.get("hold_fee_rate"), external_id=ext,
-        msg_id=msg_id, parent_id=parent_id,
+        client_id=client.id,
+        instrument_id=inst.id,
+        side=side,
+        type=otype,
+        qty=qty,
+        price=price,
+        tif=tif,
+        flags=flags,
+        exec_inst=exec_inst,
+        stp=stp,
+        hold_fee_rate=d.get("hold_fee_rate"),
+        external_id=ext,
+        msg_id=msg_id,
+        parent_id=parent_id,
     )
+
 
 def external_id(parser: Parser, value: object, path: str) -> str | None:
     if not isinstance(value, str) or not is_external_id(value):
         parser.err(path, "not an external id (a lowercase UUID v4, or at most 18 of A-Z a-z 0-9 - _ . ~)")
         return None
     return value
+
 
 def ev_modify(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)
@@ -101,6 +132,7 @@ def ev_modify(parser: Parser, d: dict, path: str, at: int) -> Command | None:
         return None
     return ModifyOrder(client.id, order_id, ext, new_qty, new_price, new_type, **texts)
 
+
 def ev_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)
     ref = d.get("ref")
@@ -108,23 +140,30 @@ def ev_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
         parser.err(join_path(path, "ref"), "must be an exchange order id or an external id")
     return None if parser.problems else CancelOrder(client.id, ref)
 
+
 def ev_transfer(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)
     asset = parser.get(d, "asset", path, parser.asset_ref)
     ttype = parser.get(d, "transfer_type", path, lambda v, p: parser.enum(v, p, TRANSFER_TYPES))
     platform = parser.get(d, "platform", path, lambda v, p: parser.enum(v, p, PLATFORMS))
     amount = parser.get(d, "amount", path, lambda v, p: transfer_amount(parser, v, p, asset))
-    instructions = parser.get(d, "instructions", path, lambda v, p: transfer_instructions(parser, v, p, platform), default=())
+    instructions = parser.get(
+        d, "instructions", path, lambda v, p: transfer_instructions(parser, v, p, platform), default=()
+    )
     if parser.problems:
         return None
     return RequestTransfer(client.id, asset.id, amount, ttype, platform, instructions)
+
 
 def transfer_amount(parser: Parser, value: object, path: str, asset: Asset | None) -> str | None:
     what = f"finer than {asset.name}'s {asset.decimals} decimals" if asset else ""
     units = parser.positive_units(value, path, asset.grid if asset else None, what)
     return value if units is not None else None  # type: ignore[return-value]
 
-def transfer_instructions(parser: Parser, value: object, path: str, platform: str | None) -> tuple[tuple[str, object], ...] | None:
+
+def transfer_instructions(
+    parser: Parser, value: object, path: str, platform: str | None
+) -> tuple[tuple[str, object], ...] | None:
     if not isinstance(value, dict):
         parser.err(path, f"must be an object, got {kind_of(value)}")
         return None
@@ -144,21 +183,26 @@ def transfer_instructions(parser: Parser, value: object, path: str, platform: st
             parser.err(p, f"must be a string or a boolean, got {kind_of(item)}")
     return tuple(sorted(value.items()))
 
+
 def ev_instrument_status(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     inst = parser.get(d, "instrument", path, parser.instrument_ref)
     status = parser.get(d, "status", path, lambda v, p: parser.enum(v, p, INSTRUMENT_STATUSES))
     return None if parser.problems else SetInstrumentStatus(inst.id, status)
 
+
 def ev_latency(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     entry, modify, cancel = (parser.get(d, k, path, parser.millis, default=0) for k in LATENCY_KEYS[1])
     return None if parser.problems else SetLatency(entry, modify, cancel)
+
 
 def ev_settlement_delay(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     delay = parser.get(d, "delay_ms", path, parser.millis)
     return None if parser.problems else SetSettlementDelay(delay)
 
+
 def ev_clock(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     return None if parser.problems else AdvanceClock(at)
+
 
 def ev_paper_funds(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)
@@ -166,6 +210,7 @@ def ev_paper_funds(parser: Parser, d: dict, path: str, at: int) -> Command | Non
     amount = parser.get(d, "amount", path, lambda v, p: transfer_amount(parser, v, p, asset))
     remove = parser.get(d, "remove", path, parser.boolean, default=False)
     return None if parser.problems else PaperFunds(client.id, asset.id, amount, remove)
+
 
 def ev_client_info(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)

@@ -8,6 +8,7 @@ re-exports this table). Data only, no logic.
 """
 
 from __future__ import annotations
+
 from cefisim.engine.vocabulary import ExecInst, OrderFlag, OrderType, Platform, Side, TimeInForce, TransferType
 
 ALO = ExecInst.ALO
@@ -39,8 +40,15 @@ INSTRUMENT_KEYS = (
 CLIENT_KEYS = (("id", "mnemonic"), ("key", "secret", "balances", "self_trade_prevention", "fees"))
 FEE_KEYS = (("maker", "taker"), ())
 SETTINGS_KEYS = (
-    (), ("latency", "settlement_delay_ms", "signature_layout", "sign_reference_data", "max_open_orders",
-         "status_retention"),
+    (),
+    (
+        "latency",
+        "settlement_delay_ms",
+        "signature_layout",
+        "sign_reference_data",
+        "max_open_orders",
+        "status_retention",
+    ),
 )
 LATENCY_KEYS = ((), ("entry_ms", "modify_ms", "cancel_ms"))
 RECORDED_KEYS = (
@@ -48,7 +56,8 @@ RECORDED_KEYS = (
     ("format", "offset", "speed", "queue_model", "power_n", "impact", "feed_latency_ms", "order_latency_ms", "note"),
 )
 API_KEY_KEYS = (
-    ("key_id", "kind", "public_key"), ("user_id", "client_id", "users", "name", "revoked", "expires_at"),
+    ("key_id", "kind", "public_key"),
+    ("user_id", "client_id", "users", "name", "revoked", "expires_at"),
 )
 API_KEY_USER_KEYS = (("user_id", "client_id"), ())
 OAUTH_CLIENT_KEYS = (("client_id", "redirect_uris", "scopes"), ("name", "disabled"))
@@ -56,8 +65,7 @@ EVENT_COMMON = (("at", "type"), ("note",))
 EVENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "order": (
         ("client", "instrument", "side", "order_type", "qty"),
-        ("price", "tif", "flags", "exec_inst", "stp", "hold_fee_rate", "external_id", "msg_id",
-         "parent_id"),
+        ("price", "tif", "flags", "exec_inst", "stp", "hold_fee_rate", "external_id", "msg_id", "parent_id"),
     ),
     "modify": (
         ("client", "new_qty"),
@@ -92,6 +100,5 @@ FLAGS = (USE_AGGRESSIVE_PRICING,)
 EXEC_INST = (ALO, AON)
 TRANSFER_TYPES = (DEPOSIT, WITHDRAW)
 PLATFORMS = (FIAT, CRYPTO)
-FIAT_INSTRUCTIONS = {"fiat_account_id": "uuid", "identity_id": "uuid", "account_id": "uuid",
-                     "includes_fee": "bool"}
+FIAT_INSTRUCTIONS = {"fiat_account_id": "uuid", "identity_id": "uuid", "account_id": "uuid", "includes_fee": "bool"}
 API_KEY_KINDS = ("user", "organization")

@@ -24,25 +24,47 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from functools import partial
+from pathlib import Path
 from typing import Any
+
+from cefisim.api.cefi.signing import LAYOUTS as SIGNATURE_LAYOUTS
+from cefisim.api.cefi.validate import is_external_id  # noqa: F401
 
 # The format's tables and enums (``keys.py`` and the engine's and API's own) are also read from this
 # module: tests/scenarios/test_scenario_schema.py holds schema.json to them through it. Hence the
 # names imported but not used here (noqa: F401).
 from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
 
-from cefisim.api.cefi.signing import LAYOUTS as SIGNATURE_LAYOUTS
-from cefisim.api.cefi.validate import is_external_id  # noqa: F401
 from .agents import agent
 from .auth_entries import api_key, oauth_client
+from .document import join_path, no_constant, object_pairs, os_reason, plain_copy
 from .events import event
-from .document import join_path, no_constant, os_reason, object_pairs, plain_copy
 from .keys import (  # noqa: F401
-    AGENT_COMMON, AGENT_KEYS, API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, ASSET_KEYS, CLIENT_KEYS,
-    EVENT_COMMON, EVENT_KEYS, EXEC_INST, FEE_KEYS, FLAGS, INSTRUMENT_KEYS, LATENCY_KEYS, OAUTH_CLIENT_KEYS,
-    ORDER_TYPES, PLATFORMS, RANDOM_WALK_KEYS, RECORDED_KEYS, SETTINGS_KEYS, SIDES, TIFS, TOP_KEYS, TRANSFER_TYPES,
+    AGENT_COMMON,
+    AGENT_KEYS,
+    API_KEY_KEYS,
+    API_KEY_KINDS,
+    API_KEY_USER_KEYS,
+    ASSET_KEYS,
+    CLIENT_KEYS,
+    EVENT_COMMON,
+    EVENT_KEYS,
+    EXEC_INST,
+    FEE_KEYS,
+    FLAGS,
+    INSTRUMENT_KEYS,
+    LATENCY_KEYS,
+    OAUTH_CLIENT_KEYS,
+    ORDER_TYPES,
+    PLATFORMS,
+    RANDOM_WALK_KEYS,
+    RECORDED_KEYS,
+    SETTINGS_KEYS,
+    SIDES,
+    TIFS,
+    TOP_KEYS,
+    TRANSFER_TYPES,
 )
 from .model import Scenario, ScenarioError, format_time, parse_time
 from .parser import Parser
@@ -55,8 +77,11 @@ STP_VALUES = tuple(SelfTradePrevention)
 MAX_INT = 2**63 - 1  # integers stay within what JSON tools (orjson) read and write
 #: the fields that must be unique across the items of each list section
 UNIQUE_FIELDS = {
-    "assets": ("id", "name"), "instruments": ("id", "symbol"), "clients": ("id", "mnemonic", "key"),
-    "api_keys": ("key_id",), "oauth_clients": ("client_id",),
+    "assets": ("id", "name"),
+    "instruments": ("id", "symbol"),
+    "clients": ("id", "mnemonic", "key"),
+    "api_keys": ("key_id",),
+    "oauth_clients": ("client_id",),
 }
 
 
@@ -123,16 +148,33 @@ def _scenario(parser: Parser, doc: object) -> Scenario:
         end_ns = max(times)
     names = {
         "asset": {**{a.name: a.id for a in parser.assets.values()}, **{str(i): i for i in parser.assets}},
-        "instrument": {**{s.symbol: s.id for s in parser.instruments.values()},
-                       **{str(i): i for i in parser.instruments}},
+        "instrument": {
+            **{s.symbol: s.id for s in parser.instruments.values()},
+            **{str(i): i for i in parser.instruments},
+        },
         "client": {**{c.mnemonic: c.id for c in parser.clients.values()}, **{str(i): i for i in parser.clients}},
     }
     return Scenario(
-        source=parser.source, seed=seed, start_ns=parser.start_ns, end_ns=end_ns, doc=plain_copy(top),
-        assets=parser.assets, instruments=parser.instruments, clients=parser.clients, balances=balances,
-        hmac_keys=hmac_keys, api_keys=plain_copy(api_keys), oauth_clients=plain_copy(oauth_clients),
-        events=events, agents=agents, settings=settings, description=description,
-        latency_ns=latency, settlement_delay_ns=delay, _names=names, recorded=recorded,
+        source=parser.source,
+        seed=seed,
+        start_ns=parser.start_ns,
+        end_ns=end_ns,
+        doc=plain_copy(top),
+        assets=parser.assets,
+        instruments=parser.instruments,
+        clients=parser.clients,
+        balances=balances,
+        hmac_keys=hmac_keys,
+        api_keys=plain_copy(api_keys),
+        oauth_clients=plain_copy(oauth_clients),
+        events=events,
+        agents=agents,
+        settings=settings,
+        description=description,
+        latency_ns=latency,
+        settlement_delay_ns=delay,
+        _names=names,
+        recorded=recorded,
     )
 
 
@@ -161,7 +203,9 @@ def _check_unique(parser: Parser, top: dict, key: str) -> None:
                     first[value] = i
 
 
-def _settings(parser: Parser, value: object, path: str) -> tuple[dict[str, Any], tuple[int, int, int] | None, int | None]:
+def _settings(
+    parser: Parser, value: object, path: str
+) -> tuple[dict[str, Any], tuple[int, int, int] | None, int | None]:
     d = parser.obj(value, path, SETTINGS_KEYS)
     if d is None:
         return {}, None, None

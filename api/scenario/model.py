@@ -15,7 +15,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cefisim.engine.clock import NS_PER_SECOND
@@ -36,7 +36,7 @@ ISO_RE = re.compile(
 )
 REL_RE = re.compile(r"^\+([0-9]+(?:\.[0-9]{1,9})?)$")
 SECONDS_TEXT_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,9})?$")
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_NS = 2**63 - 1  # journal timestamps are signed 64-bit nanoseconds (until 2262-04-11)
 
 
@@ -50,13 +50,14 @@ class ScenarioError(ValueError):
 
 # --- times -------------------------------------------------------------------------------------
 
+
 def parse_time(text: object, start_ns: int | None = None) -> int:
     """``"2026-11-02T09:00:00.5Z"`` or, relative to ``start_ns``, ``"+1.5"`` -> nanoseconds.
 
     Raises ValueError with the reason when ``text`` is neither.
     """
     if not isinstance(text, str):
-        raise ValueError(f"must be an ISO 8601 UTC time or \"+seconds\", got {kind_of(text)}")
+        raise ValueError(f'must be an ISO 8601 UTC time or "+seconds", got {kind_of(text)}')
     rel = REL_RE.match(text)
     if rel is not None:
         if start_ns is None:
@@ -65,12 +66,10 @@ def parse_time(text: object, start_ns: int | None = None) -> int:
     else:
         m = ISO_RE.match(text)
         if m is None:
-            raise ValueError(
-                f"{text!r} is not an ISO 8601 UTC time (2026-11-02T09:00:00Z) or \"+seconds\""
-            )
+            raise ValueError(f'{text!r} is not an ISO 8601 UTC time (2026-11-02T09:00:00Z) or "+seconds"')
         y, mo, d, hh, mi, ss = (int(g) for g in m.groups()[:6])
         try:
-            when = datetime(y, mo, d, hh, mi, ss, tzinfo=timezone.utc)
+            when = datetime(y, mo, d, hh, mi, ss, tzinfo=UTC)
         except ValueError as exc:
             raise ValueError(f"{text!r}: {exc}") from None
         if when < EPOCH:
@@ -96,8 +95,10 @@ def seconds_ns(text: str) -> int:
     return int(whole) * NS_PER_SECOND + int(frac.ljust(9, "0") or "0")
 
 
-STATUS_RETENTION_RULE = (f"must be seconds from {MIN_STATUS_RETENTION_NS // NS_PER_SECOND} to "
-                         f"{MAX_STATUS_RETENTION_NS // NS_PER_SECOND} (30 days): an integer or a decimal string")
+STATUS_RETENTION_RULE = (
+    f"must be seconds from {MIN_STATUS_RETENTION_NS // NS_PER_SECOND} to "
+    f"{MAX_STATUS_RETENTION_NS // NS_PER_SECOND} (30 days): an integer or a decimal string"
+)
 
 
 def status_retention_ns(value: object) -> int | None:
@@ -114,6 +115,7 @@ def status_retention_ns(value: object) -> int | None:
 
 
 # --- the scenario ------------------------------------------------------------------------------
+
 
 @dataclass
 class Scenario:
@@ -184,7 +186,7 @@ class Scenario:
         """A runner that feeds this scenario's events and agents into ``venue``."""
         return ScenarioRunner(venue, self.events, self.agents, self.seed, make_rng)
 
-    def shifted(self, delta_ns: int) -> "Scenario":
+    def shifted(self, delta_ns: int) -> Scenario:
         """The same scenario with every time moved by ``delta_ns`` (e.g. to start at the wall clock)."""
         events = [
             (at + delta_ns, AdvanceClock(cmd.to_ns + delta_ns) if isinstance(cmd, AdvanceClock) else cmd)

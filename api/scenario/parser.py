@@ -22,7 +22,15 @@ from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
 
 from .document import is_int, join_path, kind_of
 from .model import (
-    MAX_NS, REL_RE, SECONDS_TEXT_RE, STATUS_RETENTION_RULE, Problem, seconds_ns, format_time, parse_time, status_retention_ns,
+    MAX_NS,
+    REL_RE,
+    SECONDS_TEXT_RE,
+    STATUS_RETENTION_RULE,
+    Problem,
+    format_time,
+    parse_time,
+    seconds_ns,
+    status_retention_ns,
 )
 
 SECONDS_RE = SECONDS_TEXT_RE
@@ -148,7 +156,7 @@ class Parser:
     def decimal(self, value: object, path: str) -> str | None:
         if not isinstance(value, str) or parse_decimal(value) is None:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                self.err(path, f"not a decimal string (write numbers as strings, e.g. \"{value}\")")
+                self.err(path, f'not a decimal string (write numbers as strings, e.g. "{value}")')
             else:
                 self.err(path, "not a decimal string")
             return None
@@ -204,7 +212,7 @@ class Parser:
         elif isinstance(value, str) and SECONDS_RE.match(value):
             ns = seconds_ns(value)
         else:
-            self.err(path, "must be a number of seconds: an integer or a decimal string like \"0.5\"")
+            self.err(path, 'must be a number of seconds: an integer or a decimal string like "0.5"')
             return None
         if positive and ns <= 0:
             self.err(path, "must be greater than zero")
@@ -229,7 +237,7 @@ class Parser:
             ns = int(whole) * 1_000_000 + int(frac.ljust(6, "0") or "0")
             if ns <= MAX_NS:
                 return ns
-        self.err(path, "must be milliseconds: a non-negative integer or a decimal string like \"0.5\"")
+        self.err(path, 'must be milliseconds: a non-negative integer or a decimal string like "0.5"')
         return None
 
     def start_time(self, value: object, path: str) -> int | None:
@@ -256,7 +264,9 @@ class Parser:
             return None
         return ns
 
-    def unique_strings(self, value: object, path: str, allowed: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
+    def unique_strings(
+        self, value: object, path: str, allowed: tuple[str, ...] | None = None
+    ) -> tuple[str, ...] | None:
         items = self.array(value, path) if value is not None else []
         if value is not None and not isinstance(value, list):
             return None

@@ -9,7 +9,6 @@ scenario naming bad data is refused with the data file's own ``file:line: reason
 from __future__ import annotations
 
 from functools import partial
-
 from pathlib import Path
 
 from ..recorded.format import RecordingError
@@ -58,10 +57,21 @@ def recorded_source(parser: Parser, value: object, path: str) -> RecordedSpec | 
         parser.err(join_path(path, "file"), "the recording holds no events")
         return None
     return RecordedSpec(
-        index=index, instrument_id=inst.id, files=files, fmt=fmt, offset_ns=offset, speed=speed,
-        queue_model=model, power_n=power_n, impact=impact, feed_latency_ns=feed, first_ts=first, last_ts=last,
+        index=index,
+        instrument_id=inst.id,
+        files=files,
+        fmt=fmt,
+        offset_ns=offset,
+        speed=speed,
+        queue_model=model,
+        power_n=power_n,
+        impact=impact,
+        feed_latency_ns=feed,
+        first_ts=first,
+        last_ts=last,
         order_latency=order_latency,
     )
+
 
 def latency_range(parser: Parser, value: object, path: str) -> tuple[int, int] | None:
     """Milliseconds, or ``{"min": ms, "max": ms}`` for a seeded uniform draw per command."""
@@ -79,6 +89,7 @@ def latency_range(parser: Parser, value: object, path: str) -> tuple[int, int] |
         return None
     return lo, hi
 
+
 def recorded_latency(
     parser: Parser, recorded: list[RecordedSpec], latency: tuple[int, int, int] | None
 ) -> tuple[int, int, int] | None:
@@ -87,11 +98,14 @@ def recorded_latency(
         if spec.order_latency is None or spec.order_latency[0] != spec.order_latency[1]:
             continue
         if latency is not None:
-            parser.err(f"$.recorded[{spec.index}].order_latency_ms", "the order latency is already set "
-                     "(settings.latency or another recorded source): set it once")
+            parser.err(
+                f"$.recorded[{spec.index}].order_latency_ms",
+                "the order latency is already set (settings.latency or another recorded source): set it once",
+            )
             continue
         latency = (spec.order_latency[0],) * 3
     return latency
+
 
 def recorded_files(parser: Parser, value: object, path: str) -> tuple[str, ...] | None:
     names = value if isinstance(value, list) else [value]
@@ -100,6 +114,7 @@ def recorded_files(parser: Parser, value: object, path: str) -> tuple[str, ...] 
         return None
     here = Path(parser.source).parent
     return tuple(str(here / n) for n in names)
+
 
 def replay_speed(parser: Parser, value: object, path: str) -> tuple[int, int] | None:
     text = parser.decimal(value, path)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from cefisim.engine.reference import SYMBOL_MAX, Asset, Client, Instrument
-
 from cefisim.api.cefi.validate import UUID_RE
+from cefisim.engine.reference import SYMBOL_MAX, Asset, Client, Instrument
+from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
+
 from .document import join_path, kind_of
 from .keys import ASSET_KEYS, CLIENT_KEYS, FEE_KEYS, INSTRUMENT_KEYS
 from .parser import Parser
-from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
 
 ACTIVE = InstrumentStatus.ACTIVE
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
@@ -43,6 +43,7 @@ def asset(parser: Parser, value: object, path: str) -> None:
     parser.assets[aid] = asset
     parser.asset_names[name] = asset
 
+
 def instrument(parser: Parser, value: object, path: str) -> None:
     d = parser.obj(value, path, INSTRUMENT_KEYS)
     if d is None:
@@ -60,13 +61,17 @@ def instrument(parser: Parser, value: object, path: str) -> None:
     price_grid = parser.get(d, "price_increment", path, parser.increment)
     qty_grid = parser.get(d, "qty_increment", path, parser.increment)
     if qty_grid is not None and base is not None and qty_grid.coef * 10**base.decimals % 10**qty_grid.scale:
-        parser.err(join_path(path, "qty_increment"),
-                 f"{qty_grid.text} is finer than {base.name}'s {base.decimals} decimals")
+        parser.err(
+            join_path(path, "qty_increment"), f"{qty_grid.text} is finer than {base.name}'s {base.decimals} decimals"
+        )
         qty_grid = None
     min_qty = parser.get(
-        d, "min_qty", path,
-        lambda v, p: parser.positive_units(v, p, qty_grid, f"not a multiple of qty_increment {qty_grid.text}"
-                                         if qty_grid else ""),
+        d,
+        "min_qty",
+        path,
+        lambda v, p: parser.positive_units(
+            v, p, qty_grid, f"not a multiple of qty_increment {qty_grid.text}" if qty_grid else ""
+        ),
         default=1,
     )
     band = parser.get(d, "price_band", path, lambda v, p: parser.rate(v, p, True, True), default=50_000_000)
@@ -87,6 +92,7 @@ def instrument(parser: Parser, value: object, path: str) -> None:
         return
     parser.instruments[iid] = inst
     parser.symbols[symbol] = inst
+
 
 def client(
     parser: Parser, value: object, path: str, balances: dict[int, dict[int, int]], hmac_keys: dict[str, tuple[int, str]]
@@ -138,12 +144,14 @@ def client(
     if key is not None and secret is not None and key not in hmac_keys:
         hmac_keys[key] = (cid, secret)
 
+
 def key_uuid(parser: Parser, value: object, path: str) -> str | None:
     text = parser.string(value, path)
     if text is not None and not UUID_RE.match(text):
         parser.err(path, f"{text!r} is not a UUID (8-4-4-4-12 hex digits)")
         return None
     return text
+
 
 def fees(parser: Parser, value: object, path: str) -> dict[int, tuple[int, int]] | None:
     if not isinstance(value, dict):

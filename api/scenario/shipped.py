@@ -34,7 +34,7 @@ def shipped_names() -> list[str]:
 
 def shipped(name: str) -> Path | None:
     """The shipped scenario called ``name`` (with or without ``.json``), or None."""
-    stem = name[:-5] if name.endswith(".json") else name
+    stem = name.removesuffix(".json")
     if stem not in shipped_names():
         return None
     return shipped_dir() / f"{stem}.json"

@@ -17,22 +17,23 @@ from aiohttp import web
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
-from cefisim.api.control.plane import control_routes
-from cefisim.api.control.faults import FAULTS, dispatch, fault_routes
 from cefisim.api.cefi.funds import paper_funds_for
+from cefisim.api.cefi.openapi import openapi_routes
+from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
+from cefisim.api.cefi.routes import cefi_routes
+from cefisim.api.control.faults import FAULTS, dispatch, fault_routes
+from cefisim.api.control.plane import control_routes
+from cefisim.api.control.stream import install_streams
+from cefisim.api.control.venues import VenueHub, install_venues, make_venues, venue_routes
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.keys import OPTIONS, SIM, ServerOptions
 from cefisim.api.server.limits import handler_args
 from cefisim.api.server.middleware import request_middleware
 from cefisim.api.server.request_log import REQUEST_LOG, RequestLog, flush_request_log
-from cefisim.api.cefi.openapi import openapi_routes
-from cefisim.api.cefi.routes import cefi_routes
-from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
-from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.control.stream import install_streams
-from cefisim.api.control.venues import VenueHub, install_venues, make_venues, venue_routes
 from cefisim.api.server.ticker import start_ticker, stop_ticker
 
 log = logging.getLogger("cefisim.app")
+
 
 async def _ticker(app: web.Application) -> AsyncIterator[None]:
     """The default venue's clock (``api/server/ticker.py``)."""
@@ -43,8 +44,13 @@ async def _ticker(app: web.Application) -> AsyncIterator[None]:
 
 def auth_store_for(sim: Simulation, options: ServerOptions, token_prefix: str = "") -> AuthStore:
     """The scenario's API keys and OAuth clients; tokens live on the engine clock."""
-    return AuthStore.from_scenario(sim.scenario.api_keys, sim.scenario.oauth_clients, clock=sim.now_ns,
-                                   wall=options.wall_s, token_prefix=token_prefix)
+    return AuthStore.from_scenario(
+        sim.scenario.api_keys,
+        sim.scenario.oauth_clients,
+        clock=sim.now_ns,
+        wall=options.wall_s,
+        token_prefix=token_prefix,
+    )
 
 
 async def _close_journal(app: web.Application) -> None:
@@ -53,10 +59,13 @@ async def _close_journal(app: web.Application) -> None:
 
 def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.Application:
     options = options or ServerOptions()
-    requests = RequestLog(options.request_history, sys.stderr if options.access_log else None,
-                          options.access_log or "text")
-    venues = VenueHub(make_venues(sim, options.venue_config, options.max_venues),
-                      lambda venue_sim, prefix: auth_store_for(venue_sim, options, prefix))
+    requests = RequestLog(
+        options.request_history, sys.stderr if options.access_log else None, options.access_log or "text"
+    )
+    venues = VenueHub(
+        make_venues(sim, options.venue_config, options.max_venues),
+        lambda venue_sim, prefix: auth_store_for(venue_sim, options, prefix),
+    )
     app = web.Application(
         middlewares=[request_middleware(options, requests=requests, venues=venues, around=dispatch)],
         client_max_size=options.max_body_bytes,

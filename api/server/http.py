@@ -26,14 +26,16 @@ def respond(payload: Any, status: int = 200) -> web.Response:
     return web.Response(body=dumps(payload), status=status, content_type=JSON)
 
 
-def respond_list(request: web.Request, items: list[Any], size: int | None = None,
-                 next_cursor: int | None = None) -> web.Response:
+def respond_list(
+    request: web.Request, items: list[Any], size: int | None = None, next_cursor: int | None = None
+) -> web.Response:
     """A list read: the v2026_01_23 envelope, or the raw array under v2024_01_01."""
     if request.get(VERSION) == versions.V2024:
         return respond(items)
     cursor = f"{next_cursor:019d}" if next_cursor is not None else None
-    return respond({"data": items, "pagination": {"size": size if size is not None else len(items),
-                                                   "next_cursor": cursor}})
+    return respond(
+        {"data": items, "pagination": {"size": size if size is not None else len(items), "next_cursor": cursor}}
+    )
 
 
 def parse_json(body: bytes) -> Any:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -13,9 +14,8 @@ from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 from cefisim.api.server.limits import RateLimits
 
 if TYPE_CHECKING:
-    from cefisim.engine.venue import VenueConfig
-
     from cefisim.api.scenario import Scenario
+    from cefisim.engine.venue import VenueConfig
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ServerOptions:
     request_history: int = 1000  # requests GET /_sim/requests keeps (api/server/request_log.py)
     wall_s: Callable[[], float] = field(default=time.time)
     max_venues: int = DEFAULT_MAX_VENUES  # venues one server runs, the default one included (api/control/venues.py)
-    venue_config: "Callable[[Scenario], VenueConfig] | None" = None  # a created venue's limits; None: its scenario's
+    venue_config: Callable[[Scenario], VenueConfig] | None = None  # a created venue's limits; None: its scenario's
 
 
 SIM = web.AppKey("sim", Simulation)

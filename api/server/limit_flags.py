@@ -24,9 +24,8 @@ from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 from cefisim.api.server.limits import DEFAULT_MAX_HEADER_BYTES, DEFAULT_READ_TIMEOUT_S, RateLimit, RateLimits
 
 if TYPE_CHECKING:
-    from cefisim.engine.venue import VenueConfig
-
     from cefisim.api.scenario import Scenario
+    from cefisim.engine.venue import VenueConfig
 
 DEFAULT_QUOTE_MAX_LEVELS = 1000
 
@@ -75,6 +74,7 @@ def parse_rate_limits(specs: list[str] | None) -> RateLimits | None:
 
 # --- logs ---------------------------------------------------------------------------------------------
 
+
 class ParserErrorRedactor(logging.Filter):
     """Keep the bytes of a refused request line or header out of the log.
 
@@ -104,6 +104,7 @@ def install_log_redaction() -> None:
 
 
 # --- flags ----------------------------------------------------------------------------------------------
+
 
 def positive_int(text: str) -> int:
     if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 10**9:
@@ -148,28 +149,74 @@ _UNSET = object()
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """The limit flags of ``cefisim serve`` (``docs/limits.md``)."""
     g = parser.add_argument_group("limits (docs/limits.md)")
-    g.add_argument("--max-open-orders", type=_open_orders, default=_UNSET, metavar="N|none",
-                   help="open orders per client and instrument; more are REJECTED with TOO_MANY_OPEN_ORDERS "
-                        "(default: the scenario's settings.max_open_orders, else 10000)")
-    g.add_argument("--max-venue-open-orders", type=_open_orders, default=None, metavar="N|none",
-                   help="open orders of each venue, every client and instrument together; more are REJECTED "
-                        "with TOO_MANY_OPEN_ORDERS (default none)")
-    g.add_argument("--max-ended-orders", type=positive_int, default=_UNSET, metavar="N",
-                   help="ended orders each venue keeps for status lookups; the oldest go first (default 500000)")
-    g.add_argument("--max-ended-orders-per-client", type=positive_int, default=_UNSET, metavar="N",
-                   help="ended orders each client keeps for status lookups; the oldest go first (default 100000)")
-    g.add_argument("--max-venues", type=positive_int, default=DEFAULT_MAX_VENUES, metavar="N",
-                   help="venues the server runs, the default one included; one more POST /_sim/venues is a "
-                        f"429 (default {DEFAULT_MAX_VENUES}; docs/venues.md)")
-    g.add_argument("--quote-max-levels", type=positive_int, default=DEFAULT_QUOTE_MAX_LEVELS, metavar="N",
-                   help="price levels a quote may walk; more is a 400 quote-depth-limit (default 1000)")
-    g.add_argument("--max-header-bytes", type=_header_bytes, default=DEFAULT_MAX_HEADER_BYTES, metavar="N",
-                   help="longest request line and header line; longer is a 400 from the HTTP parser (default 8190)")
-    g.add_argument("--read-timeout", type=_seconds, default=DEFAULT_READ_TIMEOUT_S, metavar="SECONDS",
-                   help="time allowed for a request body to arrive; later is a 408 (default 30, 0 = off)")
-    g.add_argument("--rate-limit", type=_rate_spec, action="append", default=None, metavar="[KEY=]RPS[:BURST]",
-                   help="token bucket per HMAC key, 429 with Retry-After when empty; repeat for per-key limits "
-                        "(KEY=off exempts a key); off by default")
+    g.add_argument(
+        "--max-open-orders",
+        type=_open_orders,
+        default=_UNSET,
+        metavar="N|none",
+        help="open orders per client and instrument; more are REJECTED with TOO_MANY_OPEN_ORDERS "
+        "(default: the scenario's settings.max_open_orders, else 10000)",
+    )
+    g.add_argument(
+        "--max-venue-open-orders",
+        type=_open_orders,
+        default=None,
+        metavar="N|none",
+        help="open orders of each venue, every client and instrument together; more are REJECTED "
+        "with TOO_MANY_OPEN_ORDERS (default none)",
+    )
+    g.add_argument(
+        "--max-ended-orders",
+        type=positive_int,
+        default=_UNSET,
+        metavar="N",
+        help="ended orders each venue keeps for status lookups; the oldest go first (default 500000)",
+    )
+    g.add_argument(
+        "--max-ended-orders-per-client",
+        type=positive_int,
+        default=_UNSET,
+        metavar="N",
+        help="ended orders each client keeps for status lookups; the oldest go first (default 100000)",
+    )
+    g.add_argument(
+        "--max-venues",
+        type=positive_int,
+        default=DEFAULT_MAX_VENUES,
+        metavar="N",
+        help="venues the server runs, the default one included; one more POST /_sim/venues is a "
+        f"429 (default {DEFAULT_MAX_VENUES}; docs/venues.md)",
+    )
+    g.add_argument(
+        "--quote-max-levels",
+        type=positive_int,
+        default=DEFAULT_QUOTE_MAX_LEVELS,
+        metavar="N",
+        help="price levels a quote may walk; more is a 400 quote-depth-limit (default 1000)",
+    )
+    g.add_argument(
+        "--max-header-bytes",
+        type=_header_bytes,
+        default=DEFAULT_MAX_HEADER_BYTES,
+        metavar="N",
+        help="longest request line and header line; longer is a 400 from the HTTP parser (default 8190)",
+    )
+    g.add_argument(
+        "--read-timeout",
+        type=_seconds,
+        default=DEFAULT_READ_TIMEOUT_S,
+        metavar="SECONDS",
+        help="time allowed for a request body to arrive; later is a 408 (default 30, 0 = off)",
+    )
+    g.add_argument(
+        "--rate-limit",
+        type=_rate_spec,
+        action="append",
+        default=None,
+        metavar="[KEY=]RPS[:BURST]",
+        help="token bucket per HMAC key, 429 with Retry-After when empty; repeat for per-key limits "
+        "(KEY=off exempts a key); off by default",
+    )
 
 
 def limit_options(args: argparse.Namespace) -> dict[str, Any]:

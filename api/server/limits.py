@@ -51,7 +51,6 @@ from aiohttp import web
 from cefisim.api.server.paths import CEFI_PREFIX
 from cefisim.api.server.problems import Problem
 
-
 DEFAULT_READ_TIMEOUT_S = 30.0
 # idle keep-alive connections, and connections whose request never completes (slow headers), are
 # closed this long after they opened or after their last answer (aiohttp's keep-alive timer)
@@ -61,6 +60,7 @@ TOKEN_HEADER = "x-svc-auth-token"
 
 
 # --- rate limits -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RateLimit:
@@ -89,7 +89,7 @@ class RateLimits:
 
 
 class _Bucket:
-    __slots__ = ("tokens", "last")
+    __slots__ = ("last", "tokens")
 
     def __init__(self, tokens: float, last: float) -> None:
         self.tokens = tokens
@@ -122,8 +122,11 @@ class TokenBuckets:
 RateCheck = Callable[[web.Request], None]
 
 
-def rate_limiter(limits: RateLimits, known_keys: Callable[[web.Request], Mapping[str, Any]],
-                 clock: Callable[[], float] = time.monotonic) -> RateCheck:
+def rate_limiter(
+    limits: RateLimits,
+    known_keys: Callable[[web.Request], Mapping[str, Any]],
+    clock: Callable[[], float] = time.monotonic,
+) -> RateCheck:
     """The rate-limit check: raises a 429 problem with ``Retry-After`` when the request's key has
     spent its bucket, returns otherwise. Synchronous: the app's middleware calls it without a
     coroutine of its own.
@@ -140,15 +143,19 @@ def rate_limiter(limits: RateLimits, known_keys: Callable[[web.Request], Mapping
                 wait = buckets.take(key, limit, clock())
                 if wait > 0:
                     retry_after = max(1, math.ceil(wait))
-                    raise Problem(429, "rate-limited",
-                                  f"{TOKEN_HEADER}: this key may send {limit}; retry after {retry_after} s",
-                                  headers={"Retry-After": str(retry_after)})
+                    raise Problem(
+                        429,
+                        "rate-limited",
+                        f"{TOKEN_HEADER}: this key may send {limit}; retry after {retry_after} s",
+                        headers={"Retry-After": str(retry_after)},
+                    )
 
     check.buckets = buckets  # type: ignore[attr-defined]  # for tests and introspection
     return check
 
 
 # --- read timeout -----------------------------------------------------------------------------------
+
 
 def body_pending(request: web.Request) -> bool:
     """A ``/v1/`` request whose body has not fully arrived with its headers (rare: nearly every API
@@ -158,8 +165,10 @@ def body_pending(request: web.Request) -> bool:
 
 # --- wiring -------------------------------------------------------------------------------------------
 
-def limit_settings(options: Any, known_keys: Callable[[web.Request], Mapping[str, Any]],
-                   clock: Callable[[], float] = time.monotonic) -> tuple[float | None, RateCheck | None]:
+
+def limit_settings(
+    options: Any, known_keys: Callable[[web.Request], Mapping[str, Any]], clock: Callable[[], float] = time.monotonic
+) -> tuple[float | None, RateCheck | None]:
     """What ``options`` asks for: the read timeout in seconds (None: off) and the rate-limit check
     (None: off) over the keys ``known_keys(request)`` names."""
     seconds = getattr(options, "read_timeout_s", DEFAULT_READ_TIMEOUT_S) or None

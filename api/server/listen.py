@@ -32,8 +32,14 @@ def write_ready_file(path: Path, url: str) -> None:
     os.replace(tmp, path)
 
 
-def run(app: web.Application, host: str, port: int, on_listening: Callable[[str], None],
-        ready_file: Path | None = None, **handler: Any) -> int:
+def run(
+    app: web.Application,
+    host: str,
+    port: int,
+    on_listening: Callable[[str], None],
+    ready_file: Path | None = None,
+    **handler: Any,
+) -> int:
     """Serve ``app`` until a signal; the exit status (2 when the address cannot be bound).
     ``handler``: aiohttp request-handler settings (``keepalive_timeout``, ...)."""
     loop = asyncio.new_event_loop()

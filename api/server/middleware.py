@@ -21,13 +21,14 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from time import perf_counter
 from collections.abc import Awaitable, Callable, Mapping
+from time import perf_counter
 from typing import Any, Protocol
 
 from aiohttp import web
 from multidict import istr
 
+from cefisim.api.runtime.simulation import JournalWriteError
 from cefisim.api.server import versions
 from cefisim.api.server.http import dumps
 from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
@@ -35,7 +36,6 @@ from cefisim.api.server.limits import body_pending, body_within, limit_settings
 from cefisim.api.server.paths import CEFI_PREFIX
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 from cefisim.api.server.request_log import RequestLog
-from cefisim.api.runtime.simulation import JournalWriteError
 
 log = logging.getLogger("cefisim.http")
 _request_ids = itertools.count(1)
@@ -73,8 +73,12 @@ def _from_http_exception(exc: web.HTTPException, request: web.Request) -> Proble
         return Problem(404, "not-found", f"no such path: {request.method} {request.path}")
     if exc.status == 405:
         allowed = ", ".join(sorted(getattr(exc, "allowed_methods", ()) or ()))
-        return Problem(405, "method-not-allowed", f"{request.method} is not allowed on {request.path}",
-                       headers={"Allow": allowed} if allowed else None)
+        return Problem(
+            405,
+            "method-not-allowed",
+            f"{request.method} is not allowed on {request.path}",
+            headers={"Allow": allowed} if allowed else None,
+        )
     if exc.status == 413:
         return Problem(413, "payload-too-large", "body: larger than the server accepts")
     return Problem(exc.status, "http-error", exc.reason or "request refused")
@@ -88,9 +92,13 @@ def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
     return request.app[SIM].scenario.hmac_keys
 
 
-def request_middleware(options: object, clock: Callable[[], float] = time.monotonic,
-                       requests: RequestLog | None = None, venues: VenueRouter | None = None,
-                       around: Around = _plain) -> Middleware:
+def request_middleware(
+    options: object,
+    clock: Callable[[], float] = time.monotonic,
+    requests: RequestLog | None = None,
+    venues: VenueRouter | None = None,
+    around: Around = _plain,
+) -> Middleware:
     """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
     it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given, and to the
     venue its credentials name when ``venues`` is given (``api/control/venues.py``); ``around`` runs
@@ -128,26 +136,45 @@ def request_middleware(options: object, clock: Callable[[], float] = time.monoto
         except web.HTTPException as exc:
             if exc.status < 400:  # a redirect: aiohttp sends it
                 if requests is not None:
-                    requests.record(request.method, request.path, exc.status, started, perf_counter(),
-                                    request.get(CLIENT_ID), request_id, exc)
+                    requests.record(
+                        request.method,
+                        request.path,
+                        exc.status,
+                        started,
+                        perf_counter(),
+                        request.get(CLIENT_ID),
+                        request_id,
+                        exc,
+                    )
                 raise
             response = render_problem(request, _from_http_exception(exc, request))
         except JournalWriteError as exc:
             log.error("request %s refused: %s", request_id, exc)
-            response = render_problem(request, Problem(503, "journal-unavailable",
-                                                       "the command journal cannot be written; nothing was changed"))
+            response = render_problem(
+                request,
+                Problem(503, "journal-unavailable", "the command journal cannot be written; nothing was changed"),
+            )
         except Exception:
             log.exception("request %s (%s %s) failed", request_id, request.method, request.path)
-            response = render_problem(request, Problem(500, "internal-error",
-                                                       f"unexpected error; request id {request_id}"))
+            response = render_problem(
+                request, Problem(500, "internal-error", f"unexpected error; request id {request_id}")
+            )
         response.headers[H_REQUEST_ID] = request_id
         if version is not None:
             deprecation = versions.deprecation_headers(version)
             if deprecation:
                 response.headers.update(deprecation)
         if requests is not None:
-            requests.record(request.method, request.path, response.status, started, perf_counter(),
-                            request.get(CLIENT_ID), request_id, response)
+            requests.record(
+                request.method,
+                request.path,
+                response.status,
+                started,
+                perf_counter(),
+                request.get(CLIENT_ID),
+                request_id,
+                response,
+            )
         return response
 
     return serve
@@ -157,8 +184,12 @@ async def _send_timeout(request: web.Request, seconds: float) -> web.StreamRespo
     """The 408 problem for a body not received within ``seconds``, written here with the connection
     closed at once: left to aiohttp, a response with an unread body is followed by up to 10 s of
     "lingering" reads of the rest, which is exactly what a trickling client would feed."""
-    problem = Problem(408, "request-timeout", f"body: not received within {seconds:g} s; the connection is closed",
-                      title="Request Timeout")
+    problem = Problem(
+        408,
+        "request-timeout",
+        f"body: not received within {seconds:g} s; the connection is closed",
+        title="Request Timeout",
+    )
     response = render_problem(request, problem)
     response.force_close()
     response.headers[H_REQUEST_ID] = request[REQUEST_ID]

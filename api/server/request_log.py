@@ -59,8 +59,17 @@ class RequestLog:
         self._second = -1
         self._stamp = ""
 
-    def record(self, method: str, path: str, status: int, started: float, ended: float,
-               client_id: int | None, request_id: str, response: web.StreamResponse) -> None:
+    def record(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        started: float,
+        ended: float,
+        client_id: int | None,
+        request_id: str,
+        response: web.StreamResponse,
+    ) -> None:
         """One finished request (``started``/``ended``: ``time.perf_counter()`` values)."""
         elapsed = ended - started
         if not path.startswith(SIM_PREFIX):
@@ -76,14 +85,25 @@ class RequestLog:
             self._second = second
             self._stamp = _second(second) + "Z"
         if self.json:
-            line = orjson.dumps({
-                "time": self._stamp, "method": method, "path": path, "status": status,
-                "ms": round(elapsed * 1000, 3), "client_id": None if client_id is None else str(client_id),
-                "request_id": request_id,
-            }).decode() + "\n"
+            line = (
+                orjson.dumps(
+                    {
+                        "time": self._stamp,
+                        "method": method,
+                        "path": path,
+                        "status": status,
+                        "ms": round(elapsed * 1000, 3),
+                        "client_id": None if client_id is None else str(client_id),
+                        "request_id": request_id,
+                    }
+                ).decode()
+                + "\n"
+            )
         else:
-            line = (f"{self._stamp} {method} {path} {status} {elapsed * 1000:.3f}ms "
-                    f"client={'-' if client_id is None else client_id} request_id={request_id}\n")
+            line = (
+                f"{self._stamp} {method} {path} {status} {elapsed * 1000:.3f}ms "
+                f"client={'-' if client_id is None else client_id} request_id={request_id}\n"
+            )
         self._pending.append(line)
         if self._flush_at is None:
             self._schedule()
@@ -113,9 +133,13 @@ class RequestLog:
             started, method, path, status, elapsed, client_id, request_id, problem = self.entries[-1 - i]
             at = started + self._offset
             doc: dict[str, Any] = {
-                "time": f"{_second(int(at))}.{int((at - int(at)) * 1000):03d}Z", "method": method, "path": path,
-                "status": status, "ms": round(elapsed * 1000, 3),
-                "client_id": None if client_id is None else str(client_id), "request_id": request_id,
+                "time": f"{_second(int(at))}.{int((at - int(at)) * 1000):03d}Z",
+                "method": method,
+                "path": path,
+                "status": status,
+                "ms": round(elapsed * 1000, 3),
+                "client_id": None if client_id is None else str(client_id),
+                "request_id": request_id,
             }
             if problem is not None:
                 body = orjson.loads(problem)

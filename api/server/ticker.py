@@ -23,6 +23,7 @@ def start_ticker(sim: Simulation, speed: float | None) -> asyncio.Task[None] | N
     """The task that moves ``sim``'s time (None when nothing moves it: a virtual clock without speed).
     Call it with the event loop running; end the task with :func:`stop_ticker`."""
     if sim.clock_mode == "wall":
+
         async def step() -> None:
             # a long catch-up (after a restart) runs in slices, letting requests through between them
             for _ in sim.tick():

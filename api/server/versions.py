@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 
 V2024 = "v2024_01_01"
@@ -22,9 +22,9 @@ KNOWN = (V2024, V2026)
 HEADER = "X-Svc-Version"
 QUERY = "version"
 
-REMOVAL_NS = int(datetime(2026, 11, 1, tzinfo=timezone.utc).timestamp()) * 1_000_000_000
-DEPRECATED_ON = datetime(2026, 1, 23, tzinfo=timezone.utc)  # when v2026_01_23 superseded it
-SUNSET_ON = datetime(2026, 8, 5, tzinfo=timezone.utc)
+REMOVAL_NS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 1_000_000_000
+DEPRECATED_ON = datetime(2026, 1, 23, tzinfo=UTC)  # when v2026_01_23 superseded it
+SUNSET_ON = datetime(2026, 8, 5, tzinfo=UTC)
 
 
 def http_date(when: datetime) -> str:
@@ -52,8 +52,9 @@ def choose(header: str | None, query: str | None, engine_now_ns: int) -> Version
     if requested is None:
         return VersionChoice(V2026 if removed else V2024, None)
     if requested not in KNOWN:
-        return VersionChoice(None, requested, f"unknown schema version {requested!r}; supported: "
-                             + ", ".join(supported(engine_now_ns)))
+        return VersionChoice(
+            None, requested, f"unknown schema version {requested!r}; supported: " + ", ".join(supported(engine_now_ns))
+        )
     if requested == V2024 and removed:
         return VersionChoice(None, requested, f"{V2024} was removed on 2026-11-01; use {V2026}")
     return VersionChoice(requested, requested)

@@ -33,8 +33,8 @@ import multiprocessing
 import signal
 import threading
 import traceback
-from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any
 
@@ -59,7 +59,7 @@ def run_spec(settings: Settings, spec: RunSpec) -> dict[str, Any]:
 class _Executor:
     workers: int = 1
 
-    def __enter__(self) -> "_Executor":
+    def __enter__(self) -> _Executor:
         return self
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
@@ -79,13 +79,19 @@ class SerialExecutor(_Executor):
 
 # --- process pool ----------------------------------------------------------------------------------
 
+
 def _pool_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
-def _windowed(specs: list[RunSpec], window: int, submit: Callable[[RunSpec], Any],
-              completed: Callable[[list[Any]], Iterator[Any]], result: Callable[[Any, RunSpec], dict[str, Any]],
-              on_row: OnRow) -> None:
+def _windowed(
+    specs: list[RunSpec],
+    window: int,
+    submit: Callable[[RunSpec], Any],
+    completed: Callable[[list[Any]], Iterator[Any]],
+    result: Callable[[Any, RunSpec], dict[str, Any]],
+    on_row: OnRow,
+) -> None:
     """Keep ``window`` runs in flight; hand each finished one's row to ``on_row``."""
     pending = iter(specs)
     live: dict[Any, RunSpec] = {}
@@ -135,11 +141,22 @@ class PoolExecutor(_Executor):
             if exc is None:
                 return fut.result()
             if isinstance(exc, BrokenProcessPool):
-                return failed_row(spec, "error", "a worker process died (killed, out of memory, or the strategy "
-                                  "ended the process) while this run was in flight; the pool was restarted for "
-                                  "the runs after it", None, 0.0)
-            return failed_row(spec, "error", f"the worker process failed: {type(exc).__name__}: {exc}",
-                              "".join(traceback.format_exception(exc)), 0.0)
+                return failed_row(
+                    spec,
+                    "error",
+                    "a worker process died (killed, out of memory, or the strategy "
+                    "ended the process) while this run was in flight; the pool was restarted for "
+                    "the runs after it",
+                    None,
+                    0.0,
+                )
+            return failed_row(
+                spec,
+                "error",
+                f"the worker process failed: {type(exc).__name__}: {exc}",
+                "".join(traceback.format_exception(exc)),
+                0.0,
+            )
 
         def completed(futs: list[Any]) -> Iterator[Any]:
             done, _ = cf.wait(futs, return_when=cf.FIRST_COMPLETED)
@@ -172,6 +189,7 @@ class PoolExecutor(_Executor):
 
 # --- Dask ---------------------------------------------------------------------------------------------
 
+
 class DaskExecutor(_Executor):
     """Runs as tasks of a Dask cluster: ``address`` ``"local"`` (a LocalCluster of ``workers``
     processes) or a scheduler's address (``tcp://host:8786``)."""
@@ -193,10 +211,16 @@ class DaskExecutor(_Executor):
                 # the workers' sampling profiler (every 10 ms) and GIL monitor (every 1 ms) compete with
                 # the runs for the machine's cores: off for the cluster we start (a user's own
                 # cluster keeps its configuration)
-                with dask.config.set({"distributed.worker.profile.enabled": False,
-                                      "distributed.admin.system-monitor.gil.enabled": False}):
-                    self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                dashboard_address=":0", silence_logs=logging.ERROR)
+                with dask.config.set(
+                    {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.gil.enabled": False}
+                ):
+                    self.cluster = LocalCluster(
+                        n_workers=workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=":0",
+                        silence_logs=logging.ERROR,
+                    )
             finally:
                 if main:
                     signal.signal(signal.SIGINT, previous)

@@ -29,8 +29,16 @@ from typing import Any
 from ..backtest.main import BacktestError, millis_ns
 
 __all__ = [
-    "FILE_KEYS", "MAX_RUNS", "Axes", "GridError", "RunSpec", "load_sweep_file", "parse_latency",
-    "parse_param", "parse_seeds", "runs",
+    "FILE_KEYS",
+    "MAX_RUNS",
+    "Axes",
+    "GridError",
+    "RunSpec",
+    "load_sweep_file",
+    "parse_latency",
+    "parse_param",
+    "parse_seeds",
+    "runs",
 ]
 
 MAX_SEED = 2**63 - 1  # a scenario's seed is at most this (api/scenario/loader.py)
@@ -137,6 +145,7 @@ def runs(axes: Axes) -> list[RunSpec]:
 
 # --- sweep files -------------------------------------------------------------------------------------
 
+
 def load_sweep_file(path: str | Path) -> dict[str, Any]:
     """The checked keys of a sweep file: ``scenario`` and ``strategy`` (paths resolved against the
     file's directory), ``seeds`` (list of ints), ``params`` (key -> list of strings), ``latency_ms``
@@ -182,7 +191,7 @@ def _file_seeds(value: object, where: str) -> list[int]:
     if isinstance(value, str):
         return parse_seeds(value, where)
     if not isinstance(value, list) or not value:
-        raise GridError(f"{where}: give a range string (\"1-64\") or a non-empty list of integers")
+        raise GridError(f'{where}: give a range string ("1-64") or a non-empty list of integers')
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED:
             raise GridError(f"{where}[{i}]: must be an integer from 0 to {MAX_SEED}")
@@ -204,7 +213,7 @@ def _file_params(value: object, where: str) -> dict[str, list[str]]:
         texts = []
         for i, v in enumerate(items):
             if isinstance(v, bool) or not isinstance(v, (int, str)):
-                raise GridError(f"{kp}[{i}]: write the value as a string or an integer (\"0.01\", not 0.01)")
+                raise GridError(f'{kp}[{i}]: write the value as a string or an integer ("0.01", not 0.01)')
             texts.append(str(v))
         _no_repeats(texts, kp)
         out[key] = texts

@@ -52,29 +52,49 @@ def sweep_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="cefisim sweep",
         description="Run one strategy over a grid of scenario seeds, strategy parameters and latencies, "
-                    "locally or on a Dask cluster, with statistics per parameter set.",
+        "locally or on a Dask cluster, with statistics per parameter set.",
     )
-    p.add_argument("scenario", nargs="?",
-                   help="scenario file (JSON), or the name of a shipped one; or `scenario` in the sweep file")
+    p.add_argument(
+        "scenario",
+        nargs="?",
+        help="scenario file (JSON), or the name of a shipped one; or `scenario` in the sweep file",
+    )
     p.add_argument("--file", metavar="SWEEP.toml|.json", help="a sweep file giving any of the axes and options")
     p.add_argument("--strategy", metavar="module:Class", help="package.module:Class or path/to/file.py:Class")
     p.add_argument("--seeds", metavar="A-B,C", help="scenario seeds, e.g. 1-64 (default: the scenario's seed)")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=V1,V2",
-                   help="values of a constructor argument (repeatable; every combination runs)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="values of a constructor argument (repeatable; every combination runs)",
+    )
     p.add_argument("--latency-ms", metavar="N,M", help="strategy latencies in ms (default: the scenario's setting)")
     p.add_argument("--until", metavar="ISO|+seconds", help="stop each run at this engine time")
     p.add_argument("--client", metavar="ID|MNEMONIC", help="trade as this client (default: the first no agent uses)")
     p.add_argument("--quote", metavar="ASSET", help="asset PnL is valued in (default: the first instrument's quote)")
-    p.add_argument("--workers", type=_count, metavar="N",
-                   help="local worker processes (default: the machine's cores; 0: in this process), "
-                        "or the processes of a --dask local cluster")
+    p.add_argument(
+        "--workers",
+        type=_count,
+        metavar="N",
+        help="local worker processes (default: the machine's cores; 0: in this process), "
+        "or the processes of a --dask local cluster",
+    )
     p.add_argument("--dask", metavar="ADDRESS|local", help="run on a Dask cluster (tcp://host:8786) or a LocalCluster")
     p.add_argument("--out", metavar="DIR", help="write runs.csv, runs.jsonl and summary.json here")
-    p.add_argument("--reports", action="store_true",
-                   help="with --out: also write each run's backtest report as DIR/reports/run-N.json")
+    p.add_argument(
+        "--reports",
+        action="store_true",
+        help="with --out: also write each run's backtest report as DIR/reports/run-N.json",
+    )
     p.add_argument("--plot", metavar="FILE", help="draw the PnL distributions per parameter set (.png, .svg, .pdf)")
-    p.add_argument("--bootstrap", type=_count, default=DEFAULT_RESAMPLES, metavar="N",
-                   help=f"bootstrap resamples for the 95%% CI (default {DEFAULT_RESAMPLES})")
+    p.add_argument(
+        "--bootstrap",
+        type=_count,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"bootstrap resamples for the 95%% CI (default {DEFAULT_RESAMPLES})",
+    )
     p.add_argument("--bootstrap-seed", type=_count, default=0, metavar="N", help="seed of the bootstrap (default 0)")
     p.add_argument("--quiet", action="store_true", help="print no table")
     return p
@@ -145,10 +165,16 @@ def plan_sweep(args: argparse.Namespace) -> Plan:
     sources = Sources.collect(scenario, scenario_path, strategy, inline=args.dask is not None)
     settings = Settings(sources, until_ns, client, quote, reports=bool(getattr(args, "reports", False)))
     meta = {
-        "scenario": scenario_path, "strategy": strategy, "until": None if until_ns is None else format_time(until_ns),
-        "client": client, "quote_asset": quote_name, "seeds": axes.seeds, "params": axes.params,
-        "latency_ms": axes.latency_ms, "runs": len(specs), "bootstrap": {"resamples": args.bootstrap,
-                                                                            "seed": args.bootstrap_seed},
+        "scenario": scenario_path,
+        "strategy": strategy,
+        "until": None if until_ns is None else format_time(until_ns),
+        "client": client,
+        "quote_asset": quote_name,
+        "seeds": axes.seeds,
+        "params": axes.params,
+        "latency_ms": axes.latency_ms,
+        "runs": len(specs),
+        "bootstrap": {"resamples": args.bootstrap, "seed": args.bootstrap_seed},
     }
     return Plan(settings, specs, quote_name, meta)
 
@@ -172,8 +198,12 @@ def make_executor(args: argparse.Namespace) -> SerialExecutor | PoolExecutor | D
     return SerialExecutor() if workers == 0 else PoolExecutor(workers)
 
 
-def execute(plan: Plan, executor: SerialExecutor | PoolExecutor | DaskExecutor, rows: list[dict[str, Any]],
-            progress: bool = False) -> None:
+def execute(
+    plan: Plan,
+    executor: SerialExecutor | PoolExecutor | DaskExecutor,
+    rows: list[dict[str, Any]],
+    progress: bool = False,
+) -> None:
     """Run every spec of ``plan`` on ``executor``, appending rows to ``rows`` as they finish
     (KeyboardInterrupt propagates after the finished runs' rows are in)."""
     bar = tqdm(total=len(plan.specs), unit="run", file=sys.stderr, disable=not progress, dynamic_ncols=True)
@@ -198,13 +228,19 @@ def _report_failures(rows: list[dict[str, Any]]) -> None:
     for r in bad[:SHOWN_FAILURES]:
         what = " ".join(f"{k}={v}" for k, v in r["params"].items())
         lat = "" if r["latency_ms"] is None else f" latency {r['latency_ms']} ms"
-        print(f"cefisim sweep: run {r['run']} (seed {r['seed']}{' ' + what if what else ''}{lat}) {r['status']}: "
-              f"{r['error']}", file=sys.stderr)
+        print(
+            f"cefisim sweep: run {r['run']} (seed {r['seed']}{' ' + what if what else ''}{lat}) {r['status']}: "
+            f"{r['error']}",
+            file=sys.stderr,
+        )
     if bad and bad[0]["traceback"]:
         print(bad[0]["traceback"].rstrip(), file=sys.stderr)
     if len(bad) > SHOWN_FAILURES:
-        print(f"cefisim sweep: ... and {len(bad) - SHOWN_FAILURES} more failed runs (runs.jsonl lists them all, "
-              "with their tracebacks)", file=sys.stderr)
+        print(
+            f"cefisim sweep: ... and {len(bad) - SHOWN_FAILURES} more failed runs (runs.jsonl lists them all, "
+            "with their tracebacks)",
+            file=sys.stderr,
+        )
 
 
 def sweep_main(argv: list[str]) -> int:
@@ -214,8 +250,10 @@ def sweep_main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse has printed the usage problem
         return exc.code if isinstance(exc.code, int) else 2
     if args.workers is not None and args.dask not in (None, "local"):
-        print("cefisim sweep: --workers does not go with a Dask scheduler's address (its workers run the sweep)",
-              file=sys.stderr)
+        print(
+            "cefisim sweep: --workers does not go with a Dask scheduler's address (its workers run the sweep)",
+            file=sys.stderr,
+        )
         return 2
     if args.workers == 0 and args.dask == "local":
         print("cefisim sweep: --dask local needs --workers 1 or more", file=sys.stderr)
@@ -268,8 +306,10 @@ def sweep_main(argv: list[str]) -> int:
     if not args.quiet:
         print("\n".join(table(sets, plan.quote)))
         if complete:
-            print(f"{len(rows)} runs in {wall:.1f} s wall on {workers} worker{'s' if workers != 1 else ''}: "
-                  f"{len(rows) / wall if wall > 0 else 0:.1f} runs/s")
+            print(
+                f"{len(rows)} runs in {wall:.1f} s wall on {workers} worker{'s' if workers != 1 else ''}: "
+                f"{len(rows) / wall if wall > 0 else 0:.1f} runs/s"
+            )
     if args.plot and any(s.pnl for s in sets):
         try:
             plot_sets(sets, args.plot, plan.quote)

@@ -38,8 +38,10 @@ def csv_text(rows: list[dict[str, Any]]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     for r in rows:
-        w.writerow([r["run"], r["seed"], *(r["params"][k] for k in keys)]
-                   + ["" if r[k] is None else r[k] for k in ROW_KEYS[3:] if k != "traceback"])
+        w.writerow(
+            [r["run"], r["seed"], *(r["params"][k] for k in keys)]
+            + ["" if r[k] is None else r[k] for k in ROW_KEYS[3:] if k != "traceback"]
+        )
     return buf.getvalue()
 
 

@@ -34,8 +34,24 @@ from .sources import Sources, WorkerFileError, load
 
 __all__ = ["ROW_KEYS", "UNSTABLE", "Settings", "failed_row", "row_from_report", "run_task"]
 
-ROW_KEYS = ("run", "seed", "params", "latency_ms", "status", "pnl", "fees", "volume", "fills", "max_inventory",
-            "drawdown", "events", "commands", "error", "traceback", "wall_s")
+ROW_KEYS = (
+    "run",
+    "seed",
+    "params",
+    "latency_ms",
+    "status",
+    "pnl",
+    "fees",
+    "volume",
+    "fills",
+    "max_inventory",
+    "drawdown",
+    "events",
+    "commands",
+    "error",
+    "traceback",
+    "wall_s",
+)
 UNSTABLE = ("traceback", "wall_s")  # differ between machines and runs; every other key does not
 
 
@@ -59,12 +75,24 @@ def run_task(s: Settings, spec: RunSpec) -> dict[str, Any]:
         try:
             strategy = cls(**params)
         except Exception as exc:
-            return failed_row(spec, "error", f"the strategy's constructor raised {type(exc).__name__}: {exc}",
-                              traceback.format_exc(), time.perf_counter() - started)
+            return failed_row(
+                spec,
+                "error",
+                f"the strategy's constructor raised {type(exc).__name__}: {exc}",
+                traceback.format_exc(),
+                time.perf_counter() - started,
+            )
         latency_ns = None if spec.latency_ms is None else int(Decimal(spec.latency_ms) * 1_000_000)
         meta = {"strategy": s.sources.strategy, "params": params}  # as cefisim backtest: the same report
-        bt = run_backtest(replace(scenario, seed=spec.seed), strategy, client=s.client, until_ns=s.until_ns,
-                          latency_ns=latency_ns, quote=s.quote, meta=meta)
+        bt = run_backtest(
+            replace(scenario, seed=spec.seed),
+            strategy,
+            client=s.client,
+            until_ns=s.until_ns,
+            latency_ns=latency_ns,
+            quote=s.quote,
+            meta=meta,
+        )
     except StrategyFailed as exc:
         tb = "".join(traceback.format_exception(exc.exc))
         return failed_row(spec, "failed", f"the strategy failed in {exc}", tb, time.perf_counter() - started)
@@ -87,7 +115,10 @@ def scenario_base(report: dict[str, Any], scenario: Any) -> str | None:
 
 def empty_row(spec: RunSpec) -> dict[str, Any]:
     return dict.fromkeys(ROW_KEYS) | {
-        "run": spec.index, "seed": spec.seed, "params": dict(spec.params), "latency_ms": spec.latency_ms,
+        "run": spec.index,
+        "seed": spec.seed,
+        "params": dict(spec.params),
+        "latency_ms": spec.latency_ms,
     }
 
 

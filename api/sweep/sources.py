@@ -57,12 +57,24 @@ class Sources:
     digest: str
 
     @classmethod
-    def collect(cls, scenario: Scenario, scenario_path: str, strategy: str, inline: bool,
-                limit: int = SEND_LIMIT) -> Sources:
+    def collect(
+        cls, scenario: Scenario, scenario_path: str, strategy: str, inline: bool, limit: int = SEND_LIMIT
+    ) -> Sources:
         """Describe the sweep's files; with ``inline``, read them to send when they qualify."""
-        by_path = cls(scenario_path, Path(scenario_path).name, strategy, None, None,
-                      _digest([("path", scenario_path.encode()), ("strategy", strategy.encode()),
-                               ("stamps", _stamps(scenario, scenario_path, strategy).encode())]))
+        by_path = cls(
+            scenario_path,
+            Path(scenario_path).name,
+            strategy,
+            None,
+            None,
+            _digest(
+                [
+                    ("path", scenario_path.encode()),
+                    ("strategy", strategy.encode()),
+                    ("stamps", _stamps(scenario, scenario_path, strategy).encode()),
+                ]
+            ),
+        )
         if not inline:
             return by_path
         base = Path(scenario_path).parent

@@ -101,21 +101,31 @@ def summarise(rows: list[dict[str, Any]], resamples: int, seed: int) -> list[Set
             if n > 1:
                 std = _std(values, exact, d)
         first = group[0]
-        out.append(SetStats(
-            params=dict(first["params"]), latency_ms=first["latency_ms"], runs=len(group),
-            ok=sum(1 for r in group if r["status"] == "ok"),
-            failed=sum(1 for r in group if r["status"] != "ok"),
-            mean=mean, std=std, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
-            losing=losing, pnl=texts,
-        ))
+        out.append(
+            SetStats(
+                params=dict(first["params"]),
+                latency_ms=first["latency_ms"],
+                runs=len(group),
+                ok=sum(1 for r in group if r["status"] == "ok"),
+                failed=sum(1 for r in group if r["status"] != "ok"),
+                mean=mean,
+                std=std,
+                ci_low=ci[0] if ci else None,
+                ci_high=ci[1] if ci else None,
+                losing=losing,
+                pnl=texts,
+            )
+        )
     return out
 
 
 def ranked(sets: list[SetStats]) -> list[SetStats]:
     """Best first (see the contract)."""
+
     def key(item: tuple[int, SetStats]) -> tuple:
         i, s = item
         if s.mean is None:
             return (1, 0, 0, i)
         return (0, -Decimal(s.mean), -Decimal(s.ci_low or s.mean), i)
+
     return [s for _, s in sorted(enumerate(sets), key=key)]

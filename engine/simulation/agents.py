@@ -66,7 +66,7 @@ def agent_seed(scenario_seed: int, index: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def exponential(rng: "Random") -> float:
+def exponential(rng: Random) -> float:
     """An Exp(1) variate by von Neumann's method: comparisons of uniforms only, no ``log``.
 
     Each uniform is an exact binary fraction from the Mersenne Twister, so the result is the same
@@ -88,7 +88,7 @@ def exponential(rng: "Random") -> float:
         k += 1
 
 
-def below(rng: "Random", n: int) -> int:
+def below(rng: Random, n: int) -> int:
     """A uniform integer in [0, n), n >= 1, by rejection from ``getrandbits``.
 
     The draws of ``randrange(n)`` in CPython 3.11, written out: Python promises a stable stream for
@@ -102,12 +102,13 @@ def below(rng: "Random", n: int) -> int:
     return r
 
 
-def chance(rng: "Random", rate: int) -> bool:
+def chance(rng: Random, rate: int) -> bool:
     """True with probability ``rate`` / 10**9 (a fraction as :func:`engine.units.parse_rate` gives)."""
     return below(rng, RATE_ONE) < rate
 
 
 # --- price paths -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class RandomWalk:
@@ -128,6 +129,7 @@ class PriceSeries:
 
 
 # --- specs -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class MarketMakerSpec:
@@ -168,8 +170,9 @@ AgentSpec = MarketMakerSpec | NoiseTakerSpec
 
 # --- agents ------------------------------------------------------------------------------------
 
+
 class MarketMaker:
-    def __init__(self, spec: MarketMakerSpec, rng: "Random") -> None:
+    def __init__(self, spec: MarketMakerSpec, rng: Random) -> None:
         self.spec = spec
         self.rng = rng
         self._next: int | None = spec.start_ns
@@ -208,7 +211,7 @@ class MarketMaker:
             out.append((SELL, ask0 + i * spacing, lots))
         return out
 
-    def act(self, venue: "Venue", now: int, submit: Submit) -> None:
+    def act(self, venue: Venue, now: int, submit: Submit) -> None:
         spec = self.spec
         end = spec.end_ns
         if end is not None and now >= end:
@@ -231,9 +234,19 @@ class MarketMaker:
         client_id, instrument_id = spec.client_id, spec.instrument_id
         exec_inst = (ALO,) if spec.post_only else ()
         for side, price, lots in target:
-            order = submit(PlaceOrder(
-                client_id, instrument_id, side, LIMIT, qty_text(lots), price_text(price), GTC, (), exec_inst,
-            )).order
+            order = submit(
+                PlaceOrder(
+                    client_id,
+                    instrument_id,
+                    side,
+                    LIMIT,
+                    qty_text(lots),
+                    price_text(price),
+                    GTC,
+                    (),
+                    exec_inst,
+                )
+            ).order
             if order is not None and order.status not in FINAL:
                 self._live.append(order)
 
@@ -250,7 +263,7 @@ class MarketMaker:
 
 
 class NoiseTaker:
-    def __init__(self, spec: NoiseTakerSpec, rng: "Random") -> None:
+    def __init__(self, spec: NoiseTakerSpec, rng: Random) -> None:
         self.spec = spec
         self.rng = rng
         self._next: int | None = None
@@ -265,7 +278,7 @@ class NoiseTaker:
         end = self.spec.end_ns
         self._next = nxt if end is None or nxt <= end else None
 
-    def act(self, venue: "Venue", now: int, submit: Submit) -> None:
+    def act(self, venue: Venue, now: int, submit: Submit) -> None:
         spec = self.spec
         rng = self.rng
         self._schedule(now)
@@ -290,13 +303,25 @@ class NoiseTaker:
 Agent = MarketMaker | NoiseTaker
 
 
-def build_agent(spec: AgentSpec, rng: "Random") -> Agent:
+def build_agent(spec: AgentSpec, rng: Random) -> Agent:
     if isinstance(spec, MarketMakerSpec):
         return MarketMaker(spec, rng)
     return NoiseTaker(spec, rng)
 
 
 __all__ = [
-    "Agent", "AgentSpec", "Submit", "MarketMaker", "MarketMakerSpec", "NoiseTaker", "NoiseTakerSpec",
-    "PriceSeries", "RandomWalk", "agent_seed", "below", "build_agent", "chance", "exponential",
+    "Agent",
+    "AgentSpec",
+    "MarketMaker",
+    "MarketMakerSpec",
+    "NoiseTaker",
+    "NoiseTakerSpec",
+    "PriceSeries",
+    "RandomWalk",
+    "Submit",
+    "agent_seed",
+    "below",
+    "build_agent",
+    "chance",
+    "exponential",
 ]

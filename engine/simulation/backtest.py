@@ -71,7 +71,7 @@ DEFAULT_DEPTH = 5
 
 class Driver(Protocol):
     def on_start(self) -> None: ...
-    def on_fill(self, fill: "Fill") -> None: ...
+    def on_fill(self, fill: Fill) -> None: ...
     def on_book(self, instrument_id: int) -> None: ...
     def on_timer(self, name: str) -> None: ...
     def on_end(self) -> None: ...
@@ -106,8 +106,8 @@ Snapshot = tuple[str, tuple, tuple]
 class Harness:
     def __init__(
         self,
-        venue: "Venue",
-        runner: "ScenarioRunner",
+        venue: Venue,
+        runner: ScenarioRunner,
         client_id: int,
         driver: Driver | None = None,
         *,
@@ -125,7 +125,7 @@ class Harness:
         self.latency_ns = latency_ns
         self.latency_draw = latency_draw  # a latency per command (a seeded distribution), else latency_ns
         self.depth = depth
-        self.instruments: list["Instrument"] = list(venue.instruments.values())
+        self.instruments: list[Instrument] = list(venue.instruments.values())
         wanted = set(venue.instruments if watch is None else watch)
         self.watch = [i.id for i in self.instruments if i.id in wanted]
         self._watched = frozenset(self.watch)
@@ -138,7 +138,7 @@ class Harness:
         self.sample_every_ns = sample_every_ns
         self.now = self.start_ns
         # records
-        self.fills: list[tuple["Fill", int | None]] = []
+        self.fills: list[tuple[Fill, int | None]] = []
         self.samples: list[Sample] = []
         self.counts = Counts()
         self.commands = 0
@@ -149,7 +149,7 @@ class Harness:
         for inst in self.instruments:
             self._update_marks(inst.id)
         self._last_fill_ts = self.client.fills[-1].timestamp if self.client.fills else -1
-        self._unheard: list["Fill"] = []
+        self._unheard: list[Fill] = []
         self._dirty: set[int] = set()
         self._published: dict[int, Snapshot] = {i: self.snapshot(i) for i in self.watch}
         self._timers: list[tuple[int, int, str]] = []
@@ -164,7 +164,7 @@ class Harness:
 
     # --- what the driver may do ------------------------------------------------------------
 
-    def submit(self, cmd: Command) -> "Result":
+    def submit(self, cmd: Command) -> Result:
         """Apply one of the strategy's commands at the current instant (with its latency)."""
         assert getattr(cmd, "client_id", self.client.id) == self.client.id, "the strategy acts for its own client"
         venue = self.venue
@@ -282,12 +282,12 @@ class Harness:
 
     # --- inside ------------------------------------------------------------------------------
 
-    def _apply(self, cmd: Command) -> "Result":
+    def _apply(self, cmd: Command) -> Result:
         result = self.venue.submit(cmd, at=self.now)
         self._observe(result)
         return result
 
-    def _observe(self, result: "Result", mids: dict[int, int | None] | None = None) -> None:
+    def _observe(self, result: Result, mids: dict[int, int | None] | None = None) -> None:
         """Count the submission; record new fills of the client with ``mids`` (default: the mids just
         before this submission); note the books it touched."""
         self.commands += 1
@@ -380,4 +380,4 @@ class Harness:
             self._next_sample = None
 
 
-__all__ = ["Counts", "Driver", "Harness", "MAX_ROUNDS", "Sample", "StrategyLoop"]
+__all__ = ["MAX_ROUNDS", "Counts", "Driver", "Harness", "Sample", "StrategyLoop"]

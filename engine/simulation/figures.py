@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from .backtest import Harness
 
 
-def base_unit_price(inst: "Instrument", mark2: int) -> Fraction:
+def base_unit_price(inst: Instrument, mark2: int) -> Fraction:
     """Quote-asset units per base-asset unit at a mark of ``mark2 / 2`` ticks."""
     return Fraction(mark2 * inst.notional_num, 2 * inst.notional_den * inst.base_per_lot)
 
 
-def unit_value(instruments: Sequence["Instrument"], marks2: Sequence[int | None], asset_id: int,
-               valuation_id: int) -> Fraction | None:
+def unit_value(
+    instruments: Sequence[Instrument], marks2: Sequence[int | None], asset_id: int, valuation_id: int
+) -> Fraction | None:
     """Valuation-asset units per unit of ``asset_id``: directly, or through the first instrument (in
     venue order, with a mark) that pairs the two assets either way round; None when none does."""
     if asset_id == valuation_id:
@@ -130,8 +131,13 @@ def figures(h: Harness, valuation_id: int) -> Figures:
     end = dict(zip(h.assets, last.totals))
     values = {a: unit_value(h.instruments, last.marks2, a, valuation_id) for a in h.assets}
     unvalued = [a for a in h.assets if values[a] is None and end[a] != start[a]]
-    pnl = None if unvalued else sum(
-        ((end[a] - start[a]) * values[a] for a in h.assets if end[a] != start[a]), Fraction(0)  # type: ignore[misc]
+    pnl = (
+        None
+        if unvalued
+        else sum(
+            ((end[a] - start[a]) * values[a] for a in h.assets if end[a] != start[a]),
+            Fraction(0),  # type: ignore[misc]
+        )
     )
     series = []
     for s in h.samples:

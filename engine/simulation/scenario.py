@@ -46,11 +46,11 @@ Submit = Callable[[Command, int], "Result"]
 class ScenarioRunner:
     def __init__(
         self,
-        venue: "Venue",
+        venue: Venue,
         events: Sequence[tuple[int, Command]],
         agents: Sequence[AgentSpec],
         rng_seed: int,
-        make_rng: Callable[[int], "Random"],
+        make_rng: Callable[[int], Random],
     ) -> None:
         self.venue = venue
         self._events = list(events)
@@ -74,8 +74,14 @@ class ScenarioRunner:
         """Whether the run ends by itself (every agent has an end)."""
         return all(agent.spec.end_ns is not None for agent in self.agents)
 
-    def run(self, t_ns: int, on_step: OnStep | None = None, advance_clock: bool = True,
-            max_turns: int | None = None, submit: Submit | None = None) -> bool:
+    def run(
+        self,
+        t_ns: int,
+        on_step: OnStep | None = None,
+        advance_clock: bool = True,
+        max_turns: int | None = None,
+        submit: Submit | None = None,
+    ) -> bool:
         """Submit everything due at or before ``t_ns``, calling ``on_step`` after each submission; then
         move the clock to ``t_ns`` (``advance_clock=False``: leave it where the last submission put it,
         to run a scenario in slices that submit exactly what one run would). Returns True.
@@ -112,7 +118,7 @@ class ScenarioRunner:
             submit = self.venue.submit
         made: list[Step] = []
 
-        def on_step(at: int, cmd: Command, result: "Result") -> None:
+        def on_step(at: int, cmd: Command, result: Result) -> None:
             made.append((at, cmd, result))
 
         while self._turn(t_ns, on_step, submit):
@@ -151,12 +157,12 @@ class ScenarioRunner:
         return False
 
     @staticmethod
-    def _submitter(now: int, on_step: OnStep | None, submit: Submit) -> Callable[[Command], "Result"]:
+    def _submitter(now: int, on_step: OnStep | None, submit: Submit) -> Callable[[Command], Result]:
         """The ``submit`` an agent acting at ``now`` is given."""
         if on_step is None:
             return lambda cmd: submit(cmd, now)
 
-        def submit_now(cmd: Command) -> "Result":
+        def submit_now(cmd: Command) -> Result:
             result = submit(cmd, now)
             on_step(now, cmd, result)
             return result
@@ -174,9 +180,9 @@ class ScenarioRunner:
         if on_step is not None:
             on_step(at, cmd, result)
 
-    def run_until(self, t_ns: int) -> list["Result"]:
+    def run_until(self, t_ns: int) -> list[Result]:
         """:meth:`run` to ``t_ns``, collecting the results."""
-        results: list["Result"] = []
+        results: list[Result] = []
         self.run(t_ns, lambda at, cmd, result: results.append(result))
         return results
 
@@ -188,7 +194,7 @@ class ScenarioRunner:
         ends = [agent.spec.end_ns for agent in self.agents if agent.spec.end_ns is not None]
         return max([last, self.venue.clock.now, *ends])
 
-    def run_to_end(self, limit_ns: int | None = None) -> list["Result"]:
+    def run_to_end(self, limit_ns: int | None = None) -> list[Result]:
         """Run to ``limit_ns``, or when None to :meth:`end_time` (an error if an agent never ends)."""
         if limit_ns is None:
             limit_ns = self.end_time()

@@ -38,8 +38,15 @@ WORKING = ("ACTIVE", "NEW_PENDING", "MODIFY_PENDING", "CANCEL_PENDING")
 
 
 class SimpleMarketMaker:
-    def __init__(self, instrument: str | None = None, qty: str | None = None, half_spread: str = "2",
-                 max_inventory: str | None = None, skew: str | None = None, requote: str = "1") -> None:
+    def __init__(
+        self,
+        instrument: str | None = None,
+        qty: str | None = None,
+        half_spread: str = "2",
+        max_inventory: str | None = None,
+        skew: str | None = None,
+        requote: str = "1",
+    ) -> None:
         self.ref = instrument
         if instrument is not None:
             self.instruments = [instrument]  # only this book's changes reach on_book
@@ -126,15 +133,20 @@ class SimpleMarketMaker:
     def _quote(self, ctx: Any, side: str, ticks: Decimal | None) -> None:
         price = None if ticks is None or ticks <= 0 else ticks * self.tick
         current = self._status(ctx, self.quotes[side])
-        if current is not None and price is not None and Decimal(current["order_info"]["price"]) == price \
-                and Decimal(current["leaves_qty"]) + Decimal(current["pending_qty"]) == self.qty:
+        if (
+            current is not None
+            and price is not None
+            and Decimal(current["order_info"]["price"]) == price
+            and Decimal(current["leaves_qty"]) + Decimal(current["pending_qty"]) == self.qty
+        ):
             return  # already right: keep the queue position
         self.quotes[side] = None
         self._cancel_stale(ctx)
         if price is None:
             return
-        record = ctx.place_order(self.inst_id, side, "LIMIT", format(self.qty, "f"), price=format(price, "f"),
-                                 exec_inst_flags=["ALO"])
+        record = ctx.place_order(
+            self.inst_id, side, "LIMIT", format(self.qty, "f"), price=format(price, "f"), exec_inst_flags=["ALO"]
+        )
         if record["status"] in WORKING:
             self.quotes[side] = record["id"]
             self.live[record["id"]] = (side, price)
@@ -164,4 +176,3 @@ class SimpleMarketMaker:
                     ctx.cancel_order(order_id)  # CANCELED, or CANCEL_PENDING under latency
                 except ProblemError:
                     self.live.pop(order_id, None)  # ended in the meantime
-

@@ -8,15 +8,14 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
-import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from cefisim.api.server.app import create_app
-from cefisim.api.server.keys import ServerOptions
-from cefisim.api.scenario import parse_scenario
 from cefisim.api.cefi.signing import sign
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
+from cefisim.api.server.app import create_app
+from cefisim.api.server.keys import ServerOptions
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"
 BOB_KEY = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
@@ -30,18 +29,50 @@ BASE_DOC: dict[str, Any] = {
         {"id": "3", "name": "ETH", "decimals": 8},
     ],
     "instruments": [
-        {"id": "1", "symbol": "BTC-USD", "base": "1", "quote": "2", "price_increment": "0.01",
-         "qty_increment": "0.0001", "min_qty": "0.0001", "price_band": "0.05", "maker_fee": "0.001",
-         "taker_fee": "0.002", "status": "ACTIVE"},
-        {"id": "2", "symbol": "ETH-USD", "base": "3", "quote": "2", "price_increment": "0.01",
-         "qty_increment": "0.001", "min_qty": "0.001", "price_band": "0.10", "maker_fee": "0.001",
-         "taker_fee": "0.002", "status": "ACTIVE"},
+        {
+            "id": "1",
+            "symbol": "BTC-USD",
+            "base": "1",
+            "quote": "2",
+            "price_increment": "0.01",
+            "qty_increment": "0.0001",
+            "min_qty": "0.0001",
+            "price_band": "0.05",
+            "maker_fee": "0.001",
+            "taker_fee": "0.002",
+            "status": "ACTIVE",
+        },
+        {
+            "id": "2",
+            "symbol": "ETH-USD",
+            "base": "3",
+            "quote": "2",
+            "price_increment": "0.01",
+            "qty_increment": "0.001",
+            "min_qty": "0.001",
+            "price_band": "0.10",
+            "maker_fee": "0.001",
+            "taker_fee": "0.002",
+            "status": "ACTIVE",
+        },
     ],
     "clients": [
-        {"id": "100", "mnemonic": "alice", "key": ALICE_KEY, "secret": "alice-secret",
-         "balances": {"BTC": "10", "USD": "1000000", "ETH": "100"}, "self_trade_prevention": "NONE"},
-        {"id": "101", "mnemonic": "bob", "key": BOB_KEY, "secret": "bob-secret",
-         "balances": {"BTC": "10", "USD": "1000000", "ETH": "100"}, "self_trade_prevention": "NONE"},
+        {
+            "id": "100",
+            "mnemonic": "alice",
+            "key": ALICE_KEY,
+            "secret": "alice-secret",
+            "balances": {"BTC": "10", "USD": "1000000", "ETH": "100"},
+            "self_trade_prevention": "NONE",
+        },
+        {
+            "id": "101",
+            "mnemonic": "bob",
+            "key": BOB_KEY,
+            "secret": "bob-secret",
+            "balances": {"BTC": "10", "USD": "1000000", "ETH": "100"},
+            "self_trade_prevention": "NONE",
+        },
     ],
     "api_keys": [],
     "oauth_clients": [],
@@ -65,8 +96,16 @@ class Api:
         self.sim = sim
         self.layout = layout
 
-    def headers(self, client_id: int, method: str, path: str, body: bytes,
-                ts: int | None = None, key: str | None = None, secret: str | None = None) -> dict[str, str]:
+    def headers(
+        self,
+        client_id: int,
+        method: str,
+        path: str,
+        body: bytes,
+        ts: int | None = None,
+        key: str | None = None,
+        secret: str | None = None,
+    ) -> dict[str, str]:
         k, s = SECRETS[client_id]
         ts_text = str(int(time.time()) if ts is None else ts)
         return {
@@ -76,9 +115,17 @@ class Api:
             "x-svc-auth-userid": str(client_id),
         }
 
-    async def call(self, method: str, path: str, *, client_id: int | None = 100, json: Any = None,
-                   body: bytes | None = None, params: dict[str, str] | None = None,
-                   headers: dict[str, str] | None = None) -> tuple[int, Any, Any]:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        client_id: int | None = 100,
+        json: Any = None,
+        body: bytes | None = None,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any, Any]:
         raw = body if body is not None else (orjson.dumps(json) if json is not None else b"")
         hdrs = dict(headers or {})
         if client_id is not None:
@@ -91,8 +138,17 @@ class Api:
         return resp.status, parsed, resp.headers
 
     async def order(self, client_id: int = 100, **info: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"info": {"client_id": str(client_id), "instrument_id": "1", "side": "BUY",
-                                         "type": "LIMIT", "qty": "1", "price": "50000.00", **info}}
+        body: dict[str, Any] = {
+            "info": {
+                "client_id": str(client_id),
+                "instrument_id": "1",
+                "side": "BUY",
+                "type": "LIMIT",
+                "qty": "1",
+                "price": "50000.00",
+                **info,
+            }
+        }
         if "external_id" in info:
             body["external_id"] = body["info"].pop("external_id")
         status, rec, _ = await self.call("POST", "/v1/cefi/orders", client_id=client_id, json=body)
@@ -100,8 +156,7 @@ class Api:
         return rec
 
     async def advance(self, seconds: float) -> None:
-        status, body, _ = await self.call("POST", "/_sim/clock/advance", client_id=None,
-                                          json={"seconds": str(seconds)})
+        status, body, _ = await self.call("POST", "/_sim/clock/advance", client_id=None, json={"seconds": str(seconds)})
         assert status == 200, body
 
 

@@ -15,7 +15,6 @@ async def harness() -> AsyncIterator[Harness]:
         yield h
 
 
-
 async def test_missing_token_is_401_with_a_challenge(harness: Harness) -> None:
     resp = await harness.client.get("/_test/whoami")
     assert resp.status == 401

@@ -14,11 +14,11 @@ NS = 1_000_000_000
 KEY_TOKEN = "/v1/auth/api-key/token"
 REFRESH = "/v1/auth/token/refresh"
 
+
 @pytest.fixture
 async def harness() -> AsyncIterator[Harness]:
     async with running() as h:
         yield h
-
 
 
 async def post(h: Harness, path: str, body: Any = None, data: Any = None) -> tuple[int, Any, Any]:

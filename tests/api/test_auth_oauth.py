@@ -24,11 +24,11 @@ AUTHORIZE = "/v1/auth/oauth/authorize"
 CONSENT = "/v1/auth/oauth/consent"
 TOKEN = "/v1/auth/oauth/token"
 
+
 @pytest.fixture
 async def harness() -> AsyncIterator[Harness]:
     async with running() as h:
         yield h
-
 
 
 def authorize_params(challenge: str, **over: str | None) -> dict[str, str]:
@@ -284,7 +284,9 @@ async def test_consent_needs_a_bearer_credential(harness: Harness, token: str | 
 async def test_an_oauth_token_cannot_consent(harness: Harness) -> None:
     tokens = await tokens_for(harness, scope="mcp:read")
     _, challenge = pkce()
-    status, body = await consent(harness, tokens["access_token"], {**authorize_params(challenge), "decision": "approve"})
+    status, body = await consent(
+        harness, tokens["access_token"], {**authorize_params(challenge), "decision": "approve"}
+    )
     assert status == 401 and body["error"] == "invalid_token"
 
 
@@ -345,7 +347,9 @@ async def test_a_refreshed_token_does_not_count_as_a_fresh_credential(harness: H
     resp = await harness.client.post("/v1/auth/token/refresh", json={"refresh_token": first["refresh_token"]})
     refreshed = (await resp.json())["access_token"]
     _, challenge = pkce()
-    status, body = await consent(harness, refreshed, {**authorize_params(challenge, scope="mcp:trade"), "decision": "approve"})
+    status, body = await consent(
+        harness, refreshed, {**authorize_params(challenge, scope="mcp:trade"), "decision": "approve"}
+    )
     assert status == 403 and body["error"] == "login_required"
 
 

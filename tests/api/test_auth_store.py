@@ -43,8 +43,16 @@ def exchange(store: AuthStore, wall: FakeWall, world: Any, key_id: str) -> Any:
 
 
 def other_pem(kind: str) -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048) if kind == "rsa" else ec.generate_private_key(ec.SECP384R1())
-    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    key = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        if kind == "rsa"
+        else ec.generate_private_key(ec.SECP384R1())
+    )
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,7 +80,11 @@ def other_pem(kind: str) -> str:
         ("api_keys[3].expires_at", "2026-11-02T12:00:00", "api_keys[3].expires_at: must be an ISO 8601 time"),
         ("oauth_clients", None, None),  # None is "no clients"
         ("oauth_clients[0].redirect_uris", [], "oauth_clients[0].redirect_uris: must be a non-empty list"),
-        ("oauth_clients[0].redirect_uris[0]", "https://a/cb#x", "oauth_clients[0].redirect_uris[0]: must be an absolute URI"),
+        (
+            "oauth_clients[0].redirect_uris[0]",
+            "https://a/cb#x",
+            "oauth_clients[0].redirect_uris[0]: must be an absolute URI",
+        ),
         ("oauth_clients[0].redirect_uris[0]", "/cb", "oauth_clients[0].redirect_uris[0]: must be an absolute URI"),
         ("oauth_clients[0].scopes[0]", "a b", "oauth_clients[0].scopes[0]: not a valid scope token"),
         ("oauth_clients[0].scopes", ["a", "a"], "oauth_clients[0].scopes: has duplicates"),
@@ -113,8 +125,10 @@ def test_scenario_names_and_initially_revoked_keys() -> None:
     assert store.is_revoked("k-old") and not store.is_revoked("k-alice")
     with pytest.raises(Unauthenticated, match="revoked"):
         exchange(store, wall, world, "k-old")
-    for bad, message in ((("revoked", "yes")), "api_keys[4].revoked: must be true or false"), \
-                        ((("name", 5)), "api_keys[4].name: must be a string"):
+    for bad, message in (
+        ((("revoked", "yes")), "api_keys[4].revoked: must be true or false"),
+        ((("name", 5)), "api_keys[4].name: must be a string"),
+    ):
         w = default_world()
         w.add_key("k-x", user_id="u-x", client_id="700", **{bad[0]: bad[1]})
         with pytest.raises(ValueError, match=re.escape(message)):

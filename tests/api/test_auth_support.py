@@ -66,7 +66,11 @@ def new_key() -> ec.EllipticCurvePrivateKey:
 
 
 def public_pem(key: ec.EllipticCurvePrivateKey) -> str:
-    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
 
 
 def b64url(raw: bytes, pad: bool = False) -> str:

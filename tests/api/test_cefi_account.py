@@ -15,8 +15,14 @@ FIAT = {
 
 
 def transfer(amount: str = "100.00", type_: str = "DEPOSIT", platform: str = "FIAT", instructions=None, **kw):
-    req = {"amount": amount, "asset_id": "2", "client_id": "100", "type": type_, "platform": platform,
-           "instructions": FIAT if instructions is None else instructions}
+    req = {
+        "amount": amount,
+        "asset_id": "2",
+        "client_id": "100",
+        "type": type_,
+        "platform": platform,
+        "instructions": FIAT if instructions is None else instructions,
+    }
     req.update(kw)
     return {"request": req}
 
@@ -120,25 +126,31 @@ async def test_transfer_for_another_client_is_403(api: Api) -> None:
 
 async def test_clients_read_and_patch(api: Api) -> None:
     status, body, _ = await api.call("GET", "/v1/cefi/clients")
-    assert body["data"] == [{"id": "100", "status": "ACTIVE",
-                             "info": {"self_trade_prevention": "NONE", "mnemonic": "alice"}}]
+    assert body["data"] == [
+        {"id": "100", "status": "ACTIVE", "info": {"self_trade_prevention": "NONE", "mnemonic": "alice"}}
+    ]
     _, body, _ = await api.call("GET", "/v1/cefi/clients", params={"mnemonic": "bob"})
     assert body["data"] == []
     status, _, _ = await api.call("GET", "/v1/cefi/clients", params={"id": "101"})
     assert status == 403
-    status, body, _ = await api.call("PATCH", "/v1/cefi/clients",
-                                     json={"id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH"}})
+    status, body, _ = await api.call(
+        "PATCH", "/v1/cefi/clients", json={"id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH"}}
+    )
     assert status == 200 and body["data"][0]["info"]["self_trade_prevention"] == "CANCEL_BOTH"
-    status, problem, _ = await api.call("PATCH", "/v1/cefi/clients",
-                                        json={"id": "100", "info": {"self_trade_prevention": "SOMETIMES"}})
+    status, problem, _ = await api.call(
+        "PATCH", "/v1/cefi/clients", json={"id": "100", "info": {"self_trade_prevention": "SOMETIMES"}}
+    )
     assert status == 400 and problem["error"]["detail"].startswith("info.self_trade_prevention")
-    status, _, _ = await api.call("PATCH", "/v1/cefi/clients",
-                                  json={"id": "101", "info": {"self_trade_prevention": "NONE"}})
+    status, _, _ = await api.call(
+        "PATCH", "/v1/cefi/clients", json={"id": "101", "info": {"self_trade_prevention": "NONE"}}
+    )
     assert status == 403
 
 
 async def test_client_stp_applies_to_orders(api: Api) -> None:
-    await api.call("PATCH", "/v1/cefi/clients", json={"id": "100", "info": {"self_trade_prevention": "CANCEL_AGGRESSIVE"}})
+    await api.call(
+        "PATCH", "/v1/cefi/clients", json={"id": "100", "info": {"self_trade_prevention": "CANCEL_AGGRESSIVE"}}
+    )
     resting = await api.order(side="SELL", qty="1", price="50000.00")
     rec = await api.order(side="BUY", qty="1", price="50000.00")
     assert rec["status"] == "CANCELED" and rec["cancel_reason"] == "SELF_TRADE_PREVENTION"

@@ -5,7 +5,7 @@ quote-unit quotes, the Deprecation and Sunset headers."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,8 +14,13 @@ from tests.api.conftest import Api, scenario_doc
 
 
 async def _market(api: Api, client_id: int, side: str, qty: str, *flags: str) -> dict[str, Any]:
-    info: dict[str, Any] = {"client_id": str(client_id), "instrument_id": "1", "side": side,
-                            "type": "MARKET", "qty": qty}
+    info: dict[str, Any] = {
+        "client_id": str(client_id),
+        "instrument_id": "1",
+        "side": side,
+        "type": "MARKET",
+        "qty": qty,
+    }
     if flags:
         info["flags"] = list(flags)
     status, rec, _ = await api.call("POST", "/v1/cefi/orders", client_id=client_id, json={"info": info})
@@ -24,6 +29,7 @@ async def _market(api: Api, client_id: int, side: str, qty: str, *flags: str) ->
 
 
 # --- USE_AGGRESSIVE_PRICING ------------------------------------------------------------------------
+
 
 async def test_aggressive_market_buy_trades_where_a_plain_one_would(api: Api) -> None:
     # the issue's repro: the best offer (31600) lies beyond the band around the last trade (30000)
@@ -46,6 +52,7 @@ async def test_aggressive_market_buy_reaches_the_band_edge_above_the_last_trade(
 
 # --- unique timestamps on the delayed paths -------------------------------------------------------
 
+
 async def _walk(api: Api, path: str) -> list[dict[str, Any]]:
     """Every record of a listing by pages of one, following ``next_cursor``."""
     seen: list[dict[str, Any]] = []
@@ -61,8 +68,10 @@ async def _walk(api: Api, path: str) -> list[dict[str, Any]]:
 
 
 async def test_a_walk_by_pages_of_one_sees_every_delayed_record(api: Api) -> None:
-    for path, body in (("/_sim/latency", {"entry_ms": 100, "modify_ms": 100, "cancel_ms": 100}),
-                       ("/_sim/settlement-delay", {"ms": 100})):
+    for path, body in (
+        ("/_sim/latency", {"entry_ms": 100, "modify_ms": 100, "cancel_ms": 100}),
+        ("/_sim/settlement-delay", {"ms": 100}),
+    ):
         status, got, _ = await api.call("POST", path, client_id=None, json=body)
         assert status == 200, got
     a = await api.order(qty="1", price="49000.00")
@@ -71,16 +80,30 @@ async def test_a_walk_by_pages_of_one_sees_every_delayed_record(api: Api) -> Non
     status, _, _ = await api.call("POST", "/_sim/instruments/2/status", client_id=None, json={"status": "HALTED"})
     assert status == 200
     await api.advance(0.1)  # three acknowledgements at one instant
-    status, _, _ = await api.call("PATCH", "/v1/cefi/orders", json={
-        "id": a["id"], "info": {"client_id": "100", "new_qty": "0.5", "new_price": "49000.00"}})
+    status, _, _ = await api.call(
+        "PATCH",
+        "/v1/cefi/orders",
+        json={"id": a["id"], "info": {"client_id": "100", "new_qty": "0.5", "new_price": "49000.00"}},
+    )
     assert status == 200
     status, _, _ = await api.call("DELETE", f"/v1/cefi/orders/{b['id']}")
     assert status == 200
     await api.order(qty="1", price="47000.00")
     for _ in range(2):
-        status, got, _ = await api.call("POST", "/v1/cefi/transfers", json={"request": {
-            "amount": "10", "asset_id": "2", "client_id": "100", "type": "DEPOSIT", "platform": "CRYPTO",
-            "instructions": {"address": "addr", "network": "net"}}})
+        status, got, _ = await api.call(
+            "POST",
+            "/v1/cefi/transfers",
+            json={
+                "request": {
+                    "amount": "10",
+                    "asset_id": "2",
+                    "client_id": "100",
+                    "type": "DEPOSIT",
+                    "platform": "CRYPTO",
+                    "instructions": {"address": "addr", "network": "net"},
+                }
+            },
+        )
         assert status == 200, got
     await api.advance(0.1)  # a modify, a cancel, a confirm and two settlements at one instant
 
@@ -94,6 +117,7 @@ async def test_a_walk_by_pages_of_one_sees_every_delayed_record(api: Api) -> Non
 
 
 # --- PATCH /clients: a partial update -------------------------------------------------------------
+
 
 async def test_patch_clients_takes_back_what_get_clients_returns(api: Api) -> None:
     _, body, _ = await api.call("GET", "/v1/cefi/clients")
@@ -114,8 +138,11 @@ async def test_patch_clients_with_empty_info_changes_nothing(api: Api) -> None:
 
 
 async def test_patch_clients_refuses_a_changed_read_only_field(api: Api) -> None:
-    status, problem, _ = await api.call("PATCH", "/v1/cefi/clients", json={
-        "id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH", "mnemonic": "mallory"}})
+    status, problem, _ = await api.call(
+        "PATCH",
+        "/v1/cefi/clients",
+        json={"id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH", "mnemonic": "mallory"}},
+    )
     assert status == 400
     assert problem["error"]["detail"].startswith("info.mnemonic") and "read-only" in problem["error"]["detail"]
     assert api.sim.venue.clients[100].self_trade_prevention == "NONE"  # nothing changed
@@ -124,6 +151,7 @@ async def test_patch_clients_refuses_a_changed_read_only_field(api: Api) -> None
 
 
 # --- v2024_01_01 lists: every matching record --------------------------------------------------------
+
 
 async def test_v2024_lists_answer_every_matching_record(api_factory) -> None:
     api = await api_factory(scenario_doc(start="2026-10-01T09:00:00Z"))  # v2024_01_01 is the default
@@ -153,14 +181,19 @@ async def test_v2024_lists_answer_every_matching_record(api_factory) -> None:
 
 # --- quote note 4: the largest base quantity whose cost fits ---------------------------------------
 
+
 async def _two_asks(api: Api) -> None:
     await api.order(101, side="SELL", qty="0.1", price="30000.00")
     await api.order(101, side="SELL", qty="0.2", price="30001.00")
 
 
 async def _quote(api: Api, qty: str, side: str = "BUY") -> tuple[int, Any]:
-    status, body, _ = await api.call("POST", "/v1/cefi/markets/quote", client_id=None, json={
-        "qty": qty, "instrument_id": "1", "side": side, "qty_unit": "QUOTE"})
+    status, body, _ = await api.call(
+        "POST",
+        "/v1/cefi/markets/quote",
+        client_id=None,
+        json={"qty": qty, "instrument_id": "1", "side": side, "qty_unit": "QUOTE"},
+    )
     return status, body
 
 
@@ -168,10 +201,10 @@ async def test_quote_amount_beyond_the_book_answers_the_whole_side_and_the_short
     await _two_asks(api)
     status, body = await _quote(api, "100000")
     assert status == 200, body
-    assert body == {"qty": "0.3000", "price": "30000.666667", "notional": "9000.20",
-                    "notional_residual": "90999.80"}
-    status, body, _ = await api.call("POST", "/v1/cefi/market/quote", client_id=None,
-                                     json={"qty": "100000", "instrument_id": "1"})
+    assert body == {"qty": "0.3000", "price": "30000.666667", "notional": "9000.20", "notional_residual": "90999.80"}
+    status, body, _ = await api.call(
+        "POST", "/v1/cefi/market/quote", client_id=None, json={"qty": "100000", "instrument_id": "1"}
+    )
     assert status == 200 and body == {"quote": "30000.666667", "buy_amount": "0.3000"}
 
 
@@ -180,8 +213,9 @@ async def test_quote_amount_below_one_lot_answers_zero_and_the_whole_amount(api:
     status, body = await _quote(api, "1")
     assert status == 200, body
     assert body == {"qty": "0.0000", "price": "0.00", "notional": "0.00", "notional_residual": "1.00"}
-    status, body, _ = await api.call("POST", "/v1/cefi/market/quote", client_id=None,
-                                     json={"qty": "1", "instrument_id": "1"})
+    status, body, _ = await api.call(
+        "POST", "/v1/cefi/market/quote", client_id=None, json={"qty": "1", "instrument_id": "1"}
+    )
     assert status == 200 and body == {"quote": "0.00", "buy_amount": "0.0000"}
 
 
@@ -205,14 +239,14 @@ def parse_deprecation(value: str) -> datetime:
     m = _SF_DATE.fullmatch(value)
     if m is None:
         raise ValueError(f"Deprecation: not a structured-field date: {value!r}")
-    return datetime.fromtimestamp(int(m.group(1)), timezone.utc)
+    return datetime.fromtimestamp(int(m.group(1)), UTC)
 
 
 def parse_sunset(value: str) -> datetime:
     """A strict RFC 8594 ``Sunset`` value: an IMF-fixdate whose weekday matches its date."""
     if _IMF_FIXDATE.fullmatch(value) is None:
         raise ValueError(f"Sunset: not an IMF-fixdate: {value!r}")
-    when = datetime.strptime(value, "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=timezone.utc)
+    when = datetime.strptime(value, "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
     if when.strftime("%a") != value[:3]:
         raise ValueError(f"Sunset: the weekday does not match the date: {value!r}")
     return when
@@ -234,6 +268,6 @@ async def test_deprecated_version_headers_are_a_structured_date_and_an_http_date
         assert status in (200, 400)
         deprecated = parse_deprecation(headers["Deprecation"])
         sunset = parse_sunset(headers["Sunset"])
-        assert deprecated == datetime(2026, 1, 23, tzinfo=timezone.utc)
-        assert sunset == datetime(2026, 8, 5, tzinfo=timezone.utc)
+        assert deprecated == datetime(2026, 1, 23, tzinfo=UTC)
+        assert sunset == datetime(2026, 8, 5, tzinfo=UTC)
         assert deprecated < sunset

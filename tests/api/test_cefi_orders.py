@@ -9,9 +9,7 @@ from tests.api.conftest import Api, scenario_doc
 
 def _state(api: Api) -> tuple:
     v = api.sim.venue
-    balances = tuple(
-        (c.id, a, b.total, b.hold) for c in v.clients.values() for a, b in sorted(c.balances.items())
-    )
+    balances = tuple((c.id, a, b.total, b.hold) for c in v.clients.values() for a, b in sorted(c.balances.items()))
     books = tuple((i, b.best_bid(), b.best_ask()) for i, b in v.books.items())
     return v.next_order_id, balances, books, tuple(len(c.orders) for c in v.clients.values())
 
@@ -28,8 +26,18 @@ async def test_place_limit_order_returns_the_order_record(api: Api) -> None:
     assert info["msg_id"] == "m1" and info["parent_id"] == "0"
     assert rec["leaves_qty"] == "1.5000" and rec["exeuted_qty"] == "0.0000" and rec["pending_qty"] == "0.0000"
     assert rec["executed_vwap"] == "0.00"
-    assert set(rec) >= {"id", "status", "order_info", "modify_info", "external_id", "ref_external_id",
-                        "pending_qty", "leaves_qty", "exeuted_qty", "executed_vwap"}
+    assert set(rec) >= {
+        "id",
+        "status",
+        "order_info",
+        "modify_info",
+        "external_id",
+        "ref_external_id",
+        "pending_qty",
+        "leaves_qty",
+        "exeuted_qty",
+        "executed_vwap",
+    }
 
 
 async def test_trade_between_two_clients_and_vwap(api: Api) -> None:
@@ -76,8 +84,16 @@ async def test_business_rejection_is_a_rejected_record(api: Api) -> None:
     ],
 )
 async def test_malformed_order_is_a_400_naming_the_field_and_changes_nothing(api: Api, mutate, field) -> None:
-    body = {"info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT",
-                     "qty": "1", "price": "50000.00"}}
+    body = {
+        "info": {
+            "client_id": "100",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "1",
+            "price": "50000.00",
+        }
+    }
     mutate(body)
     before = _state(api)
     status, problem, headers = await api.call("POST", "/v1/cefi/orders", json=body)
@@ -101,8 +117,16 @@ async def test_malformed_order_is_a_400_naming_the_field_and_changes_nothing(api
 async def test_a_value_that_fits_the_pattern_but_is_too_long_says_so(api: Api, mutate, detail: str) -> None:
     """The limits the OpenAPI document states as maxLength: the problem names the length, not the
     pattern the value matches."""
-    body = {"info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT",
-                     "qty": "1", "price": "50000.00"}}
+    body = {
+        "info": {
+            "client_id": "100",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "1",
+            "price": "50000.00",
+        }
+    }
     mutate(body)
     status, problem, _ = await api.call("POST", "/v1/cefi/orders", json=body)
     assert status == 400 and problem["error"]["detail"] == detail, problem
@@ -114,8 +138,16 @@ async def test_not_json_is_a_400(api: Api) -> None:
 
 
 async def test_order_for_another_client_is_403(api: Api) -> None:
-    body = {"info": {"client_id": "101", "instrument_id": "1", "side": "BUY", "type": "LIMIT",
-                     "qty": "1", "price": "50000.00"}}
+    body = {
+        "info": {
+            "client_id": "101",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "1",
+            "price": "50000.00",
+        }
+    }
     status, problem, _ = await api.call("POST", "/v1/cefi/orders", json=body)
     assert status == 403 and "info.client_id" in problem["error"]["detail"]
 
@@ -146,9 +178,13 @@ async def test_modify_unknown_order_is_404_and_ended_order_is_409(api: Api) -> N
 
 
 async def test_modify_needs_an_id_and_a_price(api: Api) -> None:
-    status, problem, _ = await api.call("PATCH", "/v1/cefi/orders", json={"info": {"client_id": "100", "new_qty": "1", "new_price": "1"}})
+    status, problem, _ = await api.call(
+        "PATCH", "/v1/cefi/orders", json={"info": {"client_id": "100", "new_qty": "1", "new_price": "1"}}
+    )
     assert status == 400 and problem["error"]["detail"].startswith("id")
-    status, problem, _ = await api.call("PATCH", "/v1/cefi/orders", json={"id": "1", "info": {"client_id": "100", "new_qty": "1"}})
+    status, problem, _ = await api.call(
+        "PATCH", "/v1/cefi/orders", json={"id": "1", "info": {"client_id": "100", "new_qty": "1"}}
+    )
     assert status == 400 and problem["error"]["detail"].startswith("info.new_price")
 
 
@@ -225,7 +261,11 @@ async def test_pagination_params_do_not_change_the_signature(api: Api) -> None:
 
 async def test_activity_lists_confirms_trades_cancels_and_modifies(api: Api) -> None:
     rest = await api.order(qty="2", price="49000.00")
-    await api.call("PATCH", "/v1/cefi/orders", json={"id": rest["id"], "info": {"client_id": "100", "new_qty": "1", "new_price": "49000.00"}})
+    await api.call(
+        "PATCH",
+        "/v1/cefi/orders",
+        json={"id": rest["id"], "info": {"client_id": "100", "new_qty": "1", "new_price": "49000.00"}},
+    )
     await api.order(101, side="SELL", qty="0.5", price="49000.00")
     await api.call("DELETE", f"/v1/cefi/orders/{rest['id']}")
     await api.order(price="1.00")  # outside the band: rejected

@@ -114,8 +114,9 @@ async def test_best_bid_offer(api: Api) -> None:
 
 async def test_vwap_quote_for_a_quote_amount(api: Api) -> None:
     await _book(api)
-    status, body, _ = await api.call("POST", "/v1/cefi/market/quote", client_id=None,
-                                     json={"qty": "100010.00", "instrument_id": "1"})
+    status, body, _ = await api.call(
+        "POST", "/v1/cefi/market/quote", client_id=None, json={"qty": "100010.00", "instrument_id": "1"}
+    )
     assert status == 200, body
     assert body == {"quote": "50005.00", "buy_amount": "2.0000"}
 
@@ -162,8 +163,19 @@ async def test_markets_quote_errors_name_the_field(api: Api, req, field) -> None
     assert status == 400 and problem["error"]["detail"].startswith(field), problem
 
 
-@pytest.mark.parametrize("path", ["/api/v1/orders", "/api/v1/orders/list", "/api/v1/health", "/v1/cefi/order",
-                                  "/v1/cefi/balance", "/v1/cefi/transfer", "/v1/cefi/client", "/v1/cefi/asset"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/orders",
+        "/api/v1/orders/list",
+        "/api/v1/health",
+        "/v1/cefi/order",
+        "/v1/cefi/balance",
+        "/v1/cefi/transfer",
+        "/v1/cefi/client",
+        "/v1/cefi/asset",
+    ],
+)
 async def test_removed_and_singular_paths_are_404_without_redirect(api: Api, path) -> None:
     status, problem, headers = await api.call("GET", path, client_id=None)
     assert status == 404 and "Location" not in headers
@@ -177,5 +189,7 @@ async def test_wrong_method_is_405_problem(api: Api) -> None:
 
 async def test_oversized_body_is_413(api_factory) -> None:
     api = await api_factory(max_body_bytes=1024)
-    status, problem, _ = await api.call("POST", "/v1/cefi/markets/quote", client_id=None, body=b"{" + b" " * 4096 + b"}")
+    status, problem, _ = await api.call(
+        "POST", "/v1/cefi/markets/quote", client_id=None, body=b"{" + b" " * 4096 + b"}"
+    )
     assert status == 413 and problem["error"]["status"] == 413

@@ -19,8 +19,9 @@ async def _get(api: Api, headers: dict[str, str]) -> tuple[int, dict]:
     return resp.status, await resp.json(content_type=None)
 
 
-@pytest.mark.parametrize("missing", ["x-svc-auth-token", "x-svc-auth-signature", "x-svc-auth-timestamp",
-                                     "x-svc-auth-userid"])
+@pytest.mark.parametrize(
+    "missing", ["x-svc-auth-token", "x-svc-auth-signature", "x-svc-auth-timestamp", "x-svc-auth-userid"]
+)
 async def test_missing_header_is_401_naming_it(api: Api, missing: str) -> None:
     headers = api.headers(100, "GET", PATH, b"")
     del headers[missing]
@@ -42,8 +43,9 @@ async def test_key_of_another_client(api: Api) -> None:
     assert status == 401 and "does not belong to client" in problem["error"]["detail"]
 
 
-@pytest.mark.parametrize(("offset", "ok", "word"), [(-14, True, ""), (-17, False, "older"), (0, True, ""),
-                                                    (3, False, "future")])
+@pytest.mark.parametrize(
+    ("offset", "ok", "word"), [(-14, True, ""), (-17, False, "older"), (0, True, ""), (3, False, "future")]
+)
 async def test_timestamp_window(api: Api, offset: int, ok: bool, word: str) -> None:
     headers = api.headers(100, "GET", PATH, b"", ts=int(time.time()) + offset)
     status, body = await _get(api, headers)
@@ -67,8 +69,9 @@ async def test_signature_mismatch_does_not_reveal_the_expected_value(api: Api) -
     status, problem = await _get(api, headers)
     assert status == 401 and "does not match" in problem["error"]["detail"]
     assert good not in str(problem) and "alice-secret" not in str(problem)
-    assert hmac.new(b"alice-secret", f"{headers['x-svc-auth-timestamp']}GET{PATH}".encode(),
-                    "sha256").hexdigest() not in str(problem)
+    assert hmac.new(
+        b"alice-secret", f"{headers['x-svc-auth-timestamp']}GET{PATH}".encode(), "sha256"
+    ).hexdigest() not in str(problem)
 
 
 async def test_a_mismatch_states_the_layout_and_the_string_it_signed_in_signing_order(api: Api) -> None:

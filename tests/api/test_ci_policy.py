@@ -21,8 +21,14 @@ def _run(tmp_path: Path, required: bool) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CEFISIM_E2E_REQUIRED"}
     if required:
         env["CEFISIM_E2E_REQUIRED"] = "1"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:cefisim",
-                           str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:cefisim", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("required", [False, True])

@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from cefisim.api.cli import example_request, main
-from cefisim.api.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from tests.api.conftest import scenario_doc
 
 
@@ -28,8 +28,17 @@ def test_bad_scenario_is_exit_2_with_path_and_reason(tmp_path: Path, capsys: pyt
 
 
 def test_bad_public_key_is_exit_2_naming_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    doc = scenario_doc(api_keys=[{"key_id": "k", "kind": "user", "user_id": "u", "client_id": "100",
-                                  "public_key": "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n"}])
+    doc = scenario_doc(
+        api_keys=[
+            {
+                "key_id": "k",
+                "kind": "user",
+                "user_id": "u",
+                "client_id": "100",
+                "public_key": "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n",
+            }
+        ]
+    )
     assert main(["serve", "--scenario", _write(tmp_path, doc), "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert "api_keys[0].public_key" in err and "Traceback" not in err
@@ -40,8 +49,17 @@ def test_every_command_refuses_the_bad_public_key_serve_refuses(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    doc = scenario_doc(api_keys=[{"key_id": "k", "kind": "user", "user_id": "u", "client_id": "100",
-                                  "public_key": "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n"}])
+    doc = scenario_doc(
+        api_keys=[
+            {
+                "key_id": "k",
+                "kind": "user",
+                "user_id": "u",
+                "client_id": "100",
+                "public_key": "-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n",
+            }
+        ]
+    )
     assert main([*command, _write(tmp_path, doc)]) == 2
     err = capsys.readouterr().err
     assert "api_keys[0].public_key: not a PEM public key" in err and "Traceback" not in err
@@ -72,8 +90,9 @@ def _serve_args(*argv: str):
 def test_signing_settings_come_from_the_scenario_unless_a_flag_says_otherwise() -> None:
     from cefisim.api.cli import server_options
 
-    scenario = parse_scenario(scenario_doc(settings={"signature_layout": "newline", "sign_reference_data": True}),
-                              "s.json")
+    scenario = parse_scenario(
+        scenario_doc(settings={"signature_layout": "newline", "sign_reference_data": True}), "s.json"
+    )
     options = server_options(_serve_args(), scenario)
     assert options.signature_layout == "newline" and options.sign_reference_data is True
     options = server_options(_serve_args("--signature-layout", "either"), scenario)

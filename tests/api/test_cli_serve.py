@@ -21,10 +21,10 @@ import orjson
 import pytest
 
 from cefisim import __version__
+from cefisim.api.cefi.signing import sign
 from cefisim.api.cli import _serve_parser, main
 from cefisim.api.cli_env import document, env_defaults, env_name
 from cefisim.api.scenario.shipped import resolve, shipped, shipped_dir, shipped_names
-from cefisim.api.cefi.signing import sign
 from tests.api.conftest import ALICE_KEY, scenario_doc
 
 
@@ -63,11 +63,24 @@ def test_every_serve_option_reads_its_environment_variable_and_a_flag_wins() -> 
     assert len(options) > 20
     for action in options:  # listed in --help
         assert f"[env {env_name(action)}]" in (action.help or ""), action.dest
-    env = {"CEFISIM_PORT": "0", "CEFISIM_HOST": "0.0.0.0", "CEFISIM_SCENARIO": "flash_crash",
-           "CEFISIM_CLOCK": "virtual", "CEFISIM_QUIET": "yes", "CEFISIM_SIGN_REFERENCE_DATA": "off",
-           "CEFISIM_RATE_LIMIT": "20:40, k-bob=off", "CEFISIM_MAX_OPEN_ORDERS": "none"}
+    env = {
+        "CEFISIM_PORT": "0",
+        "CEFISIM_HOST": "0.0.0.0",
+        "CEFISIM_SCENARIO": "flash_crash",
+        "CEFISIM_CLOCK": "virtual",
+        "CEFISIM_QUIET": "yes",
+        "CEFISIM_SIGN_REFERENCE_DATA": "off",
+        "CEFISIM_RATE_LIMIT": "20:40, k-bob=off",
+        "CEFISIM_MAX_OPEN_ORDERS": "none",
+    }
     args = _parse(env)
-    assert (args.port, args.host, args.scenario, args.clock, args.quiet) == (0, "0.0.0.0", "flash_crash", "virtual", True)
+    assert (args.port, args.host, args.scenario, args.clock, args.quiet) == (
+        0,
+        "0.0.0.0",
+        "flash_crash",
+        "virtual",
+        True,
+    )
     assert args.sign_reference_data is False and args.rate_limit == ["20:40", "k-bob=off"]
     assert args.max_open_orders is None
     flags = _parse(env, "--port", "9000", "--clock", "wall", "--rate-limit", "5")
@@ -75,10 +88,18 @@ def test_every_serve_option_reads_its_environment_variable_and_a_flag_wins() -> 
     assert _parse({}).port == 8080
 
 
-@pytest.mark.parametrize(("name", "value"), [("CEFISIM_PORT", "http"), ("CEFISIM_CLOCK", "sundial"),
-                                             ("CEFISIM_QUIET", "perhaps"), ("CEFISIM_RATE_LIMIT", "fast")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("CEFISIM_PORT", "http"),
+        ("CEFISIM_CLOCK", "sundial"),
+        ("CEFISIM_QUIET", "perhaps"),
+        ("CEFISIM_RATE_LIMIT", "fast"),
+    ],
+)
 def test_a_bad_environment_value_is_a_usage_error_naming_the_variable(
-        name: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    name: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_:
         _parse({name: value})
     assert exit_.value.code == 2
@@ -121,9 +142,25 @@ def wait_for_ready_file(ready: Path, proc: subprocess.Popen[str], seconds: float
 def serving(tmp_path: Path, *argv: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``python -m cefisim serve --port 0 --ready-file ...``; yields the URL it wrote and the process."""
     ready = tmp_path / "ready.json"
-    proc = subprocess.Popen([sys.executable, "-m", "cefisim", "serve", "--port", "0", "--ready-file", str(ready),
-                             "--clock", "virtual", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "CEFISIM_SCENARIO": "demo"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cefisim",
+            "serve",
+            "--port",
+            "0",
+            "--ready-file",
+            str(ready),
+            "--clock",
+            "virtual",
+            *argv,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CEFISIM_SCENARIO": "demo"},
+    )
     try:
         info = wait_for_ready_file(ready, proc, 30)
         assert info["pid"] == proc.pid
@@ -145,8 +182,12 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
 
 def _signed(path: str) -> dict[str, str]:
     ts = str(int(time.time()))
-    return {"x-svc-auth-token": ALICE_KEY, "x-svc-auth-signature": sign("alice-secret", ts, "GET", path, b""),
-            "x-svc-auth-timestamp": ts, "x-svc-auth-userid": "100"}
+    return {
+        "x-svc-auth-token": ALICE_KEY,
+        "x-svc-auth-signature": sign("alice-secret", ts, "GET", path, b""),
+        "x-svc-auth-timestamp": ts,
+        "x-svc-auth-userid": "100",
+    }
 
 
 def test_port_0_ready_file_access_log_and_recent_requests(tmp_path: Path) -> None:
@@ -158,7 +199,12 @@ def test_port_0_ready_file_access_log_and_recent_requests(tmp_path: Path) -> Non
         status, body = _get(url + "/_sim/requests?limit=1")
         assert status == 200
         (last,) = json.loads(body)["requests"]
-        assert (last["method"], last["path"], last["status"], last["client_id"]) == ("GET", "/v1/cefi/balances", 401, None)
+        assert (last["method"], last["path"], last["status"], last["client_id"]) == (
+            "GET",
+            "/v1/cefi/balances",
+            401,
+            None,
+        )
         assert last["problem"]["detail"] == "missing header x-svc-auth-token"
         status, body = _get(url + "/_sim/requests")
         doc = json.loads(body)
@@ -189,7 +235,12 @@ def test_quiet_logs_nothing_and_json_is_one_object_a_line(tmp_path: Path) -> Non
         _, err = proc.communicate(timeout=30)
     (line,) = [orjson.loads(ln) for ln in err.splitlines() if ln.startswith("{")]
     assert {k: line[k] for k in ("method", "path", "status", "client_id", "request_id")} == {
-        "method": "GET", "path": "/_sim/health", "status": 200, "client_id": None, "request_id": "h-1"}
+        "method": "GET",
+        "path": "/_sim/health",
+        "status": 200,
+        "client_id": None,
+        "request_id": "h-1",
+    }
     assert isinstance(line["ms"], float) and line["time"].endswith("Z")
 
 

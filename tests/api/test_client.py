@@ -23,10 +23,10 @@ from aiohttp.test_utils import TestServer
 
 from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.client import NEWEST, PAGED, V2024, V2026, CefiClient, ProblemError
-from cefisim.api.server.keys import ServerOptions
 from cefisim.api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer, serving
-from cefisim.api.scenario import load_scenario, parse_scenario
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import load_scenario, parse_scenario
+from cefisim.api.server.keys import ServerOptions
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"
 BOB_KEY = "5b0c7a3e-1d2f-4a6b-9c8d-7e6f5a4b3c2d"
@@ -41,15 +41,35 @@ DOC: dict[str, Any] = {
         {"id": "2", "name": "USD", "decimals": 2},
     ],
     "instruments": [
-        {"id": "1", "symbol": "BTC-USD", "base": "1", "quote": "2", "price_increment": "0.01",
-         "qty_increment": "0.0001", "min_qty": "0.0001", "price_band": "0.05", "maker_fee": "0.001",
-         "taker_fee": "0.002", "status": "ACTIVE"},
+        {
+            "id": "1",
+            "symbol": "BTC-USD",
+            "base": "1",
+            "quote": "2",
+            "price_increment": "0.01",
+            "qty_increment": "0.0001",
+            "min_qty": "0.0001",
+            "price_band": "0.05",
+            "maker_fee": "0.001",
+            "taker_fee": "0.002",
+            "status": "ACTIVE",
+        },
     ],
     "clients": [
-        {"id": "100", "mnemonic": "alice", "key": ALICE_KEY, "secret": "alice-secret",
-         "balances": {"BTC": "10", "USD": "1000000"}},
-        {"id": "200", "mnemonic": "bob", "key": BOB_KEY, "secret": "bob-secret",
-         "balances": {"BTC": "10", "USD": "1000000"}},
+        {
+            "id": "100",
+            "mnemonic": "alice",
+            "key": ALICE_KEY,
+            "secret": "alice-secret",
+            "balances": {"BTC": "10", "USD": "1000000"},
+        },
+        {
+            "id": "200",
+            "mnemonic": "bob",
+            "key": BOB_KEY,
+            "secret": "bob-secret",
+            "balances": {"BTC": "10", "USD": "1000000"},
+        },
         {"id": "900", "mnemonic": "maker", "balances": {"BTC": "100", "USD": "10000000"}},
     ],
 }
@@ -99,6 +119,7 @@ class RecordingClient(CefiClient):
 
 # --- every operation once -----------------------------------------------------------------------
 
+
 async def test_every_method_round_trips(server: CefisimServer, bob: CefiClient) -> None:
     async with RecordingClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100") as c:
         assert (await c.health())["status"] == "ok"
@@ -122,8 +143,19 @@ async def test_every_method_round_trips(server: CefisimServer, bob: CefiClient) 
         patched = await c.set_self_trade_prevention("CANCEL_BOTH")
         assert patched["data"][0]["info"]["self_trade_prevention"] == "CANCEL_BOTH"
 
-        rest = await c.place_order(1, "BUY", "LIMIT", "0.2", price="29000.00", tif="GTC", stp="NONE",
-                                   hold_fee_rate="0.002", external_id="bid-1", msg_id="m1", parent_id="0")
+        rest = await c.place_order(
+            1,
+            "BUY",
+            "LIMIT",
+            "0.2",
+            price="29000.00",
+            tif="GTC",
+            stp="NONE",
+            hold_fee_rate="0.002",
+            external_id="bid-1",
+            msg_id="m1",
+            parent_id="0",
+        )
         assert rest["status"] == "ACTIVE" and rest["external_id"] == "bid-1"
         assert rest["order_info"]["client_id"] == "100" and rest["order_info"]["msg_id"] == "m1"
         assert (await c.order_status("bid-1"))["id"] == rest["id"]
@@ -186,6 +218,7 @@ async def test_values_are_exact_decimal_strings(alice: CefiClient) -> None:
 
 # --- signing ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("layout", ["concat", "newline"])
 async def test_signing_layouts(layout: str) -> None:
     other = "newline" if layout == "concat" else "concat"
@@ -244,6 +277,7 @@ async def test_signing_without_credentials_is_refused_locally() -> None:
 
 # --- pagination ---------------------------------------------------------------------------------
 
+
 async def _trade_many(alice: CefiClient, bob: CefiClient, n: int) -> list[str]:
     """n fills for alice (taker) against bob's asks; returns alice's order ids, oldest first."""
     ids = []
@@ -300,8 +334,9 @@ async def test_paginate_stops_on_an_empty_page_with_a_cursor() -> None:
     async def handler(request: web.Request) -> web.Response:
         calls.append(dict(request.query))
         if "timestamp" not in request.query:
-            return web.json_response({"data": [{"n": 1}],
-                                      "pagination": {"size": 1, "next_cursor": "0000000000000000005"}})
+            return web.json_response(
+                {"data": [{"n": 1}], "pagination": {"size": 1, "next_cursor": "0000000000000000005"}}
+            )
         return web.json_response({"data": [], "pagination": {"size": 1, "next_cursor": "0000000000000000004"}})
 
     app = web.Application()
@@ -330,6 +365,7 @@ async def test_paginate_takes_a_v2024_list_whole(server: CefisimServer, alice: C
 
 # --- problems and versions ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [V2026, V2024])
 async def test_problem_error_is_unwrapped(server: CefisimServer, version: str) -> None:
     async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100", version=version) as c:
@@ -354,8 +390,9 @@ async def test_problem_error_is_unwrapped(server: CefisimServer, version: str) -
 
 
 async def test_versions_and_raw_responses(server: CefisimServer) -> None:
-    async with CefiClient(server.url + "/v1/cefi/", key=ALICE_KEY, secret="alice-secret", client_id="100",
-                          version=None) as c:
+    async with CefiClient(
+        server.url + "/v1/cefi/", key=ALICE_KEY, secret="alice-secret", client_id="100", version=None
+    ) as c:
         assets = await c.assets()
         assert isinstance(assets, list)  # the server's default before 2026-11-01 is v2024_01_01
         raw = await c.raw("GET", "/v1/cefi/balances", headers={"X-Request-Id": "req-test-1"})
@@ -374,7 +411,7 @@ async def test_versions_and_raw_responses(server: CefisimServer) -> None:
 def doc_examples() -> list[str]:
     """The Python code blocks of docs/client.md."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "client.md").read_text()
-    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
 async def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

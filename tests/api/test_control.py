@@ -10,9 +10,13 @@ from tests.api.conftest import Api
 async def test_clock_read_and_advance(api: Api) -> None:
     status, clock, _ = await api.call("GET", "/_sim/clock", client_id=None)
     assert status == 200 and clock["now"] == "2026-11-02T09:00:00Z" and clock["clock"] == "virtual"
-    status, clock, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={"to": "2026-11-02T10:00:00Z"})
+    status, clock, _ = await api.call(
+        "POST", "/_sim/clock/advance", client_id=None, json={"to": "2026-11-02T10:00:00Z"}
+    )
     assert status == 200 and clock["now"] == "2026-11-02T10:00:00Z"
-    status, problem, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={"to": "2026-11-02T09:00:00Z"})
+    status, problem, _ = await api.call(
+        "POST", "/_sim/clock/advance", client_id=None, json={"to": "2026-11-02T09:00:00Z"}
+    )
     assert status == 400 and "never goes back" in problem["detail"]
     status, problem, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={})
     assert status == 400
@@ -102,7 +106,6 @@ async def test_restore_refuses_foreign_documents(api: Api) -> None:
     snap["objects"][0] = {"cls": "os.system", "attrs": {}}
     status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap))
     assert status == 400 and "not engine state" in problem["detail"]
-
 
 
 async def test_a_virtual_clock_with_a_speed_moves_by_itself(api_factory) -> None:

@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from cefisim.api.control import plane as control
-from cefisim.api.scenario import ScenarioError, load_scenario, parse_scenario
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import ScenarioError, load_scenario, parse_scenario
 from tests.api.conftest import Api
 
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
@@ -24,12 +24,15 @@ def _problem(status: int, body: Any, field: str) -> None:
     assert isinstance(body, dict) and field in body["detail"], body
 
 
-@pytest.mark.parametrize(("path", "params", "field"), [
-    ("/_sim/book/1", {"depth": "²"}, "depth"),
-    ("/_sim/book/1", {"depth": "١٠"}, "depth"),  # Arabic-Indic digits: isdigit() says yes
-    ("/_sim/trades/1", {"limit": "¹"}, "limit"),
-    ("/_sim/trades/1", {"limit": "9" * 50}, "limit"),
-])
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/_sim/book/1", {"depth": "²"}, "depth"),
+        ("/_sim/book/1", {"depth": "١٠"}, "depth"),  # Arabic-Indic digits: isdigit() says yes
+        ("/_sim/trades/1", {"limit": "¹"}, "limit"),
+        ("/_sim/trades/1", {"limit": "9" * 50}, "limit"),
+    ],
+)
 async def test_a_numeric_query_parameter_is_ascii_digits_or_400(api: Api, path: str, params: dict, field: str) -> None:
     status, body, _ = await api.call("GET", path, client_id=None, params=params)
     assert status == 400
@@ -49,12 +52,15 @@ async def test_a_fault_plan_count_in_other_digits_is_400(api: Api) -> None:
     _problem(status, body, "count")
 
 
-@pytest.mark.parametrize(("path", "field", "most"), [
-    ("/_sim/latency", "entry_ms", control.MAX_LATENCY_MS),
-    ("/_sim/latency", "modify_ms", control.MAX_LATENCY_MS),
-    ("/_sim/latency", "cancel_ms", control.MAX_LATENCY_MS),
-    ("/_sim/settlement-delay", "ms", control.MAX_SETTLEMENT_DELAY_MS),
-])
+@pytest.mark.parametrize(
+    ("path", "field", "most"),
+    [
+        ("/_sim/latency", "entry_ms", control.MAX_LATENCY_MS),
+        ("/_sim/latency", "modify_ms", control.MAX_LATENCY_MS),
+        ("/_sim/latency", "cancel_ms", control.MAX_LATENCY_MS),
+        ("/_sim/settlement-delay", "ms", control.MAX_SETTLEMENT_DELAY_MS),
+    ],
+)
 async def test_every_duration_is_bounded(api: Api, path: str, field: str, most: int) -> None:
     for value in ("9" * 40, str(most + 1), f"{most}.001", most + 1):
         status, body, _ = await api.call("POST", path, client_id=None, json={field: value})
@@ -71,9 +77,12 @@ async def test_every_duration_is_bounded(api: Api, path: str, field: str, most: 
 
 async def test_one_advance_is_bounded(api: Api) -> None:
     most = control.MAX_ADVANCE_NS // 10**9
-    for body in ({"seconds": most + 1}, {"seconds": str(most) + ".5"},
-                 {"to_ns": str(api.sim.venue.clock.now + control.MAX_ADVANCE_NS + 1)},
-                 {"to_ns": "9999999999999999999"}):
+    for body in (
+        {"seconds": most + 1},
+        {"seconds": str(most) + ".5"},
+        {"to_ns": str(api.sim.venue.clock.now + control.MAX_ADVANCE_NS + 1)},
+        {"to_ns": "9999999999999999999"},
+    ):
         status, problem, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json=body)
         assert status == 400, (body, problem)
     status, _, _ = await api.call("POST", "/_sim/clock/advance", client_id=None, json={"seconds": most})
@@ -82,8 +91,7 @@ async def test_one_advance_is_bounded(api: Api) -> None:
 
 async def test_a_long_advance_lets_other_requests_through(api_factory) -> None:
     api = await api_factory(doc=orjson.loads(DEMO.read_bytes()))
-    advance = asyncio.create_task(api.call("POST", "/_sim/clock/advance", client_id=None,
-                                           json={"seconds": 2 * 3600}))
+    advance = asyncio.create_task(api.call("POST", "/_sim/clock/advance", client_id=None, json={"seconds": 2 * 3600}))
     answered = 0
     while not advance.done():
         status, health, _ = await api.call("GET", "/_sim/health", client_id=None)
@@ -103,7 +111,7 @@ async def test_a_snapshot_body_past_its_limit_is_413_unread(api: Api, monkeypatc
 
     async def chunks():  # no Content-Length: refused while it streams in
         for i in range(0, len(body), 1000):
-            yield body[i:i + 1000]
+            yield body[i : i + 1000]
 
     resp = await api.client.post("/_sim/snapshot", data=chunks(), headers={"Content-Type": "application/json"})
     assert resp.status == 413

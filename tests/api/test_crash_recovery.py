@@ -35,9 +35,27 @@ def _free_port() -> int:
 
 def _start(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--scenario", str(scenario),
-         "--journal", str(journal), "--clock", "virtual", "--log-level", "WARNING", "--quiet"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--scenario",
+            str(scenario),
+            "--journal",
+            str(journal),
+            "--clock",
+            "virtual",
+            "--log-level",
+            "WARNING",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
 
@@ -59,8 +77,13 @@ async def _wait_ready(session: aiohttp.ClientSession, base: str, proc: subproces
 def _signed(client_id: int, method: str, path: str, body: bytes) -> dict[str, str]:
     key, secret = SECRETS[client_id]
     ts = str(int(time.time()))
-    return {"x-svc-auth-token": key, "x-svc-auth-signature": sign(secret, ts, method, path, body),
-            "x-svc-auth-timestamp": ts, "x-svc-auth-userid": str(client_id), "Content-Type": "application/json"}
+    return {
+        "x-svc-auth-token": key,
+        "x-svc-auth-signature": sign(secret, ts, method, path, body),
+        "x-svc-auth-timestamp": ts,
+        "x-svc-auth-userid": str(client_id),
+        "Content-Type": "application/json",
+    }
 
 
 async def _get(session: aiohttp.ClientSession, base: str, client_id: int, path: str, params=None) -> tuple[int, dict]:
@@ -90,17 +113,30 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
                     i += 1
                     side = "BUY" if client == 100 else "SELL"
                     price = f"{50000 + (i % 5) - 2}.00"
-                    body = orjson.dumps({"external_id": ext, "info": {
-                        "client_id": str(client), "instrument_id": "1", "side": side, "type": "LIMIT",
-                        "qty": "0.01", "price": price}})
+                    body = orjson.dumps(
+                        {
+                            "external_id": ext,
+                            "info": {
+                                "client_id": str(client),
+                                "instrument_id": "1",
+                                "side": side,
+                                "type": "LIMIT",
+                                "qty": "0.01",
+                                "price": price,
+                            },
+                        }
+                    )
                     sent.add(ext)
                     try:
-                        async with session.post(base + "/v1/cefi/orders", data=body,
-                                                headers=_signed(client, "POST", "/v1/cefi/orders", body)) as resp:
+                        async with session.post(
+                            base + "/v1/cefi/orders",
+                            data=body,
+                            headers=_signed(client, "POST", "/v1/cefi/orders", body),
+                        ) as resp:
                             record = await resp.json(content_type=None)
                             assert resp.status == 200, record
                             acked[ext] = record
-                    except (aiohttp.ClientError, asyncio.TimeoutError):
+                    except (TimeoutError, aiohttp.ClientError):
                         return  # the server is gone
 
             workers = [asyncio.create_task(worker(n)) for n in range(CONCURRENCY)]
@@ -126,8 +162,9 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
             for client in (100, 101):
                 cursor = "9" * 19
                 while cursor:
-                    _, page = await _get(session, base, client, "/v1/cefi/orders/all",
-                                         params={"timestamp": cursor, "size": "100"})
+                    _, page = await _get(
+                        session, base, client, "/v1/cefi/orders/all", params={"timestamp": cursor, "size": "100"}
+                    )
                     present += [o["external_id"] for o in page["data"]]
                     cursor = page["pagination"]["next_cursor"]
             assert len(present) == len(set(present)), "a command was applied twice"

@@ -18,8 +18,16 @@ async def test_next_n_requests_get_a_status_and_nothing_applies(api: Api) -> Non
     status, plan, _ = await api.call("POST", "/_sim/faults", client_id=None, json={"count": 2, "status": 503})
     assert status == 200 and plan["count"] == 2
     for _ in range(2):
-        body = {"info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "1",
-                         "price": "50000.00"}}
+        body = {
+            "info": {
+                "client_id": "100",
+                "instrument_id": "1",
+                "side": "BUY",
+                "type": "LIMIT",
+                "qty": "1",
+                "price": "50000.00",
+            }
+        }
         status, problem, _ = await api.call("POST", "/v1/cefi/orders", json=body)
         assert status == 503 and problem["error"]["type"].endswith("injected-fault")
     assert await _orders(api) == 0
@@ -30,8 +38,17 @@ async def test_next_n_requests_get_a_status_and_nothing_applies(api: Api) -> Non
 
 async def test_after_applies_the_command_then_loses_the_answer(api: Api) -> None:
     await api.call("POST", "/_sim/faults", client_id=None, json={"count": 1, "status": 502, "after": True})
-    body = {"external_id": "retry-me", "info": {"client_id": "100", "instrument_id": "1", "side": "BUY",
-                                                "type": "LIMIT", "qty": "1", "price": "50000.00"}}
+    body = {
+        "external_id": "retry-me",
+        "info": {
+            "client_id": "100",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "1",
+            "price": "50000.00",
+        },
+    }
     status, _, _ = await api.call("POST", "/v1/cefi/orders", json=body)
     assert status == 502
     assert await _orders(api) == 1
@@ -75,8 +92,16 @@ async def test_control_plane_is_never_faulted_and_faults_can_be_cleared(api: Api
     assert status == 200
 
 
-@pytest.mark.parametrize("body", [{}, {"count": 1}, {"count": 1, "share": "0.5", "status": 500},
-                                  {"share": "1.5", "status": 500}, {"count": 1, "status": 200}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"count": 1},
+        {"count": 1, "share": "0.5", "status": 500},
+        {"share": "1.5", "status": 500},
+        {"count": 1, "status": 200},
+    ],
+)
 async def test_bad_plans_are_400(api: Api, body) -> None:
     status, _, _ = await api.call("POST", "/_sim/faults", client_id=None, json=body)
     assert status == 400

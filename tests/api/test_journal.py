@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cefisim.api.scenario import parse_scenario
 from cefisim.api.runtime.simulation import JournalError, JournalWriteError, Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import CancelOrder, PlaceOrder, SetLatency
 from tests.api.conftest import scenario_doc
 

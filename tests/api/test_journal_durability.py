@@ -16,8 +16,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cefisim.api.scenario import load_scenario, parse_scenario
 from cefisim.api.runtime.simulation import JournalError, Simulation
+from cefisim.api.scenario import load_scenario, parse_scenario
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, PaperFunds, PlaceOrder
 from tests.api.conftest import scenario_doc
@@ -60,11 +60,19 @@ def _objects(sim: Simulation) -> dict:
 def _state(sim: Simulation) -> tuple:
     """Every order (status, fills), balance and the clock: cheaper than a snapshot, as telling here."""
     venue = sim.venue
-    return (venue.clock.now, venue.next_order_id, venue.next_match_id, [
-        (cid, [(o.id, o.status, o.executed) for o in c.orders.values()],
-         sorted((a, b.total, b.hold) for a, b in c.balances.items()))
-        for cid, c in sorted(venue.clients.items())
-    ])
+    return (
+        venue.clock.now,
+        venue.next_order_id,
+        venue.next_match_id,
+        [
+            (
+                cid,
+                [(o.id, o.status, o.executed) for o in c.orders.values()],
+                sorted((a, b.total, b.hold) for a, b in c.balances.items()),
+            )
+            for cid, c in sorted(venue.clients.items())
+        ],
+    )
 
 
 def _ticks(sim: Simulation, wall: FakeWall, seconds: float) -> None:
@@ -129,8 +137,9 @@ def _long_run(path: Path) -> Simulation:
             n += 1
             what = rng.random()
             if what < 0.6:
-                sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", f"{rng.randint(29000, 29900)}.00",
-                                      external_id=f"o{n}"))
+                sim.submit(
+                    PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", f"{rng.randint(29000, 29900)}.00", external_id=f"o{n}")
+                )
             elif what < 0.8 and n > 1:
                 sim.submit(CancelOrder(100, f"o{rng.randint(1, n - 1)}"))
             else:
@@ -157,7 +166,7 @@ def test_a_kill_at_any_instant_recovers_every_acknowledged_command_once(tmp_path
     for cut in cuts:
         path = tmp_path / f"cut-{cut}.jsonl"
         path.write_bytes(full[:cut])
-        complete = full[:full.rindex(b"\n", 0, cut) + 1]
+        complete = full[: full.rindex(b"\n", 0, cut) + 1]
         recovered = Simulation(scenario, clock="virtual", journal_path=path)
         recovered.close()
         data = path.read_bytes()
@@ -184,9 +193,9 @@ def test_a_journal_cut_inside_a_scenario_burst_recovers_with_the_burst_regenerat
     lines = full.split(b"\n")
     # the longest run of records at one instant
     times = [orjson.loads(line)[0] for line in lines[1:-1]]
-    best = max(range(len(times)), key=lambda i: times[i:].count(times[i]) if times[i - 1:i] != [times[i]] else 0)
+    best = max(range(len(times)), key=lambda i: times[i:].count(times[i]) if times[i - 1 : i] != [times[i]] else 0)
     assert times.count(times[best]) >= 10
-    start = sum(len(line) + 1 for line in lines[:best + 1])
+    start = sum(len(line) + 1 for line in lines[: best + 1])
     for cut in (start + 3 * (len(lines[best + 1]) + 1), start + 5 * (len(lines[best + 1]) + 1) + 7):
         path = tmp_path / f"burst-{cut}.jsonl"
         path.write_bytes(full[:cut])

@@ -28,22 +28,51 @@ DEMO = ROOT / "scenarios" / "demo.json"
 
 def _serve(journal: Path, port: int, clock: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--scenario", str(DEMO),
-         "--journal", str(journal), "--clock", clock, "--log-level", "WARNING"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--scenario",
+            str(DEMO),
+            "--journal",
+            str(journal),
+            "--clock",
+            clock,
+            "--log-level",
+            "WARNING",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
 
 async def _place(session: aiohttp.ClientSession, base: str, ext: str) -> dict | None:
-    body = orjson.dumps({"external_id": ext, "info": {"client_id": "100", "instrument_id": "1", "side": "BUY",
-                                                      "type": "LIMIT", "qty": "0.01", "price": "29000.00"}})
+    body = orjson.dumps(
+        {
+            "external_id": ext,
+            "info": {
+                "client_id": "100",
+                "instrument_id": "1",
+                "side": "BUY",
+                "type": "LIMIT",
+                "qty": "0.01",
+                "price": "29000.00",
+            },
+        }
+    )
     try:
-        async with session.post(base + "/v1/cefi/orders", data=body,
-                                headers=_signed(100, "POST", "/v1/cefi/orders", body)) as resp:
+        async with session.post(
+            base + "/v1/cefi/orders", data=body, headers=_signed(100, "POST", "/v1/cefi/orders", body)
+        ) as resp:
             record = await resp.json(content_type=None)
             assert resp.status == 200, record
             return record
-    except (aiohttp.ClientError, asyncio.TimeoutError):
+    except (TimeoutError, aiohttp.ClientError):
         return None  # the server is gone: not acknowledged
 
 
@@ -53,12 +82,13 @@ async def _cancel(session: aiohttp.ClientSession, base: str, ext: str) -> bool:
         async with session.delete(base + path, headers=_signed(100, "DELETE", path, b"")) as resp:
             await resp.read()
             return resp.status == 200
-    except (aiohttp.ClientError, asyncio.TimeoutError):
+    except (TimeoutError, aiohttp.ClientError):
         return False
 
 
-async def _check(session: aiohttp.ClientSession, base: str, acked: dict[str, dict], cancelled: set[str],
-                 sent: set[str]) -> None:
+async def _check(
+    session: aiohttp.ClientSession, base: str, acked: dict[str, dict], cancelled: set[str], sent: set[str]
+) -> None:
     for ext, record in acked.items():
         status, now = await _get(session, base, 100, f"/v1/cefi/orders/status/{ext}")
         assert status == 200, (ext, now)

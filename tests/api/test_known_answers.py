@@ -32,27 +32,44 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.server.app import create_app
-from cefisim.api.server.keys import ServerOptions
-from cefisim.api.scenario import parse_scenario
 from cefisim.api.cefi.signing import sign
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import ALICE_KEY, BOB_KEY, scenario_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 TS = 1_793_610_000  # 2026-11-02T09:00:00Z: the servers below run with their wall clock stopped here
-ORDER_BODY = (b'{"info":{"client_id":"100","instrument_id":"1","side":"BUY","type":"LIMIT",'
-              b'"qty":"0.5000","price":"50000.00"}}')
+ORDER_BODY = (
+    b'{"info":{"client_id":"100","instrument_id":"1","side":"BUY","type":"LIMIT","qty":"0.5000","price":"50000.00"}}'
+)
 
 # (secret, method, path, body, concat signature, newline signature), computed with openssl
 KNOWN = [
-    ("alice-secret", "GET", "/v1/cefi/balances", b"",
-     "lXZ7xQ7fc8Kx/Bd22/qpFheqhx6TjHTmkS4hKjrQe90=", "Tafhh9KYy64Mzy1jIKBYqAAemuCQNie5kgCRyLXn4qU="),
-    ("alice-secret", "POST", "/v1/cefi/orders", ORDER_BODY,
-     "brIbpuP96e5JsbZc3+RKtjfZenflaJUt1VmVjVGlL7A=", "srjsv76vbH2xO1FLwK0GUSaL//sONgFaZlIt3BwYQMs="),
-    ("bob-secret", "GET", "/v1/cefi/orders/all", b"",
-     "aY1+Eznevl3a2pwzmdZV4ZjsA9/0/7VPN4XzNdyBK+4=", "CC5Ik9swvOiOIGKOoO8sYwZIp1uybyZMh/Fe/o1Ot14="),
+    (
+        "alice-secret",
+        "GET",
+        "/v1/cefi/balances",
+        b"",
+        "lXZ7xQ7fc8Kx/Bd22/qpFheqhx6TjHTmkS4hKjrQe90=",
+        "Tafhh9KYy64Mzy1jIKBYqAAemuCQNie5kgCRyLXn4qU=",
+    ),
+    (
+        "alice-secret",
+        "POST",
+        "/v1/cefi/orders",
+        ORDER_BODY,
+        "brIbpuP96e5JsbZc3+RKtjfZenflaJUt1VmVjVGlL7A=",
+        "srjsv76vbH2xO1FLwK0GUSaL//sONgFaZlIt3BwYQMs=",
+    ),
+    (
+        "bob-secret",
+        "GET",
+        "/v1/cefi/orders/all",
+        b"",
+        "aY1+Eznevl3a2pwzmdZV4ZjsA9/0/7VPN4XzNdyBK+4=",
+        "CC5Ik9swvOiOIGKOoO8sYwZIp1uybyZMh/Fe/o1Ot14=",
+    ),
 ]
 KEY_OF = {"alice-secret": (ALICE_KEY, "100"), "bob-secret": (BOB_KEY, "101")}
 #: openssl over "1793610000GET/v1/cefi/orders/all?size=5" (the query wrongly included)
@@ -70,12 +87,24 @@ def test_the_signer_produces_the_known_signature(row: tuple, layout: str) -> Non
     assert sign(secret, str(TS), method, path, body, layout) == (concat if layout == "concat" else newline)
 
 
-async def _send(api_factory: Callable[..., Any], layout: str, method: str, path: str, body: bytes,
-                secret: str, signature: str, query: str = "") -> tuple[int, Any]:
+async def _send(
+    api_factory: Callable[..., Any],
+    layout: str,
+    method: str,
+    path: str,
+    body: bytes,
+    secret: str,
+    signature: str,
+    query: str = "",
+) -> tuple[int, Any]:
     api = await api_factory(layout=layout, wall_s=lambda: float(TS))
     key, userid = KEY_OF[secret]
-    headers = {"x-svc-auth-token": key, "x-svc-auth-signature": signature,
-               "x-svc-auth-timestamp": str(TS), "x-svc-auth-userid": userid}
+    headers = {
+        "x-svc-auth-token": key,
+        "x-svc-auth-signature": signature,
+        "x-svc-auth-timestamp": str(TS),
+        "x-svc-auth-userid": userid,
+    }
     if body:
         headers["Content-Type"] = "application/json"
     resp = await api.client.request(method, path + query, data=body or None, headers=headers)
@@ -84,11 +113,10 @@ async def _send(api_factory: Callable[..., Any], layout: str, method: str, path:
 
 @pytest.mark.parametrize("row", KNOWN, ids=_ids)
 @pytest.mark.parametrize("layout", ["concat", "newline", "either"])
-async def test_the_server_accepts_the_known_signature(api_factory: Callable[..., Any], row: tuple,
-                                                      layout: str) -> None:
+async def test_the_server_accepts_the_known_signature(api_factory: Callable[..., Any], row: tuple, layout: str) -> None:
     secret, method, path, body, concat, newline = row
     query = "?timestamp=1793610000000000000" if path.endswith("/all") else ""
-    for signature in ([concat] if layout == "concat" else [newline] if layout == "newline" else [concat, newline]):
+    for signature in [concat] if layout == "concat" else [newline] if layout == "newline" else [concat, newline]:
         status, answer = await _send(api_factory, layout, method, path, body, secret, signature, query)
         assert status == 200, answer
     if body:
@@ -106,27 +134,43 @@ async def test_the_other_layout_is_refused(api_factory: Callable[..., Any], row:
 async def test_a_query_string_does_not_count(api_factory: Callable[..., Any]) -> None:
     query = "?size=5&skip=0&timestamp=1793610000000000000"
     signed = KNOWN[2][4]  # over the path alone
-    status, page = await _send(api_factory, "concat", "GET", "/v1/cefi/orders/all", b"", "bob-secret", signed,
-                               query)
-    assert status == 200 and page == [] or page["data"] == []
-    status, _ = await _send(api_factory, "concat", "GET", "/v1/cefi/orders/all", b"", "bob-secret",
-                            WITH_QUERY_SIGNED, "?size=5")
+    status, page = await _send(api_factory, "concat", "GET", "/v1/cefi/orders/all", b"", "bob-secret", signed, query)
+    assert (status == 200 and page == []) or page["data"] == []
+    status, _ = await _send(
+        api_factory, "concat", "GET", "/v1/cefi/orders/all", b"", "bob-secret", WITH_QUERY_SIGNED, "?size=5"
+    )
     assert status == 401
 
 
 async def test_the_known_signature_fits_only_its_own_body_and_timestamp(api_factory: Callable[..., Any]) -> None:
     signature = KNOWN[1][4]
-    status, _ = await _send(api_factory, "concat", "POST", "/v1/cefi/orders", ORDER_BODY.replace(b"0.5000", b"0.6000"),
-                            "alice-secret", signature)
+    status, _ = await _send(
+        api_factory,
+        "concat",
+        "POST",
+        "/v1/cefi/orders",
+        ORDER_BODY.replace(b"0.5000", b"0.6000"),
+        "alice-secret",
+        signature,
+    )
     assert status == 401
     api = await api_factory(wall_s=lambda: float(TS))
-    resp = await api.client.post("/v1/cefi/orders", data=ORDER_BODY, headers={
-        "x-svc-auth-token": ALICE_KEY, "x-svc-auth-signature": signature, "x-svc-auth-timestamp": str(TS + 1),
-        "x-svc-auth-userid": "100", "Content-Type": "application/json"})
+    resp = await api.client.post(
+        "/v1/cefi/orders",
+        data=ORDER_BODY,
+        headers={
+            "x-svc-auth-token": ALICE_KEY,
+            "x-svc-auth-signature": signature,
+            "x-svc-auth-timestamp": str(TS + 1),
+            "x-svc-auth-userid": "100",
+            "Content-Type": "application/json",
+        },
+    )
     assert resp.status == 401
 
 
 # --- the README's examples against a live `cefisim serve` ---------------------------------------------
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -139,10 +183,24 @@ def live_server() -> Any:
     """``cefisim serve`` with the demo scenario in a subprocess; yields (base url, the printed example line)."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--clock", "virtual",
-         "--log-level", "ERROR"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--clock",
+            "virtual",
+            "--log-level",
+            "ERROR",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
     )
     try:
         assert proc.stdout is not None
@@ -184,10 +242,10 @@ def test_the_printed_curl_openssl_line_works(live_server: tuple[str, str]) -> No
 def test_the_readme_python_snippet_works(live_server: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     base, _ = live_server
     readme = (ROOT / "README.md").read_text()
-    snippets = [s for s in re.findall(r"```python\n(.*?)```", readme, re.S) if "urllib" in s]
+    snippets = [s for s in re.findall(r"```python\n(.*?)```", readme, re.DOTALL) if "urllib" in s]
     assert len(snippets) == 1
     code = snippets[0].replace("http://127.0.0.1:8080", base)
-    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), {})
     assert {r["id"] for r in _records(orjson.loads(capsys.readouterr().out))} >= {"1", "2"}
 
 
@@ -195,8 +253,9 @@ def test_the_readme_python_snippet_works(live_server: tuple[str, str], capsys: p
 # (``at`` is the engine time the command applied at: the scenario's start, 2026-11-02T09:00:00Z, which
 # is also the order's timestamp)
 
-DOC_RECORD = (b'[1793610000000000000,"ext","place",[100,1,"BUY","LIMIT","1.5","50000.00","GTC",[],[],null,null,'
-              b'"my-1",null,null]]')
+DOC_RECORD = (
+    b'[1793610000000000000,"ext","place",[100,1,"BUY","LIMIT","1.5","50000.00","GTC",[],[],null,null,"my-1",null,null]]'
+)
 
 
 def test_the_journal_writes_the_documented_record(tmp_path: Path) -> None:
@@ -224,6 +283,7 @@ async def test_a_handwritten_record_is_replayed(tmp_path: Path) -> None:
 
 # --- the ES256 key exchange, signed by openssl ----------------------------------------------------------
 
+
 def _der_to_raw(der: bytes) -> bytes:
     """r||s (32 bytes each) from a DER ECDSA signature: SEQUENCE { INTEGER r, INTEGER s }."""
     assert der[0] == 0x30
@@ -232,7 +292,7 @@ def _der_to_raw(der: bytes) -> bytes:
     for _ in range(2):
         assert der[i] == 0x02
         n = der[i + 1]
-        out += der[i + 2:i + 2 + n].lstrip(b"\0").rjust(32, b"\0")
+        out += der[i + 2 : i + 2 + n].lstrip(b"\0").rjust(32, b"\0")
         i += 2 + n
     return out
 
@@ -241,25 +301,38 @@ def _der_to_raw(der: bytes) -> bytes:
 async def test_key_exchange_with_an_openssl_signature(api_factory: Callable[..., Any], tmp_path: Path) -> None:
     key = tmp_path / "k.pem"
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(key)], check=True)
-    pub = subprocess.run(["openssl", "ec", "-in", str(key), "-pubout"], check=True, capture_output=True,
-                         text=True).stdout
-    doc = scenario_doc(api_keys=[{"key_id": "k-ossl", "kind": "user", "user_id": "u-alice", "client_id": "100",
-                                  "public_key": pub}])
+    pub = subprocess.run(
+        ["openssl", "ec", "-in", str(key), "-pubout"], check=True, capture_output=True, text=True
+    ).stdout
+    doc = scenario_doc(
+        api_keys=[{"key_id": "k-ossl", "kind": "user", "user_id": "u-alice", "client_id": "100", "public_key": pub}]
+    )
     api = await api_factory(doc, wall_s=lambda: float(TS))
-    der = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(key)], input=f"k-ossl.{TS}".encode(),
-                         check=True, capture_output=True).stdout
+    der = subprocess.run(
+        ["openssl", "dgst", "-sha256", "-sign", str(key)],
+        input=f"k-ossl.{TS}".encode(),
+        check=True,
+        capture_output=True,
+    ).stdout
     signature = base64.urlsafe_b64encode(_der_to_raw(der)).rstrip(b"=").decode()
-    resp = await api.client.post("/v1/auth/api-key/token",
-                                 json={"key_id": "k-ossl", "timestamp": TS, "signature": signature})
+    resp = await api.client.post(
+        "/v1/auth/api-key/token", json={"key_id": "k-ossl", "timestamp": TS, "signature": signature}
+    )
     body = await resp.json()
     assert resp.status == 200, body
     assert set(body) == {"access_token", "refresh_token", "expires_in", "token_type"}
     assert body["token_type"] == "Bearer"
     assert body["expires_in"] == "2026-11-02T10:00:00Z"  # one hour after the scenario's start, ISO 8601 UTC
-    wrong = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(key)], input=f"k-ossl.{TS + 1}".encode(),
-                           check=True, capture_output=True).stdout
-    resp = await api.client.post("/v1/auth/api-key/token", json={
-        "key_id": "k-ossl", "timestamp": TS, "signature": base64.urlsafe_b64encode(_der_to_raw(wrong)).decode()})
+    wrong = subprocess.run(
+        ["openssl", "dgst", "-sha256", "-sign", str(key)],
+        input=f"k-ossl.{TS + 1}".encode(),
+        check=True,
+        capture_output=True,
+    ).stdout
+    resp = await api.client.post(
+        "/v1/auth/api-key/token",
+        json={"key_id": "k-ossl", "timestamp": TS, "signature": base64.urlsafe_b64encode(_der_to_raw(wrong)).decode()},
+    )
     assert resp.status == 401
 
 

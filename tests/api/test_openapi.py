@@ -19,25 +19,36 @@ from cefisim.api.cefi import account as cefi_account
 from cefisim.api.cefi import market as cefi_market
 from cefisim.api.cefi import orders as cefi_orders
 from cefisim.api.cefi import paging as cefi_paging
-from cefisim.api.cefi.routes import CEFI_ROUTES
-from cefisim.api.server.app import create_app
-from cefisim.api.client import CefiClient
-from cefisim.api.server.keys import ServerOptions
 from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
 from cefisim.api.cefi.openapi_operations import OPERATIONS, described
-from cefisim.api.server.problems import Problem
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.cefi.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.api.client import CefiClient
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.api.server import versions
+from cefisim.api.server.app import create_app
+from cefisim.api.server.keys import ServerOptions
+from cefisim.api.server.problems import Problem
 from cefisim.api.server.versions import KNOWN, REMOVAL_NS
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import parse_rate
+from cefisim.engine.vocabulary import (
+    ExecInst,
+    LiquidityFlag,
+    OrderFlag,
+    OrderStatus,
+    OrderType,
+    SelfTradePrevention,
+    Side,
+    TimeInForce,
+    TransferType,
+    Word,
+)
 from tests.api.test_client import DOC, FIAT
-from cefisim.engine.vocabulary import ExecInst, LiquidityFlag, OrderFlag, OrderStatus, OrderType, SelfTradePrevention, Side, TimeInForce, TransferType, Word
 
 ALO = ExecInst.ALO
 AON = ExecInst.AON
@@ -142,10 +153,23 @@ def check(value: Any, schema: dict[str, Any]) -> None:
 
 def test_the_validator_catches_drift() -> None:
     """The checker used below is strict: a renamed, missing or extra field, a wrong type all fail."""
-    trade = {"client_id": "100", "instrument_id": "1", "order_id": "3", "trade_price": "1.00", "trade_qty": "1",
-             "trade_fee_rate": "0.001", "liq_flag": "MAKER", "match_id": "1", "timestamp": "1" * 19}
-    listing = {"oneOf": [{"$ref": "#/components/schemas/TradeRecordPage"},
-                         {"type": "array", "items": {"$ref": "#/components/schemas/TradeRecord"}}]}
+    trade = {
+        "client_id": "100",
+        "instrument_id": "1",
+        "order_id": "3",
+        "trade_price": "1.00",
+        "trade_qty": "1",
+        "trade_fee_rate": "0.001",
+        "liq_flag": "MAKER",
+        "match_id": "1",
+        "timestamp": "1" * 19,
+    }
+    listing = {
+        "oneOf": [
+            {"$ref": "#/components/schemas/TradeRecordPage"},
+            {"type": "array", "items": {"$ref": "#/components/schemas/TradeRecord"}},
+        ]
+    }
     check([trade], listing)
     check({"data": [trade], "pagination": {"size": 10, "next_cursor": None}}, listing)
     bad = [
@@ -165,6 +189,7 @@ def test_the_validator_catches_drift() -> None:
 
 
 # --- the document itself ------------------------------------------------------------------------
+
 
 def served_operations(app: Any, prefixes: tuple[str, ...]) -> set[tuple[str, str]]:
     out = set()
@@ -189,8 +214,11 @@ def test_documents_cover_exactly_the_served_operations() -> None:
     assert documented_operations(DOCUMENT) == served - {("GET", OPENAPI_PATH)}
     assert set(OPERATIONS) == {(m, p) for m, p, _h, _s in CEFI_ROUTES}
     control = control_document("http://127.0.0.1:1")
-    assert documented_operations(control) == served_operations(app, ("/_sim/",)) == \
-        set(CONTROL_OPERATIONS) | {("GET", CONTROL_OPENAPI_PATH)}
+    assert (
+        documented_operations(control)
+        == served_operations(app, ("/_sim/",))
+        == set(CONTROL_OPERATIONS) | {("GET", CONTROL_OPENAPI_PATH)}
+    )
     for document in (DOCUMENT, control):
         for item in document["paths"].values():
             for op in item.values():
@@ -228,11 +256,18 @@ def test_document_is_well_formed_openapi_3_1() -> None:
     assert refs > 100
     schemes = DOCUMENT["components"]["securitySchemes"]
     assert {s["name"] for s in schemes.values() if s["type"] == "apiKey"} == {
-        "x-svc-auth-token", "x-svc-auth-signature", "x-svc-auth-timestamp", "x-svc-auth-userid"}
+        "x-svc-auth-token",
+        "x-svc-auth-signature",
+        "x-svc-auth-timestamp",
+        "x-svc-auth-userid",
+    }
     assert all(s["in"] == "header" for s in schemes.values() if s["type"] == "apiKey")
-    assert schemes["bearer"] == {"type": "http", "scheme": "bearer",
-                                 "description": "an access token from POST /v1/auth/api-key/token"}
-    for (method, path, _h, signed) in CEFI_ROUTES:
+    assert schemes["bearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "an access token from POST /v1/auth/api-key/token",
+    }
+    for method, path, _h, signed in CEFI_ROUTES:
         op = DOCUMENT["paths"][CEFI + path][method.lower()]
         assert op["operationId"] not in seen_ids
         seen_ids.add(op["operationId"])
@@ -273,8 +308,11 @@ def _query_names(fn: Any, seen: set[str] | None = None) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize(("method", "path", "handler"), [(m, p, h) for m, p, h, _ in CEFI_ROUTES],
-                         ids=[f"{m} {p}" for m, p, _h, _s in CEFI_ROUTES])
+@pytest.mark.parametrize(
+    ("method", "path", "handler"),
+    [(m, p, h) for m, p, h, _ in CEFI_ROUTES],
+    ids=[f"{m} {p}" for m, p, _h, _s in CEFI_ROUTES],
+)
 def test_documented_parameters_are_those_the_handler_reads(method: str, path: str, handler: Any) -> None:
     op = DOCUMENT["paths"][CEFI + path][method.lower()]
     documented = {resolve(p["$ref"])["name"] for p in op["parameters"]} - {"X-Svc-Version", "version"}
@@ -284,26 +322,93 @@ def test_documented_parameters_are_those_the_handler_reads(method: str, path: st
 # --- request bodies: the schema accepts exactly what the validator accepts ---------------------
 
 VALID_BODIES = {
-    "PostOrderRequest": (cefi_orders.POST_ORDER, {
-        "external_id": "ext-1", "info": {
-            "msg_id": "m", "parent_id": "0", "client_id": "100", "instrument_id": "1", "qty": "0.5",
-            "price": "100.00", "flags": ["USE_AGGRESSIVE_PRICING"], "side": "BUY", "type": "LIMIT", "tif": "IOC",
-            "exec_inst_flags": ["ALO", "AON"], "hold_fee_rate": "0.002", "stp": "CANCEL_BOTH"}}),
-    "PatchOrderRequest": (cefi_orders.PATCH_ORDER, {
-        "id": "5", "external_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4b", "info": {
-            "msg_id": "m", "parent_id": "7", "client_id": "100", "prev_modify": "p", "new_qty": "1",
-            "new_price": "2.5", "new_type": "MARKET"}}),
-    "PostTransferRequest": (cefi_account.POST_TRANSFER, {
-        "request": {"amount": "1.5", "asset_id": "2", "client_id": "100", "type": "WITHDRAW",
-                    "platform": "FIAT", "instructions": FIAT}}),
+    "PostOrderRequest": (
+        cefi_orders.POST_ORDER,
+        {
+            "external_id": "ext-1",
+            "info": {
+                "msg_id": "m",
+                "parent_id": "0",
+                "client_id": "100",
+                "instrument_id": "1",
+                "qty": "0.5",
+                "price": "100.00",
+                "flags": ["USE_AGGRESSIVE_PRICING"],
+                "side": "BUY",
+                "type": "LIMIT",
+                "tif": "IOC",
+                "exec_inst_flags": ["ALO", "AON"],
+                "hold_fee_rate": "0.002",
+                "stp": "CANCEL_BOTH",
+            },
+        },
+    ),
+    "PatchOrderRequest": (
+        cefi_orders.PATCH_ORDER,
+        {
+            "id": "5",
+            "external_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4b",
+            "info": {
+                "msg_id": "m",
+                "parent_id": "7",
+                "client_id": "100",
+                "prev_modify": "p",
+                "new_qty": "1",
+                "new_price": "2.5",
+                "new_type": "MARKET",
+            },
+        },
+    ),
+    "PostTransferRequest": (
+        cefi_account.POST_TRANSFER,
+        {
+            "request": {
+                "amount": "1.5",
+                "asset_id": "2",
+                "client_id": "100",
+                "type": "WITHDRAW",
+                "platform": "FIAT",
+                "instructions": FIAT,
+            }
+        },
+    ),
     "PatchClientRequest": (cefi_account.PATCH_CLIENT, {"id": "100", "info": {"self_trade_prevention": "NONE"}}),
     "MarketQuoteRequest": (cefi_market.MARKET_QUOTE, {"qty": "10", "instrument_id": "1"}),
-    "MarketsQuoteRequest": (cefi_market.MARKETS_QUOTE,
-                            {"qty": "10.0", "instrument_id": "1", "side": "SELL", "qty_unit": "QUOTE"}),
+    "MarketsQuoteRequest": (
+        cefi_market.MARKETS_QUOTE,
+        {"qty": "10.0", "instrument_id": "1", "side": "SELL", "qty_unit": "QUOTE"},
+    ),
 }
-BAD_VALUES = [None, 1, 0, True, "", "x", "-1", "1.", "0", "01", "1" * 20, "a" * 300, [], ["ALO", "ALO"],
-              ["NOPE"], {}, "GTC", "MARKET", "6F1C2B3A-4D5E-4F60-8A7B-9C8D7E6F5A4B", "with space", 1.5,
-              "1\n", "1.5\n", "ext\n", "0.000", "00", "0.1234567891", "0.1234567890000"]
+BAD_VALUES = [
+    None,
+    1,
+    0,
+    True,
+    "",
+    "x",
+    "-1",
+    "1.",
+    "0",
+    "01",
+    "1" * 20,
+    "a" * 300,
+    [],
+    ["ALO", "ALO"],
+    ["NOPE"],
+    {},
+    "GTC",
+    "MARKET",
+    "6F1C2B3A-4D5E-4F60-8A7B-9C8D7E6F5A4B",
+    "with space",
+    1.5,
+    "1\n",
+    "1.5\n",
+    "ext\n",
+    "0.000",
+    "00",
+    "0.1234567891",
+    "0.1234567890000",
+]
 
 
 def _mutations(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -337,8 +442,11 @@ def test_request_schema_agrees_with_the_validator(name: str) -> None:
             expected = parse_rate(body["info"]["hold_fee_rate"]) is not None  # post_order checks it next
         if name == "PostTransferRequest" and expected:  # instructions are checked per platform afterwards
             instr = body["request"]["instructions"]
-            table = cefi_account.FIAT_INSTRUCTIONS if body["request"]["platform"] == "FIAT" \
+            table = (
+                cefi_account.FIAT_INSTRUCTIONS
+                if body["request"]["platform"] == "FIAT"
                 else cefi_account.CRYPTO_INSTRUCTIONS
+            )
             expected = _validator_accepts(table, instr)
         got = not list(errors(body, schema, conditionals=False))
         assert got == expected, f"{name} {label}: schema says {got}, validator says {expected}"
@@ -358,11 +466,19 @@ def test_a_positive_decimal_is_a_decimal_above_zero(text: str) -> None:
 
 def test_business_rules_are_declared_on_their_operations() -> None:
     """What no schema can state (lookups, grids, minimums, states) is named on the answer it gives."""
-    for method, path in (("POST", "/market/quote"), ("POST", "/markets/quote"), ("POST", "/orders"),
-                         ("PATCH", "/orders"), ("POST", "/transfers"), ("PATCH", "/clients")):
+    for method, path in (
+        ("POST", "/market/quote"),
+        ("POST", "/markets/quote"),
+        ("POST", "/orders"),
+        ("PATCH", "/orders"),
+        ("POST", "/transfers"),
+        ("PATCH", "/clients"),
+    ):
         answer = DOCUMENT["paths"][CEFI + path][method.lower()]["responses"]["400"]
         assert "business rules: " in answer["description"], (method, path)
-        assert answer["content"] == {"application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemResponse"}}}
+        assert answer["content"] == {
+            "application/problem+json": {"schema": {"$ref": "#/components/schemas/ProblemResponse"}}
+        }
     for method, path in (("PATCH", "/orders"), ("DELETE", "/orders/{ref_id}")):
         assert "halted" in DOCUMENT["paths"][CEFI + path][method.lower()]["responses"]["409"]["description"]
 
@@ -398,17 +514,44 @@ def test_every_enumeration_is_the_engines_vocabulary() -> None:
     words the HTTP layer adds (schema versions, balance kinds, quote units); and the record enums hold
     every value the engine can put there."""
     vocabulary = {word for kind in Word.__subclasses__() for word in kind}  # engine/vocabulary.py
-    engine_words = {*vocabulary, *(r.value for r in Reject), *(r.value for r in CancelReason),
-                    A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
-    http_words = {*KNOWN, versions.HEADER, "ok", "TOTAL", "AVAILABLE", "HOLD", "PAPER_FUNDS", "BASE", "QUOTE",
-                  "approve", "deny", "authorization_code", "refresh_token", None}
+    engine_words = {
+        *vocabulary,
+        *(r.value for r in Reject),
+        *(r.value for r in CancelReason),
+        A_CONFIRM,
+        A_REJECT,
+        A_TRADE,
+        A_CANCEL,
+        A_MODIFY,
+        A_FILLED,
+    }
+    http_words = {
+        *KNOWN,
+        versions.HEADER,
+        "ok",
+        "TOTAL",
+        "AVAILABLE",
+        "HOLD",
+        "PAPER_FUNDS",
+        "BASE",
+        "QUOTE",
+        "approve",
+        "deny",
+        "authorization_code",
+        "refresh_token",
+        None,
+    }
     for document in (openapi_document(0), openapi_document(REMOVAL_NS)):
         for values in _enums(document):
             assert set(values) <= engine_words | http_words, set(values) - engine_words - http_words
     schemas = DOCUMENT["components"]["schemas"]
     record = schemas["OrderRecord"]["properties"]
     assert set(record["cancel_reason"]["enum"]) >= {r.value for r in CancelReason} | {
-        "ALO_WOULD_TRADE", "NO_LIQUIDITY", "INSTRUMENT_HALTED", "INSTRUMENT_DISABLED"}
+        "ALO_WOULD_TRADE",
+        "NO_LIQUIDITY",
+        "INSTRUMENT_HALTED",
+        "INSTRUMENT_DISABLED",
+    }
     assert set(record["status"]["enum"]) == set(ORDER_STATUSES)
     assert set(record["reject_reason"]["enum"]) - {None} == {r.value for r in Reject}
     info = schemas["OrderInfo"]["properties"]
@@ -417,4 +560,10 @@ def test_every_enumeration_is_the_engines_vocabulary() -> None:
     assert set(info["exec_inst_flags"]["items"]["enum"]) == {ALO, AON}
     assert set(info["stp"]["enum"]) - {None} == set(STP_VALUES)
     assert set(schemas["OrderActivity"]["properties"]["type"]["enum"]) == {
-        A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED}
+        A_CONFIRM,
+        A_REJECT,
+        A_TRADE,
+        A_CANCEL,
+        A_MODIFY,
+        A_FILLED,
+    }

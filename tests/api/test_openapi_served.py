@@ -6,23 +6,23 @@ behind its guard. The document-versus-code checks are in test_openapi.py."""
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import pytest
 
 import cefisim
+from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
 from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
-from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document
 from cefisim.api.server.versions import REMOVAL_NS
-from tests.api.test_client import DOC, FIAT, ALICE_KEY, BOB_KEY, running
+from tests.api.test_client import ALICE_KEY, BOB_KEY, DOC, FIAT, running
 from tests.api.test_openapi import DOCUMENT, check, errors, resolve
 
-
 # --- real responses validate against the document ----------------------------------------------
+
 
 def response_schema(method: str, path: str, status: int, content_type: str) -> dict[str, Any]:
     op = DOCUMENT["paths"][CEFI + path][method.lower()]
@@ -38,8 +38,9 @@ class Conformance:
         self.client = client
         self.seen: set[tuple[str, str, int]] = set()
 
-    async def call(self, method: str, route: str, path: str | None = None, *, expect: int = 200,
-                   **kwargs: Any) -> RawResponse:
+    async def call(
+        self, method: str, route: str, path: str | None = None, *, expect: int = 200, **kwargs: Any
+    ) -> RawResponse:
         resp = await self.client.raw(method, CEFI + (path or route), **kwargs)
         assert resp.status == expect, (method, path or route, resp.status, resp.json)
         check(resp.json, response_schema(method, route, resp.status, resp.content_type))
@@ -58,25 +59,65 @@ async def exercise(c: Conformance, bob: CefiClient) -> None:
     await bob.place_order("1", "BUY", "LIMIT", "1", price="29990.00")
     await c.call("GET", "/market/quote", params={"instrument_id": "1"}, signed=False)
     await c.call("POST", "/market/quote", json={"qty": "1000", "instrument_id": "1"}, signed=False)
-    await c.call("POST", "/markets/quote", json={"qty": "0.5", "instrument_id": "1", "side": "BUY",
-                                                 "qty_unit": "BASE"}, signed=False)
-    await c.call("POST", "/markets/quote", json={"qty": "100", "instrument_id": "1", "side": "SELL",
-                                                 "qty_unit": "QUOTE"}, signed=False)
-    await c.call("POST", "/markets/quote", expect=400, json={"qty": "500", "instrument_id": "1", "side": "BUY",
-                                                             "qty_unit": "BASE"}, signed=False)
+    await c.call(
+        "POST",
+        "/markets/quote",
+        json={"qty": "0.5", "instrument_id": "1", "side": "BUY", "qty_unit": "BASE"},
+        signed=False,
+    )
+    await c.call(
+        "POST",
+        "/markets/quote",
+        json={"qty": "100", "instrument_id": "1", "side": "SELL", "qty_unit": "QUOTE"},
+        signed=False,
+    )
+    await c.call(
+        "POST",
+        "/markets/quote",
+        expect=400,
+        json={"qty": "500", "instrument_id": "1", "side": "BUY", "qty_unit": "BASE"},
+        signed=False,
+    )
     await c.call("GET", "/clients", params={"mnemonic": "alice"})
     await c.call("PATCH", "/clients", json={"id": "100", "info": {"self_trade_prevention": "CANCEL_AGGRESSIVE"}})
-    order = {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "0.1",
-             "price": "29000.00"}
+    order = {
+        "client_id": "100",
+        "instrument_id": "1",
+        "side": "BUY",
+        "type": "LIMIT",
+        "qty": "0.1",
+        "price": "29000.00",
+    }
     rest = (await c.call("POST", "/orders", json={"external_id": "r1", "info": order})).json
     await c.call("POST", "/orders", json={"info": {**order, "price": "29000.001"}})  # REJECTED record
-    await c.call("POST", "/orders", json={"info": {**order, "msg_id": "m", "parent_id": "0", "tif": "IOC",
-                                                   "exec_inst_flags": ["ALO"], "hold_fee_rate": "0.003",
-                                                   "stp": "NONE"}})
-    await c.call("POST", "/orders", json={"info": {**order, "type": "MARKET", "price": None, "qty": "0.3",
-                                                   "flags": ["USE_AGGRESSIVE_PRICING"]}})
-    await c.call("PATCH", "/orders", json={"id": rest["id"], "info": {"client_id": "100", "new_qty": "0.05",
-                                                                      "new_price": "29000.00", "msg_id": "x"}})
+    await c.call(
+        "POST",
+        "/orders",
+        json={
+            "info": {
+                **order,
+                "msg_id": "m",
+                "parent_id": "0",
+                "tif": "IOC",
+                "exec_inst_flags": ["ALO"],
+                "hold_fee_rate": "0.003",
+                "stp": "NONE",
+            }
+        },
+    )
+    await c.call(
+        "POST",
+        "/orders",
+        json={"info": {**order, "type": "MARKET", "price": None, "qty": "0.3", "flags": ["USE_AGGRESSIVE_PRICING"]}},
+    )
+    await c.call(
+        "PATCH",
+        "/orders",
+        json={
+            "id": rest["id"],
+            "info": {"client_id": "100", "new_qty": "0.05", "new_price": "29000.00", "msg_id": "x"},
+        },
+    )
     await c.call("GET", "/orders/status/{ref_id}", "/orders/status/r1")
     await c.call("GET", "/orders/active")
     await c.call("GET", "/orders/active", params={"id": rest["id"]})
@@ -87,12 +128,34 @@ async def exercise(c: Conformance, bob: CefiClient) -> None:
     await c.call("GET", "/orders/trade")
     await c.call("GET", "/orders/activity", params={"size": "100"})
     await c.call("GET", "/balances")
-    await c.call("POST", "/transfers", json={"request": {
-        "amount": "10.00", "asset_id": "2", "client_id": "100", "type": "DEPOSIT", "platform": "FIAT",
-        "instructions": FIAT}})
-    await c.call("POST", "/transfers", json={"request": {
-        "amount": "100000", "asset_id": "1", "client_id": "100", "type": "WITHDRAW", "platform": "CRYPTO",
-        "instructions": {"address": "bc1q", "network": "bitcoin", "memo": "m"}}})
+    await c.call(
+        "POST",
+        "/transfers",
+        json={
+            "request": {
+                "amount": "10.00",
+                "asset_id": "2",
+                "client_id": "100",
+                "type": "DEPOSIT",
+                "platform": "FIAT",
+                "instructions": FIAT,
+            }
+        },
+    )
+    await c.call(
+        "POST",
+        "/transfers",
+        json={
+            "request": {
+                "amount": "100000",
+                "asset_id": "1",
+                "client_id": "100",
+                "type": "WITHDRAW",
+                "platform": "CRYPTO",
+                "instructions": {"address": "bc1q", "network": "bitcoin", "memo": "m"},
+            }
+        },
+    )
     await c.call("GET", "/balances/activity", params={"size": "100"})
     await c.call("GET", "/transfers", params={"timestamp": "9" * 19})
     await c.call("GET", "/transfers/active")
@@ -105,17 +168,22 @@ async def exercise(c: Conformance, bob: CefiClient) -> None:
     await c.call("GET", "/balances", expect=401, sign_path="/v1/cefi/other")
     await c.call("POST", "/orders", expect=400, json={"info": {**order, "qty": 1}})
     await c.call("POST", "/orders", expect=413, body=b"{" + b" " * 70_000 + b"}")
-    await c.call("PATCH", "/orders", expect=404, json={"id": "99999", "info": {"client_id": "100", "new_qty": "1",
-                                                                                "new_price": "1.00"}})
+    await c.call(
+        "PATCH",
+        "/orders",
+        expect=404,
+        json={"id": "99999", "info": {"client_id": "100", "new_qty": "1", "new_price": "1.00"}},
+    )
     await c.call("GET", "/health", expect=400, signed=False, params={"version": "v0"})
 
 
 @pytest.mark.parametrize("version", [V2026, V2024])
 async def test_real_responses_validate_against_the_document(version: str) -> None:
     async with running(doc=copy.deepcopy(DOC)) as server:
-        async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100",
-                              version=version) as alice, \
-                CefiClient(server.url, key=BOB_KEY, secret="bob-secret", client_id="200") as bob:
+        async with (
+            CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100", version=version) as alice,
+            CefiClient(server.url, key=BOB_KEY, secret="bob-secret", client_id="200") as bob,
+        ):
             c = Conformance(alice)
             await exercise(c, bob)
             server.advance(1)
@@ -134,8 +202,15 @@ async def test_demo_scenario_responses_validate() -> None:
         server.advance(120)
         async with server.client() as alice:
             c = Conformance(alice)
-            for route in ("/instruments", "/market/quote", "/balances", "/orders/all", "/orders/activity",
-                          "/balances/activity", "/orders/trade"):
+            for route in (
+                "/instruments",
+                "/market/quote",
+                "/balances",
+                "/orders/all",
+                "/orders/activity",
+                "/balances/activity",
+                "/orders/trade",
+            ):
                 await c.call("GET", route)
             await c.call("GET", "/assets", expect=400, params={"version": V2024})
 
@@ -144,24 +219,24 @@ async def test_openapi_json_is_served_for_the_engine_clock_and_the_address_asked
     """Before 2026-11-01 (engine clock) both versions (v2024_01_01 deprecated, Deprecation and Sunset
     declared); from then on only v2026_01_23. ``servers`` is the address the request came to;
     ``info.version`` the package's."""
-    async with running() as server:
-        async with CefiClient(server.url, version=None) as c:
-            before = await c.raw("GET", OPENAPI_PATH, signed=False)
-            proxied = await c.raw("GET", OPENAPI_PATH, signed=False, headers={"Host": "venue.test:9443"})
-            server.advance(int((datetime(2026, 11, 1, tzinfo=timezone.utc)
-                                - datetime(2026, 6, 1, 9, tzinfo=timezone.utc)).total_seconds()))
-            after = await c.raw("GET", OPENAPI_PATH, signed=False)
-            versions_after = await c.raw("GET", CEFI + "/versions", signed=False)
+    async with running() as server, CefiClient(server.url, version=None) as c:
+        before = await c.raw("GET", OPENAPI_PATH, signed=False)
+        proxied = await c.raw("GET", OPENAPI_PATH, signed=False, headers={"Host": "venue.test:9443"})
+        server.advance(int((datetime(2026, 11, 1, tzinfo=UTC) - datetime(2026, 6, 1, 9, tzinfo=UTC)).total_seconds()))
+        after = await c.raw("GET", OPENAPI_PATH, signed=False)
+        versions_after = await c.raw("GET", CEFI + "/versions", signed=False)
     assert before.status == 200 and before.content_type == "application/json"
-    now_before = int(datetime(2026, 6, 1, 9, tzinfo=timezone.utc).timestamp()) * 10**9
+    now_before = int(datetime(2026, 6, 1, 9, tzinfo=UTC).timestamp()) * 10**9
     assert before.json == openapi_document(now_before, server.url) == DOCUMENT | {"servers": before.json["servers"]}
     assert before.json["servers"][0]["url"] == server.url
     assert proxied.json["servers"][0]["url"] == "http://venue.test:9443"
     assert before.json["info"]["version"] == cefisim.__version__
     offered = before.json["components"]["parameters"]["VersionHeader"]["schema"]
     assert offered["enum"] == [V2026, V2024] and offered["default"] == V2024
-    assert offered["oneOf"] == [{"const": V2026}, {"const": V2024, "deprecated": True,
-                                                   "description": "deprecated; removed on 2026-11-01"}]
+    assert offered["oneOf"] == [
+        {"const": V2026},
+        {"const": V2024, "deprecated": True, "description": "deprecated; removed on 2026-11-01"},
+    ]
     assert {"Deprecation", "Sunset"} <= set(before.json["components"]["headers"])
 
     doc = after.json
@@ -177,20 +252,25 @@ async def test_openapi_json_is_served_for_the_engine_clock_and_the_address_asked
     assert openapi_routes()[0].path == OPENAPI_PATH
 
 
-@pytest.mark.parametrize("document", [openapi_document(0), openapi_document(REMOVAL_NS),
-                                      control_document("http://127.0.0.1:8080")],
-                         ids=["CeFi and Auth, both versions", "CeFi and Auth, v2026 only", "control plane"])
+@pytest.mark.parametrize(
+    "document",
+    [openapi_document(0), openapi_document(REMOVAL_NS), control_document("http://127.0.0.1:8080")],
+    ids=["CeFi and Auth, both versions", "CeFi and Auth, v2026 only", "control plane"],
+)
 def test_documents_pass_a_real_openapi_validator(document: dict[str, Any]) -> None:
     validate_spec = pytest.importorskip("openapi_spec_validator").validate
     validate_spec(document)
 
 
 async def test_the_control_plane_document_is_served_behind_its_guard() -> None:
-    async with running(control_token="sesame") as server:
-        async with CefiClient(server.url, version=None) as c:
-            refused = await c.raw("GET", CONTROL_OPENAPI_PATH, signed=False)
-            served = await c.raw("GET", CONTROL_OPENAPI_PATH, signed=False,
-                                 headers={"Authorization": "Bearer sesame", "Host": "sandbox.test:1234"})
+    async with running(control_token="sesame") as server, CefiClient(server.url, version=None) as c:
+        refused = await c.raw("GET", CONTROL_OPENAPI_PATH, signed=False)
+        served = await c.raw(
+            "GET",
+            CONTROL_OPENAPI_PATH,
+            signed=False,
+            headers={"Authorization": "Bearer sesame", "Host": "sandbox.test:1234"},
+        )
     assert refused.status == 401
     assert served.status == 200 and served.json == control_document("http://sandbox.test:1234")
     assert served.json["info"]["version"] == cefisim.__version__
@@ -199,8 +279,9 @@ async def test_the_control_plane_document_is_served_behind_its_guard() -> None:
 def test_a_real_validator_catches_a_broken_document() -> None:
     validate_spec = pytest.importorskip("openapi_spec_validator").validate
     broken = openapi_document()
-    broken["paths"][CEFI + "/health"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = \
-        {"type": "no-such-type"}
+    broken["paths"][CEFI + "/health"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = {
+        "type": "no-such-type"
+    }
     with pytest.raises(Exception, match="no-such-type"):
         validate_spec(broken)
 
@@ -208,8 +289,7 @@ def test_a_real_validator_catches_a_broken_document() -> None:
 async def test_an_undeclared_method_is_405_whatever_version_it_names() -> None:
     """The route and method are checked before the schema version: 405 with Allow, not 400."""
     async with running() as server:
-        server.advance(int((datetime(2026, 11, 2, tzinfo=timezone.utc)
-                            - datetime(2026, 6, 1, 9, tzinfo=timezone.utc)).total_seconds()))
+        server.advance(int((datetime(2026, 11, 2, tzinfo=UTC) - datetime(2026, 6, 1, 9, tzinfo=UTC)).total_seconds()))
         async with CefiClient(server.url, version=None) as c:
             trace = await c.raw("TRACE", CEFI + "/health", signed=False, params={"version": V2024})
             unknown = await c.raw("GET", CEFI + "/nowhere", signed=False, params={"version": V2024})
@@ -219,49 +299,102 @@ async def test_an_undeclared_method_is_405_whatever_version_it_names() -> None:
     assert refused.status == 400 and refused.json["error"]["type"].endswith("/unsupported-version")
 
 
-CONTROL_VALUES = [0, 1, 5, 400, 599, 600, 60_000, 60_001, 1_000_000, 1_000_001, -1, True, None, "0", "1", "1.5",
-                  "1.0005", "1.5000", "0.5", "1.0", "1.000001", "0.1234567", "01", "", "x", "450", "99999999",
-                  "0450", "060000", "1000000.0"]
+CONTROL_VALUES = [
+    0,
+    1,
+    5,
+    400,
+    599,
+    600,
+    60_000,
+    60_001,
+    1_000_000,
+    1_000_001,
+    -1,
+    True,
+    None,
+    "0",
+    "1",
+    "1.5",
+    "1.0005",
+    "1.5000",
+    "0.5",
+    "1.0",
+    "1.000001",
+    "0.1234567",
+    "01",
+    "",
+    "x",
+    "450",
+    "99999999",
+    "0450",
+    "060000",
+    "1000000.0",
+]
 
 
-@pytest.mark.parametrize(("path", "schema", "field", "base"), [
-    ("/_sim/faults", "FaultRequest", "count", {"status": 503}),
-    ("/_sim/faults", "FaultRequest", "share", {"status": 503}),
-    ("/_sim/faults", "FaultRequest", "status", {"count": 1}),
-    ("/_sim/faults", "FaultRequest", "delay_ms", {"count": 1}),
-    ("/_sim/latency", "LatencyRequest", "entry_ms", {}),
-    ("/_sim/settlement-delay", "SettlementDelayRequest", "ms", {}),
-    ("/_sim/clock/advance", "AdvanceRequest", "seconds", {}),
-])
-async def test_control_schemas_admit_what_the_control_plane_parses(path: str, schema: str, field: str,
-                                                                   base: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("path", "schema", "field", "base"),
+    [
+        ("/_sim/faults", "FaultRequest", "count", {"status": 503}),
+        ("/_sim/faults", "FaultRequest", "share", {"status": 503}),
+        ("/_sim/faults", "FaultRequest", "status", {"count": 1}),
+        ("/_sim/faults", "FaultRequest", "delay_ms", {"count": 1}),
+        ("/_sim/latency", "LatencyRequest", "entry_ms", {}),
+        ("/_sim/settlement-delay", "SettlementDelayRequest", "ms", {}),
+        ("/_sim/clock/advance", "AdvanceRequest", "seconds", {}),
+    ],
+)
+async def test_control_schemas_admit_what_the_control_plane_parses(
+    path: str, schema: str, field: str, base: dict[str, Any]
+) -> None:
     """A value the control document's schema admits is applied (200); one it refuses is a 400."""
     body_schema = control_document("http://127.0.0.1:1")["components"]["schemas"][schema]
-    async with running() as server:
-        async with CefiClient(server.url, version=None) as c:
-            for value in CONTROL_VALUES:
-                if field == "share" and not isinstance(value, str):
-                    continue  # share's schema is a string; numbers are refused by both (covered by status)
-                body = {**base, field: value}
-                admitted = not list(errors(body, body_schema))
-                answer = await c.raw("POST", path, json=body, signed=False)
-                assert answer.status == (200 if admitted else 400), (body, answer.status, answer.json)
+    async with running() as server, CefiClient(server.url, version=None) as c:
+        for value in CONTROL_VALUES:
+            if field == "share" and not isinstance(value, str):
+                continue  # share's schema is a string; numbers are refused by both (covered by status)
+            body = {**base, field: value}
+            admitted = not list(errors(body, body_schema))
+            answer = await c.raw("POST", path, json=body, signed=False)
+            assert answer.status == (200 if admitted else 400), (body, answer.status, answer.json)
 
 
 async def test_a_zero_amount_is_refused_by_the_schema_rule() -> None:
     """A zero amount to move or quote is a syntactic 400 naming the field (the schema's positive decimal),
     before any instrument or asset is looked up."""
-    async with running(doc=copy.deepcopy(DOC)) as server:
-        async with CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100",
-                              version=V2026) as alice:
-            answers = [
-                ("qty", await alice.raw("POST", CEFI + "/market/quote", json={"qty": "0.00", "instrument_id": "9"})),
-                ("qty", await alice.raw("POST", CEFI + "/markets/quote", json={
-                    "qty": "0", "instrument_id": "9", "side": "BUY", "qty_unit": "BASE"})),
-                ("request.amount", await alice.raw("POST", CEFI + "/transfers", json={"request": {
-                    "amount": "0.000", "asset_id": "99", "client_id": "100", "type": "DEPOSIT", "platform": "FIAT",
-                    "instructions": FIAT}})),
-            ]
+    async with (
+        running(doc=copy.deepcopy(DOC)) as server,
+        CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100", version=V2026) as alice,
+    ):
+        answers = [
+            ("qty", await alice.raw("POST", CEFI + "/market/quote", json={"qty": "0.00", "instrument_id": "9"})),
+            (
+                "qty",
+                await alice.raw(
+                    "POST",
+                    CEFI + "/markets/quote",
+                    json={"qty": "0", "instrument_id": "9", "side": "BUY", "qty_unit": "BASE"},
+                ),
+            ),
+            (
+                "request.amount",
+                await alice.raw(
+                    "POST",
+                    CEFI + "/transfers",
+                    json={
+                        "request": {
+                            "amount": "0.000",
+                            "asset_id": "99",
+                            "client_id": "100",
+                            "type": "DEPOSIT",
+                            "platform": "FIAT",
+                            "instructions": FIAT,
+                        }
+                    },
+                ),
+            ),
+        ]
     for field, answer in answers:
         assert answer.status == 400
         assert answer.json["error"]["detail"] == f"{field}: must be a decimal string greater than zero"

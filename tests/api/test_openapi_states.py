@@ -30,24 +30,32 @@ jsonschema = pytest.importorskip("jsonschema")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cefisim.api.server.limit_flags import parse_rate_limits  # noqa: E402
 from cefisim.api.cefi.openapi import OPENAPI_PATH  # noqa: E402
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH  # noqa: E402
 from cefisim.api.cefi.signing import sign  # noqa: E402
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH  # noqa: E402
+from cefisim.api.server.limit_flags import parse_rate_limits  # noqa: E402
 from cefisim.api.server.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
 from cefisim.engine.commands import (  # noqa: E402
-    AdvanceClock, PaperFunds, SetInstrumentStatus, SetLatency, SetSettlementDelay,
+    AdvanceClock,
+    PaperFunds,
+    SetInstrumentStatus,
+    SetLatency,
+    SetSettlementDelay,
 )
+from cefisim.engine.vocabulary import InstrumentStatus
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.fuzz.support import Served, examples, fuzz_doc, serve_sim  # noqa: E402
-from cefisim.engine.vocabulary import InstrumentStatus
 
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 
 CEFI = "/v1/cefi"
 START = "2026-10-31T23:58:00Z"  # two minutes before v2024_01_01 is removed
-FIAT = {"fiat_account_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4b", "identity_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4c",
-        "account_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4d", "includes_fee": False}
+FIAT = {
+    "fiat_account_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4b",
+    "identity_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4c",
+    "account_id": "6f1c2b3a-4d5e-4f60-8a7b-9c8d7e6f5a4d",
+    "includes_fee": False,
+}
 
 
 class Conformance:
@@ -71,20 +79,34 @@ class Conformance:
             self.documents[era] = schemathesis.openapi.from_dict(raw)
         return self.documents[era]
 
-    def call(self, method: str, route: str, path: str | None = None, *, client: int = 100,
-             json: Any = None, params: dict[str, str] | None = None, version: str | None = None) -> Any:
+    def call(
+        self,
+        method: str,
+        route: str,
+        path: str | None = None,
+        *,
+        client: int = 100,
+        json: Any = None,
+        params: dict[str, str] | None = None,
+        version: str | None = None,
+    ) -> Any:
         path = CEFI + (path or route)
         body = orjson.dumps(json) if json is not None else b""
         key, secret = SECRETS[client]
         ts = str(int(time.time()))
-        headers = {"x-svc-auth-token": key, "x-svc-auth-timestamp": ts, "x-svc-auth-userid": str(client),
-                   "x-svc-auth-signature": sign(secret, ts, method, path, body)}
+        headers = {
+            "x-svc-auth-token": key,
+            "x-svc-auth-timestamp": ts,
+            "x-svc-auth-userid": str(client),
+            "x-svc-auth-signature": sign(secret, ts, method, path, body),
+        }
         if json is not None:
             headers["Content-Type"] = "application/json"
         if version is not None:
             headers["X-Svc-Version"] = version
-        response = self.session.request(method, self.served.base + path, data=body or None, params=params,
-                                        headers=headers, timeout=10)
+        response = self.session.request(
+            method, self.served.base + path, data=body or None, params=params, headers=headers, timeout=10
+        )
         self.check(method, CEFI + route, response)
         return response.json()
 
@@ -127,20 +149,31 @@ def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 CLIENTS = st.sampled_from([100, 101])
 PRICES = st.sampled_from(["49990.00", "50000.00", "50010.00", "52000.00", "47000.00"])
 QTYS = st.sampled_from(["0.0001", "0.01", "0.05", "0.5", "20"])
-ORDER = st.fixed_dictionaries({
-    "client": CLIENTS, "side": st.sampled_from(["BUY", "SELL"]), "type": st.sampled_from(["LIMIT", "MARKET"]),
-    "qty": QTYS, "price": PRICES, "tif": st.sampled_from(["GTC", "IOC"]),
-    "exec": st.sampled_from([[], ["ALO"], ["AON"]]), "aggressive": st.booleans(),
-    "stp": st.sampled_from([None, "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH", "INVALID"]),
-})
+ORDER = st.fixed_dictionaries(
+    {
+        "client": CLIENTS,
+        "side": st.sampled_from(["BUY", "SELL"]),
+        "type": st.sampled_from(["LIMIT", "MARKET"]),
+        "qty": QTYS,
+        "price": PRICES,
+        "tif": st.sampled_from(["GTC", "IOC"]),
+        "exec": st.sampled_from([[], ["ALO"], ["AON"]]),
+        "aggressive": st.booleans(),
+        "stp": st.sampled_from([None, "NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH", "INVALID"]),
+    }
+)
 ACTIONS = st.one_of(
     st.tuples(st.just("order"), ORDER),
     st.tuples(st.just("modify"), st.integers(0, 7), QTYS, PRICES, st.booleans()),
     st.tuples(st.just("cancel"), st.integers(0, 7)),
     st.tuples(st.just("latency"), st.sampled_from([0, 0, 5, 200]), st.sampled_from([0, 5]), st.sampled_from([0, 5])),
     st.tuples(st.just("status"), st.sampled_from(list(INSTRUMENT_STATUSES))),
-    st.tuples(st.just("transfer"), st.sampled_from(["DEPOSIT", "WITHDRAW"]), st.sampled_from(["1", "5000000"]),
-              st.sampled_from([0, 1000])),
+    st.tuples(
+        st.just("transfer"),
+        st.sampled_from(["DEPOSIT", "WITHDRAW"]),
+        st.sampled_from(["1", "5000000"]),
+        st.sampled_from([0, 1000]),
+    ),
     st.tuples(st.just("funds"), st.booleans()),
     st.tuples(st.just("advance"), st.sampled_from([0.001, 0.3, 90, 86_400])),
     st.tuples(st.just("stp"), st.sampled_from(["NONE", "CANCEL_AGGRESSIVE", "CANCEL_BOTH"])),
@@ -152,8 +185,15 @@ def apply(c: Conformance, action: tuple[Any, ...], orders: list[tuple[int, str]]
     kind = action[0]
     if kind == "order":
         o = action[1]
-        info: dict[str, Any] = {"client_id": str(o["client"]), "instrument_id": "1", "side": o["side"],
-                                "type": o["type"], "qty": o["qty"], "tif": o["tif"], "exec_inst_flags": o["exec"]}
+        info: dict[str, Any] = {
+            "client_id": str(o["client"]),
+            "instrument_id": "1",
+            "side": o["side"],
+            "type": o["type"],
+            "qty": o["qty"],
+            "tif": o["tif"],
+            "exec_inst_flags": o["exec"],
+        }
         if o["type"] == "LIMIT":
             info["price"] = o["price"]
         if o["aggressive"]:
@@ -179,8 +219,20 @@ def apply(c: Conformance, action: tuple[Any, ...], orders: list[tuple[int, str]]
         c.served.on_loop(lambda: sim.submit(SetInstrumentStatus(1, action[1])))
     elif kind == "transfer":
         c.served.on_loop(lambda: sim.submit(SetSettlementDelay(action[3] * 1_000_000)))
-        c.call("POST", "/transfers", json={"request": {"amount": action[2], "asset_id": "2", "client_id": "100",
-                                                       "type": action[1], "platform": "FIAT", "instructions": FIAT}})
+        c.call(
+            "POST",
+            "/transfers",
+            json={
+                "request": {
+                    "amount": action[2],
+                    "asset_id": "2",
+                    "client_id": "100",
+                    "type": action[1],
+                    "platform": "FIAT",
+                    "instructions": FIAT,
+                }
+            },
+        )
     elif kind == "funds":
         c.served.on_loop(lambda: sim.submit(PaperFunds(100, 1, "0.5", remove=action[1])))
     elif kind == "advance":
@@ -192,16 +244,27 @@ def apply(c: Conformance, action: tuple[Any, ...], orders: list[tuple[int, str]]
 def read_everything(c: Conformance, orders: list[tuple[int, str]]) -> None:
     """Every read operation, under every schema version served now (and the default), and the control
     plane's reads of the same state."""
-    for route in ("/_sim/health", "/_sim/clock", "/_sim/latency", "/_sim/invariants", "/_sim/faults",
-                  "/_sim/requests"):
+    for route in ("/_sim/health", "/_sim/clock", "/_sim/latency", "/_sim/invariants", "/_sim/faults", "/_sim/requests"):
         c.control(route)
     for route in ("/_sim/book/{instrument_id}", "/_sim/trades/{instrument_id}"):
         c.control(route, route.replace("{instrument_id}", "1"))
     before = str(c.served.sim.now_ns() + 1).zfill(19)
     for version in (None, V2026) if c.removed() else (None, V2024, V2026):
-        for route in ("/health", "/versions", "/assets", "/instruments", "/market/quote", "/clients",
-                      "/orders/all", "/orders/active", "/orders/trade", "/orders/activity", "/balances",
-                      "/balances/activity", "/transfers/active"):
+        for route in (
+            "/health",
+            "/versions",
+            "/assets",
+            "/instruments",
+            "/market/quote",
+            "/clients",
+            "/orders/all",
+            "/orders/active",
+            "/orders/trade",
+            "/orders/activity",
+            "/balances",
+            "/balances/activity",
+            "/transfers/active",
+        ):
             c.call("GET", route, version=version)
         for route in ("/orders", "/transfers"):
             c.call("GET", route, params={"timestamp": before}, version=version)
@@ -209,8 +272,12 @@ def read_everything(c: Conformance, orders: list[tuple[int, str]]) -> None:
             c.call("GET", "/orders/status/{ref_id}", f"/orders/status/{order_id}", client=client, version=version)
         c.call("POST", "/market/quote", json={"qty": "100", "instrument_id": "1"}, version=version)
         for unit in ("BASE", "QUOTE"):
-            c.call("POST", "/markets/quote", json={"qty": "0.01", "instrument_id": "1", "side": "BUY",
-                                                   "qty_unit": unit}, version=version)
+            c.call(
+                "POST",
+                "/markets/quote",
+                json={"qty": "0.01", "instrument_id": "1", "side": "BUY", "qty_unit": unit},
+                version=version,
+            )
 
 
 @pytest.fixture(scope="module")
@@ -220,16 +287,35 @@ def conformance() -> Iterator[Conformance]:
 
 
 @given(actions=st.lists(ACTIONS, min_size=1, max_size=14))
-@settings(max_examples=examples(20), deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_every_response_in_every_reachable_state_validates(conformance: Conformance,
-                                                           actions: list[tuple[Any, ...]]) -> None:
+@settings(
+    max_examples=examples(20),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_every_response_in_every_reachable_state_validates(
+    conformance: Conformance, actions: list[tuple[Any, ...]]
+) -> None:
     c = conformance
     c.served.on_loop(c.served.sim.reset)
     orders: list[tuple[int, str]] = []
     for side, price in (("SELL", "50005.00"), ("BUY", "49995.00")):
-        record = c.call("POST", "/orders", client=101, json={"info": {
-            "client_id": "101", "instrument_id": "1", "side": side, "type": "LIMIT", "qty": "0.2", "price": price}})
+        record = c.call(
+            "POST",
+            "/orders",
+            client=101,
+            json={
+                "info": {
+                    "client_id": "101",
+                    "instrument_id": "1",
+                    "side": side,
+                    "type": "LIMIT",
+                    "qty": "0.2",
+                    "price": price,
+                }
+            },
+        )
         orders.append((101, record["id"]))
     for action in actions:
         apply(c, action, orders)
@@ -245,20 +331,29 @@ def test_the_run_reaches_both_eras_and_the_late_cancel_reasons(conformance: Conf
     orders: list[tuple[int, str]] = []
     seen_reasons: set[str] = set()
     place = {"instrument_id": "1", "qty": "0.01", "type": "LIMIT"}
-    ask = c.call("POST", "/orders", client=101, json={"info": {**place, "client_id": "101", "side": "SELL",
-                                                               "price": "50010.00"}})
+    ask = c.call(
+        "POST", "/orders", client=101, json={"info": {**place, "client_id": "101", "side": "SELL", "price": "50010.00"}}
+    )
     c.served.on_loop(lambda: sim.submit(SetLatency(5_000_000, 0, 0)))
     # an ALO order that would not trade when entered, and would once acknowledged (the ask moved)
-    alo = c.call("POST", "/orders", json={"info": {**place, "client_id": "100", "side": "BUY", "price": "50000.00",
-                                                   "exec_inst_flags": ["ALO"]}})
-    c.call("PATCH", "/orders", client=101, json={"id": ask["id"], "info": {
-        "client_id": "101", "new_qty": "0.01", "new_price": "50000.00"}})
+    alo = c.call(
+        "POST",
+        "/orders",
+        json={"info": {**place, "client_id": "100", "side": "BUY", "price": "50000.00", "exec_inst_flags": ["ALO"]}},
+    )
+    c.call(
+        "PATCH",
+        "/orders",
+        client=101,
+        json={"id": ask["id"], "info": {"client_id": "101", "new_qty": "0.01", "new_price": "50000.00"}},
+    )
     c.served.on_loop(lambda: sim.submit(AdvanceClock(sim.now_ns() + 10_000_000)))
     seen_reasons.add(c.call("GET", "/orders/status/{ref_id}", f"/orders/status/{alo['id']}")["cancel_reason"])
     # orders acknowledged after their instrument was halted or disabled
     for status in ("HALTED", "DISABLED"):
-        record = c.call("POST", "/orders", json={"info": {**place, "client_id": "100", "side": "BUY",
-                                                          "price": "49000.00"}})
+        record = c.call(
+            "POST", "/orders", json={"info": {**place, "client_id": "100", "side": "BUY", "price": "49000.00"}}
+        )
         c.served.on_loop(lambda status=status: sim.submit(SetInstrumentStatus(1, status)))
         c.served.on_loop(lambda: sim.submit(AdvanceClock(sim.now_ns() + 10_000_000)))
         after = c.call("GET", "/orders/status/{ref_id}", f"/orders/status/{record['id']}")
@@ -266,8 +361,9 @@ def test_the_run_reaches_both_eras_and_the_late_cancel_reasons(conformance: Conf
         c.served.on_loop(lambda: sim.submit(SetInstrumentStatus(1, "ACTIVE")))
         orders.append((100, record["id"]))
     # a MARKET order whose liquidity is gone by the time it is acknowledged
-    ask = c.call("POST", "/orders", client=101, json={"info": {**place, "client_id": "101", "side": "SELL",
-                                                               "price": "50000.00"}})
+    ask = c.call(
+        "POST", "/orders", client=101, json={"info": {**place, "client_id": "101", "side": "SELL", "price": "50000.00"}}
+    )
     c.served.on_loop(lambda: sim.submit(AdvanceClock(sim.now_ns() + 10_000_000)))
     record = c.call("POST", "/orders", json={"info": {**place, "client_id": "100", "side": "BUY", "type": "MARKET"}})
     c.call("DELETE", "/orders/{ref_id}", f"/orders/{ask['id']}", client=101)
@@ -283,11 +379,24 @@ def test_the_run_reaches_both_eras_and_the_late_cancel_reasons(conformance: Conf
 
 def test_a_rate_limited_answer_is_as_documented() -> None:
     """429 with a required ``Retry-After`` (whole seconds), declared on every CeFi operation."""
-    with serve_sim(fuzz_doc(start=START), rate_limits=parse_rate_limits(["0.001:1"])) as served, \
-            requests.Session() as session:
+    with (
+        serve_sim(fuzz_doc(start=START), rate_limits=parse_rate_limits(["0.001:1"])) as served,
+        requests.Session() as session,
+    ):
         c = Conformance(served, session)
         c.call("GET", "/balances")
-        c.call("POST", "/orders", json={"info": {"client_id": "100", "instrument_id": "1", "side": "BUY",
-                                                 "type": "LIMIT", "qty": "0.01", "price": "1.00"}})
+        c.call(
+            "POST",
+            "/orders",
+            json={
+                "info": {
+                    "client_id": "100",
+                    "instrument_id": "1",
+                    "side": "BUY",
+                    "type": "LIMIT",
+                    "qty": "0.01",
+                    "price": "1.00",
+                }
+            },
+        )
     assert {(m, s) for m, _r, s in c.seen} == {("GET", 200), ("POST", 429)}
-

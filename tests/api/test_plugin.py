@@ -22,9 +22,17 @@ from tests.api.test_client import DOC, doc_examples
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[2]
-LOAD = ("-p", "no:cefisim", "-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider",
-        # in-process runs: this process imported the plugin already, so pytest cannot rewrite its asserts
-        "-W", "ignore::pytest.PytestAssertRewriteWarning")
+LOAD = (
+    "-p",
+    "no:cefisim",
+    "-p",
+    "cefisim.api.pytest_plugin",
+    "-p",
+    "no:cacheprovider",
+    # in-process runs: this process imported the plugin already, so pytest cannot rewrite its asserts
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+)
 STRICT_INI = "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
 
 #: the README example (docs/client.md, first test in it): what a user copies into their own suite
@@ -56,15 +64,18 @@ def test_every_documented_test_example_passes(suite: pytest.Pytester) -> None:
 
 def test_auto_mode_needs_no_marks(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n")
-    pytester.makepyfile(test_auto='''
+    pytester.makepyfile(
+        test_auto="""
         async def test_health(cefisim_client):
             assert (await cefisim_client.health())["status"] == "ok"
-    ''')
+    """
+    )
     pytester.runpytest(*LOAD).assert_outcomes(passed=1)
 
 
 def test_server_fixture_and_virtual_clock(suite: pytest.Pytester) -> None:
-    suite.makepyfile(test_server='''
+    suite.makepyfile(
+        test_server="""
         import pytest
         from cefisim.api.client import CefiClient
 
@@ -86,12 +97,14 @@ def test_server_fixture_and_virtual_clock(suite: pytest.Pytester) -> None:
         @pytest.mark.asyncio
         async def test_each_test_gets_a_fresh_server(cefisim_server):
             assert cefisim_server.now_ns == cefisim_server.sim.scenario.start_ns
-    ''')
+    """
+    )
     suite.runpytest(*LOAD).assert_outcomes(passed=2)
 
 
 def test_client_factory_by_id_and_mnemonic(suite: pytest.Pytester) -> None:
-    suite.makepyfile(test_factory='''
+    suite.makepyfile(
+        test_factory="""
         import pytest
 
         @pytest.mark.asyncio
@@ -111,7 +124,8 @@ def test_client_factory_by_id_and_mnemonic(suite: pytest.Pytester) -> None:
         async def test_client_without_key(cefisim_client_for):
             with pytest.raises(LookupError, match="no HMAC key"):
                 cefisim_client_for("mm")
-    ''')
+    """
+    )
     suite.runpytest(*LOAD).assert_outcomes(passed=2)
 
 
@@ -123,7 +137,8 @@ def test_scenario_from_marker_option_and_override(suite: pytest.Pytester) -> Non
     _small_scenario(suite.path / "june.json", "2026-06-01T09:00:00Z")
     (suite.path / "data").mkdir()
     _small_scenario(suite.path / "data" / "july.json", "2026-07-01T09:00:00Z")
-    suite.makepyfile(test_choice='''
+    suite.makepyfile(
+        test_choice="""
         from pathlib import Path
 
         import pytest
@@ -139,40 +154,45 @@ def test_scenario_from_marker_option_and_override(suite: pytest.Pytester) -> Non
         async def test_option_or_default(cefisim_server, request):
             wanted = request.config.getoption("cefisim_scenario") or "demo.json"
             assert str(cefisim_server.scenario.source).endswith(Path(wanted).name)
-    ''')
+    """
+    )
     suite.runpytest(*LOAD).assert_outcomes(passed=2)
     suite.runpytest(*LOAD, "--cefisim-scenario", "data/july.json").assert_outcomes(passed=2)
 
-    suite.makeconftest('''
+    suite.makeconftest("""
         import pytest
         from tests_scenario import DOC
 
         @pytest.fixture
         def cefisim_scenario():
             return {**DOC, "start": "2026-08-01T09:00:00Z"}
-    ''')
+    """)
     suite.makepyfile(tests_scenario=f"DOC = {DOC!r}")
-    suite.makepyfile(test_override='''
+    suite.makepyfile(
+        test_override="""
         import pytest
 
         @pytest.mark.asyncio
         async def test_document(cefisim_client):
             assert (await cefisim_client.health())["timestamp"] == "2026-08-01T09:00:00Z"
             assert [a["fields"]["name"] for a in (await cefisim_client.assets())["data"]] == ["BTC", "USD"]
-    ''')
+    """
+    )
     result = suite.runpytest(*LOAD, "test_override.py")
     result.assert_outcomes(passed=1)
 
 
 def test_bad_marker_path_is_a_clear_error(suite: pytest.Pytester) -> None:
-    suite.makepyfile(test_bad='''
+    suite.makepyfile(
+        test_bad="""
         import pytest
 
         @pytest.mark.asyncio
         @pytest.mark.cefisim_scenario("nowhere.json")
         async def test_x(cefisim_server):
             pass
-    ''')
+    """
+    )
     result = suite.runpytest(*LOAD)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*cefisim_scenario('nowhere.json'): no such file*"])
@@ -183,7 +203,8 @@ def test_marker_option_and_server_options_are_registered(suite: pytest.Pytester)
     result.stdout.fnmatch_lines(["@pytest.mark.cefisim_scenario(path):*"])
     result = suite.runpytest(*LOAD, "--help")
     result.stdout.fnmatch_lines(["*--cefisim-scenario=FILE*"])
-    suite.makepyfile(test_layout='''
+    suite.makepyfile(
+        test_layout="""
         import pytest
         from cefisim.api.server.keys import ServerOptions
 
@@ -196,14 +217,16 @@ def test_marker_option_and_server_options_are_registered(suite: pytest.Pytester)
         async def test_newline_layout(cefisim_client):
             assert cefisim_client.layout == "newline"
             assert (await cefisim_client.balances(asset_id="1"))["data"][0]["id"] == "1"
-    ''')
+    """
+    )
     _small_scenario(suite.path / "june.json", "2026-06-01T09:00:00Z")
     suite.runpytest(*LOAD, "--strict-markers").assert_outcomes(passed=1)
 
 
 @pytest.mark.slow
-def test_installed_entry_point_and_explicit_p_do_not_clash(pytester: pytest.Pytester,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_installed_entry_point_and_explicit_p_do_not_clash(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With the package installed (simulated by a dist-info with the pytest11 entry point), the plugin
     loads by itself, and ``-p no:cefisim -p cefisim.api.pytest_plugin`` does not register it twice (a bare
     ``-p cefisim.api.pytest_plugin`` would: "Plugin already registered under a different name")."""
@@ -217,12 +240,15 @@ def test_installed_entry_point_and_explicit_p_do_not_clash(pytester: pytest.Pyte
     pytester.makepyfile(test_readme=README_EXAMPLE)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    result = pytester.runpytest_subprocess("-p", "no:cefisim", "-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cefisim", "-p", "cefisim.api.pytest_plugin", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=1)
 
 
 def test_a_shipped_scenario_by_name_in_the_marker_and_the_option(suite: pytest.Pytester) -> None:
-    suite.makepyfile(test_named='''
+    suite.makepyfile(
+        test_named="""
         import pytest
 
         @pytest.mark.asyncio
@@ -233,17 +259,21 @@ def test_a_shipped_scenario_by_name_in_the_marker_and_the_option(suite: pytest.P
         @pytest.mark.asyncio
         async def test_option(cefisim_server):
             assert str(cefisim_server.scenario.source).endswith("halt_resume.json")
-    ''')
+    """
+    )
     suite.runpytest(*LOAD, "--cefisim-scenario", "halt_resume").assert_outcomes(passed=2)
 
 
-def test_without_pytest_asyncio_the_plugin_says_so_in_one_line(pytester: pytest.Pytester,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_pytest_asyncio_the_plugin_says_so_in_one_line(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """pytest-asyncio unimportable (an import hook refuses it) and no plugin autoloaded."""
-    pytester.makepyfile(test_needs_it='''
+    pytester.makepyfile(
+        test_needs_it="""
         def test_health(cefisim_client):
             pass
-    ''')
+    """
+    )
     runner = textwrap.dedent("""
         import sys
         import pytest

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from cefisim.api.pytest_venues import SharedServer, _start
@@ -12,7 +11,7 @@ pytest_plugins = ["pytester"]
 STRICT_INI = "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
 
 #: four tests, each placing an order in its own venue and seeing only that one; the venue ids they saw go to a file
-SUITE = '''
+SUITE = """
 import json, os
 import pytest
 
@@ -28,7 +27,7 @@ async def test_a_fresh_venue_each(cefisim_venue, n):
     assert f"{29000 + n}.00" in [level["price"] for level in book["bids"]]
     with open(os.environ["SEEN"], "a") as f:
         f.write(json.dumps([cefisim_venue.id, cefisim_venue.url]) + "\\n")
-'''
+"""
 
 
 def _seen(path) -> list[list[str]]:  # type: ignore[no-untyped-def]
@@ -68,7 +67,9 @@ def test_against_one_external_server(pytester: pytest.Pytester, monkeypatch: pyt
         pytester.runpytest_subprocess("-p", "no:cacheprovider", "--cefisim-url", server.url).assert_outcomes(passed=4)
         rows = _seen(seen)
         assert {url for _, url in rows} == {server.url} and len({vid for vid, _ in rows}) == 4
-        assert [v["id"] for v in server.call("GET", "/_sim/venues")] == ["default"]  # every venue deleted after its test
+        assert [v["id"] for v in server.call("GET", "/_sim/venues")] == [
+            "default"
+        ]  # every venue deleted after its test
     finally:
         server.stop()
 

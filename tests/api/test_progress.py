@@ -53,6 +53,10 @@ def test_replay_and_backtest_report_progress_on_a_terminal(monkeypatch: pytest.M
     run_backtest(scenario, strategy, until_ns=scenario.start_ns + 60 * 10**9, progress=tty)
     assert "backtest " in tty.getvalue()
     piped = io.StringIO()
-    run_backtest(scenario, load_strategy_class("examples/strategies/simple_mm.py:SimpleMarketMaker")(),
-                 until_ns=scenario.start_ns + 60 * 10**9, progress=piped)
+    run_backtest(
+        scenario,
+        load_strategy_class("examples/strategies/simple_mm.py:SimpleMarketMaker")(),
+        until_ns=scenario.start_ns + 60 * 10**9,
+        progress=piped,
+    )
     assert piped.getvalue() == ""

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.cli import main
-from cefisim.api.scenario import ScenarioError, parse_scenario
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import ScenarioError, parse_scenario
 from cefisim.engine import core
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.venue import VenueConfig

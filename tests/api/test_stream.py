@@ -9,7 +9,6 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +99,9 @@ async def test_snapshot_first_then_trades_order_events_and_one_depth_per_command
     assert [event_id[1] for event_id in ids if event_id] == [0, 1, 2, 5]  # 3 and 4: Bob's two orders
     trades = [data for _, kind, data in events if kind == "trade"]
     assert [(t["price"], t["qty"], t["taker_side"], t["match_id"]) for t in trades] == [
-        ("50000.00", "1.0000", "BUY", "1"), ("50001.00", "0.5000", "BUY", "2")]
+        ("50000.00", "1.0000", "BUY", "1"),
+        ("50001.00", "0.5000", "BUY", "2"),
+    ]
     buy = events[2][2]
     assert buy["client_id"] == "100" and buy["order"]["status"] == "FILLED" and buy["order"]["leaves_qty"] == "0.0000"
     assert [c.get("status") or c["trade"]["match_id"] for c in buy["changes"]] == ["ACTIVE", "1", "2", "FILLED"]
@@ -119,10 +120,21 @@ async def test_public_stream_has_no_order_events_and_a_client_stream_only_its_ow
     assert [kind for _, kind, _ in await public.take(5)] == ["depth", "depth", "trade", "trade", "depth"]
     seen = await bob.take(9)
     assert [kind for _, kind, _ in seen] == [
-        "order", "depth", "order", "depth", "trade", "trade", "order", "order", "depth"]
+        "order",
+        "depth",
+        "order",
+        "depth",
+        "trade",
+        "trade",
+        "order",
+        "order",
+        "depth",
+    ]
     makers = [data for _, kind, data in seen[6:8]]
     assert [(m["order"]["status"], m["changes"][0]["trade"]["liq_flag"]) for m in makers] == [
-        ("FILLED", "MAKER"), ("ACTIVE", "MAKER")]
+        ("FILLED", "MAKER"),
+        ("ACTIVE", "MAKER"),
+    ]
     assert makers[1]["order"]["leaves_qty"] == "0.5000"
     assert await public.quiet(0.1) and await bob.quiet(0.1)
 
@@ -280,15 +292,19 @@ async def test_streams_beyond_the_cap_get_a_429_problem(api: Api) -> None:
     await open_stream(api, instrument="1")
 
 
-@pytest.mark.parametrize(("params", "status", "detail"), [
-    ({}, 400, "instrument: required"),
-    ({"instrument": "x1"}, 400, "instrument: must be a whole number"),
-    ({"instrument": "9"}, 404, "instrument: no instrument '9'"),
-    ({"instrument": "1", "client": "5"}, 404, "client: no client '5'"),
-    ({"instrument": "1", "venue": "team-a"}, 404, "venue: no venue 'team-a'"),
-])
-async def test_bad_parameters_are_problems_naming_them(api: Api, params: dict[str, str], status: int,
-                                                       detail: str) -> None:
+@pytest.mark.parametrize(
+    ("params", "status", "detail"),
+    [
+        ({}, 400, "instrument: required"),
+        ({"instrument": "x1"}, 400, "instrument: must be a whole number"),
+        ({"instrument": "9"}, 404, "instrument: no instrument '9'"),
+        ({"instrument": "1", "client": "5"}, 404, "client: no client '5'"),
+        ({"instrument": "1", "venue": "team-a"}, 404, "venue: no venue 'team-a'"),
+    ],
+)
+async def test_bad_parameters_are_problems_naming_them(
+    api: Api, params: dict[str, str], status: int, detail: str
+) -> None:
     resp = await api.client.get("/_sim/stream", params=params)
     body = await resp.json(content_type=None)
     assert resp.status == status and resp.content_type == "application/problem+json"
@@ -350,8 +366,9 @@ async def test_shutdown_ends_open_streams(api: Api) -> None:
     assert time.monotonic() - started < 5
 
 
-async def test_a_failure_in_the_stream_never_fails_the_command(api: Api, monkeypatch: pytest.MonkeyPatch,
-                                                             caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failure_in_the_stream_never_fails_the_command(
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     sse = await open_stream(api, instrument="1")
     await sse.next()
 

@@ -15,14 +15,13 @@ import pytest
 from cefisim.api.control.venues import VENUES
 from cefisim.api.runtime.venues import derived_key, derived_key_id, derived_oauth_client_id
 from cefisim.api.server.keys import SIM
+from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 from tests.api.test_auth_support import RESOURCE, new_key, pkce, public_pem
 from tests.api.test_auth_support import sign as sign_es256
-from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 
 
 async def create(api: Api, **body: Any) -> dict[str, Any]:
-    status, doc, _ = await api.call("POST", "/_sim/venues", client_id=None,
-                                    json={"scenario": scenario_doc(), **body})
+    status, doc, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": scenario_doc(), **body})
     assert status == 201, doc
     return doc
 
@@ -32,8 +31,9 @@ def creds(venue: dict[str, Any], client_id: int) -> dict[str, str]:
     return {"key": entry["key"], "secret": entry["secret"]}
 
 
-async def signed(api: Api, venue: dict[str, Any] | None, method: str, path: str, client_id: int = 100,
-                 json: Any = None) -> tuple[int, Any, Any]:
+async def signed(
+    api: Api, venue: dict[str, Any] | None, method: str, path: str, client_id: int = 100, json: Any = None
+) -> tuple[int, Any, Any]:
     """A signed request with the keys of ``venue`` (None: the default venue's)."""
     raw = orjson.dumps(json) if json is not None else b""
     extra = creds(venue, client_id) if venue is not None else {}
@@ -42,8 +42,17 @@ async def signed(api: Api, venue: dict[str, Any] | None, method: str, path: str,
 
 
 def order_body(client_id: int = 100, **info: Any) -> dict[str, Any]:
-    return {"info": {"client_id": str(client_id), "instrument_id": "1", "side": "BUY", "type": "LIMIT",
-                     "qty": "1", "price": "50000.00", **info}}
+    return {
+        "info": {
+            "client_id": str(client_id),
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "1",
+            "price": "50000.00",
+            **info,
+        }
+    }
 
 
 async def test_create_answers_id_and_derived_credentials(api: Api) -> None:
@@ -79,8 +88,8 @@ async def test_a_key_of_one_venue_is_unknown_elsewhere_with_the_same_401(api: Ap
     venue = await create(api)
     unknown = {"key": "00000000-0000-4000-8000-000000000000", "secret": "alice-secret"}
     status_u, body_u, _ = await api.call(
-        "GET", "/v1/cefi/balances", client_id=None,
-        headers=api.headers(100, "GET", "/v1/cefi/balances", b"", **unknown))
+        "GET", "/v1/cefi/balances", client_id=None, headers=api.headers(100, "GET", "/v1/cefi/balances", b"", **unknown)
+    )
     assert status_u == 401
     status, _, _ = await api.call("DELETE", "/_sim/venues/v1", client_id=None)
     assert status == 200
@@ -89,8 +98,12 @@ async def test_a_key_of_one_venue_is_unknown_elsewhere_with_the_same_401(api: Ap
 
 
 async def test_unknown_venue_is_a_404_problem(api: Api) -> None:
-    for method, path in (("GET", "/_sim/venues/v9"), ("DELETE", "/_sim/venues/v9"),
-                         ("GET", "/_sim/venues/v9/book/1"), ("POST", "/_sim/venues/v9/reset")):
+    for method, path in (
+        ("GET", "/_sim/venues/v9"),
+        ("DELETE", "/_sim/venues/v9"),
+        ("GET", "/_sim/venues/v9/book/1"),
+        ("POST", "/_sim/venues/v9/reset"),
+    ):
         status, body, headers = await api.call(method, path, client_id=None)
         assert status == 404 and body["type"].endswith("/unknown-venue"), (path, body)
         assert headers["Content-Type"] == "application/problem+json"
@@ -103,15 +116,18 @@ async def test_the_default_venue_cannot_be_deleted(api: Api) -> None:
     assert status == 200 and creds(doc, 100)["key"] == ALICE_KEY
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({}, "scenario"),
-    ({"scenario": 5}, "scenario"),
-    ({"scenario": "no-such-scenario"}, "scenario"),
-    ({"scenario": "demo", "seed": "7"}, "seed"),
-    ({"scenario": "demo", "seed": -1}, "seed"),
-    ({"scenario": "demo", "colour": "red"}, "colour"),
-    ({"scenario": {"seed": 1}}, "scenario"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "scenario"),
+        ({"scenario": 5}, "scenario"),
+        ({"scenario": "no-such-scenario"}, "scenario"),
+        ({"scenario": "demo", "seed": "7"}, "seed"),
+        ({"scenario": "demo", "seed": -1}, "seed"),
+        ({"scenario": "demo", "colour": "red"}, "colour"),
+        ({"scenario": {"seed": 1}}, "scenario"),
+    ],
+)
 async def test_bad_bodies_are_400_naming_the_field(api: Api, body: dict[str, Any], field: str) -> None:
     status, problem, _ = await api.call("POST", "/_sim/venues", client_id=None, json=body)
     assert status == 400 and problem["detail"].startswith(field), problem
@@ -137,8 +153,7 @@ async def test_max_venues_counts_the_default_and_the_next_is_a_429(api_factory: 
 async def test_clocks_are_per_venue_and_reset_is_per_venue(api: Api) -> None:
     await create(api)
     await create(api)
-    status, clock, _ = await api.call("POST", "/_sim/venues/v1/clock/advance", client_id=None,
-                                      json={"seconds": "60"})
+    status, clock, _ = await api.call("POST", "/_sim/venues/v1/clock/advance", client_id=None, json={"seconds": "60"})
     assert status == 200
     _, v1, _ = await api.call("GET", "/_sim/venues/v1/clock", client_id=None)
     _, v2, _ = await api.call("GET", "/_sim/venues/v2/clock", client_id=None)
@@ -179,16 +194,29 @@ async def _delete_one_of_two(api: Api) -> None:
 
 async def test_auth_tokens_are_minted_and_honoured_per_venue(api_factory: Any) -> None:
     key = new_key()
-    doc = scenario_doc(api_keys=[{"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100",
-                                  "public_key": public_pem(key)}])
+    doc = scenario_doc(
+        api_keys=[
+            {
+                "key_id": "k-alice",
+                "kind": "user",
+                "user_id": "u-alice",
+                "client_id": "100",
+                "public_key": public_pem(key),
+            }
+        ]
+    )
     api = await api_factory(doc)
     status, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
     assert status == 201 and venue["api_keys"][0]["key_id"] == derived_key_id("k-alice", "v1") == "k-alice@v1"
 
     async def exchange(key_id: str) -> tuple[int, Any]:
         ts = int(time.time())
-        status, body, _ = await api.call("POST", "/v1/auth/api-key/token", client_id=None,
-                                         json={"key_id": key_id, "timestamp": ts, "signature": sign_es256(key, key_id, ts)})
+        status, body, _ = await api.call(
+            "POST",
+            "/v1/auth/api-key/token",
+            client_id=None,
+            json={"key_id": key_id, "timestamp": ts, "signature": sign_es256(key, key_id, ts)},
+        )
         return status, body
 
     status, default_tokens = await exchange("k-alice")
@@ -197,17 +225,22 @@ async def test_auth_tokens_are_minted_and_honoured_per_venue(api_factory: Any) -
     assert status == 200 and tokens["access_token"].startswith("v1.")
 
     async def fund(token: str) -> tuple[int, Any]:
-        status, body, _ = await api.call("POST", "/v1/paper-trading/funds", client_id=None,
-                                         json={"asset": "USD", "amount": "5"},
-                                         headers={"Authorization": f"Bearer {token}"})
+        status, body, _ = await api.call(
+            "POST",
+            "/v1/paper-trading/funds",
+            client_id=None,
+            json={"asset": "USD", "amount": "5"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
         return status, body
 
     assert (await fund(tokens["access_token"]))[0] == 200
     _, balances, _ = await signed(api, venue, "GET", "/v1/cefi/balances")
     _, default_balances, _ = await signed(api, None, "GET", "/v1/cefi/balances")
     assert balances != default_balances  # the 5 USD went to the venue's alice only
-    status, body, _ = await api.call("POST", "/v1/auth/token/refresh", client_id=None,
-                                     json={"refresh_token": tokens["refresh_token"]})
+    status, body, _ = await api.call(
+        "POST", "/v1/auth/token/refresh", client_id=None, json={"refresh_token": tokens["refresh_token"]}
+    )
     assert status == 200 and body["access_token"].startswith("v1.")
     fresh = body["access_token"]
     await api.call("DELETE", "/_sim/venues/v1", client_id=None)
@@ -220,17 +253,32 @@ async def test_the_oauth_screens_of_a_created_venue_are_its_own(api_factory: Any
     """The authorize redirect and the consent page carry no token: their client_id routes them."""
     key = new_key()
     redirect = "https://app.example/cb"
-    doc = scenario_doc(api_keys=[{"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100",
-                                  "public_key": public_pem(key)}],
-                       oauth_clients=[{"client_id": "cli-x", "name": "X", "redirect_uris": [redirect],
-                                       "scopes": ["mcp:read"]}])
+    doc = scenario_doc(
+        api_keys=[
+            {
+                "key_id": "k-alice",
+                "kind": "user",
+                "user_id": "u-alice",
+                "client_id": "100",
+                "public_key": public_pem(key),
+            }
+        ],
+        oauth_clients=[{"client_id": "cli-x", "name": "X", "redirect_uris": [redirect], "scopes": ["mcp:read"]}],
+    )
     api = await api_factory(scenario_doc())  # the default venue has no OAuth client at all
     status, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
     client_id = derived_oauth_client_id("cli-x", "v1")
     assert status == 201 and [c["client_id"] for c in venue["oauth_clients"]] == [client_id] == ["cli-x@v1"]
     verifier, challenge = pkce()
-    params = {"client_id": client_id, "redirect_uri": redirect, "response_type": "code", "code_challenge": challenge,
-              "code_challenge_method": "S256", "scope": "mcp:read", "resource": RESOURCE}
+    params = {
+        "client_id": client_id,
+        "redirect_uri": redirect,
+        "response_type": "code",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "scope": "mcp:read",
+        "resource": RESOURCE,
+    }
 
     async def screen(path: str) -> Any:
         return await api.client.get(path, params=params, allow_redirects=False)
@@ -241,17 +289,32 @@ async def test_the_oauth_screens_of_a_created_venue_are_its_own(api_factory: Any
     assert page.status == 200 and "X" in await page.text()
 
     ts = int(time.time())
-    status, tokens, _ = await api.call("POST", "/v1/auth/api-key/token", client_id=None, json={
-        "key_id": "k-alice@v1", "timestamp": ts, "signature": sign_es256(key, "k-alice@v1", ts)})
+    status, tokens, _ = await api.call(
+        "POST",
+        "/v1/auth/api-key/token",
+        client_id=None,
+        json={"key_id": "k-alice@v1", "timestamp": ts, "signature": sign_es256(key, "k-alice@v1", ts)},
+    )
     assert status == 200
-    status, body, _ = await api.call("POST", "/v1/auth/oauth/consent", client_id=None,
-                                     json={**params, "decision": "approve"},
-                                     headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    status, body, _ = await api.call(
+        "POST",
+        "/v1/auth/oauth/consent",
+        client_id=None,
+        json={**params, "decision": "approve"},
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+    )
     assert status == 200, body
     code = body["redirect_to"].split("code=")[1].split("&")[0]
-    resp = await api.client.post("/v1/auth/oauth/token", data={
-        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": client_id,
-        "code_verifier": verifier})
+    resp = await api.client.post(
+        "/v1/auth/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect,
+            "client_id": client_id,
+            "code_verifier": verifier,
+        },
+    )
     assert resp.status == 200 and (await resp.json())["access_token"].startswith("v1.")
 
     await api.call("DELETE", "/_sim/venues/v1", client_id=None)
@@ -268,8 +331,9 @@ async def test_sixteen_venues_driven_concurrently_never_see_each_other(api: Api)
     async def drive(n: int, venue: dict[str, Any]) -> list[str]:
         ids = []
         for i in range(n % 4 + 1):
-            status, rec, _ = await signed(api, venue, "POST", "/v1/cefi/orders",
-                                          json=order_body(price=f"{50000 + n}.00", qty=f"{i + 1}"))
+            status, rec, _ = await signed(
+                api, venue, "POST", "/v1/cefi/orders", json=order_body(price=f"{50000 + n}.00", qty=f"{i + 1}")
+            )
             assert status == 200, rec
             ids.append(rec["id"])
         status, _, _ = await signed(api, venue, "DELETE", f"/v1/cefi/orders/{ids[0]}")
@@ -289,7 +353,9 @@ async def test_sixteen_venues_driven_concurrently_never_see_each_other(api: Api)
         usd = next(b for b in balances["data"] if b["id"] == "2")
         hold = next(e["amount"] for e in usd["balances"] if e["type"] == "HOLD")
         # qty 2, 3, ... of the orders after the cancelled first one, each with its fee hold rounded up
-        held = sum((q * (50000 + n) * Decimal("1.002")).quantize(Decimal("0.01"), ROUND_UP) for q in range(2, n % 4 + 2))
+        held = sum(
+            (q * (50000 + n) * Decimal("1.002")).quantize(Decimal("0.01"), ROUND_UP) for q in range(2, n % 4 + 2)
+        )
         assert Decimal(hold) == held, (n, hold)  # no other venue's hold is in it
         _, book, _ = await api.call("GET", f"/_sim/venues/{venue['id']}/book/1", client_id=None)
         assert [lvl["price"] for lvl in book["bids"]] == ([f"{50000 + n}.00"] if n % 4 else [])
@@ -355,7 +421,11 @@ def test_flags_and_their_variables_set_the_venue_limits() -> None:
     scenario = parse_scenario(scenario_doc(), "test")
     config = venue_config_for(scenario, args)
     assert options.venue_config is not None and options.venue_config(scenario) == config
-    assert (config.max_venue_open_orders, config.max_ended_orders, config.max_ended_orders_per_client) == (500, 1000, 10)
+    assert (config.max_venue_open_orders, config.max_ended_orders, config.max_ended_orders_per_client) == (
+        500,
+        1000,
+        10,
+    )
     default = venue_config_for(scenario, serve.parse_args([]))
     assert (default.max_venue_open_orders, default.max_ended_orders) == (500, 500_000)  # the variable, the engine's
     assert ServerOptions().max_venues == 64

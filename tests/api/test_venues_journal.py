@@ -15,29 +15,54 @@ import orjson
 import pytest
 
 from cefisim.api.cefi.signing import sign
-from tests.api.test_crash_recovery import ROOT, _free_port, _wait_ready
 from tests.api.conftest import ALICE_KEY, scenario_doc
+from tests.api.test_crash_recovery import ROOT, _free_port, _wait_ready
 
 
 def _headers(key: str, secret: str, method: str, path: str, body: bytes) -> dict[str, str]:
     ts = str(int(time.time()))
-    return {"x-svc-auth-token": key, "x-svc-auth-signature": sign(secret, ts, method, path, body),
-            "x-svc-auth-timestamp": ts, "x-svc-auth-userid": "100", "Content-Type": "application/json"}
+    return {
+        "x-svc-auth-token": key,
+        "x-svc-auth-signature": sign(secret, ts, method, path, body),
+        "x-svc-auth-timestamp": ts,
+        "x-svc-auth-userid": "100",
+        "Content-Type": "application/json",
+    }
 
 
-async def _call(session: aiohttp.ClientSession, base: str, key: str, method: str, path: str,
-                json: Any = None) -> tuple[int, Any]:
+async def _call(
+    session: aiohttp.ClientSession, base: str, key: str, method: str, path: str, json: Any = None
+) -> tuple[int, Any]:
     body = orjson.dumps(json) if json is not None else b""
-    async with session.request(method, base + path, data=body or None,
-                               headers=_headers(key, "alice-secret", method, path, body)) as resp:
+    async with session.request(
+        method, base + path, data=body or None, headers=_headers(key, "alice-secret", method, path, body)
+    ) as resp:
         return resp.status, await resp.json(content_type=None)
 
 
 def _serve(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--scenario", str(scenario),
-         "--journal", str(journal), "--clock", "virtual", "--log-level", "WARNING", "--quiet"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--scenario",
+            str(scenario),
+            "--journal",
+            str(journal),
+            "--clock",
+            "virtual",
+            "--log-level",
+            "WARNING",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
 
@@ -72,9 +97,23 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
             for n, (venue_id, key) in enumerate(keys.items()):
                 orders[venue_id] = []
                 for i in range(n + 1):
-                    status, rec = await _call(session, base, key, "POST", "/v1/cefi/orders", {"info": {
-                        "client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "1",
-                        "price": f"{50000 + i}.00"}})
+                    status, rec = await _call(
+                        session,
+                        base,
+                        key,
+                        "POST",
+                        "/v1/cefi/orders",
+                        {
+                            "info": {
+                                "client_id": "100",
+                                "instrument_id": "1",
+                                "side": "BUY",
+                                "type": "LIMIT",
+                                "qty": "1",
+                                "price": f"{50000 + i}.00",
+                            }
+                        },
+                    )
                     assert status == 200, rec
                     orders[venue_id].append(rec["id"])
             async with session.get(base + "/_sim/venues/v3/clock") as resp:
@@ -85,7 +124,10 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
         manifest = (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").read_bytes().splitlines()
         assert [orjson.loads(line)["op"] for line in manifest] == ["create", "create", "create", "delete"]
         assert sorted(p.name for p in (tmp_path / "journal.jsonl.venues").iterdir()) == [
-            "manifest.jsonl", "v1.jsonl", "v3.jsonl"]
+            "manifest.jsonl",
+            "v1.jsonl",
+            "v3.jsonl",
+        ]
 
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
@@ -140,6 +182,7 @@ def test_a_venue_the_manifest_cannot_rebuild_refuses_the_start_naming_it(tmp_pat
     journal = tmp_path / "journal.jsonl"
     (tmp_path / "journal.jsonl.venues").mkdir()
     (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").write_bytes(
-        b'{"op": "create", "id": "v1", "scenario": "gone-from-this-version", "document": null, "seed": null}\n')
+        b'{"op": "create", "id": "v1", "scenario": "gone-from-this-version", "document": null, "seed": null}\n'
+    )
     with pytest.raises(JournalError, match="venue v1: scenario: no shipped scenario 'gone-from-this-version'"):
         Venues(lambda scenario, path: None, journal=journal).recover()  # type: ignore[arg-type,return-value]

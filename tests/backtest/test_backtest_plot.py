@@ -38,8 +38,9 @@ def test_a_target_it_cannot_write_is_refused_before_the_run(tmp_path: Path, caps
     assert err.startswith("cefisim backtest: --plot: ") and ".png, .svg, .pdf, .html" in err
 
 
-def test_without_matplotlib_it_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_without_matplotlib_it_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     assert backtest_main([*RUN, "--plot", str(tmp_path / "run.png")]) == 2
     assert capsys.readouterr().err.strip() == f"cefisim backtest: --plot: plots need matplotlib: {INSTALL}"

@@ -39,7 +39,9 @@ CHROME_ARGS = [
 
 
 def _chromedriver() -> str | None:
-    return shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    return shutil.which("chromedriver") or (
+        "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None
+    )
 
 
 def _free_port() -> int:
@@ -202,7 +204,9 @@ async def test_consent_page_approve_then_token_exchange(server: tuple[str, AuthS
     store.check_invariants()
 
 
-async def test_consent_page_deny_with_token_from_fragment(server: tuple[str, AuthStore, Any], browser: WebDriver) -> None:
+async def test_consent_page_deny_with_token_from_fragment(
+    server: tuple[str, AuthStore, Any], browser: WebDriver
+) -> None:
     base, _, world = server
     redirect_uri = f"{base}/cb"
     async with aiohttp.ClientSession() as http:

@@ -21,12 +21,12 @@ import orjson
 import pytest
 from aiohttp import web
 
-from cefisim.api.server.keys import ServerOptions
-from cefisim.api.scenario import load_scenario
 from cefisim.api.cefi.signing import sign
-from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.pytest_plugin import serving
 from cefisim.api.control.stream import STREAMS
+from cefisim.api.pytest_plugin import serving
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import load_scenario
+from cefisim.api.server.keys import ServerOptions
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.e2e.test_consent_browser import WebDriver, browser  # noqa: F401  (the browser fixture)
 
@@ -46,8 +46,13 @@ class Server:
         client_id, key, secret = who
         body = orjson.dumps({"info": {"client_id": client_id, "instrument_id": "1", "type": "LIMIT", **info}})
         ts = str(int(time.time()))
-        headers = {"x-svc-auth-token": key, "x-svc-auth-signature": sign(secret, ts, "POST", "/v1/cefi/orders", body),
-                   "x-svc-auth-timestamp": ts, "x-svc-auth-userid": client_id, "Content-Type": "application/json"}
+        headers = {
+            "x-svc-auth-token": key,
+            "x-svc-auth-signature": sign(secret, ts, "POST", "/v1/cefi/orders", body),
+            "x-svc-auth-timestamp": ts,
+            "x-svc-auth-userid": client_id,
+            "Content-Type": "application/json",
+        }
         async with aiohttp.ClientSession() as http:
             async with http.post(f"{self.base}/v1/cefi/orders", data=body, headers=headers) as resp:
                 assert resp.status == 200, await resp.text()
@@ -89,14 +94,18 @@ async def open_page(wd: WebDriver, server: Server, query: str) -> None:
     await wait_js(wd, "return window.cefisimLive && window.cefisimLive.stats.snapshots > 0")
 
 
-async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(server: Server, browser: WebDriver,
-                                                                       tmp_path: Path) -> None:
+async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(
+    server: Server, browser: WebDriver, tmp_path: Path
+) -> None:
     await open_page(browser, server, "instrument=1&client=101")
-    ladder = await wait_js(browser, """
+    ladder = await wait_js(
+        browser,
+        """
         const rows = (id) => [...document.querySelectorAll(`#${id} tr`)].map(
             (tr) => [...tr.children].slice(0, 3).map((td) => td.textContent));
         const asks = rows("asks"), bids = rows("bids");
-        return asks.length === 5 && bids.length === 5 ? {asks, bids} : null;""")
+        return asks.length === 5 && bids.length === 5 ? {asks, bids} : null;""",
+    )
     # the demo's market maker: five levels a side around 30000, 0.25 BTC more each level out
     assert ladder["bids"][0] == ["1", "0.2500", "29999.00"] and ladder["asks"][-1] == ["1", "0.2500", "30001.00"]
     assert await browser.text("#symbol") == "BTC-USD"
@@ -107,10 +116,14 @@ async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(server: 
 
     await server.order(ALICE, side="BUY", qty="0.1", price="30001.00")  # crosses the best ask
     sent = time.monotonic()
-    first_row = await wait_js(browser, """
+    first_row = await wait_js(
+        browser,
+        """
         const td = document.querySelector('#trades tr td:nth-child(3)');
         return td && td.textContent === '30001.00' ? document.querySelector('#trades tr').textContent : null;""",
-                              timeout=5, every=0.01)
+        timeout=5,
+        every=0.01,
+    )
     shown_after = time.monotonic() - sent
     assert shown_after < 1.0, f"the trade showed after {shown_after:.3f} s"
     assert "BUY" in first_row and "0.1000" in first_row
@@ -126,8 +139,9 @@ async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(server: 
     await screenshot(browser, tmp_path / "live-page.png")
 
 
-async def test_the_frame_loop_keeps_up_at_1000_events_a_second(server: Server, browser: WebDriver,
-                                                              tmp_path: Path) -> None:
+async def test_the_frame_loop_keeps_up_at_1000_events_a_second(
+    server: Server, browser: WebDriver, tmp_path: Path
+) -> None:
     """In-process load for 3 s: every 20 ms, commands that give 20 stream events: two small IOC buys
     of Bob's that trade with the best ask (a trade and a depth event each), then four bids of Alice's
     placed and cancelled (an order and a depth event each). The page watches instrument 1 as Alice."""
@@ -158,18 +172,21 @@ async def test_the_frame_loop_keeps_up_at_1000_events_a_second(server: Server, b
     rate = sent / elapsed
     sampler.cancel()
     last_id = f"{hub.seq}-1"  # the last cancel's depth event: its order event is k 0
-    caught_up = await wait_js(browser, f"return window.cefisimLive.stats.lastEventId === '{last_id}' && "
-                                       "window.cefisimLive.stats", timeout=3)
+    caught_up = await wait_js(
+        browser, f"return window.cefisimLive.stats.lastEventId === '{last_id}' && window.cefisimLive.stats", timeout=3
+    )
     stats = await js(browser, "return window.cefisimLive.stats")
     received = stats["events"] - before
     during = samples[1:]  # the first sample's second began before the load
     fps = min(s["framesPerSecond"] for s in during)
     gap = max(s["maxFrameGapMs"] for s in during)
     eps = max(s["eventsPerSecond"] for s in during)
-    print(f"\npushed {sent} events in {elapsed:.2f} s ({rate:.0f}/s); page: {received} events, "
-          f"at most {eps} events/s in a second, at least {fps} frames/s, longest frame gap {gap} ms, "
-          f"draws {stats['renders']} taking {stats['renderMs'] / max(1, stats['renders']):.2f} ms on average "
-          f"(longest {stats['maxRenderMs']:.1f} ms)")
+    print(
+        f"\npushed {sent} events in {elapsed:.2f} s ({rate:.0f}/s); page: {received} events, "
+        f"at most {eps} events/s in a second, at least {fps} frames/s, longest frame gap {gap} ms, "
+        f"draws {stats['renders']} taking {stats['renderMs'] / max(1, stats['renders']):.2f} ms on average "
+        f"(longest {stats['maxRenderMs']:.1f} ms)"
+    )
     assert rate >= 900 and received == sent and caught_up["connected"]
     assert hub.dropped == 0
     assert fps >= 20 and gap < 500, "the frame loop kept running while the events came in"

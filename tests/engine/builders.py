@@ -13,8 +13,17 @@ from typing import Any
 
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
-    SetClientInfo, SetInstrumentStatus, SetLatency, SetSettlementDelay,
+    AdvanceClock,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetClientInfo,
+    SetInstrumentStatus,
+    SetLatency,
+    SetSettlementDelay,
 )
 from cefisim.engine.events import OrderEvent, TradeEvent
 from cefisim.engine.ledger import Balance
@@ -59,14 +68,36 @@ def build_venue(
         v.add_asset(a)
     status = status or {}
     bands = bands or {}
-    v.add_instrument(Instrument(
-        BTC_USD, "BTC-USD", btc, usd, Grid("0.01"), Grid("0.0001"), 1, rate(bands.get(BTC_USD, "0.05")),
-        rate("0.001"), rate("0.002"), status=status.get(BTC_USD, "ACTIVE"),
-    ))
-    v.add_instrument(Instrument(
-        ETH_USD, "ETH-USD", eth, usd, Grid("0.05"), Grid("0.001"), 10, rate(bands.get(ETH_USD, "0.1")),
-        rate("0"), rate("0.0005"), status=status.get(ETH_USD, "ACTIVE"),
-    ))
+    v.add_instrument(
+        Instrument(
+            BTC_USD,
+            "BTC-USD",
+            btc,
+            usd,
+            Grid("0.01"),
+            Grid("0.0001"),
+            1,
+            rate(bands.get(BTC_USD, "0.05")),
+            rate("0.001"),
+            rate("0.002"),
+            status=status.get(BTC_USD, "ACTIVE"),
+        )
+    )
+    v.add_instrument(
+        Instrument(
+            ETH_USD,
+            "ETH-USD",
+            eth,
+            usd,
+            Grid("0.05"),
+            Grid("0.001"),
+            10,
+            rate(bands.get(ETH_USD, "0.1")),
+            rate("0"),
+            rate("0.0005"),
+            status=status.get(ETH_USD, "ACTIVE"),
+        )
+    )
     fee_overrides = fee_overrides or {}
     client_stp = client_stp or {}
     for cid, name in ((ALICE, "alice"), (BOB, "bob"), (CAROL, "carol"), (DAVE, "dave")):
@@ -89,8 +120,7 @@ def rate(text: str) -> int:
 class Sim:
     """A venue plus short helpers. Every helper submits one command and returns its Result."""
 
-    def __init__(self, venue: Venue | None = None, journal: list[tuple[int, Command]] | None = None,
-                 **kw: Any) -> None:
+    def __init__(self, venue: Venue | None = None, journal: list[tuple[int, Command]] | None = None, **kw: Any) -> None:
         """``journal``: every command is appended to it, at the time it applies, before it is submitted
         (as the runtime journals)."""
         self.v = venue if venue is not None else build_venue(**kw)
@@ -104,8 +134,9 @@ class Sim:
             self.journal.append((at, cmd))
         return self.v.submit(cmd, at=at)
 
-    def limit(self, client: int, side: str, qty: str, price: str, inst: int = BTC_USD, at: int | None = None,
-              **kw: Any) -> Result:
+    def limit(
+        self, client: int, side: str, qty: str, price: str, inst: int = BTC_USD, at: int | None = None, **kw: Any
+    ) -> Result:
         return self.submit(PlaceOrder(client, inst, side, "LIMIT", qty, price, **kw), at)
 
     def buy(self, client: int, qty: str, price: str, **kw: Any) -> Result:
@@ -114,12 +145,19 @@ class Sim:
     def sell(self, client: int, qty: str, price: str, **kw: Any) -> Result:
         return self.limit(client, SELL, qty, price, **kw)
 
-    def market(self, client: int, side: str, qty: str, inst: int = BTC_USD, at: int | None = None,
-               **kw: Any) -> Result:
+    def market(self, client: int, side: str, qty: str, inst: int = BTC_USD, at: int | None = None, **kw: Any) -> Result:
         return self.submit(PlaceOrder(client, inst, side, "MARKET", qty, **kw), at)
 
-    def modify(self, client: int, order_id: int | None, new_qty: str, new_price: str | None = None,
-               external_id: str | None = None, at: int | None = None, **kw: Any) -> Result:
+    def modify(
+        self,
+        client: int,
+        order_id: int | None,
+        new_qty: str,
+        new_price: str | None = None,
+        external_id: str | None = None,
+        at: int | None = None,
+        **kw: Any,
+    ) -> Result:
         return self.submit(ModifyOrder(client, order_id, external_id, new_qty, new_price, **kw), at)
 
     def cancel(self, client: int, ref: int | str, at: int | None = None) -> Result:
@@ -191,16 +229,34 @@ def order_events(result_or_events: Result | list[tuple]) -> list[tuple]:
 
 # --- fingerprints ---------------------------------------------------------------------------------
 
+
 def _order_state(o: Order) -> tuple:
     extra = o.extra
     ex = None
     if extra is not None:
         ex = tuple(
-            (k, repr(getattr(extra, k))) for k in type(extra).__slots__  # type: ignore[attr-defined]
+            (k, repr(getattr(extra, k)))
+            for k in type(extra).__slots__  # type: ignore[attr-defined]
         )
     return (
-        o.id, o.client.id, o.instrument.id, o.side, o.type, o.tif, o.price, o.qty, o.executed, o.status,
-        o.created, o.updated, o.external_id, o.cum_lt, o.cum_quote, o.cum_fee, o.fees_paid, ex,
+        o.id,
+        o.client.id,
+        o.instrument.id,
+        o.side,
+        o.type,
+        o.tif,
+        o.price,
+        o.qty,
+        o.executed,
+        o.status,
+        o.created,
+        o.updated,
+        o.external_id,
+        o.cum_lt,
+        o.cum_quote,
+        o.cum_fee,
+        o.fees_paid,
+        ex,
     )
 
 
@@ -215,23 +271,36 @@ def fingerprint(v: Venue, exclude_order: Order | None = None) -> tuple:
             if (b.total, b.hold, b.fees_hold, b.unsettled_fees) != (0, 0, 0, 0)
         )
         orders = tuple(_order_state(o) for o in c.orders.values() if o is not exclude_order)
-        by_ext = tuple(
-            (k, o.id) for k, o in c.by_external.items() if o is not exclude_order
+        by_ext = tuple((k, o.id) for k, o in c.by_external.items() if o is not exclude_order)
+        clients.append(
+            (
+                c.id,
+                c.self_trade_prevention,
+                c.status,
+                bals,
+                orders,
+                tuple((k, o.id) for k, o in c.live_external.items()),
+                by_ext,
+                tuple(
+                    (f.match_id, f.timestamp, f.order.id, f.price, f.qty, f.fee, f.quote, f.liq_flag) for f in c.fills
+                ),
+                tuple((t.id, t.status, t.amount, t.updated) for t in c.transfers.values()),
+                tuple(sorted((k, n) for k, n in c.open_orders.items() if n)),
+            )
         )
-        clients.append((
-            c.id, c.self_trade_prevention, c.status, bals, orders,
-            tuple((k, o.id) for k, o in c.live_external.items()), by_ext,
-            tuple((f.match_id, f.timestamp, f.order.id, f.price, f.qty, f.fee, f.quote, f.liq_flag)
-                  for f in c.fills),
-            tuple((t.id, t.status, t.amount, t.updated) for t in c.transfers.values()),
-            tuple(sorted((k, n) for k, n in c.open_orders.items() if n)),
-        ))
     books = tuple((i, book_rows(v, i), v.books[i].last_price) for i in sorted(v.books))
     return (
-        tuple(clients), books, tuple(sorted(v.fee_account.items())), v.next_match_id,
-        v.next_transfer_id, v.clock.now, (v.latency_entry_ns, v.latency_modify_ns, v.latency_cancel_ns),
-        v.settlement_delay_ns, tuple((d, s, a) for d, s, a, _ in sorted(v._timers)),
-        tuple(o.id for o in v.gtc_queue), tuple((i.id, i.status) for i in v.instruments.values()),
+        tuple(clients),
+        books,
+        tuple(sorted(v.fee_account.items())),
+        v.next_match_id,
+        v.next_transfer_id,
+        v.clock.now,
+        (v.latency_entry_ns, v.latency_modify_ns, v.latency_cancel_ns),
+        v.settlement_delay_ns,
+        tuple((d, s, a) for d, s, a, _ in sorted(v._timers)),
+        tuple(o.id for o in v.gtc_queue),
+        tuple((i.id, i.status) for i in v.instruments.values()),
     )
 
 
@@ -240,27 +309,60 @@ def state_hash(v: Venue) -> tuple:
     levels = []
     for i in sorted(v.books):
         book = v.books[i]
-        levels.append((
-            i,
-            tuple((lv.price, lv.qty, tuple((o.id, o.qty, o.executed) for o in lv.orders.values()))
-                  for lv in book.bids.values()),
-            tuple((lv.price, lv.qty, tuple((o.id, o.qty, o.executed) for o in lv.orders.values()))
-                  for lv in book.asks.values()),
-            book.last_price,
-        ))
+        levels.append(
+            (
+                i,
+                tuple(
+                    (lv.price, lv.qty, tuple((o.id, o.qty, o.executed) for o in lv.orders.values()))
+                    for lv in book.bids.values()
+                ),
+                tuple(
+                    (lv.price, lv.qty, tuple((o.id, o.qty, o.executed) for o in lv.orders.values()))
+                    for lv in book.asks.values()
+                ),
+                book.last_price,
+            )
+        )
     bals = tuple(
         (c.id, aid, b.total, b.hold, b.fees_hold, b.unsettled_fees)
         for c in sorted(v.clients.values(), key=lambda c: c.id)
         for aid, b in sorted(c.balances.items())
     )
     return (
-        tuple(levels), bals, tuple(sorted(v.fee_account.items())), v.next_order_id, v.next_match_id,
-        v.next_transfer_id, v.clock.now, v.clock.last,
+        tuple(levels),
+        bals,
+        tuple(sorted(v.fee_account.items())),
+        v.next_order_id,
+        v.next_match_id,
+        v.next_transfer_id,
+        v.clock.now,
+        v.clock.last,
     )
 
 
 __all__ = [
-    "START", "SECOND", "HOUR", "DAY", "BTC", "USD", "ETH", "BTC_USD", "ETH_USD", "ALICE", "BOB", "CAROL",
-    "DAVE", "RICH", "BUY", "SELL", "build_venue", "rate", "Sim", "book_rows", "trades", "order_events",
-    "fingerprint", "state_hash",
+    "ALICE",
+    "BOB",
+    "BTC",
+    "BTC_USD",
+    "BUY",
+    "CAROL",
+    "DAVE",
+    "DAY",
+    "ETH",
+    "ETH_USD",
+    "HOUR",
+    "RICH",
+    "SECOND",
+    "SELL",
+    "START",
+    "USD",
+    "Sim",
+    "book_rows",
+    "build_venue",
+    "fingerprint",
+    "order_events",
+    "rate",
+    "state_hash",
+    "trades",
 ]

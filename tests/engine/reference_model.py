@@ -27,9 +27,9 @@ from fractions import Fraction
 from math import ceil, floor
 
 from cefisim.engine.commands import PlaceOrder
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, START, USD
-from cefisim.engine.vocabulary import OrderStatus, Side
 
 BUY = Side.BUY
 CANCELED = OrderStatus.CANCELED
@@ -108,17 +108,17 @@ class Model:
         self.band = bands
         self.orders: dict[int, MOrder] = {}
         self.resting: dict[int, MOrder] = {}
-        self.last: dict[int, int | None] = {i: None for i in bands}
-        self.status = {i: "ACTIVE" for i in bands}
-        self.opening = {i: False for i in bands}
-        self.client_stp = {c: "NONE" for c in CLIENTS}
+        self.last: dict[int, int | None] = dict.fromkeys(bands)
+        self.status = dict.fromkeys(bands, "ACTIVE")
+        self.opening = dict.fromkeys(bands, False)
+        self.client_stp = dict.fromkeys(CLIENTS, "NONE")
         self.live_ext: dict[int, dict[str, int]] = {c: {} for c in CLIENTS}
         self.by_ext: dict[int, dict[str, int]] = {c: {} for c in CLIENTS}
         self.seq = 0
         self.trades: list[tuple[int, ...]] = []
         self.total = {(c, a): balances.get(c, {}).get(a, 0) for c in CLIENTS for a in DECIMALS}
         self.unsettled = {(c, a): 0 for c in CLIENTS for a in DECIMALS}
-        self.fee_account = {a: 0 for a in DECIMALS}
+        self.fee_account = dict.fromkeys(DECIMALS, 0)
         self.stopped_by_stp = False  # the last command's matching met the self-trade rule
         self.latency_entry = self.latency_cancel = 0
         self.timers: list[tuple[int, int, str, int]] = []  # (due, sequence, action, order id)
@@ -288,9 +288,23 @@ class Model:
 
     def place(self, oid: int, cmd: PlaceOrder, now: int, created: int, price: int, lots: int) -> str | None:
         market = cmd.type == "MARKET"
-        o = MOrder(oid, cmd.client_id, cmd.instrument_id, cmd.side, cmd.type, cmd.tif, 0 if market else price,
-                   lots, "ALO" in cmd.exec_inst, cmd.stp, cmd.external_id, created, status="INITIALIZED",
-                   aon="AON" in cmd.exec_inst, aggressive="USE_AGGRESSIVE_PRICING" in cmd.flags)
+        o = MOrder(
+            oid,
+            cmd.client_id,
+            cmd.instrument_id,
+            cmd.side,
+            cmd.type,
+            cmd.tif,
+            0 if market else price,
+            lots,
+            "ALO" in cmd.exec_inst,
+            cmd.stp,
+            cmd.external_id,
+            created,
+            status="INITIALIZED",
+            aon="AON" in cmd.exec_inst,
+            aggressive="USE_AGGRESSIVE_PRICING" in cmd.flags,
+        )
         self.orders[oid] = o
         reason = self._entry_reject(o, cmd)  # the order holds nothing while it is checked
         if reason is not None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import pytest
 
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import ALICE, BOB, CAROL, USD, Sim, book_rows, trades
-from cefisim.engine.vocabulary import OrderStatus, Side
 
 BUY = Side.BUY
 CANCELED = OrderStatus.CANCELED
@@ -85,13 +85,17 @@ def test_seller_fee_rounds_once_over_the_order_not_per_fill(sim: Sim) -> None:
 
 # --- modify with an equal quantity keeps its place -----------------------------------------------------
 
-@pytest.mark.parametrize(("new_qty", "new_price", "keeps"), [
-    pytest.param("0.5", "100.00", True, id="lower-qty-keeps"),
-    pytest.param("1", "100.00", True, id="equal-qty-keeps"),
-    pytest.param("1.0000", "100.00", True, id="equal-qty-other-spelling-keeps"),
-    pytest.param("1.0001", "100.00", False, id="one-lot-more-goes-back"),
-    pytest.param("1", "100.01", False, id="equal-qty-other-price-goes-back"),
-])
+
+@pytest.mark.parametrize(
+    ("new_qty", "new_price", "keeps"),
+    [
+        pytest.param("0.5", "100.00", True, id="lower-qty-keeps"),
+        pytest.param("1", "100.00", True, id="equal-qty-keeps"),
+        pytest.param("1.0000", "100.00", True, id="equal-qty-other-spelling-keeps"),
+        pytest.param("1.0001", "100.00", False, id="one-lot-more-goes-back"),
+        pytest.param("1", "100.01", False, id="equal-qty-other-price-goes-back"),
+    ],
+)
 @pytest.mark.parametrize("side", [BUY, SELL])
 def test_modify_place_in_the_queue(sim: Sim, side: str, new_qty: str, new_price: str, keeps: bool) -> None:
     place = sim.buy if side == BUY else sim.sell
@@ -118,11 +122,15 @@ def test_modify_equal_qty_after_a_partial_fill_keeps_its_place(sim: Sim) -> None
 
 # --- MARKET protection price: BUY floored, SELL ceiled -------------------------------------------------
 
-@pytest.mark.parametrize(("best", "limit_ticks"), [
-    pytest.param("100.01", 10_501, id="105.0105-floors-to-105.01"),
-    pytest.param("100.00", 10_500, id="exactly-105.00"),
-    pytest.param("100.19", 10_519, id="105.1995-floors-to-105.19"),
-])
+
+@pytest.mark.parametrize(
+    ("best", "limit_ticks"),
+    [
+        pytest.param("100.01", 10_501, id="105.0105-floors-to-105.01"),
+        pytest.param("100.00", 10_500, id="exactly-105.00"),
+        pytest.param("100.19", 10_519, id="105.1995-floors-to-105.19"),
+    ],
+)
 def test_market_buy_protection_price_floors(sim: Sim, best: str, limit_ticks: int) -> None:
     # a one-sided book has no reference price, so asks far above the best may rest (no band check)
     sim.sell(BOB, "0.0001", best)
@@ -134,11 +142,14 @@ def test_market_buy_protection_price_floors(sim: Sim, best: str, limit_ticks: in
     assert result.order.status == CANCELED and result.order.executed == 2
 
 
-@pytest.mark.parametrize(("best", "limit_ticks"), [
-    pytest.param("100.01", 9_501, id="95.0095-ceils-to-95.01"),
-    pytest.param("100.00", 9_500, id="exactly-95.00"),
-    pytest.param("100.19", 9_519, id="95.1805-ceils-to-95.19"),
-])
+@pytest.mark.parametrize(
+    ("best", "limit_ticks"),
+    [
+        pytest.param("100.01", 9_501, id="95.0095-ceils-to-95.01"),
+        pytest.param("100.00", 9_500, id="exactly-95.00"),
+        pytest.param("100.19", 9_519, id="95.1805-ceils-to-95.19"),
+    ],
+)
 def test_market_sell_protection_price_ceils(sim: Sim, best: str, limit_ticks: int) -> None:
     sim.buy(BOB, "0.0001", best)
     at_limit = sim.buy(BOB, "0.0001", f"{limit_ticks // 100}.{limit_ticks % 100:02d}").order

@@ -38,10 +38,9 @@ def forbidden_imports(source: str, filename: str) -> list[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
-            names = [a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "import_module"):
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__") or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+        ):
             names = [a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         for name in names:
             if name.split(".")[0] in FORBIDDEN:
@@ -66,8 +65,11 @@ def api_imports(source: str, path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             names = [".".join([*base, node.module or ""]).rstrip(".")]
-        found += [f"{path.name}:{node.lineno}: {n}" for n in names
-                  if n.split(".")[:2] == ["cefisim", "api"] or n.split(".")[0] == "api"]
+        found += [
+            f"{path.name}:{node.lineno}: {n}"
+            for n in names
+            if n.split(".")[:2] == ["cefisim", "api"] or n.split(".")[0] == "api"
+        ]
     return found
 
 
@@ -76,19 +78,29 @@ def test_engine_module_imports_nothing_from_api(path: Path) -> None:
     assert api_imports(path.read_text(encoding="utf-8"), path) == []
 
 
-@pytest.mark.parametrize("snippet,where", [
-    ("from cefisim.api.runtime import simulation", "venue.py"), ("import cefisim.api", "venue.py"),
-    ("from ..api import control", "venue.py"), ("from ...api.server import app", "simulation/scenario.py"),
-    ("if TYPE_CHECKING:\n    from cefisim.api.runtime.simulation import Simulation", "venue.py"),
-])
+@pytest.mark.parametrize(
+    "snippet,where",
+    [
+        ("from cefisim.api.runtime import simulation", "venue.py"),
+        ("import cefisim.api", "venue.py"),
+        ("from ..api import control", "venue.py"),
+        ("from ...api.server import app", "simulation/scenario.py"),
+        ("if TYPE_CHECKING:\n    from cefisim.api.runtime.simulation import Simulation", "venue.py"),
+    ],
+)
 def test_api_import_checker_catches(snippet: str, where: str) -> None:
     assert api_imports(snippet, ENGINE / where)
 
 
-@pytest.mark.parametrize("snippet,where", [
-    ("from ..venue import Venue", "simulation/scenario.py"), ("from .events import Event", "venue.py"),
-    ("from cefisim.engine import venue", "venue.py"), ("import apispec_like", "venue.py"),
-])
+@pytest.mark.parametrize(
+    "snippet,where",
+    [
+        ("from ..venue import Venue", "simulation/scenario.py"),
+        ("from .events import Event", "venue.py"),
+        ("from cefisim.engine import venue", "venue.py"),
+        ("import apispec_like", "venue.py"),
+    ],
+)
 def test_api_import_checker_allows(snippet: str, where: str) -> None:
     assert not api_imports(snippet, ENGINE / where)
 
@@ -98,21 +110,38 @@ def test_engine_module_imports_nothing_nondeterministic(path: Path) -> None:
     assert forbidden_imports(path.read_text(encoding="utf-8"), path.name) == []
 
 
-@pytest.mark.parametrize("snippet", [
-    "import time", "import datetime as dt", "from random import random", "import os, uuid",
-    "def f():\n    import asyncio", "from aiohttp import web", "import json", "import orjson",
-    "from time import monotonic_ns", "__import__('random')", "importlib.import_module('uuid')",
-    "from datetime import timezone",
-    "if TYPE_CHECKING:\n    pass\nelse:\n    import random",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "import time",
+        "import datetime as dt",
+        "from random import random",
+        "import os, uuid",
+        "def f():\n    import asyncio",
+        "from aiohttp import web",
+        "import json",
+        "import orjson",
+        "from time import monotonic_ns",
+        "__import__('random')",
+        "importlib.import_module('uuid')",
+        "from datetime import timezone",
+        "if TYPE_CHECKING:\n    pass\nelse:\n    import random",
+    ],
+)
 def test_checker_catches(snippet: str) -> None:
     assert forbidden_imports(snippet, "x.py")
 
 
-@pytest.mark.parametrize("snippet", [
-    "import heapq", "from .clock import Clock", "import timeit_like", "from . import time",
-    "if TYPE_CHECKING:\n    from random import Random",
-    "import typing\nif typing.TYPE_CHECKING:\n    import random",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "import heapq",
+        "from .clock import Clock",
+        "import timeit_like",
+        "from . import time",
+        "if TYPE_CHECKING:\n    from random import Random",
+        "import typing\nif typing.TYPE_CHECKING:\n    import random",
+    ],
+)
 def test_checker_allows(snippet: str) -> None:
     assert not forbidden_imports(snippet, "x.py")

@@ -33,22 +33,44 @@ from fractions import Fraction
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.control import currently_in_test_context, event as hypothesis_event
+from hypothesis.control import currently_in_test_context
+from hypothesis.control import event as hypothesis_event
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, RequestTransfer, SetClientInfo,
-    SetInstrumentStatus, SetLatency,
+    AdvanceClock,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PlaceOrder,
+    RequestTransfer,
+    SetClientInfo,
+    SetInstrumentStatus,
+    SetLatency,
 )
 from cefisim.engine.events import TradeEvent
 from cefisim.engine.units import RATE_ONE
 from cefisim.engine.venue import Result
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import (
-    ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, RICH, SECOND, USD, book_rows, build_venue, state_hash,
+    ALICE,
+    BOB,
+    BTC,
+    BTC_USD,
+    CAROL,
+    DAY,
+    ETH,
+    ETH_USD,
+    HOUR,
+    RICH,
+    SECOND,
+    USD,
+    book_rows,
+    build_venue,
+    state_hash,
 )
-from .reference_model import CLIENTS, DECIMALS, SPECS, Model
-from cefisim.engine.vocabulary import OrderStatus, Side
+from .reference_model import CLIENTS, DECIMALS, Model
 
 BUY = Side.BUY
 CANCELED = OrderStatus.CANCELED
@@ -77,20 +99,27 @@ BALANCES = {
 TRANSFER_UNITS = {BTC: 5 * 10**4, USD: 250, ETH: 25 * 10**5}
 STPS = [None] * 12 + ["NONE"] + ["CANCEL_AGGRESSIVE", "CANCEL_BOTH"] * 4 + ["INVALID"]
 LIMIT_ARGS = dict(
-    client=st.sampled_from(CLIENTS), inst=st.sampled_from([BTC_USD, ETH_USD]), lots=st.integers(0, 100),
+    client=st.sampled_from(CLIENTS),
+    inst=st.sampled_from([BTC_USD, ETH_USD]),
+    lots=st.integers(0, 100),
     tif=st.sampled_from(["GTC"] * 5 + ["IOC"]),
     exec_inst=st.sampled_from([()] * 16 + [("ALO",)] * 3 + [("AON",)]),
-    stp=st.sampled_from(STPS), ext=st.sampled_from([None] * 8 + ["e1", "e2", "e3"]),
+    stp=st.sampled_from(STPS),
+    ext=st.sampled_from([None] * 8 + ["e1", "e2", "e3"]),
 )
 MARKET_ARGS = dict(
-    client=st.sampled_from(CLIENTS), inst=st.sampled_from([BTC_USD, ETH_USD]), lots=st.integers(0, 100),
+    client=st.sampled_from(CLIENTS),
+    inst=st.sampled_from([BTC_USD, ETH_USD]),
+    lots=st.integers(0, 100),
     flags=st.sampled_from([(), (), ("USE_AGGRESSIVE_PRICING",)] if AGGRESSIVE_IN_STREAMS else [()]),
-    exec_inst=st.sampled_from([()] * 8 + [("AON",)] * 3 + [("ALO",)]), stp=st.sampled_from(STPS),
+    exec_inst=st.sampled_from([()] * 8 + [("AON",)] * 3 + [("ALO",)]),
+    stp=st.sampled_from(STPS),
 )
 ENDED = ("ORDER_NOT_ACTIVE", "UNKNOWN_ORDER")  # an ended order may also have been forgotten (retention)
 
 
 # --- the state machine ------------------------------------------------------------------------------
+
 
 class EngineVsModel(RuleBasedStateMachine):
     @initialize(depth=st.sampled_from([0, 1, 2, 2]))
@@ -103,8 +132,7 @@ class EngineVsModel(RuleBasedStateMachine):
         self.twin = build_venue(bands=BANDS, balances=BALANCES)
         self.replayed = 0
         self.totals = self.v.asset_totals()
-        self.model = Model({i: Fraction(inst.price_band, RATE_ONE) for i, inst in self.v.instruments.items()},
-                           BALANCES)
+        self.model = Model({i: Fraction(inst.price_band, RATE_ONE) for i, inst in self.v.instruments.items()}, BALANCES)
         self.known: list[int] = []  # every order id handed out
         self.events: list[tuple] = []
         self.mix = Counter()  # steps by outcome, for the statistics
@@ -124,7 +152,7 @@ class EngineVsModel(RuleBasedStateMachine):
         self.journal.append((at, cmd))
         result = self.v.submit(cmd, at)
         self.events += result.events
-        new = self.journal[self.replayed:]
+        new = self.journal[self.replayed :]
         assert len(new) == 1 and new[0][1] == cmd
         twin_events = []
         for at, c in new:
@@ -185,12 +213,36 @@ class EngineVsModel(RuleBasedStateMachine):
 
     # --- rules ------------------------------------------------------------------------------------
 
-    def limit_cmd(self, client: int, inst: int, side: str, price: int, lots: int, tif: str,
-                  exec_inst: tuple[str, ...], stp: str | None, ext: str | None) -> tuple[PlaceOrder, int, int]:
+    def limit_cmd(
+        self,
+        client: int,
+        inst: int,
+        side: str,
+        price: int,
+        lots: int,
+        tif: str,
+        exec_inst: tuple[str, ...],
+        stp: str | None,
+        ext: str | None,
+    ) -> tuple[PlaceOrder, int, int]:
         lo, hi = LOTS[inst]
         n = lo + lots % (hi - lo + 1)
-        return (PlaceOrder(client, inst, side, "LIMIT", self.fmt_qty(inst, n), self.fmt_price(inst, price), tif=tif,
-                           exec_inst=exec_inst, stp=stp, external_id=ext), price, n)
+        return (
+            PlaceOrder(
+                client,
+                inst,
+                side,
+                "LIMIT",
+                self.fmt_qty(inst, n),
+                self.fmt_price(inst, price),
+                tif=tif,
+                exec_inst=exec_inst,
+                stp=stp,
+                external_id=ext,
+            ),
+            price,
+            n,
+        )
 
     # one rule per side: hypothesis favours the first value of a strategy (here: the most aggressive
     # price of the cluster), while it picks among rules evenly. ``where`` 0-9 is a price of the cluster,
@@ -208,8 +260,12 @@ class EngineVsModel(RuleBasedStateMachine):
         price = NEAR[inst][where % 5] if where < 10 else FAR[inst][12 - where + 1]
         self._place(*self.limit_cmd(side=SELL, price=price, **kw))
 
-    @rule(side=st.sampled_from([BUY, SELL]), level=st.integers(0, 3), inst=st.sampled_from([BTC_USD, ETH_USD]),
-          lots=st.integers(0, 100))
+    @rule(
+        side=st.sampled_from([BUY, SELL]),
+        level=st.integers(0, 3),
+        inst=st.sampled_from([BTC_USD, ETH_USD]),
+        lots=st.integers(0, 100),
+    )
     def carol_quotes(self, side: str, level: int, inst: int, lots: int) -> None:
         """Carol (rich) rests liquidity 1 to 4 ticks from 100.00, so that the stream keeps trading (and a
         MARKET order's protection price, 5 or 6 ticks from the best price, falls next to resting levels)."""
@@ -221,12 +277,23 @@ class EngineVsModel(RuleBasedStateMachine):
     def place_market(self, side: str, **kw) -> None:  # type: ignore[no-untyped-def]
         self._place(*self.market_cmd(side=side, **kw))
 
-    def market_cmd(self, client: int, inst: int, side: str, lots: int, flags: tuple[str, ...],
-                   exec_inst: tuple[str, ...], stp: str | None) -> tuple[PlaceOrder, int, int]:
+    def market_cmd(
+        self,
+        client: int,
+        inst: int,
+        side: str,
+        lots: int,
+        flags: tuple[str, ...],
+        exec_inst: tuple[str, ...],
+        stp: str | None,
+    ) -> tuple[PlaceOrder, int, int]:
         lo, hi = LOTS[inst]
         n = lo + lots % (2 * hi - lo + 1)  # up to twice a limit order: a MARKET order sweeps levels
-        return (PlaceOrder(client, inst, side, "MARKET", self.fmt_qty(inst, n), flags=flags, exec_inst=exec_inst,
-                           stp=stp), 0, n)
+        return (
+            PlaceOrder(client, inst, side, "MARKET", self.fmt_qty(inst, n), flags=flags, exec_inst=exec_inst, stp=stp),
+            0,
+            n,
+        )
 
     def _place(self, cmd: PlaceOrder, price: int, lots: int) -> None:
         oid, now = self.v.next_order_id, self.v.clock.now
@@ -237,20 +304,27 @@ class EngineVsModel(RuleBasedStateMachine):
         self.check_result(result, reason, oid)
 
     @precondition(lambda self: self.working())
-    @rule(cancel=st.sampled_from([False, False, True]), n=st.integers(0, 10**6), other_client=st.integers(0, 19),
-          lots=st.integers(0, 40),
-          price=st.one_of(st.none(), st.integers(0, len(PRICES[BTC_USD]) - 1)),
-          to_market=st.sampled_from([False] * 7 + [True]), by_ext=st.booleans())
-    def amend(self, cancel: bool, n: int, other_client: int, lots: int, price: int | None, to_market: bool,
-              by_ext: bool) -> None:
+    @rule(
+        cancel=st.sampled_from([False, False, True]),
+        n=st.integers(0, 10**6),
+        other_client=st.integers(0, 19),
+        lots=st.integers(0, 40),
+        price=st.one_of(st.none(), st.integers(0, len(PRICES[BTC_USD]) - 1)),
+        to_market=st.sampled_from([False] * 7 + [True]),
+        by_ext=st.booleans(),
+    )
+    def amend(
+        self, cancel: bool, n: int, other_client: int, lots: int, price: int | None, to_market: bool, by_ext: bool
+    ) -> None:
         """Modify (two thirds) or cancel a working order (nine times in ten), else any order."""
         if cancel:
             self.cancel(n, other_client, by_ext)
         else:
             self.modify(n, other_client, lots, price, to_market, by_ext)
 
-    def modify(self, n: int, other_client: int, lots: int, price: int | None, to_market: bool,
-               by_ext: bool = False) -> None:
+    def modify(
+        self, n: int, other_client: int, lots: int, price: int | None, to_market: bool, by_ext: bool = False
+    ) -> None:
         oid = self.pick(n)
         assert oid is not None
         mo = self.model.orders[oid]
@@ -262,9 +336,14 @@ class EngineVsModel(RuleBasedStateMachine):
         inst = mo.inst if target is None else target.inst
         new_lots = (lots + 1) % (LOTS[inst][1] + 2)  # 0 (refused) up to above the largest entry
         new_price = None if price is None or to_market else PRICES[inst][price]
-        cmd = ModifyOrder(client, None if ext else oid, ext, self.fmt_qty(inst, new_lots),
-                          None if new_price is None else self.fmt_price(inst, new_price),
-                          new_type="MARKET" if to_market else None)
+        cmd = ModifyOrder(
+            client,
+            None if ext else oid,
+            ext,
+            self.fmt_qty(inst, new_lots),
+            None if new_price is None else self.fmt_price(inst, new_price),
+            new_type="MARKET" if to_market else None,
+        )
         result = self.submit(cmd)
         reason = self.model.modify(target, new_lots, new_price, to_market)
         self.check_result(result, reason, target.id if reason is None and target is not None else None)
@@ -286,16 +365,29 @@ class EngineVsModel(RuleBasedStateMachine):
 
     # the rarer commands share one rule, so that order entry makes most of a stream
 
-    @rule(what=st.sampled_from(["transfer"] * 3 + ["advance"] * 3 + ["stp", "status", "latency"] + ["opening"] * 2),
-          client=st.sampled_from(CLIENTS),
-          value=st.sampled_from(["CANCEL_BOTH", "CANCEL_AGGRESSIVE"] * 2 + ["NONE"] * 5 + ["INVALID"]),
-          delta=st.sampled_from([HOUR, 1, SECOND, 5 * HOUR, DAY, 10 * DAY, 29 * DAY + 12 * HOUR, 31 * DAY]),
-          inst=st.sampled_from([BTC_USD, ETH_USD]),
-          status=st.sampled_from(["HALTED", "ACTIVE", "DISABLED", "OPENING"]),
-          asset=st.sampled_from([BTC, USD, ETH]), deposit=st.booleans(),
-          latency=st.sampled_from([(0, 0), (SECOND, 0), (0, SECOND), (SECOND, SECOND), (HOUR, HOUR)]))
-    def admin(self, what: str, client: int, value: str, delta: int, inst: int, status: str, asset: int = USD,
-              deposit: bool = True, latency: tuple[int, int] = (0, 0)) -> None:
+    @rule(
+        what=st.sampled_from(["transfer"] * 3 + ["advance"] * 3 + ["stp", "status", "latency"] + ["opening"] * 2),
+        client=st.sampled_from(CLIENTS),
+        value=st.sampled_from(["CANCEL_BOTH", "CANCEL_AGGRESSIVE"] * 2 + ["NONE"] * 5 + ["INVALID"]),
+        delta=st.sampled_from([HOUR, 1, SECOND, 5 * HOUR, DAY, 10 * DAY, 29 * DAY + 12 * HOUR, 31 * DAY]),
+        inst=st.sampled_from([BTC_USD, ETH_USD]),
+        status=st.sampled_from(["HALTED", "ACTIVE", "DISABLED", "OPENING"]),
+        asset=st.sampled_from([BTC, USD, ETH]),
+        deposit=st.booleans(),
+        latency=st.sampled_from([(0, 0), (SECOND, 0), (0, SECOND), (SECOND, SECOND), (HOUR, HOUR)]),
+    )
+    def admin(
+        self,
+        what: str,
+        client: int,
+        value: str,
+        delta: int,
+        inst: int,
+        status: str,
+        asset: int = USD,
+        deposit: bool = True,
+        latency: tuple[int, int] = (0, 0),
+    ) -> None:
         self.mix[f"admin: {what}"] += 1
         event(f"admin: {what}")
         if what == "stp":
@@ -423,13 +515,16 @@ def _decimal(units: int, asset: int) -> str:
 
 
 EngineVsModel.TestCase.settings = settings(
-    max_examples=300, stateful_step_count=50, deadline=None,
+    max_examples=300,
+    stateful_step_count=50,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestEngineVsModel = EngineVsModel.TestCase
 
 
 # --- regressions, driven through the machine so that the model checks them too ------------------------
+
 
 def _steps(*calls: tuple[str, dict]) -> EngineVsModel:
     """Run ``calls`` through the machine (every check after each step), outside a hypothesis run."""

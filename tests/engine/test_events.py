@@ -49,8 +49,9 @@ def test_event_types_are_defined_only_in_engine_events(path: Path) -> None:
     assert definitions(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT))) == []
 
 
-@pytest.mark.parametrize("snippet", ["Event = tuple", "class TradeEvent:\n    pass",
-                                     "from x import y as OrderEvent", "Event: type = tuple"])
+@pytest.mark.parametrize(
+    "snippet", ["Event = tuple", "class TradeEvent:\n    pass", "from x import y as OrderEvent", "Event: type = tuple"]
+)
 def test_checker_catches(snippet: str) -> None:
     assert definitions(snippet, "x.py")
 
@@ -71,5 +72,4 @@ def test_the_engine_emits_typed_events_whose_row_is_the_old_positional_form() ->
     assert row(trade) == ("trade", *trade) and trade.lots == trade[4] and trade.taker_order_id == result.order.id
     order = OrderEvent(5, 6, 7, "ACTIVE", None)
     # the digest folds the repr of the row, byte for byte what the untyped tuples gave
-    assert event_digest([order]).hexdigest() == hashlib.sha256(
-        b"('order', 5, 6, 7, 'ACTIVE', None)\n").hexdigest()
+    assert event_digest([order]).hexdigest() == hashlib.sha256(b"('order', 5, 6, 7, 'ACTIVE', None)\n").hexdigest()

@@ -6,8 +6,16 @@ import orjson
 import pytest
 
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer, SetClientInfo,
-    SetInstrumentStatus, SetLatency, SetSettlementDelay,
+    AdvanceClock,
+    CancelOrder,
+    ModifyOrder,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetClientInfo,
+    SetInstrumentStatus,
+    SetLatency,
+    SetSettlementDelay,
 )
 from cefisim.engine.journal import from_record, to_record
 
@@ -34,15 +42,18 @@ def test_round_trip_through_json(cmd) -> None:
     assert from_record(record) == (17, "ext", cmd)
 
 
-@pytest.mark.parametrize("bad", [
-    [1, "ext", "nope", []],
-    [1, "ext", "cancel", [100]],
-    [1, "ext", "cancel", [100, "x", "extra"]],
-    ["1", "ext", "cancel", [100, "x"]],
-    [1, "ext", "place", [100, 1, "BUY", "LIMIT", "1", None, "GTC", "ALO", [], None, None, None, None, None]],
-    {"at": 1},
-    [1, 2, 3],
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [1, "ext", "nope", []],
+        [1, "ext", "cancel", [100]],
+        [1, "ext", "cancel", [100, "x", "extra"]],
+        ["1", "ext", "cancel", [100, "x"]],
+        [1, "ext", "place", [100, 1, "BUY", "LIMIT", "1", None, "GTC", "ALO", [], None, None, None, None, None]],
+        {"at": 1},
+        [1, 2, 3],
+    ],
+)
 def test_what_cannot_be_rebuilt_is_a_value_error(bad) -> None:
     with pytest.raises(ValueError):
         from_record(bad)

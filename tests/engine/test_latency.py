@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import OrderStatus
 
 from .builders import ALICE, BOB, BTC, CAROL, SECOND, USD, Sim, order_events, trades
-from cefisim.engine.vocabulary import OrderStatus
 
 ACTIVE = OrderStatus.ACTIVE
 CANCEL_PENDING = OrderStatus.CANCEL_PENDING
@@ -172,7 +172,6 @@ def test_status_of_pending_order_on_halt(sim: Sim) -> None:
     assert o.status == CANCELED and o.ex().cancel_reason == "INSTRUMENT_HALTED"
     assert sim.bal(ALICE, USD).hold == 0
     sim.check()
-
 
 
 def test_pending_modify_applied_while_halted_does_not_cross_the_book(sim: Sim) -> None:

@@ -4,11 +4,24 @@ from __future__ import annotations
 
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
 from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import (
-    ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, START, USD, Sim, fingerprint, trades,
+    ALICE,
+    BOB,
+    BTC,
+    BTC_USD,
+    CAROL,
+    DAVE,
+    ETH,
+    ETH_USD,
+    HOUR,
+    START,
+    USD,
+    Sim,
+    fingerprint,
+    trades,
 )
-from cefisim.engine.vocabulary import OrderStatus, Side
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY
@@ -19,6 +32,7 @@ SELL = Side.SELL
 
 
 # --- holds ------------------------------------------------------------------------------------------
+
 
 def test_buy_holds_notional_plus_fee_at_highest_rate(sim: Sim) -> None:
     o = sim.buy(ALICE, "1", "100.00").order
@@ -104,6 +118,7 @@ def test_market_buy_holds_at_its_protection_price() -> None:
 
 # --- fees ---------------------------------------------------------------------------------------------
 
+
 def test_maker_and_taker_fees(sim: Sim) -> None:
     totals = sim.v.asset_totals()
     a_usd, b_usd = sim.bal(ALICE, USD).total, sim.bal(BOB, USD).total
@@ -176,6 +191,7 @@ def test_unsettled_fees_sweep_hourly(sim: Sim) -> None:
 
 # --- external ids --------------------------------------------------------------------------------------
 
+
 def test_duplicate_live_external_id_rejected(sim: Sim) -> None:
     a = sim.buy(ALICE, "1", "99.00", external_id="e1").order
     before = fingerprint(sim.v)
@@ -209,6 +225,7 @@ def test_cancel_by_external_id_prefers_the_live_order(sim: Sim) -> None:
 
 
 # --- conservation ------------------------------------------------------------------------------------
+
 
 def test_asset_totals_conserved_by_trading(sim: Sim) -> None:
     totals = sim.v.asset_totals()

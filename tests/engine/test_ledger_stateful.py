@@ -19,15 +19,23 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer,
-    SetInstrumentStatus, SetLatency, SetSettlementDelay,
+    AdvanceClock,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetInstrumentStatus,
+    SetLatency,
+    SetSettlementDelay,
 )
 from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.records import Transfer
 from cefisim.engine.venue import Result, Venue
+from cefisim.engine.vocabulary import OrderStatus, Side, TransferStatus, TransferType
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, SECOND, USD, build_venue, state_hash
-from cefisim.engine.vocabulary import OrderStatus, Side, TransferStatus, TransferType
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY
@@ -40,9 +48,14 @@ SMALL = {USD: 1_000, BTC: 300_000, ETH: 3 * 10**6}  # 10.00 USD, 30 lots of BTC-
 OVERRIDES = {CAROL: {BTC_USD: ("0.003", "0.001")}, BOB: {ETH_USD: ("0.002", "0")}}
 MS = SECOND // 1000
 PLACE_ARGS = dict(
-    client=st.sampled_from(CLIENTS), inst=st.sampled_from([BTC_USD, ETH_USD]), buy=st.booleans(),
-    lots=st.integers(1, 50), ticks=st.integers(-5, 20), market=st.sampled_from([False] * 4 + [True]),
-    tif=st.sampled_from(["GTC"] * 4 + ["IOC"]), exec_inst=st.sampled_from([()] * 6 + [("ALO",), ("AON",)]),
+    client=st.sampled_from(CLIENTS),
+    inst=st.sampled_from([BTC_USD, ETH_USD]),
+    buy=st.booleans(),
+    lots=st.integers(1, 50),
+    ticks=st.integers(-5, 20),
+    market=st.sampled_from([False] * 4 + [True]),
+    tif=st.sampled_from(["GTC"] * 4 + ["IOC"]),
+    exec_inst=st.sampled_from([()] * 6 + [("ALO",), ("AON",)]),
     hold=st.sampled_from([None] * 5 + ["0.002", "0.003", "0.01", "0.0005"]),
     stp=st.sampled_from([None] * 5 + ["CANCEL_BOTH", "CANCEL_AGGRESSIVE"]),
 )
@@ -73,7 +86,7 @@ class Ledger(RuleBasedStateMachine):
         result = self.v.submit(cmd, at)
         if result.transfer is not None:
             self.transfers[result.transfer.id] = result.transfer
-        new = self.journal[self.replayed:]
+        new = self.journal[self.replayed :]
         twin_events = []
         for at, c in new:
             twin_events += self.twin.submit(c, at=at).events
@@ -104,16 +117,39 @@ class Ledger(RuleBasedStateMachine):
         o = pool[n % len(pool)]
         return o.client.id, o.id
 
-    def place(self, client: int, inst: int, buy: bool, lots: int, ticks: int, market: bool, tif: str,
-              exec_inst: tuple[str, ...], hold: str | None, stp: str | None) -> None:
+    def place(
+        self,
+        client: int,
+        inst: int,
+        buy: bool,
+        lots: int,
+        ticks: int,
+        market: bool,
+        tif: str,
+        exec_inst: tuple[str, ...],
+        hold: str | None,
+        stp: str | None,
+    ) -> None:
         i = self.v.instruments[inst]
         lots = lots if inst == BTC_USD else 10 + lots
         # buys mostly above 100.00 and sells below, so that they cross
-        price = None if market else i.price_grid.format((10_000 if inst == BTC_USD else 2_000) + (ticks if buy else -ticks))
-        if market and "ALO" in exec_inst or not market and "AON" in exec_inst:
+        price = (
+            None if market else i.price_grid.format((10_000 if inst == BTC_USD else 2_000) + (ticks if buy else -ticks))
+        )
+        if (market and "ALO" in exec_inst) or (not market and "AON" in exec_inst):
             exec_inst = ()
-        cmd = PlaceOrder(client, inst, BUY if buy else SELL, "MARKET" if market else "LIMIT",
-                         i.qty_grid.format(lots), price, tif=tif, exec_inst=exec_inst, stp=stp, hold_fee_rate=hold)
+        cmd = PlaceOrder(
+            client,
+            inst,
+            BUY if buy else SELL,
+            "MARKET" if market else "LIMIT",
+            i.qty_grid.format(lots),
+            price,
+            tif=tif,
+            exec_inst=exec_inst,
+            stp=stp,
+            hold_fee_rate=hold,
+        )
         self.submit(cmd, client)
 
     @rule(**PLACE_ARGS)
@@ -128,13 +164,21 @@ class Ledger(RuleBasedStateMachine):
     def place_third(self, **kw) -> None:  # type: ignore[no-untyped-def]
         self.place(**kw)
 
-    @rule(n=st.integers(0, 1000), lots=st.integers(0, 60), ticks=st.one_of(st.none(), st.integers(-20, 20)),
-          to_market=st.sampled_from([False] * 6 + [True]))
+    @rule(
+        n=st.integers(0, 1000),
+        lots=st.integers(0, 60),
+        ticks=st.one_of(st.none(), st.integers(-20, 20)),
+        to_market=st.sampled_from([False] * 6 + [True]),
+    )
     def modify_again(self, n: int, lots: int, ticks: int | None, to_market: bool) -> None:
         self.modify(n, lots, ticks, to_market)
 
-    @rule(n=st.integers(0, 1000), lots=st.integers(0, 60), ticks=st.one_of(st.none(), st.integers(-20, 20)),
-          to_market=st.sampled_from([False] * 6 + [True]))
+    @rule(
+        n=st.integers(0, 1000),
+        lots=st.integers(0, 60),
+        ticks=st.one_of(st.none(), st.integers(-20, 20)),
+        to_market=st.sampled_from([False] * 6 + [True]),
+    )
     def modify(self, n: int, lots: int, ticks: int | None, to_market: bool) -> None:
         found = self.owner(n)
         if found is None:
@@ -144,8 +188,10 @@ class Ledger(RuleBasedStateMachine):
         i = o.instrument
         base = 10_000 if i.id == BTC_USD else 2_000
         price = None if ticks is None or to_market else i.price_grid.format(base + ticks)
-        self.submit(ModifyOrder(client, oid, None, i.qty_grid.format(lots), price,
-                                new_type="MARKET" if to_market else None), client)
+        self.submit(
+            ModifyOrder(client, oid, None, i.qty_grid.format(lots), price, new_type="MARKET" if to_market else None),
+            client,
+        )
 
     @rule(n=st.integers(0, 1000))
     def cancel(self, n: int) -> None:
@@ -155,10 +201,15 @@ class Ledger(RuleBasedStateMachine):
 
     # the commands that set the scene share one rule, so that orders make most of a stream
 
-    @rule(what=st.sampled_from(["advance", "latency", "advance", "status"]),
-          delta=st.sampled_from([5 * MS, MS, 3 * MS, SECOND, HOUR, 31 * 24 * HOUR]),
-          entry=st.sampled_from([5 * MS, 0]), modify=st.sampled_from([5 * MS, 0]), cancel=st.sampled_from([5 * MS, 0]),
-          inst=st.sampled_from([BTC_USD, ETH_USD]), status=st.sampled_from(["OPENING", "ACTIVE", "HALTED", "ACTIVE"]))
+    @rule(
+        what=st.sampled_from(["advance", "latency", "advance", "status"]),
+        delta=st.sampled_from([5 * MS, MS, 3 * MS, SECOND, HOUR, 31 * 24 * HOUR]),
+        entry=st.sampled_from([5 * MS, 0]),
+        modify=st.sampled_from([5 * MS, 0]),
+        cancel=st.sampled_from([5 * MS, 0]),
+        inst=st.sampled_from([BTC_USD, ETH_USD]),
+        status=st.sampled_from(["OPENING", "ACTIVE", "HALTED", "ACTIVE"]),
+    )
     def scene(self, what: str, delta: int, entry: int, modify: int, cancel: int, inst: int, status: str) -> None:
         if what == "advance":
             self.submit(AdvanceClock(self.v.clock.now + delta), None)
@@ -167,8 +218,13 @@ class Ledger(RuleBasedStateMachine):
         else:
             self.submit(SetInstrumentStatus(inst, status), None)
 
-    @rule(client=st.sampled_from(CLIENTS), asset=st.sampled_from([USD, BTC, ETH]), units=st.integers(1, 2_000),
-          what=st.sampled_from(["deposit", "withdraw", "add", "remove"]), delay=st.sampled_from([None, 0, 2 * MS]))
+    @rule(
+        client=st.sampled_from(CLIENTS),
+        asset=st.sampled_from([USD, BTC, ETH]),
+        units=st.integers(1, 2_000),
+        what=st.sampled_from(["deposit", "withdraw", "add", "remove"]),
+        delay=st.sampled_from([None, 0, 2 * MS]),
+    )
     def money(self, client: int, asset: int, units: int, what: str, delay: int | None) -> None:
         if delay is not None:
             self.submit(SetSettlementDelay(delay), None)
@@ -196,6 +252,9 @@ class Ledger(RuleBasedStateMachine):
 
 
 Ledger.TestCase.settings = settings(
-    max_examples=120, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    max_examples=120,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 TestLedger = Ledger.TestCase

@@ -8,9 +8,9 @@ from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.pricing import protection_price
 from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, DAY, ETH_USD, RICH, SECOND, START, Sim, fingerprint, trades
-from cefisim.engine.vocabulary import OrderStatus, Side
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY
@@ -26,6 +26,7 @@ def rich_dave(sim: Sim) -> None:
 
 
 # --- price-time priority ------------------------------------------------------------------------
+
 
 def test_better_price_first_then_arrival_within_level(sim: Sim) -> None:
     a = sim.sell(ALICE, "1", "101.00").order.id
@@ -78,6 +79,7 @@ def test_best_bid_and_offer(sim: Sim) -> None:
 
 # --- cancel -------------------------------------------------------------------------------------
 
+
 def test_cancel_by_id(sim: Sim) -> None:
     o = sim.buy(ALICE, "1", "99.00").order
     r = sim.cancel(ALICE, o.id)
@@ -105,6 +107,7 @@ def test_cancel_of_unknown_or_foreign_order(sim: Sim) -> None:
 
 
 # --- GTC expiry ----------------------------------------------------------------------------------
+
 
 def test_gtc_expires_after_30_days_of_engine_time(sim: Sim) -> None:
     o = sim.buy(ALICE, "1", "99.00").order
@@ -149,6 +152,7 @@ def test_partially_filled_gtc_expires_with_its_executed_qty(sim: Sim) -> None:
 
 # --- IOC ------------------------------------------------------------------------------------------
 
+
 def test_ioc_partial_is_canceled_with_executed_qty(sim: Sim) -> None:
     m = sim.sell(ALICE, "1", "100.00").order
     r = sim.buy(BOB, "3", "100.00", tif="IOC")
@@ -174,6 +178,7 @@ def test_ioc_without_trade_never_rests(sim: Sim) -> None:
 
 
 # --- MARKET ---------------------------------------------------------------------------------------
+
 
 def test_market_buy_protection_is_best_ask_plus_band_floored(sim: Sim) -> None:
     sim.sell(ALICE, "1", "100.01")
@@ -221,6 +226,7 @@ def test_market_without_liquidity_is_rejected(sim: Sim) -> None:
 
 # --- USE_AGGRESSIVE_PRICING ----------------------------------------------------------------------
 
+
 def _asks_then_trade_at_100(sim: Sim) -> None:
     sim.sell(CAROL, "1", "104.00")
     sim.sell(CAROL, "1", "106.00")
@@ -255,12 +261,15 @@ def test_aggressive_pricing_trades_where_the_band_edge_of_the_last_trade_ends_sh
     sim.check()
 
 
-@pytest.mark.parametrize(("side", "resting", "plain", "flagged", "traded"), [
-    # the best offer (96) lies below the last trade (100): the flag reaches 100 * 1.05, not 96 * 1.05
-    (BUY, ("104.00", "96.00"), 10080, 10500, [9600, 10400]),
-    # the best bid (104) lies above the last trade: the flag reaches 100 * 0.95, not 104 * 0.95
-    (SELL, ("96.00", "104.00"), 9880, 9500, [10400, 9600]),
-])
+@pytest.mark.parametrize(
+    ("side", "resting", "plain", "flagged", "traded"),
+    [
+        # the best offer (96) lies below the last trade (100): the flag reaches 100 * 1.05, not 96 * 1.05
+        (BUY, ("104.00", "96.00"), 10080, 10500, [9600, 10400]),
+        # the best bid (104) lies above the last trade: the flag reaches 100 * 0.95, not 104 * 0.95
+        (SELL, ("96.00", "104.00"), 9880, 9500, [10400, 9600]),
+    ],
+)
 def test_aggressive_pricing_reaches_the_band_edge_around_the_last_trade(
     sim: Sim, side: str, resting: tuple[str, str], plain: int, flagged: int, traded: list[int]
 ) -> None:
@@ -296,10 +305,20 @@ def test_aggressive_pricing_only_on_market(sim: Sim) -> None:
 
 # --- price band ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("side,price,ok", [
-    (BUY, "105.00", True), (BUY, "105.01", False), (SELL, "95.00", True), (SELL, "94.99", False),
-    (SELL, "105.00", True), (SELL, "105.01", False), (BUY, "95.00", True), (BUY, "94.99", False),
-])
+
+@pytest.mark.parametrize(
+    "side,price,ok",
+    [
+        (BUY, "105.00", True),
+        (BUY, "105.01", False),
+        (SELL, "95.00", True),
+        (SELL, "94.99", False),
+        (SELL, "105.00", True),
+        (SELL, "105.01", False),
+        (BUY, "95.00", True),
+        (BUY, "94.99", False),
+    ],
+)
 def test_limit_price_outside_band_around_last_trade(sim: Sim, side: str, price: str, ok: bool) -> None:
     sim.sell(ALICE, "1", "100.00")
     sim.buy(BOB, "1", "100.00")
@@ -323,6 +342,7 @@ def test_no_band_without_reference(sim: Sim) -> None:
 
 
 # --- ALO --------------------------------------------------------------------------------------------
+
 
 def test_alo_that_would_trade_is_rejected(sim: Sim) -> None:
     sim.sell(ALICE, "1", "100.00")
@@ -349,6 +369,7 @@ def test_alo_on_market_is_rejected(sim: Sim) -> None:
 
 
 # --- AON --------------------------------------------------------------------------------------------
+
 
 def test_aon_only_on_market(sim: Sim) -> None:
     sim.sell(ALICE, "1", "100.00")
@@ -396,6 +417,7 @@ def test_aon_does_not_count_own_orders_behind_stp(sim: Sim) -> None:
 
 
 # --- STP --------------------------------------------------------------------------------------------
+
 
 def test_stp_none_trades_with_itself(sim: Sim) -> None:
     m = sim.sell(ALICE, "1", "100.00").order
@@ -470,20 +492,24 @@ def test_client_stp_invalid_value_refused(sim: Sim) -> None:
 
 # --- quantities and grids ---------------------------------------------------------------------------
 
+
 def test_min_qty(sim: Sim) -> None:
     r = sim.limit(ALICE, BUY, "0.009", "100.00", inst=ETH_USD)
     assert r.reject == Reject.QTY_BELOW_MINIMUM and r.order.status == REJECTED
     assert sim.limit(ALICE, BUY, "0.010", "100.00", inst=ETH_USD).ok
 
 
-@pytest.mark.parametrize("inst,qty,price,reason", [
-    (BTC_USD, "1", "100.001", Reject.PRICE_OFF_GRID),
-    (BTC_USD, "0.00001", "100.00", Reject.QTY_OFF_GRID),
-    (ETH_USD, "1", "100.03", Reject.PRICE_OFF_GRID),
-    (ETH_USD, "0.0105", "100.05", Reject.QTY_OFF_GRID),
-    (BTC_USD, "0", "100.00", Reject.QTY_NOT_POSITIVE),
-    (BTC_USD, "1", "0.00", Reject.PRICE_NOT_POSITIVE),
-])
+@pytest.mark.parametrize(
+    "inst,qty,price,reason",
+    [
+        (BTC_USD, "1", "100.001", Reject.PRICE_OFF_GRID),
+        (BTC_USD, "0.00001", "100.00", Reject.QTY_OFF_GRID),
+        (ETH_USD, "1", "100.03", Reject.PRICE_OFF_GRID),
+        (ETH_USD, "0.0105", "100.05", Reject.QTY_OFF_GRID),
+        (BTC_USD, "0", "100.00", Reject.QTY_NOT_POSITIVE),
+        (BTC_USD, "1", "0.00", Reject.PRICE_NOT_POSITIVE),
+    ],
+)
 def test_off_grid_rejected_with_record_and_nothing_else(
     sim: Sim, inst: int, qty: str, price: str, reason: Reject
 ) -> None:

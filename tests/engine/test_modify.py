@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import OrderStatus, OrderType, Side
 
 from .builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, trades
-from cefisim.engine.vocabulary import OrderStatus, OrderType, Side
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY
@@ -200,4 +200,3 @@ def test_modify_side_of_book_order(sim: Sim) -> None:
     sim.modify(ALICE, a.id, "1", "99.01")
     assert sim.book()[0] == [(9_901, a.id, 10_000), (9_900, b.id, 10_000)]
     assert a.side == BUY and b.side == BUY
-

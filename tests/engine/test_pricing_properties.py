@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cefisim.engine.pricing import protection_price
+from cefisim.engine.vocabulary import Side
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, Sim
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -17,8 +17,11 @@ SELL = Side.SELL
 # some fall outside the band; IOC orders move the last trade without leaving liquidity behind
 _orders = st.lists(
     st.tuples(
-        st.sampled_from((ALICE, CAROL)), st.sampled_from((BUY, SELL)), st.integers(8_500, 11_500),
-        st.integers(1, 30_000), st.sampled_from(("GTC", "GTC", "IOC")),
+        st.sampled_from((ALICE, CAROL)),
+        st.sampled_from((BUY, SELL)),
+        st.integers(8_500, 11_500),
+        st.integers(1, 30_000),
+        st.sampled_from(("GTC", "GTC", "IOC")),
     ),
     max_size=25,
 )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from cefisim.engine import queries
+from cefisim.engine.vocabulary import Side
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -28,9 +28,16 @@ def test_recent_trades_are_the_taker_fills_of_one_instrument_newest_first() -> N
     assert [f.match_id for f in queries.recent_trades(sim.v, BTC_USD, 2)] == [f.match_id for f in fills[:2]]
     assert len(queries.recent_trades(sim.v, ETH_USD, None)) == 1
     # the same as collecting every client's fills and sorting them
-    everything = sorted((f for c in sim.v.clients.values() for f in c.fills
-                         if f.order.instrument.id == BTC_USD and f.liq_flag == "TAKER"),
-                        key=lambda f: f.timestamp, reverse=True)
+    everything = sorted(
+        (
+            f
+            for c in sim.v.clients.values()
+            for f in c.fills
+            if f.order.instrument.id == BTC_USD and f.liq_flag == "TAKER"
+        ),
+        key=lambda f: f.timestamp,
+        reverse=True,
+    )
     assert fills == everything
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from cefisim.engine.quotes import QuoteResult, quote_base, quote_notional
 from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import Side
 
 from .builders import ALICE, BTC_USD, Sim
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL

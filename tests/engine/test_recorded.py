@@ -11,9 +11,9 @@ from cefisim.engine.queue_model import LogProb, PowerProb, RiskAverse, queue_mod
 from cefisim.engine.recorded import RecordedMarket
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.reference import Client
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import ALICE, BTC, BTC_USD, SECOND, START, USD, Sim, build_venue
-from cefisim.engine.vocabulary import OrderStatus, Side
 
 BUY = Side.BUY
 FILLED = OrderStatus.FILLED
@@ -90,14 +90,16 @@ def test_without_impact_the_taken_depth_is_back_at_the_next_recorded_event() -> 
 
 
 def test_a_resting_order_fills_only_once_the_quantity_ahead_has_traded() -> None:
-    sim, mkt = recorded([
-        BOOK,
-        (TRADE, at(3), at(3), SELL, P, 3),
-        (UPDATE, at(3), at(3), BUY, P, 2),
-        (UPDATE, at(4), at(4), BUY, P, 6),  # joins behind the user
-        (TRADE, at(5), at(5), SELL, P, 3),
-        (UPDATE, at(5), at(5), BUY, P, 3),
-    ])
+    sim, mkt = recorded(
+        [
+            BOOK,
+            (TRADE, at(3), at(3), SELL, P, 3),
+            (UPDATE, at(3), at(3), BUY, P, 2),
+            (UPDATE, at(4), at(4), BUY, P, 6),  # joins behind the user
+            (TRADE, at(5), at(5), SELL, P, 3),
+            (UPDATE, at(5), at(5), BUY, P, 3),
+        ]
+    )
     sim.advance_to(at(2))
     order = sim.buy(ALICE, "0.0002", "30000.00").order
     assert mkt.queue_position(order) == 5
@@ -111,7 +113,9 @@ def test_a_resting_order_fills_only_once_the_quantity_ahead_has_traded() -> None
     assert order.executed == 1 and mkt.queue_position(order) == 0
     fill = sim.v.clients[ALICE].fills[-1]
     assert (fill.price, fill.qty, fill.liq_flag) == (P, 1, "MAKER")
-    assert [e for e in result.events if isinstance(e, TradeEvent)][0].taker_order_id != order.id  # the counterparty took
+    assert [e for e in result.events if isinstance(e, TradeEvent)][
+        0
+    ].taker_order_id != order.id  # the counterparty took
     assert sim.v.asset_totals() == totals
     sim.check()
 
@@ -189,10 +193,15 @@ _action = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_action, max_size=40), st.sampled_from(["risk_averse", "power", "log"]), st.booleans(),
-       st.sampled_from([0, 2_000_000]))
-def test_random_recorded_markets_and_users_keep_every_invariant(actions: list, model: str, impact: bool,
-                                                                 latency: int) -> None:
+@given(
+    st.lists(_action, max_size=40),
+    st.sampled_from(["risk_averse", "power", "log"]),
+    st.booleans(),
+    st.sampled_from([0, 2_000_000]),
+)
+def test_random_recorded_markets_and_users_keep_every_invariant(
+    actions: list, model: str, impact: bool, latency: int
+) -> None:
     """Recorded updates and trades (bids below P + 3, asks from P + 3: never crossed) interleaved with
     two users' limits, markets, cancels and modifies: every invariant holds after every step, every
     asset is conserved."""

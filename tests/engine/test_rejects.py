@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-
-
 import pytest
 
 from cefisim.engine.commands import (
-    CancelOrder, Command, ModifyOrder, PaperFunds, PlaceOrder, RequestTransfer, SetClientInfo,
+    CancelOrder,
+    Command,
+    ModifyOrder,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetClientInfo,
     SetInstrumentStatus,
 )
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import Reject, Stage
+from cefisim.engine.vocabulary import OrderStatus
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim, fingerprint
-from cefisim.engine.vocabulary import OrderStatus
 
 REJECTED = OrderStatus.REJECTED
 
@@ -35,8 +39,15 @@ def populated() -> Sim:
     return sim
 
 
-def place(client: int = ALICE, side: str = "BUY", type: str = "LIMIT", qty: str = "1",
-          price: str | None = "99.50", inst: int = BTC_USD, **kw: object) -> PlaceOrder:
+def place(
+    client: int = ALICE,
+    side: str = "BUY",
+    type: str = "LIMIT",
+    qty: str = "1",
+    price: str | None = "99.50",
+    inst: int = BTC_USD,
+    **kw: object,
+) -> PlaceOrder:
     return PlaceOrder(client, inst, side, type, qty, price, **kw)  # type: ignore[arg-type]
 
 
@@ -104,8 +115,9 @@ def test_rejected_modify_by_duplicate_external_id_leaves_no_trace() -> None:
     assert fingerprint(sim.v) == before
 
 
-@pytest.mark.parametrize("status,reason", [("HALTED", Reject.INSTRUMENT_HALTED),
-                                           ("DISABLED", Reject.INSTRUMENT_DISABLED)])
+@pytest.mark.parametrize(
+    "status,reason", [("HALTED", Reject.INSTRUMENT_HALTED), ("DISABLED", Reject.INSTRUMENT_DISABLED)]
+)
 def test_rejected_by_status_leaves_no_trace(status: str, reason: Reject) -> None:
     sim = populated()
     sim.status(BTC_USD, status)
@@ -116,6 +128,3 @@ def test_rejected_by_status_leaves_no_trace(status: str, reason: Reject) -> None
     if status == "HALTED":
         assert sim.submit(ModifyOrder(ALICE, 1, None, "0.5")).reject == reason
         assert fingerprint(sim.v, exclude_order=r.order) == before
-
-
-

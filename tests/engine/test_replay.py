@@ -8,7 +8,20 @@ from cefisim.engine.commands import AdvanceClock, Command, PlaceOrder
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
 
 from .builders import (
-    ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH_USD, HOUR, SECOND, START, USD, Sim, build_venue, fingerprint,
+    ALICE,
+    BOB,
+    BTC,
+    BTC_USD,
+    CAROL,
+    DAY,
+    ETH_USD,
+    HOUR,
+    SECOND,
+    START,
+    USD,
+    Sim,
+    build_venue,
+    fingerprint,
     state_hash,
 )
 

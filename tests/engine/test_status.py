@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from cefisim.engine.events import InstrumentEvent, OrderEvent
 from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import OrderStatus, Side
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, trades
-from cefisim.engine.vocabulary import OrderStatus, Side
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY

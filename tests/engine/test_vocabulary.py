@@ -7,14 +7,35 @@ import json
 import orjson
 
 from cefisim.engine.vocabulary import (
-    FINAL, WORKING, ExecInst, InstrumentStatus, LiquidityFlag, OrderFlag, OrderStatus, OrderType, Platform,
-    SelfTradePrevention, Side, TimeInForce, TransferStatus, TransferType, Word,
+    FINAL,
+    WORKING,
+    ExecInst,
+    InstrumentStatus,
+    LiquidityFlag,
+    OrderFlag,
+    OrderStatus,
+    OrderType,
+    Platform,
+    SelfTradePrevention,
+    Side,
+    TimeInForce,
+    TransferStatus,
+    TransferType,
+    Word,
 )
 
 #: the description's words, spelled out by hand (not read back from the enums)
 WIRE = {
-    OrderStatus: ["INITIALIZED", "NEW_PENDING", "REJECTED", "ACTIVE", "FILLED", "CANCEL_PENDING", "CANCELED",
-                  "MODIFY_PENDING"],
+    OrderStatus: [
+        "INITIALIZED",
+        "NEW_PENDING",
+        "REJECTED",
+        "ACTIVE",
+        "FILLED",
+        "CANCEL_PENDING",
+        "CANCELED",
+        "MODIFY_PENDING",
+    ],
     InstrumentStatus: ["DISABLED", "OPENING", "ACTIVE", "HALTED"],
     TransferStatus: ["INITIALIZED", "COMPLETED", "REJECTED"],
     Side: ["BUY", "SELL"],
@@ -50,7 +71,7 @@ def test_each_meaning_of_a_word_is_its_own_enum() -> None:
 
 
 def test_working_and_final_partition_the_ended_and_the_book() -> None:
-    assert WORKING == {"ACTIVE", "MODIFY_PENDING", "CANCEL_PENDING"}
-    assert FINAL == {"REJECTED", "FILLED", "CANCELED"}
+    assert {"ACTIVE", "MODIFY_PENDING", "CANCEL_PENDING"} == WORKING
+    assert {"REJECTED", "FILLED", "CANCELED"} == FINAL
     assert not WORKING & FINAL
     assert "ACTIVE" in WORKING and OrderStatus.ACTIVE in WORKING  # plain strings from outside too

@@ -7,31 +7,82 @@ the engine, not only the first check.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote, urlencode
-
-import json
 
 import orjson
 from hypothesis import strategies as st
 
 # Text that any HTTP/1.1 header value can carry through http.client (latin-1, no CR/LF/NUL).
 HEADER_TEXT = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF, exclude_characters="\x7f"), max_size=40)
-TOKEN = st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~"),
-                min_size=1, max_size=20)
+TOKEN = st.text(
+    st.sampled_from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~"),
+    min_size=1,
+    max_size=20,
+)
 
-NASTY_TEXT = st.sampled_from([
-    "", " ", "0", "-1", "01", "1.5", "1e9", "NaN", "Infinity", "9" * 19, "9" * 20, "9" * 60, "1" * 300,
-    "0.000000001", "99999999999999999999.99", "\u0000", "\ud7ff", "é", "中文", "😀", "../..", "%00", "%2F",
-    "null", "true", "[]", "{}", "<script>", "' OR 1=1 --", "\\", "\t", "a" * 19, "s1", "1", "2", "100", "101",
-    "BUY", "SELL", "LIMIT", "MARKET", "GTC", "IOC", "ALO", "AON", "BASE", "QUOTE", "USD", "BTC",
-])
+NASTY_TEXT = st.sampled_from(
+    [
+        "",
+        " ",
+        "0",
+        "-1",
+        "01",
+        "1.5",
+        "1e9",
+        "NaN",
+        "Infinity",
+        "9" * 19,
+        "9" * 20,
+        "9" * 60,
+        "1" * 300,
+        "0.000000001",
+        "99999999999999999999.99",
+        "\u0000",
+        "\ud7ff",
+        "é",
+        "中文",
+        "😀",
+        "../..",
+        "%00",
+        "%2F",
+        "null",
+        "true",
+        "[]",
+        "{}",
+        "<script>",
+        "' OR 1=1 --",
+        "\\",
+        "\t",
+        "a" * 19,
+        "s1",
+        "1",
+        "2",
+        "100",
+        "101",
+        "BUY",
+        "SELL",
+        "LIMIT",
+        "MARKET",
+        "GTC",
+        "IOC",
+        "ALO",
+        "AON",
+        "BASE",
+        "QUOTE",
+        "USD",
+        "BTC",
+    ]
+)
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=False, allow_infinity=False),
-    NASTY_TEXT, st.text(max_size=30),
+    NASTY_TEXT,
+    st.text(max_size=30),
 )
 
 JSON_VALUES = st.recursive(
@@ -79,7 +130,7 @@ def json_body(template: Any | None) -> st.SearchStrategy[bytes]:
         st.just(b""),
         st.binary(max_size=64),
         JSON_VALUES.map(_dumps),
-        st.sampled_from([b"{", b"[1,", b'{"a":1}{', b"\xff\xfe", b"{\"info\": NaN}", b"1" * 200, b" " * 10]),
+        st.sampled_from([b"{", b"[1,", b'{"a":1}{', b"\xff\xfe", b'{"info": NaN}', b"1" * 200, b" " * 10]),
     ]
     if template is not None:
         valid = st.just(orjson.dumps(template))
@@ -88,13 +139,44 @@ def json_body(template: Any | None) -> st.SearchStrategy[bytes]:
     return st.one_of(*options)
 
 
-QUERY_NAMES = ["id", "name", "symbol", "instrument_id", "size", "skip", "timestamp", "client_id", "mnemonic",
-               "asset_id", "asset_name", "transfer_id", "order_id", "version", "depth", "limit", "scope"]
+QUERY_NAMES = [
+    "id",
+    "name",
+    "symbol",
+    "instrument_id",
+    "size",
+    "skip",
+    "timestamp",
+    "client_id",
+    "mnemonic",
+    "asset_id",
+    "asset_name",
+    "transfer_id",
+    "order_id",
+    "version",
+    "depth",
+    "limit",
+    "scope",
+]
 QUERY_VALUES = st.one_of(
-    NASTY_TEXT, st.text(max_size=25), st.from_regex(r"\A[1-9][0-9]{0,20}\Z"),
+    NASTY_TEXT,
+    st.text(max_size=25),
+    st.from_regex(r"\A[1-9][0-9]{0,20}\Z"),
     st.integers(min_value=-5, max_value=10**20).map(str),
-    st.sampled_from(["v2026_01_23", "v2024_01_01", "1793523600000000000", "9999999999999999999", "10", "100",
-                     "101", "alice", "BTC-USD", "-USD"]),
+    st.sampled_from(
+        [
+            "v2026_01_23",
+            "v2024_01_01",
+            "1793523600000000000",
+            "9999999999999999999",
+            "10",
+            "100",
+            "101",
+            "alice",
+            "BTC-USD",
+            "-USD",
+        ]
+    ),
 )
 
 
@@ -110,9 +192,20 @@ def path_segment(good: list[str]) -> st.SearchStrategy[str]:
     return raw.map(lambda s: quote(s, safe="") or "%20")
 
 
-EXTRA_HEADER_NAMES = ["X-Svc-Version", "X-Request-Id", "Content-Type", "Accept", "SVC-On-Behalf-Of",
-                      "Authorization", "x-svc-auth-token", "x-svc-auth-signature", "x-svc-auth-timestamp",
-                      "x-svc-auth-userid", "Transfer-Encoding-X", "Origin"]
+EXTRA_HEADER_NAMES = [
+    "X-Svc-Version",
+    "X-Request-Id",
+    "Content-Type",
+    "Accept",
+    "SVC-On-Behalf-Of",
+    "Authorization",
+    "x-svc-auth-token",
+    "x-svc-auth-signature",
+    "x-svc-auth-timestamp",
+    "x-svc-auth-userid",
+    "Transfer-Encoding-X",
+    "Origin",
+]
 
 
 # headers that frame the message: sending them twice or wrong is an HTTP-parser error, not an app input
@@ -120,7 +213,11 @@ FRAMING = {"content-length", "transfer-encoding", "host", "connection", "expect"
 
 
 def extra_headers() -> st.SearchStrategy[dict[str, str]]:
-    value = st.one_of(HEADER_TEXT, st.sampled_from(["v2026_01_23", "v2024_01_01", "application/json",
-                                                    "text/plain", "Bearer x", "Bearer", "100", "u-bob"]))
+    value = st.one_of(
+        HEADER_TEXT,
+        st.sampled_from(
+            ["v2026_01_23", "v2024_01_01", "application/json", "text/plain", "Bearer x", "Bearer", "100", "u-bob"]
+        ),
+    )
     name = st.one_of(st.sampled_from(EXTRA_HEADER_NAMES), TOKEN).filter(lambda n: n.lower() not in FRAMING)
     return st.dictionaries(name, value, max_size=3)

@@ -29,13 +29,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
+from cefisim.api.cefi.signing import sign
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.server.limits import handler_args
 from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.cefi.signing import sign
-from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import SECRETS, scenario_doc
 
 T = TypeVar("T")
@@ -57,10 +57,12 @@ ORG_USERS = [{"user_id": "u-bob", "client_id": "101"}]
 
 # --- keys and scenario --------------------------------------------------------------------------------
 
+
 def _key(seed: int) -> ec.EllipticCurvePrivateKey:
     """A fixed P-256 key (tests must not depend on which random key they drew)."""
-    return ec.derive_private_key(int.from_bytes(hashlib.sha256(f"cefisim-fuzz-{seed}".encode()).digest(), "big")
-                                 % (2**255), ec.SECP256R1())
+    return ec.derive_private_key(
+        int.from_bytes(hashlib.sha256(f"cefisim-fuzz-{seed}".encode()).digest(), "big") % (2**255), ec.SECP256R1()
+    )
 
 
 USER_KEY = _key(1)
@@ -68,8 +70,11 @@ ORG_KEY = _key(2)
 
 
 def public_pem(key: ec.EllipticCurvePrivateKey) -> str:
-    return key.public_key().public_bytes(serialization.Encoding.PEM,
-                                         serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
 
 
 def es256(key: ec.EllipticCurvePrivateKey, key_id: str, timestamp: int) -> str:
@@ -81,17 +86,28 @@ def fuzz_doc(**overrides: Any) -> dict[str, Any]:
     """The HTTP tests' scenario plus an ES256 user key, an organization key and an OAuth client."""
     return scenario_doc(
         api_keys=[
-            {"key_id": "k-alice", "kind": "user", "user_id": "u-alice", "client_id": "100",
-             "public_key": public_pem(USER_KEY)},
+            {
+                "key_id": "k-alice",
+                "kind": "user",
+                "user_id": "u-alice",
+                "client_id": "100",
+                "public_key": public_pem(USER_KEY),
+            },
             {"key_id": "k-org", "kind": "organization", "public_key": public_pem(ORG_KEY), "users": ORG_USERS},
         ],
-        oauth_clients=[{"client_id": "cli-demo", "redirect_uris": [REDIRECT, "http://127.0.0.1/cb"],
-                        "scopes": ["mcp:read", "mcp:trade"]}],
+        oauth_clients=[
+            {
+                "client_id": "cli-demo",
+                "redirect_uris": [REDIRECT, "http://127.0.0.1/cb"],
+                "scopes": ["mcp:read", "mcp:trade"],
+            }
+        ],
         **overrides,
     )
 
 
 # --- the served app -----------------------------------------------------------------------------------
+
 
 def build_app(sim: Simulation, **options: Any) -> tuple[web.Application, dict[str, Any]]:
     """The real ``create_app`` with ``options`` (the limit options of ``api/server/limits.py`` among
@@ -120,6 +136,7 @@ class Served:
 
     def on_loop(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the server's loop (between requests) and return its result."""
+
         async def call() -> T:
             return fn()
 
@@ -199,8 +216,9 @@ def serve(app: web.Application, sim: Simulation, access_log: bool = False, **han
 
 
 @contextmanager
-def serve_sim(doc: dict[str, Any] | None = None, access_log: bool = False, access_log_format: str | None = None,
-              **options: Any) -> Iterator[Served]:
+def serve_sim(
+    doc: dict[str, Any] | None = None, access_log: bool = False, access_log_format: str | None = None, **options: Any
+) -> Iterator[Served]:
     """A fresh simulation of ``doc`` (default :func:`fuzz_doc`) on a virtual clock, served."""
     sim = Simulation(parse_scenario(doc or fuzz_doc(), "fuzz-scenario.json"), clock="virtual")
     app, handler = build_app(sim, access_log=access_log_format, **options)
@@ -209,6 +227,7 @@ def serve_sim(doc: dict[str, Any] | None = None, access_log: bool = False, acces
 
 
 # --- a blocking client ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Reply:
@@ -256,17 +275,30 @@ class Client:
         raise AssertionError("unreachable")
 
 
-def signed_headers(client_id: int, method: str, path: str, body: bytes, layout: str = "concat",
-                   ts: int | None = None, key: str | None = None, secret: str | None = None) -> dict[str, str]:
+def signed_headers(
+    client_id: int,
+    method: str,
+    path: str,
+    body: bytes,
+    layout: str = "concat",
+    ts: int | None = None,
+    key: str | None = None,
+    secret: str | None = None,
+) -> dict[str, str]:
     k, s = SECRETS[client_id]
     ts_text = str(int(time.time()) if ts is None else ts)
     signature = sign(secret or s, ts_text, method, path, body, layout)
-    return {"x-svc-auth-token": key or k, "x-svc-auth-signature": signature,
-            "x-svc-auth-timestamp": ts_text, "x-svc-auth-userid": str(client_id)}
+    return {
+        "x-svc-auth-token": key or k,
+        "x-svc-auth-signature": signature,
+        "x-svc-auth-timestamp": ts_text,
+        "x-svc-auth-userid": str(client_id),
+    }
 
 
-def raw_exchange(port: int, data: bytes, *, trickle: list[tuple[float, bytes]] | None = None,
-                 timeout: float = 10) -> tuple[bytes, bool]:
+def raw_exchange(
+    port: int, data: bytes, *, trickle: list[tuple[float, bytes]] | None = None, timeout: float = 10
+) -> tuple[bytes, bool]:
     """Send raw bytes (then ``trickle`` pieces after their delays); return what came back and whether
     the server closed the connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
@@ -296,6 +328,7 @@ def raw_exchange(port: int, data: bytes, *, trickle: list[tuple[float, bytes]] |
 
 
 # --- the checks ----------------------------------------------------------------------------------------
+
 
 def assert_problem(reply: Reply, path: str) -> dict[str, Any]:
     """An RFC 7807 problem: nested in ``error`` on CeFi paths (v2026_01_23), bare elsewhere."""

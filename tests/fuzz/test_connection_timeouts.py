@@ -14,10 +14,10 @@ import pytest
 from aiohttp import web
 
 from cefisim.api import cli
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.api.server.app import create_app
 from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import scenario_doc
 
 TIMER_S = 1.0
@@ -25,8 +25,10 @@ TIMER_S = 1.0
 
 def test_cefisim_serve_closes_idle_and_unfinished_connections_after_75_s(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
-    def run(app: web.Application, host: str, port: int, on_listening: Any, ready_file: Any = None,
-            **handler: Any) -> int:  # api.server.listen.run: the server with these handler settings
+
+    def run(
+        app: web.Application, host: str, port: int, on_listening: Any, ready_file: Any = None, **handler: Any
+    ) -> int:  # api.server.listen.run: the server with these handler settings
         seen.update(handler)
         return 0
 
@@ -47,7 +49,7 @@ async def _closed_after(port: int, trickle: bytes | None) -> float:
             try:
                 if await asyncio.wait_for(reader.read(1), 0.2) == b"":
                     return time.monotonic() - started
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
         assert await asyncio.wait_for(reader.read(), 10) == b""
         return time.monotonic() - started
@@ -57,7 +59,8 @@ async def _closed_after(port: int, trickle: bytes | None) -> float:
 
 @pytest.mark.parametrize("trickle", [None, b"GET /v1/cefi/health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 40])
 async def test_a_connection_that_does_not_finish_a_request_is_closed_by_the_keepalive_timer(
-        trickle: bytes | None) -> None:
+    trickle: bytes | None,
+) -> None:
     sim = Simulation(parse_scenario(scenario_doc(), "t.json"), clock="virtual")
     runner = web.AppRunner(create_app(sim), keepalive_timeout=TIMER_S)
     await runner.setup()

@@ -87,8 +87,22 @@ def _free_port() -> int:
 def test_a_huge_clock_advance_answers_at_once_without_a_5xx(tmp_path: Path) -> None:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--clock", "virtual", "--log-level", "ERROR"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--clock",
+            "virtual",
+            "--log-level",
+            "ERROR",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     client = Client(port, timeout=3)
@@ -102,8 +116,9 @@ def test_a_huge_clock_advance_answers_at_once_without_a_5xx(tmp_path: Path) -> N
                 client.close()
             assert time.monotonic() < deadline, "server did not start"
             time.sleep(0.05)
-        reply = client.request("POST", "/_sim/clock/advance", b'{"seconds": 1000000000000}',
-                               {"Content-Type": "application/json"})  # ~31,700 years; raises on timeout
+        reply = client.request(
+            "POST", "/_sim/clock/advance", b'{"seconds": 1000000000000}', {"Content-Type": "application/json"}
+        )  # ~31,700 years; raises on timeout
         assert reply.status in (200, 400), reply.body
     finally:
         client.close()

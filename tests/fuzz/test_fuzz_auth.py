@@ -25,15 +25,37 @@ from hypothesis import strategies as st
 
 from tests.fuzz.strategies import HEADER_TEXT, JSON_VALUES, extra_headers, json_body, mutated, path_segment
 from tests.fuzz.support import (
-    ORG_KEY, REDIRECT, RESOURCE, USER_KEY, Client, Served, check_answer, es256, examples, serve_sim,
+    ORG_KEY,
+    REDIRECT,
+    RESOURCE,
+    USER_KEY,
+    Client,
+    Served,
+    check_answer,
+    es256,
+    examples,
+    serve_sim,
 )
 
-FUZZ = settings(max_examples=examples(30), deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=examples(30),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 VERIFIER = "v" * 43 + "-._~0123456789"
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
-AUTHORIZE = {"client_id": "cli-demo", "redirect_uri": REDIRECT, "response_type": "code", "code_challenge": CHALLENGE,
-             "code_challenge_method": "S256", "resource": RESOURCE, "scope": "mcp:read", "state": "st"}
+AUTHORIZE = {
+    "client_id": "cli-demo",
+    "redirect_uri": REDIRECT,
+    "response_type": "code",
+    "code_challenge": CHALLENGE,
+    "code_challenge_method": "S256",
+    "resource": RESOURCE,
+    "scope": "mcp:read",
+    "state": "st",
+}
 
 
 class World:
@@ -43,32 +65,48 @@ class World:
         self.served = served
         self.client = Client(served.port)
         ts = int(time.time())
-        user = self.post_json("/v1/auth/api-key/token",
-                              {"key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)})
-        org = self.post_json("/v1/auth/api-key/token",
-                             {"key_id": "k-org", "timestamp": ts, "signature": es256(ORG_KEY, "k-org", ts)})
+        user = self.post_json(
+            "/v1/auth/api-key/token",
+            {"key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)},
+        )
+        org = self.post_json(
+            "/v1/auth/api-key/token", {"key_id": "k-org", "timestamp": ts, "signature": es256(ORG_KEY, "k-org", ts)}
+        )
         self.user, self.org, self.refresh = user["access_token"], org["access_token"], user["refresh_token"]
         code = self.code()
-        tokens = self.post_form({"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                                 "client_id": "cli-demo", "code_verifier": VERIFIER})
+        tokens = self.post_form(
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT,
+                "client_id": "cli-demo",
+                "code_verifier": VERIFIER,
+            }
+        )
         self.oauth, self.oauth_refresh = tokens["access_token"], tokens["refresh_token"]
         self.fresh_code = self.code()
 
     def post_json(self, path: str, body: Any, headers: dict[str, str] | None = None) -> Any:
-        reply = self.client.request("POST", path, orjson.dumps(body), {"Content-Type": "application/json",
-                                                                       **(headers or {})})
+        reply = self.client.request(
+            "POST", path, orjson.dumps(body), {"Content-Type": "application/json", **(headers or {})}
+        )
         assert reply.status == 200, reply.body
         return reply.json()
 
     def post_form(self, form: dict[str, str]) -> Any:
-        reply = self.client.request("POST", "/v1/auth/oauth/token", urlencode(form).encode(),
-                                    {"Content-Type": "application/x-www-form-urlencoded"})
+        reply = self.client.request(
+            "POST",
+            "/v1/auth/oauth/token",
+            urlencode(form).encode(),
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        )
         assert reply.status == 200, reply.body
         return reply.json()
 
     def code(self) -> str:
-        answer = self.post_json("/v1/auth/oauth/consent", {**AUTHORIZE, "decision": "approve"},
-                                {"Authorization": f"Bearer {self.user}"})
+        answer = self.post_json(
+            "/v1/auth/oauth/consent", {**AUTHORIZE, "decision": "approve"}, {"Authorization": f"Bearer {self.user}"}
+        )
         return parse_qs(urlsplit(answer["redirect_to"]).query)["code"][0]
 
     def bearer(self, mode: str) -> dict[str, str]:
@@ -105,8 +143,10 @@ def world() -> Iterator[World]:
 BEARERS = st.sampled_from(["user", "user", "org", "org-alone", "org-foreign", "oauth", "garbage", "basic", "none"])
 HEADERS = extra_headers()
 ANY_BODY = json_body(None)
-STRINGY = st.one_of(st.text(max_size=20), st.sampled_from(["", "S256", "plain", "code", "token", REDIRECT,
-                                                           "http://127.0.0.1:9/cb", "mcp:trade", RESOURCE]))
+STRINGY = st.one_of(
+    st.text(max_size=20),
+    st.sampled_from(["", "S256", "plain", "code", "token", REDIRECT, "http://127.0.0.1:9/cb", "mcp:trade", RESOURCE]),
+)
 
 
 def _json_text(value: Any) -> str:
@@ -120,7 +160,7 @@ def _form(params: Any) -> str:
         return quote(_json_text(params), safe="=&")
     pairs: list[tuple[str, str]] = []
     for k, v in params.items():
-        for item in (v if isinstance(v, list) else [v]):
+        for item in v if isinstance(v, list) else [v]:
             pairs.append((str(k), item if isinstance(item, str) else _json_text(item)))
     return urlencode(pairs, quote_via=quote)
 
@@ -152,8 +192,12 @@ def test_key_exchange(world: World, doc: Any, raw: bytes | None, headers: dict[s
 
 
 @FUZZ
-@given(body=st.one_of(ANY_BODY, st.builds(lambda v: _json_text({"refresh_token": v}).encode(), JSON_VALUES),
-                      st.just(b"template")), headers=HEADERS)
+@given(
+    body=st.one_of(
+        ANY_BODY, st.builds(lambda v: _json_text({"refresh_token": v}).encode(), JSON_VALUES), st.just(b"template")
+    ),
+    headers=HEADERS,
+)
 def test_token_refresh(world: World, body: bytes, headers: dict[str, str]) -> None:
     if body == b"template":
         body = orjson.dumps({"refresh_token": world.refresh})
@@ -162,33 +206,61 @@ def test_token_refresh(world: World, body: bytes, headers: dict[str, str]) -> No
 
 @pytest.mark.parametrize("path", ["/v1/auth/oauth/authorize", "/v1/auth/oauth/consent"])
 @FUZZ
-@given(query=st.one_of(MUTATED_AUTHORIZE, st.lists(st.tuples(STRINGY, STRINGY), max_size=5).map(urlencode)),
-       headers=HEADERS)
+@given(
+    query=st.one_of(MUTATED_AUTHORIZE, st.lists(st.tuples(STRINGY, STRINGY), max_size=5).map(urlencode)),
+    headers=HEADERS,
+)
 def test_authorize_and_consent_page(world: World, path: str, query: str, headers: dict[str, str]) -> None:
     world.exchange("GET", f"{path}?{query}", b"", headers)
 
 
 @FUZZ
-@given(body=st.one_of(mutated({**AUTHORIZE, "decision": "approve"}).map(lambda v: _json_text(v).encode()),
-                      ANY_BODY),
-       bearer=BEARERS, headers=HEADERS)
+@given(
+    body=st.one_of(mutated({**AUTHORIZE, "decision": "approve"}).map(lambda v: _json_text(v).encode()), ANY_BODY),
+    bearer=BEARERS,
+    headers=HEADERS,
+)
 def test_consent_decision(world: World, body: bytes, bearer: str, headers: dict[str, str]) -> None:
-    world.exchange("POST", "/v1/auth/oauth/consent", body,
-                   {**headers, **world.bearer(bearer), "Content-Type": "application/json"})
+    world.exchange(
+        "POST", "/v1/auth/oauth/consent", body, {**headers, **world.bearer(bearer), "Content-Type": "application/json"}
+    )
 
 
 @FUZZ
-@given(grant=st.sampled_from(["code", "refresh"]), edits=mutated({"x": "y"}), raw=st.one_of(st.none(), ANY_BODY),
-       content_type=st.sampled_from(["application/x-www-form-urlencoded"] * 4 + [
-           "application/json", "text/plain", "multipart/form-data; boundary=x",
-           "application/x-www-form-urlencoded; charset=latin-1"]),
-       headers=HEADERS)
-def test_oauth_token_endpoint(world: World, grant: str, edits: Any, raw: bytes | None, content_type: str,
-                              headers: dict[str, str]) -> None:
-    base = ({"grant_type": "authorization_code", "code": world.fresh_code, "redirect_uri": REDIRECT,
-             "client_id": "cli-demo", "code_verifier": VERIFIER} if grant == "code" else
-            {"grant_type": "refresh_token", "refresh_token": world.oauth_refresh, "client_id": "cli-demo",
-             "scope": "mcp:read"})
+@given(
+    grant=st.sampled_from(["code", "refresh"]),
+    edits=mutated({"x": "y"}),
+    raw=st.one_of(st.none(), ANY_BODY),
+    content_type=st.sampled_from(
+        ["application/x-www-form-urlencoded"] * 4
+        + [
+            "application/json",
+            "text/plain",
+            "multipart/form-data; boundary=x",
+            "application/x-www-form-urlencoded; charset=latin-1",
+        ]
+    ),
+    headers=HEADERS,
+)
+def test_oauth_token_endpoint(
+    world: World, grant: str, edits: Any, raw: bytes | None, content_type: str, headers: dict[str, str]
+) -> None:
+    base = (
+        {
+            "grant_type": "authorization_code",
+            "code": world.fresh_code,
+            "redirect_uri": REDIRECT,
+            "client_id": "cli-demo",
+            "code_verifier": VERIFIER,
+        }
+        if grant == "code"
+        else {
+            "grant_type": "refresh_token",
+            "refresh_token": world.oauth_refresh,
+            "client_id": "cli-demo",
+            "scope": "mcp:read",
+        }
+    )
     if isinstance(edits, dict):
         base.update({k: v for k, v in edits.items() if k != "x"})
     body = raw if raw is not None else _form(base).encode()
@@ -200,18 +272,26 @@ PAPER = {"asset": "USD", "amount": "1.5"}
 
 @pytest.mark.parametrize("path", ["/v1/paper-trading/funds", "/v1/paper-trading/funds/remove"])
 @FUZZ
-@given(body=json_body(PAPER), bearer=BEARERS, method=st.sampled_from(["POST"] * 6 + ["GET", "PUT", "DELETE"]),
-       headers=HEADERS)
+@given(
+    body=json_body(PAPER),
+    bearer=BEARERS,
+    method=st.sampled_from(["POST"] * 6 + ["GET", "PUT", "DELETE"]),
+    headers=HEADERS,
+)
 def test_paper_funds(world: World, path: str, body: bytes, bearer: str, method: str, headers: dict[str, str]) -> None:
     world.exchange(method, path, body, {**headers, **world.bearer(bearer), "Content-Type": "application/json"})
 
 
 @settings(FUZZ, max_examples=examples(30))
-@given(tail=st.lists(path_segment(["funds", "remove", "auth", "oauth", "token"]), min_size=0, max_size=3),
-       prefix=st.sampled_from(["/v1/paper-trading", "/v1/auth", "/v1/auth/oauth"]),
-       method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]), bearer=BEARERS,
-       value=HEADER_TEXT)
-def test_other_auth_and_paper_paths(world: World, tail: list[str], prefix: str, method: str, bearer: str,
-                                    value: str) -> None:
+@given(
+    tail=st.lists(path_segment(["funds", "remove", "auth", "oauth", "token"]), min_size=0, max_size=3),
+    prefix=st.sampled_from(["/v1/paper-trading", "/v1/auth", "/v1/auth/oauth"]),
+    method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
+    bearer=BEARERS,
+    value=HEADER_TEXT,
+)
+def test_other_auth_and_paper_paths(
+    world: World, tail: list[str], prefix: str, method: str, bearer: str, value: str
+) -> None:
     path = prefix + "".join("/" + t for t in tail)
     world.exchange(method, path, b"", {**world.bearer(bearer), "X-Request-Id": value})

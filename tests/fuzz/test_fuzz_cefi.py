@@ -23,23 +23,49 @@ from cefisim.engine.commands import PlaceOrder
 from tests.fuzz.strategies import extra_headers, json_body, path_segment, query_string
 from tests.fuzz.support import Client, Served, check_answer, examples, serve_sim, signed_headers
 
-FUZZ = settings(max_examples=examples(25), deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=examples(25),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 MAX_ORDERS = 60  # reset the venue past this many orders: snapshots stay cheap
 
 TEMPLATES: dict[tuple[str, str], Any] = {
-    ("POST", "/orders"): {"external_id": "x1", "info": {
-        "client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "0.01",
-        "price": "49000.00", "tif": "GTC", "stp": "NONE", "exec_inst_flags": ["ALO"], "msg_id": "m",
-        "parent_id": "0", "hold_fee_rate": "0.002"}},
-    ("PATCH", "/orders"): {"external_id": "b1", "info": {"client_id": "100", "new_qty": "0.005",
-                                                          "new_price": "49001.00"}},
+    ("POST", "/orders"): {
+        "external_id": "x1",
+        "info": {
+            "client_id": "100",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "0.01",
+            "price": "49000.00",
+            "tif": "GTC",
+            "stp": "NONE",
+            "exec_inst_flags": ["ALO"],
+            "msg_id": "m",
+            "parent_id": "0",
+            "hold_fee_rate": "0.002",
+        },
+    },
+    ("PATCH", "/orders"): {
+        "external_id": "b1",
+        "info": {"client_id": "100", "new_qty": "0.005", "new_price": "49001.00"},
+    },
     ("PATCH", "/clients"): {"id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH"}},
-    ("POST", "/transfers"): {"request": {"amount": "1.00", "asset_id": "2", "client_id": "100", "type": "WITHDRAW",
-                                         "platform": "FIAT", "instructions": {
-                                             "fiat_account_id": UUID, "identity_id": UUID, "account_id": UUID,
-                                             "includes_fee": False}}},
+    ("POST", "/transfers"): {
+        "request": {
+            "amount": "1.00",
+            "asset_id": "2",
+            "client_id": "100",
+            "type": "WITHDRAW",
+            "platform": "FIAT",
+            "instructions": {"fiat_account_id": UUID, "identity_id": UUID, "account_id": UUID, "includes_fee": False},
+        }
+    },
     ("POST", "/market/quote"): {"qty": "100.00", "instrument_id": "1"},
     ("POST", "/markets/quote"): {"qty": "0.01", "instrument_id": "1", "side": "BUY", "qty_unit": "BASE"},
 }
@@ -49,6 +75,7 @@ SIGNING = ["valid", "valid", "valid", "other-client", "none", "stale", "future",
 
 def _seed(served: Served) -> None:
     """Keep a small venue with a resting buy (``b1``, id 1 after a reset) and sell (``s1``)."""
+
     def run() -> None:
         sim = served.sim
         if sim.venue.next_order_id <= MAX_ORDERS:
@@ -94,8 +121,9 @@ def _now() -> int:
     return int(time.time())
 
 
-def exchange(served: Served, client: Client, method: str, raw_path: str, query: str, body: bytes,
-             headers: dict[str, str]) -> None:
+def exchange(
+    served: Served, client: Client, method: str, raw_path: str, query: str, body: bytes, headers: dict[str, str]
+) -> None:
     """Send one request; check the answer, and that a 4xx left the state alone."""
     _seed(served)
     before = served.snapshot()
@@ -114,8 +142,10 @@ def _fill(path: str, segment: str) -> str:
 
 
 # Strategies are built once: hypothesis analyses each new strategy object, which costs more than a request.
-BODIES = {(m, p): json_body(TEMPLATES[(m, p)]) if (m, p) in TEMPLATES else st.one_of(st.just(b""), json_body(None))
-          for m, p, _, _ in CEFI_ROUTES}
+BODIES = {
+    (m, p): json_body(TEMPLATES[(m, p)]) if (m, p) in TEMPLATES else st.one_of(st.just(b""), json_body(None))
+    for m, p, _, _ in CEFI_ROUTES
+}
 REF_ID = path_segment(REF_IDS)
 QUERY = query_string()
 HEADERS = extra_headers()
@@ -124,12 +154,16 @@ PUBLIC_MODES = st.sampled_from(["none", "none", "valid"])
 ANY_BODY = json_body(None)
 
 
-@pytest.mark.parametrize(("method", "path", "signed"), [(m, p, s) for m, p, _, s in CEFI_ROUTES],
-                         ids=[f"{m} {p}" for m, p, _, _ in CEFI_ROUTES])
+@pytest.mark.parametrize(
+    ("method", "path", "signed"),
+    [(m, p, s) for m, p, _, s in CEFI_ROUTES],
+    ids=[f"{m} {p}" for m, p, _, _ in CEFI_ROUTES],
+)
 @FUZZ
 @given(data=st.data())
-def test_cefi_route_survives_hostile_input(cefi: tuple[Served, Client], method: str, path: str, signed: bool,
-                                          data: st.DataObject) -> None:
+def test_cefi_route_survives_hostile_input(
+    cefi: tuple[Served, Client], method: str, path: str, signed: bool, data: st.DataObject
+) -> None:
     served, client = cefi
     raw_path = "/v1/cefi" + _fill(path, data.draw(REF_ID, label="ref_id"))
     body = data.draw(BODIES[(method, path)], label="body")
@@ -146,8 +180,9 @@ PATHS = sorted({p for _, p, _, _ in CEFI_ROUTES})
 @pytest.mark.parametrize("path", PATHS)
 @settings(FUZZ, max_examples=examples(8))
 @given(data=st.data())
-def test_methods_a_route_does_not_serve_are_405_problems(cefi: tuple[Served, Client], path: str,
-                                                       data: st.DataObject) -> None:
+def test_methods_a_route_does_not_serve_are_405_problems(
+    cefi: tuple[Served, Client], path: str, data: st.DataObject
+) -> None:
     served, client = cefi
     served_methods = {m for m, p, _, _ in CEFI_ROUTES if p == path}
     method = data.draw(st.sampled_from([m for m in OTHER_METHODS if m not in served_methods]))
@@ -157,11 +192,17 @@ def test_methods_a_route_does_not_serve_are_405_problems(cefi: tuple[Served, Cli
 
 
 @settings(FUZZ, max_examples=examples(40))
-@given(path=st.lists(path_segment(["orders", "v1", "cefi", "api", "order", "balance", "_sim", "health"]),
-                     min_size=1, max_size=4),
-       method=st.sampled_from(OTHER_METHODS), body=ANY_BODY, headers=HEADERS)
-def test_unknown_paths_are_404_problems(cefi: tuple[Served, Client], path: list[str], method: str, body: bytes,
-                                        headers: dict[str, str]) -> None:
+@given(
+    path=st.lists(
+        path_segment(["orders", "v1", "cefi", "api", "order", "balance", "_sim", "health"]), min_size=1, max_size=4
+    ),
+    method=st.sampled_from(OTHER_METHODS),
+    body=ANY_BODY,
+    headers=HEADERS,
+)
+def test_unknown_paths_are_404_problems(
+    cefi: tuple[Served, Client], path: list[str], method: str, body: bytes, headers: dict[str, str]
+) -> None:
     served, client = cefi
     for prefix in ("/v1/cefi/", "/api/v1/", "/v1/"):
         raw_path = prefix + "/".join(path)

@@ -21,8 +21,13 @@ from hypothesis import strategies as st
 from tests.fuzz.strategies import extra_headers, json_body, path_segment, query_string
 from tests.fuzz.support import Client, Served, check_answer, examples, serve_sim
 
-FUZZ = settings(max_examples=examples(20), deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=examples(20),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 MAX_ADVANCE_S = 30 * 86_400  # see the module docstring
 
 TEMPLATES: dict[tuple[str, str], Any] = {
@@ -36,8 +41,8 @@ TEMPLATES: dict[tuple[str, str], Any] = {
 
 
 def _routes() -> list[tuple[str, str]]:
-    from cefisim.api.control.plane import control_routes
     from cefisim.api.control.faults import fault_routes
+    from cefisim.api.control.plane import control_routes
 
     return [(r.method, r.path) for r in [*control_routes(), *fault_routes()]]  # type: ignore[attr-defined]
 
@@ -87,8 +92,9 @@ def exchange(served: Served, client: Client, method: str, target: str, body: byt
 @pytest.mark.parametrize(("method", "path"), ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
 @FUZZ
 @given(data=st.data())
-def test_control_route_survives_hostile_input(control: tuple[Served, Client], method: str, path: str,
-                                             data: st.DataObject) -> None:
+def test_control_route_survives_hostile_input(
+    control: tuple[Served, Client], method: str, path: str, data: st.DataObject
+) -> None:
     served, client = control
     target = path
     for name in ("{instrument_id}", "{key_id}"):
@@ -130,8 +136,9 @@ def _broken_snapshot(draw: st.DrawFn, doc: dict[str, Any]) -> bytes:
 
 @settings(FUZZ, max_examples=examples(25))
 @given(data=st.data())
-def test_restoring_a_damaged_snapshot_is_400_and_changes_nothing(control: tuple[Served, Client],
-                                                                  data: st.DataObject) -> None:
+def test_restoring_a_damaged_snapshot_is_400_and_changes_nothing(
+    control: tuple[Served, Client], data: st.DataObject
+) -> None:
     served, client = control
     doc = served.on_loop(served.sim.snapshot)
     body = data.draw(_broken_snapshot(doc))

@@ -9,10 +9,18 @@ from pathlib import Path
 
 import orjson
 
-from cefisim.api.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from tests.fuzz.support import (
-    USER_KEY, Client, assert_problem, build_app, es256, fuzz_doc, serve, signed_headers, state,
+    USER_KEY,
+    Client,
+    assert_problem,
+    build_app,
+    es256,
+    fuzz_doc,
+    serve,
+    signed_headers,
+    state,
 )
 
 UUID = str(uuid.UUID(int=7, version=4))
@@ -25,8 +33,17 @@ def _signed(client: Client, method: str, path: str, doc: object | None = None, c
 
 
 def _order(price: str, ext: str) -> dict:
-    return {"external_id": ext, "info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT",
-                                         "qty": "0.01", "price": price}}
+    return {
+        "external_id": ext,
+        "info": {
+            "client_id": "100",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "0.01",
+            "price": price,
+        },
+    }
 
 
 def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
@@ -38,9 +55,14 @@ def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
         client = Client(served.port)
         assert _signed(client, "POST", "/v1/cefi/orders", _order("49000.00", "keep")).status == 200
         ts = int(time.time())
-        token = orjson.loads(client.request("POST", "/v1/auth/api-key/token", orjson.dumps(
-            {"key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)}),
-            {"Content-Type": "application/json"}).body)["access_token"]
+        token = orjson.loads(
+            client.request(
+                "POST",
+                "/v1/auth/api-key/token",
+                orjson.dumps({"key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)}),
+                {"Content-Type": "application/json"},
+            ).body
+        )["access_token"]
 
         def break_journal() -> None:
             sim._journal.close()  # type: ignore[union-attr]
@@ -50,21 +72,51 @@ def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
         before = served.snapshot()
         refused = [
             _signed(client, "POST", "/v1/cefi/orders", _order("48000.00", "lost")),
-            _signed(client, "PATCH", "/v1/cefi/orders", {"external_id": "keep", "info": {
-                "client_id": "100", "new_qty": "0.005", "new_price": "49000.00"}}),
+            _signed(
+                client,
+                "PATCH",
+                "/v1/cefi/orders",
+                {"external_id": "keep", "info": {"client_id": "100", "new_qty": "0.005", "new_price": "49000.00"}},
+            ),
             _signed(client, "DELETE", "/v1/cefi/orders/keep"),
-            _signed(client, "PATCH", "/v1/cefi/clients",
-                    {"id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH"}}),
-            _signed(client, "POST", "/v1/cefi/transfers", {"request": {
-                "amount": "1.00", "asset_id": "2", "client_id": "100", "type": "WITHDRAW", "platform": "FIAT",
-                "instructions": {"fiat_account_id": UUID, "identity_id": UUID, "account_id": UUID,
-                                 "includes_fee": False}}}),
+            _signed(
+                client, "PATCH", "/v1/cefi/clients", {"id": "100", "info": {"self_trade_prevention": "CANCEL_BOTH"}}
+            ),
+            _signed(
+                client,
+                "POST",
+                "/v1/cefi/transfers",
+                {
+                    "request": {
+                        "amount": "1.00",
+                        "asset_id": "2",
+                        "client_id": "100",
+                        "type": "WITHDRAW",
+                        "platform": "FIAT",
+                        "instructions": {
+                            "fiat_account_id": UUID,
+                            "identity_id": UUID,
+                            "account_id": UUID,
+                            "includes_fee": False,
+                        },
+                    }
+                },
+            ),
         ]
-        for path, body in [("/_sim/clock/advance", {"seconds": "60"}), ("/_sim/latency", {"entry_ms": 5}),
-                           ("/_sim/instruments/1/status", {"status": "HALTED"})]:
+        for path, body in [
+            ("/_sim/clock/advance", {"seconds": "60"}),
+            ("/_sim/latency", {"entry_ms": 5}),
+            ("/_sim/instruments/1/status", {"status": "HALTED"}),
+        ]:
             refused.append(client.request("POST", path, orjson.dumps(body), {"Content-Type": "application/json"}))
-        refused.append(client.request("POST", "/v1/paper-trading/funds", orjson.dumps({"asset": "USD", "amount": "5"}),
-                                      {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}))
+        refused.append(
+            client.request(
+                "POST",
+                "/v1/paper-trading/funds",
+                orjson.dumps({"asset": "USD", "amount": "5"}),
+                {"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+            )
+        )
         for reply in refused:
             assert reply.status == 503, reply.body
         paths = ["/v1/cefi/orders"] * 5 + ["/_sim/x"] * 3 + ["/v1/paper-trading/funds"]

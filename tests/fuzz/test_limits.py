@@ -8,7 +8,6 @@ levels walked by a quote (400 quote-depth-limit), per-key rate limit (429 with R
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 from collections.abc import Iterator
 
@@ -16,30 +15,55 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from cefisim.api.server.limit_flags import add_limit_arguments, limit_options, parse_rate, parse_rate_limits, venue_config_for
+from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.api.server.keys import ServerOptions
+from cefisim.api.server.limit_flags import (
+    add_limit_arguments,
+    limit_options,
+    parse_rate,
+    parse_rate_limits,
+    venue_config_for,
+)
 from cefisim.api.server.limits import RateLimit, RateLimits, TokenBuckets, limit_settings, rate_limiter
 from cefisim.api.server.problems import Problem
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.venue import VenueConfig
 from tests.api.conftest import ALICE_KEY, BOB_KEY
 from tests.fuzz.support import (
-    Client, Reply, Served, assert_problem, build_app, fuzz_doc, raw_exchange, serve, signed_headers,
+    Client,
+    Reply,
+    Served,
+    assert_problem,
+    build_app,
+    fuzz_doc,
+    raw_exchange,
+    serve,
+    signed_headers,
 )
 
 ORDERS = "/v1/cefi/orders"
 
 
 def _order(client_id: int = 100, price: str = "49000.00", instrument: str = "1", qty: str = "0.01") -> bytes:
-    return orjson.dumps({"info": {"client_id": str(client_id), "instrument_id": instrument, "side": "BUY",
-                                  "type": "LIMIT", "qty": qty, "price": price}})
+    return orjson.dumps(
+        {
+            "info": {
+                "client_id": str(client_id),
+                "instrument_id": instrument,
+                "side": "BUY",
+                "type": "LIMIT",
+                "qty": qty,
+                "price": price,
+            }
+        }
+    )
 
 
 def _post(client: Client, path: str, body: bytes, client_id: int = 100) -> Reply:
-    return client.request("POST", path, body, {**signed_headers(client_id, "POST", path, body),
-                                               "Content-Type": "application/json"})
+    return client.request(
+        "POST", path, body, {**signed_headers(client_id, "POST", path, body), "Content-Type": "application/json"}
+    )
 
 
 @pytest.fixture
@@ -64,11 +88,24 @@ def limited() -> Iterator[callable]:
 
 # --- body size -----------------------------------------------------------------------------------------
 
+
 def test_a_body_over_the_limit_is_413_and_changes_nothing(limited) -> None:
     served, client = limited(max_body_bytes=1024)
-    body = orjson.dumps({"external_id": "big", "info": {"client_id": "100", "instrument_id": "1", "side": "BUY",
-                                                        "type": "LIMIT", "qty": "0.01", "price": "49000.00",
-                                                        "msg_id": "x" * 200}, "pad": "y" * 2000})
+    body = orjson.dumps(
+        {
+            "external_id": "big",
+            "info": {
+                "client_id": "100",
+                "instrument_id": "1",
+                "side": "BUY",
+                "type": "LIMIT",
+                "qty": "0.01",
+                "price": "49000.00",
+                "msg_id": "x" * 200,
+            },
+            "pad": "y" * 2000,
+        }
+    )
     before = served.snapshot()
     reply = _post(client, ORDERS, body)
     assert reply.status == 413
@@ -80,8 +117,10 @@ def test_a_body_over_the_limit_is_413_and_changes_nothing(limited) -> None:
 def test_a_chunked_body_over_the_limit_is_413(limited) -> None:
     served, _ = limited(max_body_bytes=1024)
     body = b"x" * 3000
-    head = (f"POST {ORDERS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
+    head = (
+        f"POST {ORDERS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    ).encode()
     data, _ = raw_exchange(served.port, head + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n", timeout=5)
     assert data.startswith(b"HTTP/1.1 413"), data[:200]
     assert b"application/problem+json" in data
@@ -95,6 +134,7 @@ def test_the_control_plane_reads_snapshots_past_the_body_limit(limited) -> None:
 
 
 # --- header size ---------------------------------------------------------------------------------------
+
 
 def _get(path: str, extra: str = "") -> bytes:
     return f"GET {path} HTTP/1.1\r\nHost: x\r\n{extra}\r\n".encode()
@@ -126,12 +166,15 @@ def test_too_many_header_lines_is_400(limited) -> None:
 
 # --- read timeout ---------------------------------------------------------------------------------------
 
+
 def _signed_head(body_length: int) -> bytes:
     body = b"x" * body_length  # the signature does not matter: the body never arrives in time
     headers = signed_headers(100, "POST", ORDERS, body)
     lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    return (f"POST {ORDERS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {body_length}\r\n{lines}\r\n").encode()
+    return (
+        f"POST {ORDERS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {body_length}\r\n{lines}\r\n"
+    ).encode()
 
 
 def _status_and_body(data: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -173,8 +216,10 @@ def test_a_slow_but_timely_body_is_served(limited) -> None:
     served, _ = limited(read_timeout_s=2)
     body = _order()
     headers = signed_headers(100, "POST", ORDERS, body)
-    head = (f"POST {ORDERS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
-            f"Content-Length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
+    head = (
+        f"POST {ORDERS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        f"Content-Length: {len(body)}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    ).encode()
     data, _ = raw_exchange(served.port, head + body[:10], trickle=[(0.2, body[10:20]), (0.2, body[20:])], timeout=5)
     assert data.startswith(b"HTTP/1.1 200"), data[:300]
 
@@ -187,6 +232,7 @@ def test_read_timeout_zero_turns_it_off(seconds: float | None) -> None:
 
 
 # --- open orders -----------------------------------------------------------------------------------------
+
 
 def test_open_orders_per_client_and_instrument(limited) -> None:
     served, client = limited(venue_config=VenueConfig(max_open_orders=2))
@@ -203,6 +249,7 @@ def test_open_orders_per_client_and_instrument(limited) -> None:
 
 
 # --- quote depth ---------------------------------------------------------------------------------------
+
 
 def test_a_quote_walking_more_levels_than_allowed_is_400(limited) -> None:
     served, client = limited(quote_max_levels=2)
@@ -225,6 +272,7 @@ def test_a_quote_walking_more_levels_than_allowed_is_400(limited) -> None:
 
 
 # --- rate limits ----------------------------------------------------------------------------------------
+
 
 def test_an_empty_bucket_is_429_with_retry_after_and_changes_nothing(limited) -> None:
     served, client = limited(rate_limits=parse_rate_limits(["0.001:2"]))
@@ -304,6 +352,7 @@ def test_rate_limit_specs() -> None:
 
 # --- flags ----------------------------------------------------------------------------------------------
 
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(exit_on_error=False)
     add_limit_arguments(parser)
@@ -315,11 +364,30 @@ def test_limit_flags_become_server_options_and_venue_config() -> None:
     args = _parse([])
     defaults = limit_options(args)
     assert defaults.pop("venue_config")(scenario) == venue_config_for(scenario, args)  # of created venues
-    assert defaults == {"quote_max_levels": 1000, "max_header_bytes": 8190, "read_timeout_s": 30.0,
-                        "rate_limits": None, "max_venues": 64}
+    assert defaults == {
+        "quote_max_levels": 1000,
+        "max_header_bytes": 8190,
+        "read_timeout_s": 30.0,
+        "rate_limits": None,
+        "max_venues": 64,
+    }
     assert venue_config_for(scenario, args).max_open_orders == 7  # the scenario's setting stands
-    args = _parse(["--max-open-orders", "5", "--quote-max-levels", "3", "--max-header-bytes", "4096",
-                   "--read-timeout", "0", "--rate-limit", "10:20", "--rate-limit", f"{BOB_KEY}=off"])
+    args = _parse(
+        [
+            "--max-open-orders",
+            "5",
+            "--quote-max-levels",
+            "3",
+            "--max-header-bytes",
+            "4096",
+            "--read-timeout",
+            "0",
+            "--rate-limit",
+            "10:20",
+            "--rate-limit",
+            f"{BOB_KEY}=off",
+        ]
+    )
     options = limit_options(args)
     assert options["quote_max_levels"] == 3 and options["max_header_bytes"] == 4096
     assert options["read_timeout_s"] is None
@@ -328,9 +396,17 @@ def test_limit_flags_become_server_options_and_venue_config() -> None:
     assert venue_config_for(scenario, _parse(["--max-open-orders", "none"])).max_open_orders is None
 
 
-@pytest.mark.parametrize("argv", [["--max-open-orders", "0"], ["--quote-max-levels", "x"],
-                                  ["--max-header-bytes", "10"], ["--read-timeout", "-1"], ["--read-timeout", "nan"],
-                                  ["--rate-limit", "fast"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--max-open-orders", "0"],
+        ["--quote-max-levels", "x"],
+        ["--max-header-bytes", "10"],
+        ["--read-timeout", "-1"],
+        ["--read-timeout", "nan"],
+        ["--rate-limit", "fast"],
+    ],
+)
 def test_bad_limit_flags_are_usage_errors(argv: list[str]) -> None:
     with pytest.raises((argparse.ArgumentError, SystemExit)):
         _parse(argv)
@@ -361,11 +437,32 @@ def test_serve_flags_reach_the_server(tmp_path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli", "serve", "--port", str(port), "--clock", "virtual",
-         "--scenario", str(scenario), "--log-level", "ERROR", "--max-open-orders", "1", "--read-timeout", "0.4",
-         "--max-header-bytes", "1024",
-         "--rate-limit", f"{ALICE_KEY}=0.001:3"],
-        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "cefisim.api.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--clock",
+            "virtual",
+            "--scenario",
+            str(scenario),
+            "--log-level",
+            "ERROR",
+            "--max-open-orders",
+            "1",
+            "--read-timeout",
+            "0.4",
+            "--max-header-bytes",
+            "1024",
+            "--rate-limit",
+            f"{ALICE_KEY}=0.001:3",
+        ],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     client = Client(port)
@@ -382,8 +479,10 @@ def test_serve_flags_reach_the_server(tmp_path) -> None:
         assert _post(client, ORDERS, _order()).json()["status"] == "ACTIVE"
         second = _post(client, ORDERS, _order(price="48000.00")).json()
         assert second["reject_reason"] == "TOO_MANY_OPEN_ORDERS"
-        assert client.request("GET", "/v1/cefi/balances", b"",
-                              signed_headers(100, "GET", "/v1/cefi/balances", b"")).status == 200
+        assert (
+            client.request("GET", "/v1/cefi/balances", b"", signed_headers(100, "GET", "/v1/cefi/balances", b"")).status
+            == 200
+        )
         assert _post(client, ORDERS, _order()).status == 429
         assert _post(client, ORDERS, _order(client_id=101), client_id=101).status == 200  # bob: no limit
         data, _ = raw_exchange(port, _get("/v1/cefi/health", "X-Pad: " + "a" * 2000 + "\r\n"))

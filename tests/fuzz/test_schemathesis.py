@@ -35,11 +35,11 @@ requests = pytest.importorskip("requests")
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 from cefisim.api.cefi.openapi import OPENAPI_PATH, openapi_document  # noqa: E402
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document  # noqa: E402
-from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
-from cefisim.api.scenario import parse_scenario  # noqa: E402
 from cefisim.api.cefi.signing import HEADERS, sign  # noqa: E402
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document  # noqa: E402
 from cefisim.api.runtime.simulation import Simulation  # noqa: E402
+from cefisim.api.scenario import parse_scenario  # noqa: E402
+from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
 from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.fuzz.support import USER_KEY, Served, build_app, es256, examples, fuzz_doc, serve, serve_sim  # noqa: E402
@@ -48,8 +48,10 @@ CLIENT = 100
 BEARERS: dict[int, str] = {}  # server port -> the access token the run's bearer requests carry
 #: the two eras of the engine clock: both schema versions offered, and v2026_01_23 alone
 ERAS = {"both-versions": "2026-10-01T09:00:00Z", "v2026-only": "2026-11-02T09:00:00Z"}
-SCHEMAS = {era: schemathesis.openapi.from_dict(
-    openapi_document(int(datetime.fromisoformat(start).timestamp()) * 10**9)) for era, start in ERAS.items()}
+SCHEMAS = {
+    era: schemathesis.openapi.from_dict(openapi_document(int(datetime.fromisoformat(start).timestamp()) * 10**9))
+    for era, start in ERAS.items()
+}
 #: the live stream never ends (an event stream): it is tested over HTTP in tests/api/test_stream.py
 CONTROL = schemathesis.openapi.from_dict(control_document("http://127.0.0.1:8080")).exclude(operation_id="sim_stream")
 schemathesis.checks.load_all_checks()
@@ -87,16 +89,25 @@ class HmacAuth(requests.auth.AuthBase):
             body = body.encode()
         key, secret = SECRETS[CLIENT]
         ts = str(int(time.time()))
-        r.headers.update({"x-svc-auth-token": key, "x-svc-auth-timestamp": ts, "x-svc-auth-userid": str(CLIENT),
-                          "x-svc-auth-signature": sign(secret, ts, r.method or "GET", urlsplit(r.url).path, body)})
+        r.headers.update(
+            {
+                "x-svc-auth-token": key,
+                "x-svc-auth-timestamp": ts,
+                "x-svc-auth-userid": str(CLIENT),
+                "x-svc-auth-signature": sign(secret, ts, r.method or "GET", urlsplit(r.url).path, body),
+            }
+        )
         return r
 
 
 def access_token(served: Served, session: requests.Session) -> str:
     """An access token of the scenario's user key (API-key exchange)."""
     ts = int(time.time())
-    answer = session.post(served.base + "/v1/auth/api-key/token", timeout=10, json={
-        "key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)})
+    answer = session.post(
+        served.base + "/v1/auth/api-key/token",
+        timeout=10,
+        json={"key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)},
+    )
     assert answer.status_code == 200, answer.text
     return str(answer.json()["access_token"])
 
@@ -134,15 +145,18 @@ def test_the_served_document_is_the_one_tested(served_api: tuple[str, Served, re
     era, served, session = served_api
     response = session.get(served.base + OPENAPI_PATH, timeout=10)
     assert response.status_code == 200
-    assert response.json() == {**SCHEMAS[era].raw_schema, "servers": [
-        {"url": served.base, "description": "the cefisim server this document was read from"}]}
+    assert response.json() == {
+        **SCHEMAS[era].raw_schema,
+        "servers": [{"url": served.base, "description": "the cefisim server this document was read from"}],
+    }
 
 
 def _key_proof(body: dict[str, Any]) -> dict[str, Any]:
     """A well-typed key-exchange body gets a real key id, timestamp and signature (a malformed one
     stays malformed), so generation reaches the token minting rather than the unknown-key answer."""
-    if isinstance(body.get("timestamp"), int) and all(isinstance(body.get(k), str) and body[k]
-                                                      for k in ("key_id", "signature")):
+    if isinstance(body.get("timestamp"), int) and all(
+        isinstance(body.get(k), str) and body[k] for k in ("key_id", "signature")
+    ):
         ts = int(time.time())
         return {**body, "key_id": "k-alice", "timestamp": ts, "signature": es256(USER_KEY, "k-alice", ts)}
     return body
@@ -168,8 +182,9 @@ def _conforms(case: Any, served: Served, session: requests.Session) -> None:
     for name in ("client_id", "id") if case.path == "/v1/cefi/clients" else ("client_id",):
         if case.query and isinstance(case.query.get(name), str) and ID.match(case.query[name]):
             case.query[name] = str(CLIENT)
-    response = case.call_and_validate(base_url=served.base, session=session,
-                                      auth=HmacAuth(BEARERS.get(served.port)), excluded_checks=EXCLUDED)
+    response = case.call_and_validate(
+        base_url=served.base, session=session, auth=HmacAuth(BEARERS.get(served.port)), excluded_checks=EXCLUDED
+    )
     assert response.status_code < 500
     if response.status_code >= 400 and case.path != "/v1/auth/oauth/token":  # that one answers RFC 6749
         content_type = (response.headers.get("content-type") or [""])[0]  # schemathesis: lower-case, lists
@@ -183,8 +198,14 @@ def _conforms(case: Any, served: Served, session: requests.Session) -> None:
         assert problem["type"].startswith(PROBLEM_BASE) and problem["status"] == response.status_code
 
 
-_SETTINGS = settings(max_examples=examples(10), deadline=None, derandomize=True, database=None, phases=PHASES,
-                     suppress_health_check=list(HealthCheck))
+_SETTINGS = settings(
+    max_examples=examples(10),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=PHASES,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 @SCHEMAS["both-versions"].parametrize()
@@ -209,7 +230,11 @@ def test_the_served_control_document_is_the_one_tested(served_control: tuple[Ser
     served, session = served_control
     response = session.get(served.base + CONTROL_OPENAPI_PATH, timeout=10)
     assert response.status_code == 200
-    assert response.json() == control_document(served.base) == {**CONTROL.raw_schema, "servers": response.json()["servers"]}
+    assert (
+        response.json()
+        == control_document(served.base)
+        == {**CONTROL.raw_schema, "servers": response.json()["servers"]}
+    )
 
 
 @CONTROL.parametrize()

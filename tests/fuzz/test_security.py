@@ -22,22 +22,39 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from cefisim.api.control import plane as control
 from cefisim.api.cefi import signing
+from cefisim.api.cefi.signing import sign
+from cefisim.api.control import plane as control
 from cefisim.api.server.limit_flags import parse_rate_limits
 from cefisim.api.server.problems import Problem
 from cefisim.api.server.request_log import REQUEST_LOG
-from cefisim.api.cefi.signing import sign
 from tests.api.conftest import ALICE_KEY, BOB_KEY, SECRETS
 from tests.fuzz.support import (
-    REDIRECT, RESOURCE, USER_KEY, Client, Reply, Served, es256, raw_exchange, serve_sim, signed_headers,
+    REDIRECT,
+    RESOURCE,
+    USER_KEY,
+    Client,
+    Reply,
+    Served,
+    es256,
+    raw_exchange,
+    serve_sim,
+    signed_headers,
 )
 
 CONTROL_TOKEN = "ctl-" + "q" * 40
 VERIFIER = "w" * 50
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
-AUTHORIZE = {"client_id": "cli-demo", "redirect_uri": REDIRECT, "response_type": "code", "code_challenge": CHALLENGE,
-             "code_challenge_method": "S256", "resource": RESOURCE, "scope": "mcp:read", "state": "s"}
+AUTHORIZE = {
+    "client_id": "cli-demo",
+    "redirect_uri": REDIRECT,
+    "response_type": "code",
+    "code_challenge": CHALLENGE,
+    "code_challenge_method": "S256",
+    "resource": RESOURCE,
+    "scope": "mcp:read",
+    "state": "s",
+}
 UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
 
@@ -51,8 +68,9 @@ class Recorder:
         self.replies: list[Reply] = []
         self.secrets: set[str] = {s for _, s in SECRETS.values()} | {CONTROL_TOKEN, VERIFIER}
 
-    def send(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
-             raw: bytes | None = None) -> Reply:
+    def send(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, raw: bytes | None = None
+    ) -> Reply:
         data = raw if raw is not None else (orjson.dumps(body) if body is not None else b"")
         hdrs = {"Authorization": f"Bearer {CONTROL_TOKEN}"} if path.startswith("/_sim") else {}
         hdrs.update(headers or {})
@@ -73,8 +91,14 @@ class Recorder:
 def recorder() -> Iterator[Recorder]:
     """Everything on: access log, control token, a small body limit, a short read timeout, and a rate
     limit on bob's key (alice's is exempt)."""
-    with serve_sim(access_log=True, access_log_format="json", control_token=CONTROL_TOKEN, max_body_bytes=4096, read_timeout_s=0.3,
-                   rate_limits=parse_rate_limits([f"{BOB_KEY}=0.001:3"])) as served:
+    with serve_sim(
+        access_log=True,
+        access_log_format="json",
+        control_token=CONTROL_TOKEN,
+        max_body_bytes=4096,
+        read_timeout_s=0.3,
+        rate_limits=parse_rate_limits([f"{BOB_KEY}=0.001:3"]),
+    ) as served:
         rec = Recorder(served)
         try:
             yield rec
@@ -86,27 +110,34 @@ def _token_pair(rec: Recorder) -> dict[str, str]:
     ts = int(time.time())
     signature = es256(USER_KEY, "k-alice", ts)
     rec.secrets.add(signature)
-    tokens = rec.send("POST", "/v1/auth/api-key/token", {"key_id": "k-alice", "timestamp": ts,
-                                                          "signature": signature}).json()
+    tokens = rec.send(
+        "POST", "/v1/auth/api-key/token", {"key_id": "k-alice", "timestamp": ts, "signature": signature}
+    ).json()
     rec.secrets.update([tokens["access_token"], tokens["refresh_token"]])
     return tokens
 
 
 def _code(rec: Recorder, access: str) -> str:
-    answer = rec.send("POST", "/v1/auth/oauth/consent", {**AUTHORIZE, "decision": "approve"},
-                      {"Authorization": f"Bearer {access}"}).json()
+    answer = rec.send(
+        "POST", "/v1/auth/oauth/consent", {**AUTHORIZE, "decision": "approve"}, {"Authorization": f"Bearer {access}"}
+    ).json()
     code = parse_qs(urlsplit(answer["redirect_to"]).query)["code"][0]
     rec.secrets.add(code)
     return code
 
 
 def _form(rec: Recorder, form: dict[str, str]) -> Reply:
-    return rec.send("POST", "/v1/auth/oauth/token", raw=urlencode(form).encode(),
-                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+    return rec.send(
+        "POST",
+        "/v1/auth/oauth/token",
+        raw=urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
 
 
 def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
-        recorder: Recorder, caplog: pytest.LogCaptureFixture) -> None:
+    recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     rec = recorder
     access_lines = io.StringIO()  # cefisim's own access log (--log-format json), beside aiohttp's
@@ -114,15 +145,27 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
     request_log.stream = access_lines
     failing: list[Reply] = []
     orders = "/v1/cefi/orders"
-    order = {"info": {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "0.01",
-                      "price": "49000.00"}}
+    order = {
+        "info": {
+            "client_id": "100",
+            "instrument_id": "1",
+            "side": "BUY",
+            "type": "LIMIT",
+            "qty": "0.01",
+            "price": "49000.00",
+        }
+    }
     # CeFi signing: every check that can fail, each with a real signature in the request
     body = orjson.dumps(order)
     other = sign("alice-secret", str(int(time.time())), "POST", orders, b"{}")
     rec.secrets.update([other, sign("alice-secret", str(int(time.time())), "POST", orders, body)])
     failing += [
-        rec.send("POST", orders, headers={**signed_headers(100, "POST", orders, body), "x-svc-auth-signature": other},
-                 raw=body),
+        rec.send(
+            "POST",
+            orders,
+            headers={**signed_headers(100, "POST", orders, body), "x-svc-auth-signature": other},
+            raw=body,
+        ),
         rec.signed("POST", orders, order, ts=int(time.time()) - 60),
         rec.signed("POST", orders, order, ts=int(time.time()) + 60),
         rec.signed("POST", orders, order, key=BOB_KEY),
@@ -135,8 +178,15 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
     failing += [rec.signed("GET", "/v1/cefi/balances", client_id=101) for _ in range(4)][3:]  # 429
     head = signed_headers(100, "POST", orders, b"x" * 50)
     rec.secrets.add(head["x-svc-auth-signature"])
-    data, _ = raw_exchange(rec.port, (f"POST {orders} HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n"
-                                      + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n").encode(), timeout=5)
+    data, _ = raw_exchange(
+        rec.port,
+        (
+            f"POST {orders} HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in head.items())
+            + "\r\n"
+        ).encode(),
+        timeout=5,
+    )
     assert data.startswith(b"HTTP/1.1 408")
     failing.append(Reply(408, None, data))  # type: ignore[arg-type]
     # Auth: key exchange, refresh, bearer, consent, OAuth token endpoint
@@ -149,28 +199,76 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
         rec.send("POST", "/v1/auth/api-key/token", {"key_id": "k-org", "timestamp": ts, "signature": wrong}),
         rec.send("POST", "/v1/auth/token/refresh", {"refresh_token": tokens["refresh_token"] + "x"}),
         rec.send("POST", "/v1/auth/token/refresh", {"refresh_token": tokens["access_token"]}),
-        rec.send("POST", "/v1/paper-trading/funds", {"asset": "USD", "amount": "1"},
-                 {"Authorization": f"Bearer {tokens['access_token']}x"}),
-        rec.send("POST", "/v1/paper-trading/funds", {"asset": "DOGE", "amount": "1"},
-                 {"Authorization": f"Bearer {tokens['access_token']}"}),
-        rec.send("POST", "/v1/auth/oauth/consent", {**AUTHORIZE, "decision": "maybe"},
-                 {"Authorization": f"Bearer {tokens['access_token']}"}),
+        rec.send(
+            "POST",
+            "/v1/paper-trading/funds",
+            {"asset": "USD", "amount": "1"},
+            {"Authorization": f"Bearer {tokens['access_token']}x"},
+        ),
+        rec.send(
+            "POST",
+            "/v1/paper-trading/funds",
+            {"asset": "DOGE", "amount": "1"},
+            {"Authorization": f"Bearer {tokens['access_token']}"},
+        ),
+        rec.send(
+            "POST",
+            "/v1/auth/oauth/consent",
+            {**AUTHORIZE, "decision": "maybe"},
+            {"Authorization": f"Bearer {tokens['access_token']}"},
+        ),
     ]
     code = _code(rec, tokens["access_token"])
-    failing.append(_form(rec, {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                               "client_id": "cli-demo", "code_verifier": "z" * 43}))
-    oauth = _form(rec, {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                        "client_id": "cli-demo", "code_verifier": VERIFIER}).json()
+    failing.append(
+        _form(
+            rec,
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT,
+                "client_id": "cli-demo",
+                "code_verifier": "z" * 43,
+            },
+        )
+    )
+    oauth = _form(
+        rec,
+        {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT,
+            "client_id": "cli-demo",
+            "code_verifier": VERIFIER,
+        },
+    ).json()
     rec.secrets.update([oauth["access_token"], oauth["refresh_token"]])
-    refreshed = _form(rec, {"grant_type": "refresh_token", "refresh_token": oauth["refresh_token"],
-                            "client_id": "cli-demo"}).json()
+    refreshed = _form(
+        rec, {"grant_type": "refresh_token", "refresh_token": oauth["refresh_token"], "client_id": "cli-demo"}
+    ).json()
     rec.secrets.update([refreshed["access_token"], refreshed["refresh_token"]])
-    failing.append(_form(rec, {"grant_type": "refresh_token", "refresh_token": oauth["refresh_token"],
-                               "client_id": "cli-demo"}))  # replay: revokes the family
-    failing.append(_form(rec, {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                               "client_id": "cli-demo", "code_verifier": VERIFIER}))  # second redemption
-    failing.append(rec.send("POST", "/v1/paper-trading/funds", {"asset": "USD", "amount": "1"},
-                            {"Authorization": f"Bearer {oauth['access_token']}"}))
+    failing.append(
+        _form(rec, {"grant_type": "refresh_token", "refresh_token": oauth["refresh_token"], "client_id": "cli-demo"})
+    )  # replay: revokes the family
+    failing.append(
+        _form(
+            rec,
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT,
+                "client_id": "cli-demo",
+                "code_verifier": VERIFIER,
+            },
+        )
+    )  # second redemption
+    failing.append(
+        rec.send(
+            "POST",
+            "/v1/paper-trading/funds",
+            {"asset": "USD", "amount": "1"},
+            {"Authorization": f"Bearer {oauth['access_token']}"},
+        )
+    )
     # control plane with a wrong token, and a refused restore
     failing.append(rec.send("GET", "/_sim/clock", headers={"Authorization": f"Bearer {CONTROL_TOKEN[:-1]}"}))
     snapshot = rec.send("GET", "/_sim/snapshot").json()
@@ -200,32 +298,79 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
 
 # --- who may act for whom -------------------------------------------------------------------------------
 
+
 def test_a_key_acts_only_for_its_own_client(recorder: Recorder) -> None:
     rec = recorder
-    bob = rec.signed("POST", "/v1/cefi/orders", {"external_id": "shared", "info": {
-        "client_id": "101", "instrument_id": "1", "side": "SELL", "type": "LIMIT", "qty": "0.01",
-        "price": "51000.00"}}, client_id=101).json()
-    transfer = rec.signed("POST", "/v1/cefi/transfers", {"request": {
-        "amount": "1.00", "asset_id": "2", "client_id": "101", "type": "DEPOSIT", "platform": "FIAT",
-        "instructions": {"fiat_account_id": UUID, "identity_id": UUID, "account_id": UUID, "includes_fee": False}}},
-        client_id=101).json()
+    bob = rec.signed(
+        "POST",
+        "/v1/cefi/orders",
+        {
+            "external_id": "shared",
+            "info": {
+                "client_id": "101",
+                "instrument_id": "1",
+                "side": "SELL",
+                "type": "LIMIT",
+                "qty": "0.01",
+                "price": "51000.00",
+            },
+        },
+        client_id=101,
+    ).json()
+    transfer = rec.signed(
+        "POST",
+        "/v1/cefi/transfers",
+        {
+            "request": {
+                "amount": "1.00",
+                "asset_id": "2",
+                "client_id": "101",
+                "type": "DEPOSIT",
+                "platform": "FIAT",
+                "instructions": {
+                    "fiat_account_id": UUID,
+                    "identity_id": UUID,
+                    "account_id": UUID,
+                    "includes_fee": False,
+                },
+            }
+        },
+        client_id=101,
+    ).json()
     # alice's key naming bob is refused outright; alice naming bob in a body or query is a 403
     assert rec.signed("GET", "/v1/cefi/balances", key=ALICE_KEY, secret="alice-secret", client_id=101).status == 401
     assert rec.signed("GET", "/v1/cefi/balances?client_id=101").status == 403
     # bob's records do not exist for alice, by id or by bob's external id
     for method, path, body in [
-        ("DELETE", f"/v1/cefi/orders/{bob['id']}", None), ("DELETE", "/v1/cefi/orders/shared", None),
-        ("GET", f"/v1/cefi/orders/status/{bob['id']}", None), ("GET", "/v1/cefi/orders/status/shared", None),
+        ("DELETE", f"/v1/cefi/orders/{bob['id']}", None),
+        ("DELETE", "/v1/cefi/orders/shared", None),
+        ("GET", f"/v1/cefi/orders/status/{bob['id']}", None),
+        ("GET", "/v1/cefi/orders/status/shared", None),
         ("GET", f"/v1/cefi/orders/active?id={bob['id']}", None),
         ("GET", f"/v1/cefi/transfers/active?transfer_id={transfer['id']}", None),
-        ("PATCH", "/v1/cefi/orders", {"id": bob["id"], "info": {"client_id": "100", "new_qty": "0.005",
-                                                                 "new_price": "51000.00"}}),
+        (
+            "PATCH",
+            "/v1/cefi/orders",
+            {"id": bob["id"], "info": {"client_id": "100", "new_qty": "0.005", "new_price": "51000.00"}},
+        ),
     ]:
         assert rec.signed(method, path, body).status == 404, (method, path)
     # alice may reuse bob's external id: namespaces are per client
-    mine = rec.signed("POST", "/v1/cefi/orders", {"external_id": "shared", "info": {
-        "client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "0.01",
-        "price": "49000.00"}}).json()
+    mine = rec.signed(
+        "POST",
+        "/v1/cefi/orders",
+        {
+            "external_id": "shared",
+            "info": {
+                "client_id": "100",
+                "instrument_id": "1",
+                "side": "BUY",
+                "type": "LIMIT",
+                "qty": "0.01",
+                "price": "49000.00",
+            },
+        },
+    ).json()
     assert mine["status"] == "ACTIVE" and mine["id"] != bob["id"]
     assert rec.signed("GET", "/v1/cefi/orders/status/shared", client_id=101).json()["id"] == bob["id"]
     listing = rec.signed("GET", "/v1/cefi/orders/all").json()["data"]
@@ -236,8 +381,16 @@ def test_oauth_tokens_are_bound_to_their_audience(recorder: Recorder) -> None:
     rec = recorder
     tokens = _token_pair(rec)
     code = _code(rec, tokens["access_token"])
-    oauth = _form(rec, {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                        "client_id": "cli-demo", "code_verifier": VERIFIER}).json()
+    oauth = _form(
+        rec,
+        {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT,
+            "client_id": "cli-demo",
+            "code_verifier": VERIFIER,
+        },
+    ).json()
     bearer = {"Authorization": f"Bearer {oauth['access_token']}"}
     # the emulator's own routes name no audience: an OAuth token for the MCP resource is not valid there
     reply = rec.send("POST", "/v1/paper-trading/funds", {"asset": "USD", "amount": "1"}, bearer)
@@ -245,14 +398,26 @@ def test_oauth_tokens_are_bound_to_their_audience(recorder: Recorder) -> None:
     assert rec.send("POST", "/v1/auth/oauth/consent", {**AUTHORIZE, "decision": "deny"}, bearer).status == 401
     # nor is it a key-exchange refresh token, nor the other way round
     assert rec.send("POST", "/v1/auth/token/refresh", {"refresh_token": oauth["refresh_token"]}).status == 401
-    assert _form(rec, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
-                       "client_id": "cli-demo"}).json()["error"] == "invalid_grant"
+    assert (
+        _form(
+            rec, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": "cli-demo"}
+        ).json()["error"]
+        == "invalid_grant"
+    )
     # and a key-exchange token still works on the emulator's routes
-    assert rec.send("POST", "/v1/paper-trading/funds", {"asset": "USD", "amount": "1"},
-                    {"Authorization": f"Bearer {tokens['access_token']}"}).status == 200
+    assert (
+        rec.send(
+            "POST",
+            "/v1/paper-trading/funds",
+            {"asset": "USD", "amount": "1"},
+            {"Authorization": f"Bearer {tokens['access_token']}"},
+        ).status
+        == 200
+    )
 
 
 # --- constant time --------------------------------------------------------------------------------------
+
 
 def test_signatures_and_the_control_token_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[Any, Any]] = []
@@ -291,22 +456,37 @@ def _app_with(**options: Any) -> Any:
 
 # --- the control plane ----------------------------------------------------------------------------------
 
+
 def test_the_control_plane_is_off_in_production() -> None:
     with serve_sim(environment="production") as served:
         client = Client(served.port)
-        for method, path in [("GET", "/_sim/health"), ("POST", "/_sim/reset"), ("GET", "/_sim/snapshot"),
-                             ("POST", "/_sim/faults"), ("GET", "/_sim"), ("GET", "/_sim/nothing")]:
-            reply = client.request(method, path, b"{}", {"Content-Type": "application/json",
-                                                         "Authorization": "Bearer anything"})
+        for method, path in [
+            ("GET", "/_sim/health"),
+            ("POST", "/_sim/reset"),
+            ("GET", "/_sim/snapshot"),
+            ("POST", "/_sim/faults"),
+            ("GET", "/_sim"),
+            ("GET", "/_sim/nothing"),
+        ]:
+            reply = client.request(
+                method, path, b"{}", {"Content-Type": "application/json", "Authorization": "Bearer anything"}
+            )
             assert reply.status == 404 and reply.json()["type"].endswith("/not-found"), (method, path)
         client.close()
 
 
 def test_the_control_plane_needs_its_token_on_every_route_when_one_is_set(recorder: Recorder) -> None:
     rec = recorder
-    for method, path in [("GET", "/_sim/health"), ("POST", "/_sim/reset"), ("GET", "/_sim/snapshot"),
-                         ("POST", "/_sim/snapshot"), ("POST", "/_sim/faults"), ("DELETE", "/_sim/faults"),
-                         ("POST", "/_sim/api-keys/k-alice/revoke"), ("POST", "/_sim/clock/advance")]:
+    for method, path in [
+        ("GET", "/_sim/health"),
+        ("POST", "/_sim/reset"),
+        ("GET", "/_sim/snapshot"),
+        ("POST", "/_sim/snapshot"),
+        ("POST", "/_sim/faults"),
+        ("DELETE", "/_sim/faults"),
+        ("POST", "/_sim/api-keys/k-alice/revoke"),
+        ("POST", "/_sim/clock/advance"),
+    ]:
         for auth in ("", "Bearer ", f"Bearer {CONTROL_TOKEN}x", f"bearer {CONTROL_TOKEN}", CONTROL_TOKEN):
             reply = rec.send(method, path, {}, {"Authorization": auth})
             assert reply.status == 401, (method, path, auth, reply.status)
@@ -348,8 +528,10 @@ def test_a_refused_oversized_header_does_not_log_its_bytes(caplog: pytest.LogCap
     caplog.set_level(logging.DEBUG)
     token = "tok-" + "s" * 40
     with serve_sim(max_header_bytes=1024) as served:
-        data, closed = raw_exchange(served.port, (f"GET /v1/cefi/health HTTP/1.1\r\nHost: x\r\n"
-                                                  f"Authorization: Bearer {token}{'A' * 2000}\r\n\r\n").encode())
+        data, closed = raw_exchange(
+            served.port,
+            (f"GET /v1/cefi/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}{'A' * 2000}\r\n\r\n").encode(),
+        )
     assert data.startswith(b"HTTP/1.0 400") and closed
     logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)
     assert "LineTooLong" in logged  # the refusal is logged ...

@@ -17,14 +17,35 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_a_short_soak_passes_its_checks() -> None:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--seconds", "8", "--warmup", "3", "--processes", "2",
-         "--connections", "3", "--rss-tolerance", "0.25", "--json"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=90,
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "soak.py"),
+            "--seconds",
+            "8",
+            "--warmup",
+            "3",
+            "--processes",
+            "2",
+            "--connections",
+            "3",
+            "--rss-tolerance",
+            "0.25",
+            "--json",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     assert proc.stdout, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert result["checks"] == {"no_errors": True, "rss_within_tolerance": True, "invariants_hold": True,
-                                "traffic": True}, (result["errors"], result["error_samples"], result["rss_kib"])
+    assert result["checks"] == {
+        "no_errors": True,
+        "rss_within_tolerance": True,
+        "invariants_hold": True,
+        "traffic": True,
+    }, (result["errors"], result["error_samples"], result["rss_kib"])
     assert proc.returncode == 0
     # throughput thresholds live in the benchmark (`make soak`); here traffic only has to flow
     assert result["requests"] > 0 and result["orders"] > 0
@@ -32,8 +53,8 @@ def test_a_short_soak_passes_its_checks() -> None:
 
 
 def test_settled_transfers_are_forgotten_after_the_listing_window_like_fills() -> None:
-    from cefisim.api.scenario import parse_scenario
     from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.scenario import parse_scenario
     from cefisim.engine.commands import PaperFunds, RequestTransfer
     from tests.fuzz.support import fuzz_doc
 

@@ -68,8 +68,12 @@ def test_the_same_backtest_twice_gives_the_same_report() -> None:
     reports = []
     for _ in range(2):
         scenario = load_scenario(SCENARIO)
-        bt = run_backtest(scenario, SimpleMarketMaker(instrument="BTC-USD", qty="0.05"), client="alice",
-                          until_ns=scenario.start_ns + 30 * 10**9)
+        bt = run_backtest(
+            scenario,
+            SimpleMarketMaker(instrument="BTC-USD", qty="0.05"),
+            client="alice",
+            until_ns=scenario.start_ns + 30 * 10**9,
+        )
         report = copy.deepcopy(bt.report)
         for key in WALL_FIELDS:
             report["run"].pop(key, None)
@@ -91,6 +95,9 @@ def test_a_drawn_order_latency_gives_each_command_its_own_and_the_same_report(tm
             report["run"].pop(key, None)
         reports.append(json.dumps(report, sort_keys=True))
     assert reports[0] == reports[1]
-    acked = {o.extra.acked - o.created for o in bt.harness.venue.clients[100].orders.values()
-             if o.extra is not None and o.extra.acked is not None}
+    acked = {
+        o.extra.acked - o.created
+        for o in bt.harness.venue.clients[100].orders.values()
+        if o.extra is not None and o.extra.acked is not None
+    }
     assert len(acked) > 1 and all(1_000_000 <= d <= 50_000_002 for d in acked)

@@ -32,12 +32,20 @@ def upd(ts: int, side: str, price: str, qty: str) -> dict:
 
 
 def test_reads_snapshot_updates_and_trades_as_integers(tmp_path: Path) -> None:
-    path = write_lines(tmp_path / "a.jsonl", [
-        {"type": "snapshot", "ts": 10, "local_ts": 12, "bids": [["99.00", "1"], ["100.00", "2"]],
-         "asks": [["101.00", "0.5"]]},
-        upd(11, "bid", "100.00", "0"),
-        {"type": "trade", "ts": 11, "local_ts": 13, "side": "sell", "price": "100.00", "qty": "2", "id": "7"},
-    ])
+    path = write_lines(
+        tmp_path / "a.jsonl",
+        [
+            {
+                "type": "snapshot",
+                "ts": 10,
+                "local_ts": 12,
+                "bids": [["99.00", "1"], ["100.00", "2"]],
+                "asks": [["101.00", "0.5"]],
+            },
+            upd(11, "bid", "100.00", "0"),
+            {"type": "trade", "ts": 11, "local_ts": 13, "side": "sell", "price": "100.00", "qty": "2", "id": "7"},
+        ],
+    )
     assert list(read_events(path)) == [
         (SNAPSHOT, 10, 12, ((10000, 2000), (9900, 1000)), ((10100, 500),)),
         (UPDATE, 11, 16, BUY, 10000, 0),
@@ -64,21 +72,30 @@ def test_gzip_is_read_transparently_and_the_writer_round_trips(tmp_path: Path) -
     assert header["symbol"] == "X-Y"
 
 
-@pytest.mark.parametrize(("lines", "line", "reason"), [
-    ([upd(5, "bid", "1.00", "1"), upd(4, "bid", "1.00", "2")], 3, "out-of-order timestamp"),
-    ([upd(5, "bid", "1.00", "-1")], 2, "negative size"),
-    ([upd(5, "buy", "1.00", "1")], 2, "unknown side 'buy'"),
-    ([{"type": "trade", "ts": 1, "local_ts": 1, "side": "bid", "price": "1.00", "qty": "1"}], 2, "unknown side"),
-    ([upd(5, "bid", "2.00", "1"), upd(6, "ask", "2.00", "1"), upd(7, "bid", "1.00", "1")], 3, "crossed book"),
-    ([upd(5, "bid", "1.005", "1")], 2, "not a decimal string on the price grid 0.01"),
-    ([upd(5, "bid", "1.00", 1)], 2, "size must be a decimal string"),
-    ([{"type": "quote", "ts": 1, "local_ts": 1}], 2, "unknown type 'quote'"),
-    ([{**upd(5, "bid", "1.00", "1"), "extra": 1}], 2, "unknown key 'extra'"),
-    ([{"type": "update", "ts": "5", "local_ts": 5, "side": "bid", "price": "1.00", "qty": "1"}], 2,
-     "ts must be an integer"),
-    ([{"type": "trade", "ts": 1, "local_ts": 1, "side": "buy", "price": "1.00", "qty": "0"}], 2,
-     "size must be positive"),
-])
+@pytest.mark.parametrize(
+    ("lines", "line", "reason"),
+    [
+        ([upd(5, "bid", "1.00", "1"), upd(4, "bid", "1.00", "2")], 3, "out-of-order timestamp"),
+        ([upd(5, "bid", "1.00", "-1")], 2, "negative size"),
+        ([upd(5, "buy", "1.00", "1")], 2, "unknown side 'buy'"),
+        ([{"type": "trade", "ts": 1, "local_ts": 1, "side": "bid", "price": "1.00", "qty": "1"}], 2, "unknown side"),
+        ([upd(5, "bid", "2.00", "1"), upd(6, "ask", "2.00", "1"), upd(7, "bid", "1.00", "1")], 3, "crossed book"),
+        ([upd(5, "bid", "1.005", "1")], 2, "not a decimal string on the price grid 0.01"),
+        ([upd(5, "bid", "1.00", 1)], 2, "size must be a decimal string"),
+        ([{"type": "quote", "ts": 1, "local_ts": 1}], 2, "unknown type 'quote'"),
+        ([{**upd(5, "bid", "1.00", "1"), "extra": 1}], 2, "unknown key 'extra'"),
+        (
+            [{"type": "update", "ts": "5", "local_ts": 5, "side": "bid", "price": "1.00", "qty": "1"}],
+            2,
+            "ts must be an integer",
+        ),
+        (
+            [{"type": "trade", "ts": 1, "local_ts": 1, "side": "buy", "price": "1.00", "qty": "0"}],
+            2,
+            "size must be positive",
+        ),
+    ],
+)
 def test_bad_data_names_file_line_and_reason(tmp_path: Path, lines: list, line: int, reason: str) -> None:
     path = write_lines(tmp_path / "bad.jsonl", lines)
     with pytest.raises(RecordingError) as err:
@@ -89,10 +106,16 @@ def test_bad_data_names_file_line_and_reason(tmp_path: Path, lines: list, line: 
 
 def test_a_crossing_within_one_timestamp_is_not_an_error(tmp_path: Path) -> None:
     # one message moves the book up: the new bid arrives before the old ask leaves
-    path = write_lines(tmp_path / "a.jsonl", [
-        upd(1, "bid", "1.00", "1"), upd(1, "ask", "2.00", "1"),
-        upd(2, "bid", "2.00", "1"), upd(2, "ask", "2.00", "0"), upd(2, "ask", "3.00", "1"),
-    ])
+    path = write_lines(
+        tmp_path / "a.jsonl",
+        [
+            upd(1, "bid", "1.00", "1"),
+            upd(1, "ask", "2.00", "1"),
+            upd(2, "bid", "2.00", "1"),
+            upd(2, "ask", "2.00", "0"),
+            upd(2, "ask", "3.00", "1"),
+        ],
+    )
     assert len(list(read_events(path))) == 5
 
 

@@ -63,8 +63,24 @@ def test_binance_depth_diffs_snapshot_and_trades(tmp_path: Path) -> None:
     src = tmp_path / "binance.jsonl"
     src.write_text(BINANCE)
     out = tmp_path / "out.jsonl"
-    assert main(["data", "convert", str(src), "--from", "binance", "--out", str(out),
-                 "--price-increment", "0.01", "--qty-increment", "0.0001"]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "convert",
+                str(src),
+                "--from",
+                "binance",
+                "--out",
+                str(out),
+                "--price-increment",
+                "0.01",
+                "--qty-increment",
+                "0.0001",
+            ]
+        )
+        == 0
+    )
     t0 = 1700000000000 * MS
     assert list(read_events(out)) == [
         (SNAPSHOT, t0, t0, ((3000000, 10000),), ((3000100, 20000),)),
@@ -77,19 +93,31 @@ def test_binance_depth_diffs_snapshot_and_trades(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize(("fmt", "text", "message"), [
-    ("tardis", TARDIS_BOOK.replace("false,bid,30000,0.5", "false,bid,30000,-0.5"), "book.csv:5: negative size -0.5"),
-    ("tardis", TARDIS_BOOK.replace("false,bid,30000,0.5", "false,buy,30000,0.5"), "book.csv:5: unknown side 'buy'"),
-    ("tardis", TARDIS_BOOK.replace("1700000000003000,1700000000003100,false,ask,30001.5",
-                                   "1700000000000500,1700000000003100,false,ask,30001.5"),
-     "book.csv:6: out-of-order timestamp"),
-    ("tardis", TARDIS_BOOK.replace("false,bid,30000,0.5", "false,bid,30005,0.5"), "book.csv:5: crossed book"),
-    ("tardis", "a,b,c\n1,2,3\n", "book.csv:1: not a Tardis"),
-    ("binance", BINANCE.replace('"U": 101', '"U": 105'), "book.csv:3: gap in the depth stream"),
-    ("binance", BINANCE.replace('"m": true', '"m": "yes"'), "book.csv:4: unknown side"),
-    ("binance", BINANCE + "not json\n", "book.csv:6: not JSON"),
-    ("binance", BINANCE.replace('"e": "trade"', '"e": "kline"'), "book.csv:4: unknown message 'kline'"),
-])
+@pytest.mark.parametrize(
+    ("fmt", "text", "message"),
+    [
+        (
+            "tardis",
+            TARDIS_BOOK.replace("false,bid,30000,0.5", "false,bid,30000,-0.5"),
+            "book.csv:5: negative size -0.5",
+        ),
+        ("tardis", TARDIS_BOOK.replace("false,bid,30000,0.5", "false,buy,30000,0.5"), "book.csv:5: unknown side 'buy'"),
+        (
+            "tardis",
+            TARDIS_BOOK.replace(
+                "1700000000003000,1700000000003100,false,ask,30001.5",
+                "1700000000000500,1700000000003100,false,ask,30001.5",
+            ),
+            "book.csv:6: out-of-order timestamp",
+        ),
+        ("tardis", TARDIS_BOOK.replace("false,bid,30000,0.5", "false,bid,30005,0.5"), "book.csv:5: crossed book"),
+        ("tardis", "a,b,c\n1,2,3\n", "book.csv:1: not a Tardis"),
+        ("binance", BINANCE.replace('"U": 101', '"U": 105'), "book.csv:3: gap in the depth stream"),
+        ("binance", BINANCE.replace('"m": true', '"m": "yes"'), "book.csv:4: unknown side"),
+        ("binance", BINANCE + "not json\n", "book.csv:6: not JSON"),
+        ("binance", BINANCE.replace('"e": "trade"', '"e": "kline"'), "book.csv:4: unknown message 'kline'"),
+    ],
+)
 def test_bad_input_is_one_line_with_file_line_and_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture, fmt: str, text: str, message: str
 ) -> None:
@@ -110,8 +138,20 @@ def test_record_exports_a_scenario_that_loads_and_is_deterministic(tmp_path: Pat
 
 
 def test_record_names_an_unknown_instrument(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(["data", "record", str(SCENARIOS / "demo.json"), "--instrument", "DOGE-USD",
-                 "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert (
+        main(
+            [
+                "data",
+                "record",
+                str(SCENARIOS / "demo.json"),
+                "--instrument",
+                "DOGE-USD",
+                "--out",
+                str(tmp_path / "x.jsonl"),
+            ]
+        )
+        == 2
+    )
     assert "no instrument 'DOGE-USD'" in capsys.readouterr().err
 
 
@@ -123,9 +163,13 @@ def test_the_shipped_recording_is_small_and_loads() -> None:
     assert header["symbol"] == "BTC-USD" and count > 10_000
 
 
-LONG_TARDIS = TARDIS_TRADES.split("\n", 1)[0] + "\n" + "".join(
-    f"binance,BTCUSDT,{1700000000000000 + i},{1700000000000000 + i},{i},buy,30000.5,0.{i % 97 + 1:03d}\n"
-    for i in range(3000)
+LONG_TARDIS = (
+    TARDIS_TRADES.split("\n", 1)[0]
+    + "\n"
+    + "".join(
+        f"binance,BTCUSDT,{1700000000000000 + i},{1700000000000000 + i},{i},buy,30000.5,0.{i % 97 + 1:03d}\n"
+        for i in range(3000)
+    )
 )
 LONG_BINANCE = "".join(
     f'{{"e": "trade", "E": {1700000000000 + i}, "p": "30000.00", "q": "0.{i % 97 + 1:03d}", "m": true}}\n'
@@ -134,8 +178,9 @@ LONG_BINANCE = "".join(
 
 
 @pytest.mark.parametrize(("fmt", "text"), [("tardis", LONG_TARDIS), ("binance", LONG_BINANCE)])
-def test_a_truncated_gzip_input_is_one_line_too(tmp_path: Path, capsys: pytest.CaptureFixture, fmt: str,
-                                                 text: str) -> None:
+def test_a_truncated_gzip_input_is_one_line_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture, fmt: str, text: str
+) -> None:
     src = tmp_path / "in.gz"
     src.write_bytes(gzip.compress(text.encode())[:1500])
     assert main(["data", "convert", str(src), "--from", fmt, "--out", str(tmp_path / "o.jsonl")]) == 2

@@ -12,9 +12,9 @@ import pytest
 from cefisim.api.recorded.source import COUNTERPARTY_BASE
 from cefisim.api.scenario import ScenarioError, load_scenario
 from cefisim.engine.commands import AdvanceClock
+from cefisim.engine.vocabulary import Side
 
 from .test_import import TARDIS_BOOK, TARDIS_TRADES
-from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -39,34 +39,44 @@ def lines(path: Path, body: list[dict]) -> None:
 
 
 def test_bad_data_refuses_the_scenario_with_the_data_files_line(tmp_path: Path) -> None:
-    lines(tmp_path / "r.jsonl", [
-        {"type": "update", "ts": 5, "local_ts": 5, "side": "bid", "price": "100.00", "qty": "1"},
-        {"type": "update", "ts": 6, "local_ts": 6, "side": "bid", "price": "100.001", "qty": "1"},
-    ])
+    lines(
+        tmp_path / "r.jsonl",
+        [
+            {"type": "update", "ts": 5, "local_ts": 5, "side": "bid", "price": "100.00", "qty": "1"},
+            {"type": "update", "ts": 6, "local_ts": 6, "side": "bid", "price": "100.001", "qty": "1"},
+        ],
+    )
     with pytest.raises(ScenarioError) as err:
         load_scenario(write(tmp_path, [{"instrument": "BTC-USD", "file": "r.jsonl"}]))
-    assert f"$.recorded[0].file: {tmp_path / 'r.jsonl'}:3: price '100.001' is not a decimal string on the " \
-           "price grid 0.01" in str(err.value)
+    assert (
+        f"$.recorded[0].file: {tmp_path / 'r.jsonl'}:3: price '100.001' is not a decimal string on the "
+        "price grid 0.01" in str(err.value)
+    )
 
 
-@pytest.mark.parametrize(("item", "message"), [
-    ({"instrument": "BTC-USD", "file": "recordings/x.jsonl"}, "$.recorded[0].file: "),
-    ({"instrument": "DOGE", "file": "r.jsonl"}, "$.recorded[0].instrument: unknown instrument 'DOGE'"),
-    ({"instrument": "BTC-USD", "file": "r.jsonl", "speed": "0"}, "$.recorded[0].speed: must be greater than 0"),
-    ({"instrument": "BTC-USD", "file": "r.jsonl", "queue_model": "fifo"}, "$.recorded[0].queue_model: 'fifo'"),
-    ({"instrument": "BTC-USD", "file": "r.jsonl", "depth": 5}, "$.recorded[0].depth: unknown key"),
-    ({"instrument": "BTC-USD", "file": ["a", "b"]}, "$.recorded[0].file: the cefisim format is one file"),
-])
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ({"instrument": "BTC-USD", "file": "recordings/x.jsonl"}, "$.recorded[0].file: "),
+        ({"instrument": "DOGE", "file": "r.jsonl"}, "$.recorded[0].instrument: unknown instrument 'DOGE'"),
+        ({"instrument": "BTC-USD", "file": "r.jsonl", "speed": "0"}, "$.recorded[0].speed: must be greater than 0"),
+        ({"instrument": "BTC-USD", "file": "r.jsonl", "queue_model": "fifo"}, "$.recorded[0].queue_model: 'fifo'"),
+        ({"instrument": "BTC-USD", "file": "r.jsonl", "depth": 5}, "$.recorded[0].depth: unknown key"),
+        ({"instrument": "BTC-USD", "file": ["a", "b"]}, "$.recorded[0].file: the cefisim format is one file"),
+    ],
+)
 def test_bad_items_are_named_by_their_json_path(tmp_path: Path, item: dict, message: str) -> None:
-    lines(tmp_path / "r.jsonl", [{"type": "update", "ts": 5, "local_ts": 5, "side": "bid", "price": "1.00",
-                                  "qty": "1"}])
+    lines(
+        tmp_path / "r.jsonl", [{"type": "update", "ts": 5, "local_ts": 5, "side": "bid", "price": "1.00", "qty": "1"}]
+    )
     with pytest.raises(ScenarioError, match=message.replace("[", r"\[").replace("$", r"\$")):
         load_scenario(write(tmp_path, [item]))
 
 
 def test_two_sources_for_one_instrument_are_refused(tmp_path: Path) -> None:
-    lines(tmp_path / "r.jsonl", [{"type": "update", "ts": 5, "local_ts": 5, "side": "bid", "price": "1.00",
-                                  "qty": "1"}])
+    lines(
+        tmp_path / "r.jsonl", [{"type": "update", "ts": 5, "local_ts": 5, "side": "bid", "price": "1.00", "qty": "1"}]
+    )
     item = {"instrument": "BTC-USD", "file": "r.jsonl"}
     with pytest.raises(ScenarioError, match=r"\$\.recorded\[1\]\.instrument: BTC-USD already has a recorded source"):
         load_scenario(write(tmp_path, [item, item]))
@@ -74,13 +84,17 @@ def test_two_sources_for_one_instrument_are_refused(tmp_path: Path) -> None:
 
 def test_offset_and_speed_map_recording_time_onto_engine_time(tmp_path: Path) -> None:
     s = 10**9
-    lines(tmp_path / "r.jsonl", [
-        {"type": "update", "ts": 100 * s, "local_ts": 100 * s, "side": "bid", "price": "1.00", "qty": "1"},
-        {"type": "update", "ts": 101 * s, "local_ts": 101 * s, "side": "bid", "price": "2.00", "qty": "1"},
-        {"type": "update", "ts": 105 * s, "local_ts": 105 * s, "side": "ask", "price": "3.00", "qty": "1"},
-    ])
-    scenario = load_scenario(write(tmp_path, [{"instrument": "BTC-USD", "file": "r.jsonl", "offset": "1",
-                                               "speed": "2"}]))
+    lines(
+        tmp_path / "r.jsonl",
+        [
+            {"type": "update", "ts": 100 * s, "local_ts": 100 * s, "side": "bid", "price": "1.00", "qty": "1"},
+            {"type": "update", "ts": 101 * s, "local_ts": 101 * s, "side": "bid", "price": "2.00", "qty": "1"},
+            {"type": "update", "ts": 105 * s, "local_ts": 105 * s, "side": "ask", "price": "3.00", "qty": "1"},
+        ],
+    )
+    scenario = load_scenario(
+        write(tmp_path, [{"instrument": "BTC-USD", "file": "r.jsonl", "offset": "1", "speed": "2"}])
+    )
     start = scenario.start_ns
     assert scenario.end_ns == start + 2 * s  # (105 - 100 - 1) / 2
     venue = scenario.build_venue()
@@ -94,8 +108,9 @@ def test_offset_and_speed_map_recording_time_onto_engine_time(tmp_path: Path) ->
 def test_tardis_files_are_a_source_too(tmp_path: Path) -> None:
     (tmp_path / "book.csv").write_text(TARDIS_BOOK)
     (tmp_path / "trades.csv").write_text(TARDIS_TRADES)
-    scenario = load_scenario(write(tmp_path, [{"instrument": "BTC-USD", "file": ["book.csv", "trades.csv"],
-                                               "format": "tardis"}]))
+    scenario = load_scenario(
+        write(tmp_path, [{"instrument": "BTC-USD", "file": ["book.csv", "trades.csv"], "format": "tardis"}])
+    )
     venue = scenario.build_venue()
     venue.submit(AdvanceClock(scenario.end_ns))
     book = venue.books[1]
@@ -118,8 +133,11 @@ def test_a_recorded_replay_conserves_every_asset_and_fills_through_the_venue() -
 
 
 def test_a_constant_order_latency_is_the_venues_and_refused_twice(tmp_path: Path) -> None:
-    item = {"instrument": "BTC-USD", "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),
-            "order_latency_ms": 5}
+    item = {
+        "instrument": "BTC-USD",
+        "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),
+        "order_latency_ms": 5,
+    }
     scenario = load_scenario(write(tmp_path, [item]))
     assert scenario.latency_ns == (5_000_000,) * 3 and scenario.order_latency_range() is None
     with pytest.raises(ScenarioError, match=r"\$\.recorded\[0\]\.order_latency_ms: the order latency is already set"):
@@ -132,8 +150,11 @@ def test_a_latency_distribution_draws_per_command_the_same_every_run(tmp_path: P
     from cefisim.api.runtime.simulation import Simulation
     from cefisim.engine.commands import PlaceOrder
 
-    item = {"instrument": "BTC-USD", "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),
-            "order_latency_ms": {"min": "1", "max": "20"}}
+    item = {
+        "instrument": "BTC-USD",
+        "file": str(SCENARIOS / "recordings" / "busy_btcusd.jsonl.gz"),
+        "order_latency_ms": {"min": "1", "max": "20"},
+    }
     scenario = load_scenario(write(tmp_path, [item]))
     assert scenario.order_latency_range() == (1_000_000, 20_000_000)
     runs = []

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cefisim.api.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import Api, api_factory, scenario_doc  # noqa: F401 - api_factory is a fixture
 
@@ -23,7 +23,11 @@ async def test_the_control_plane_shows_the_recording_and_each_orders_place(api_f
     status, (src,), _ = await api.call("GET", "/_sim/recorded", client_id=None)
     assert status == 200
     assert (src["symbol"], src["files"], src["queue_model"], src["impact"]) == (
-        "BTC-USD", ["busy_btcusd.jsonl.gz"], "risk_averse", True)
+        "BTC-USD",
+        ["busy_btcusd.jsonl.gz"],
+        "risk_averse",
+        True,
+    )
     await api.advance(10)
     _, (src,), _ = await api.call("GET", "/_sim/recorded", client_id=None)
     assert src["events_applied"] > 1000 and not src["done"] and src["orders"] == []

@@ -9,11 +9,23 @@ import pytest
 
 from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import (
-    AdvanceClock, CancelOrder, Command, PaperFunds, PlaceOrder, RequestTransfer, SetLatency,
+    AdvanceClock,
+    Command,
+    PaperFunds,
+    PlaceOrder,
+    RequestTransfer,
+    SetLatency,
 )
 from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.simulation.agents import (
-    MarketMaker, MarketMakerSpec, NoiseTaker, NoiseTakerSpec, PriceSeries, RandomWalk, agent_seed, below,
+    MarketMaker,
+    MarketMakerSpec,
+    NoiseTaker,
+    NoiseTakerSpec,
+    PriceSeries,
+    RandomWalk,
+    agent_seed,
+    below,
     exponential,
 )
 from cefisim.engine.simulation.scenario import ScenarioRunner
@@ -73,8 +85,18 @@ def test_price_series_holds_its_last_price() -> None:
 
 
 def mm_doc(**agent: object) -> dict:
-    spec = {"type": "market_maker", "client": "mm", "instrument": "BTC-USD", "interval": "1", "levels": 2,
-            "spread": "2.00", "spacing": "1.00", "qty": "0.1", "prices": ["30000.00"], "every": "60"}
+    spec = {
+        "type": "market_maker",
+        "client": "mm",
+        "instrument": "BTC-USD",
+        "interval": "1",
+        "levels": 2,
+        "spread": "2.00",
+        "spacing": "1.00",
+        "qty": "0.1",
+        "prices": ["30000.00"],
+        "every": "60",
+    }
     spec.update(agent)
     return base_doc(agents=[spec])
 
@@ -86,7 +108,11 @@ def test_market_maker_keeps_an_unchanged_ladder_and_pulls_it_at_its_end() -> Non
     first = runner.run_until(s.start_ns)
     assert [r.order.status for r in first] == ["ACTIVE"] * 4
     assert [(o.side, o.price) for o in venue.books[1].resting_orders()] == [
-        ("BUY", 2999900), ("SELL", 3000100), ("BUY", 2999800), ("SELL", 3000200)]
+        ("BUY", 2999900),
+        ("SELL", 3000100),
+        ("BUY", 2999800),
+        ("SELL", 3000200),
+    ]
     later = runner.run_until(s.start_ns + 4 * S)
     assert [type(r).__name__ for r in later] == ["Result"] and not later[0].events  # only the clock moved
     end = runner.run_until(s.start_ns + 5 * S)
@@ -96,8 +122,17 @@ def test_market_maker_keeps_an_unchanged_ladder_and_pulls_it_at_its_end() -> Non
 
 def test_market_maker_replaces_a_partly_filled_ladder() -> None:
     doc = mm_doc()
-    doc["events"] = [{"at": "+0.5", "type": "order", "client": "bob", "instrument": "BTC-USD", "side": "BUY",
-                      "order_type": "MARKET", "qty": "0.05"}]
+    doc["events"] = [
+        {
+            "at": "+0.5",
+            "type": "order",
+            "client": "bob",
+            "instrument": "BTC-USD",
+            "side": "BUY",
+            "order_type": "MARKET",
+            "qty": "0.05",
+        }
+    ]
     s = parse_scenario(doc, "t.json")
     venue = s.build_venue()
     runner = s.runner(venue)
@@ -110,8 +145,17 @@ def test_market_maker_replaces_a_partly_filled_ladder() -> None:
 def test_market_maker_skips_while_halted_and_posts_only() -> None:
     doc = mm_doc(post_only=True)
     doc["events"] = [
-        {"at": "+0.5", "type": "order", "client": "bob", "instrument": "BTC-USD", "side": "SELL",
-         "order_type": "LIMIT", "qty": "0.5", "price": "29999.00", "note": "fills the best bid, rests 0.4"},
+        {
+            "at": "+0.5",
+            "type": "order",
+            "client": "bob",
+            "instrument": "BTC-USD",
+            "side": "SELL",
+            "order_type": "LIMIT",
+            "qty": "0.5",
+            "price": "29999.00",
+            "note": "fills the best bid, rests 0.4",
+        },
         {"at": "+0.5", "type": "instrument_status", "instrument": "BTC-USD", "status": "HALTED"},
         {"at": "+1.5", "type": "instrument_status", "instrument": "BTC-USD", "status": "ACTIVE"},
     ]
@@ -145,9 +189,19 @@ def test_noise_taker_arrivals_and_skips() -> None:
 
 def test_noise_taker_orders_take_liquidity() -> None:
     doc = mm_doc()
-    doc["agents"].append({"type": "noise_taker", "client": "bob", "instrument": "BTC-USD", "mean_interval": "0.2",
-                          "qty_min": "0.001", "qty_max": "0.01", "market_fraction": "0.5", "through": "0.50",
-                          "end": "+30"})
+    doc["agents"].append(
+        {
+            "type": "noise_taker",
+            "client": "bob",
+            "instrument": "BTC-USD",
+            "mean_interval": "0.2",
+            "qty_min": "0.001",
+            "qty_max": "0.01",
+            "market_fraction": "0.5",
+            "through": "0.50",
+            "end": "+30",
+        }
+    )
     doc["end"] = "+30"
     s = parse_scenario(doc, "t.json")
     venue = s.build_venue()
@@ -163,8 +217,10 @@ def test_noise_taker_orders_take_liquidity() -> None:
 def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
     doc = mm_doc()
     doc["settings"] = {"latency": {"cancel_ms": 100}}
-    doc["events"] = [{"at": "+0", "type": "latency", "cancel_ms": 0},
-                     {"at": "+2.25", "type": "cancel", "client": "mm", "ref": "1"}]
+    doc["events"] = [
+        {"at": "+0", "type": "latency", "cancel_ms": 0},
+        {"at": "+2.25", "type": "cancel", "client": "mm", "ref": "1"},
+    ]
     s = parse_scenario(doc, "t.json")
     journal: list = []
     venue = s.build_venue(apply_settings=False)
@@ -194,7 +250,7 @@ def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
     assert runner.next_time() == s.start_ns + 3 * S
     # the market maker sees its ladder broken and replaces it at its next interval
     replaced = [c for _, c, _ in runner.steps(s.start_ns + 3 * S, submit)]
-    assert journal[-len(replaced):] == [(s.start_ns + 3 * S, c) for c in replaced]
+    assert journal[-len(replaced) :] == [(s.start_ns + 3 * S, c) for c in replaced]
     assert [type(c).__name__ for c in replaced] == ["CancelOrder"] * 3 + ["PlaceOrder"] * 4
 
 
@@ -219,13 +275,27 @@ def test_every_event_type_runs() -> None:
     by_type: dict[str, list] = {}
     for at, cmd, result in steps:
         by_type.setdefault(type(cmd).__name__, []).append((at, cmd, result))
-    assert set(by_type) >= {"PlaceOrder", "ModifyOrder", "CancelOrder", "RequestTransfer", "SetInstrumentStatus",
-                            "SetLatency", "SetSettlementDelay", "AdvanceClock", "PaperFunds", "SetClientInfo"}
+    assert set(by_type) >= {
+        "PlaceOrder",
+        "ModifyOrder",
+        "CancelOrder",
+        "RequestTransfer",
+        "SetInstrumentStatus",
+        "SetLatency",
+        "SetSettlementDelay",
+        "AdvanceClock",
+        "PaperFunds",
+        "SetClientInfo",
+    }
     # the deposit waits for the settlement delay set at +5 (500 ms)
     (deposit,) = [x for x in by_type["RequestTransfer"] if x[1].type == "DEPOSIT"]
     assert deposit[2].transfer.status == "COMPLETED"
-    done = [e for _, _, res in steps for e in res.events
-            if isinstance(e, TransferEvent) and e.transfer_id == deposit[2].transfer.id]
+    done = [
+        e
+        for _, _, res in steps
+        for e in res.events
+        if isinstance(e, TransferEvent) and e.transfer_id == deposit[2].transfer.id
+    ]
     assert [e.status for e in done] == ["INITIALIZED", "COMPLETED"] and done[1].ts - done[0].ts >= 500_000_000
     funds = [e for _, c, res in steps if isinstance(c, PaperFunds) for e in res.events]
     assert [e.units for e in funds if isinstance(e, FundsEvent)] == [2 * 10**8, -(10**8)]
@@ -260,8 +330,9 @@ def test_run_steps_and_slices_submit_the_same() -> None:
     runner = s.runner(s.build_venue())
     span = s.end_ns - s.start_ns
     for k in range(1, 8):
-        runner.run(s.start_ns + span * k // 7, lambda at, c, r: sliced.append((at, c, list(r.events))),
-                   advance_clock=k == 7)
+        runner.run(
+            s.start_ns + span * k // 7, lambda at, c, r: sliced.append((at, c, list(r.events))), advance_clock=k == 7
+        )
     assert sliced == whole
 
 

@@ -16,11 +16,37 @@ from cefisim.api.scenario import Scenario, ScenarioError, load_scenario, parse_s
 from .replay_support import SCENARIOS, SHIPPED, full_doc
 
 JSON_SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-    st.sampled_from(["", "0", "1", "-1", "0.5", "1e3", "+1", "+0.000000001", "BTC", "USD", "alice", "BTC-USD",
-                     "ACTIVE", "LIMIT", "MARKET", "BUY", "2026-11-02T09:00:00Z", "1999-01-01T00:00:00Z",
-                     "99999999999999999999", "0.000000001", "30000.00", "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"]),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "",
+            "0",
+            "1",
+            "-1",
+            "0.5",
+            "1e3",
+            "+1",
+            "+0.000000001",
+            "BTC",
+            "USD",
+            "alice",
+            "BTC-USD",
+            "ACTIVE",
+            "LIMIT",
+            "MARKET",
+            "BUY",
+            "2026-11-02T09:00:00Z",
+            "1999-01-01T00:00:00Z",
+            "99999999999999999999",
+            "0.000000001",
+            "30000.00",
+            "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f",
+        ]
+    ),
 )
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
@@ -97,8 +123,11 @@ def test_damaged_text_never_raises_anything_else(data: st.DataObject) -> None:
     for _ in range(data.draw(st.integers(1, 3))):
         i = data.draw(st.integers(0, len(text) - 1))
         cut = data.draw(st.integers(0, 3))
-        text = text[:i] + data.draw(st.sampled_from(["", "{", "}", "[", "]", ",", ":", '"', "\\", "\x00", "é", "1"])) \
-            + text[i + cut:]
+        text = (
+            text[:i]
+            + data.draw(st.sampled_from(["", "{", "}", "[", "]", ",", ":", '"', "\\", "\x00", "é", "1"]))
+            + text[i + cut :]
+        )
     fd, name = tempfile.mkstemp(suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

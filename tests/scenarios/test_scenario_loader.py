@@ -40,8 +40,10 @@ def test_full_document_parses() -> None:
     assert (inst.base.name, inst.quote.name, inst.min_qty, inst.price_band) == ("BTC", "USD", 2, RATE_ONE // 20)
     assert s.balances[100] == {1: 10 * 10**8, 2: 100000050}
     assert s.clients[100].fee_overrides == {1: (0, 1_500_000)}
-    assert s.hmac_keys == {"2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f": (100, "alice-secret"),
-                           "7c0e4b1a-3d2f-4e5a-8b6c-9d0e1f2a3b4c": (101, "bob-secret")}
+    assert s.hmac_keys == {
+        "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f": (100, "alice-secret"),
+        "7c0e4b1a-3d2f-4e5a-8b6c-9d0e1f2a3b4c": (101, "bob-secret"),
+    }
     assert [k["key_id"] for k in s.api_keys] == ["k-alice", "k-org"]
     assert s.oauth_clients[0]["scopes"] == ["mcp:read", "mcp:trade"]
     assert s.latency_ns == (0, 0, 1_500_000) and s.settlement_delay_ns == 2_000_000_000
@@ -53,8 +55,9 @@ def test_full_document_parses() -> None:
     assert ats == sorted(ats) and isinstance(s.events[0][1], SetLatency)
     assert s.events[-1] == (s.start_ns + 11_500_000_000, AdvanceClock(s.start_ns + 11_500_000_000))
     order = s.events[1][1]
-    assert order == PlaceOrder(100, 1, "BUY", "LIMIT", "0.5", "29900.00", "GTC", (), ("ALO",), "NONE", "0.002",
-                               "bid-1", "m1", "0")
+    assert order == PlaceOrder(
+        100, 1, "BUY", "LIMIT", "0.5", "29900.00", "GTC", (), ("ALO",), "NONE", "0.002", "bid-1", "m1", "0"
+    )
     mm, noise = s.agents
     assert (mm.levels, mm.spread, mm.qty, mm.qty_step, mm.post_only) == (3, 200, 1000, 100, True)
     assert mm.path.prices == (3000000, 3001000) and mm.path.every_ns == 5 * 10**9
@@ -63,8 +66,10 @@ def test_full_document_parses() -> None:
 
 def test_build_venue_is_fresh_and_applies_settings() -> None:
     s = parse_scenario(full_doc(), SRC)
-    assert s.setting_commands() == [(s.start_ns, SetLatency(0, 0, 1_500_000)),
-                                    (s.start_ns, SetSettlementDelay(2_000_000_000))]
+    assert s.setting_commands() == [
+        (s.start_ns, SetLatency(0, 0, 1_500_000)),
+        (s.start_ns, SetSettlementDelay(2_000_000_000)),
+    ]
     v1 = s.build_venue()
     assert v1.latency_cancel_ns == 1_500_000 and v1.settlement_delay_ns == 2_000_000_000
     v1.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "30000.00"), at=s.start_ns)
@@ -91,8 +96,17 @@ def test_times() -> None:
     assert parse_time("2026-11-02T09:00:00.000000001+00:00") == parse_time("2026-11-02T09:00:00Z") + 1
     assert parse_time("+1.5", 10) == 10 + 1_500_000_000
     assert format_time(parse_time("2026-11-02T09:00:00.25Z")) == "2026-11-02T09:00:00.25Z"
-    for bad in ("2026-11-02 09:00:00Z", "2026-11-02T09:00:00", "2026-02-30T00:00:00Z", "-1", "+1e3",
-                "2026-11-02T09:00:00.0000000001Z", "1969-12-31T23:59:59Z", "3000-01-01T00:00:00Z", 5):
+    for bad in (
+        "2026-11-02 09:00:00Z",
+        "2026-11-02T09:00:00",
+        "2026-02-30T00:00:00Z",
+        "-1",
+        "+1e3",
+        "2026-11-02T09:00:00.0000000001Z",
+        "1969-12-31T23:59:59Z",
+        "3000-01-01T00:00:00Z",
+        5,
+    ):
         with pytest.raises(ValueError):
             parse_time(bad, 0)
 
@@ -160,25 +174,38 @@ CASES = [
     (_set("agents.1.qty_min", "0.00001"), "$.agents[1].qty_min", "off the grid"),
     (_set("events.6.amount", "1.001"), "$.events[6].amount", "finer than USD's 2 decimals"),
     # unknown references
-    (_set("clients.0.balances.DOGE", "1"), '$.clients[0].balances.DOGE', "unknown asset 'DOGE'"),
+    (_set("clients.0.balances.DOGE", "1"), "$.clients[0].balances.DOGE", "unknown asset 'DOGE'"),
     (_set("instruments.0.base", "9"), "$.instruments[0].base", "unknown asset '9'"),
     (_set("events.0.client", "carol"), "$.events[0].client", "unknown client 'carol'"),
     (_set("events.0.instrument", "BTC-EUR"), "$.events[0].instrument", "unknown instrument 'BTC-EUR'"),
-    (_set("clients.0.fees", {"ETH-USD": {"maker": "0", "taker": "0"}}), "$.clients[0].fees[\"ETH-USD\"]",
-     "unknown instrument"),
+    (
+        _set("clients.0.fees", {"ETH-USD": {"maker": "0", "taker": "0"}}),
+        '$.clients[0].fees["ETH-USD"]',
+        "unknown instrument",
+    ),
     (_set("api_keys.0.client_id", "555"), "$.api_keys[0].client_id", "unknown client '555'"),
     (_set("agents.1.client", "nobody"), "$.agents[1].client", "unknown client"),
     # duplicates
-    (_set("assets.2", {"id": "1", "name": "ETH", "decimals": 8}), "$.assets[2].id", "duplicate id '1' (also assets[0])"),
+    (
+        _set("assets.2", {"id": "1", "name": "ETH", "decimals": 8}),
+        "$.assets[2].id",
+        "duplicate id '1' (also assets[0])",
+    ),
     (_set("assets.2", {"id": "3", "name": "BTC", "decimals": 8}), "$.assets[2].name", "duplicate name 'BTC'"),
     (_set("clients.3", {"id": "102", "mnemonic": "alice"}), "$.clients[3].mnemonic", "duplicate mnemonic 'alice'"),
     (_set("clients.3", {"id": "100", "mnemonic": "carol"}), "$.clients[3].id", "duplicate id '100'"),
-    (_set("instruments.1", {**full_doc()["instruments"][0], "id": "2"}), "$.instruments[1].symbol",
-     "duplicate symbol 'BTC-USD'"),
+    (
+        _set("instruments.1", {**full_doc()["instruments"][0], "id": "2"}),
+        "$.instruments[1].symbol",
+        "duplicate symbol 'BTC-USD'",
+    ),
     (_set("clients.1.key", "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"), "$.clients[1].key", "duplicate key"),
     (_set("api_keys.1.key_id", "k-alice"), "$.api_keys[1].key_id", "duplicate key_id"),
-    (_set("events.0.flags", ["USE_AGGRESSIVE_PRICING", "USE_AGGRESSIVE_PRICING"]), "$.events[0].flags[1]",
-     "listed twice"),
+    (
+        _set("events.0.flags", ["USE_AGGRESSIVE_PRICING", "USE_AGGRESSIVE_PRICING"]),
+        "$.events[0].flags[1]",
+        "listed twice",
+    ),
     # bad enums
     (_set("events.0.side", "BUYY"), "$.events[0].side", "'BUYY' is not one of BUY, SELL"),
     (_set("events.0.type", "fill"), "$.events[0].type", "'fill' is not one of order, modify"),
@@ -205,16 +232,28 @@ CASES = [
     (_set("api_keys.0.users", []), "$.api_keys[0].users", "only an organization key lists users"),
     (_set("oauth_clients.0.redirect_uris", []), "$.oauth_clients[0].redirect_uris", "must list at least one"),
     (_set("oauth_clients.0.redirect_uris", ["/cb"]), "$.oauth_clients[0].redirect_uris[0]", "not an absolute URI"),
-    (_set("oauth_clients.0.redirect_uris", ["https://a.example/cb#x"]), "$.oauth_clients[0].redirect_uris[0]",
-     "no fragment"),
+    (
+        _set("oauth_clients.0.redirect_uris", ["https://a.example/cb#x"]),
+        "$.oauth_clients[0].redirect_uris[0]",
+        "no fragment",
+    ),
     (_set("oauth_clients.0.scopes", []), "$.oauth_clients[0].scopes", "must list at least one"),
     (_set("oauth_clients.0.scopes", ["mcp read"]), "$.oauth_clients[0].scopes[0]", "not a scope token"),
     (_set("api_keys.0.client_id", DELETE), "$.api_keys[0].client_id", "needs user_id and client_id"),
     (_set("api_keys.0.expires_at", "2030-01-01T00:00:00"), "$.api_keys[0].expires_at", "with a zone"),
-    (_set("api_keys.2", {"key_id": "k-bob", "kind": "user", "user_id": "u-bob", "client_id": "100", "public_key": PUBLIC_KEY}),
-     "$.api_keys[2].client_id", "user 'u-bob' is client 101 elsewhere"),
-    (_set("api_keys.1.users.1", {"user_id": "u-bob", "client_id": "101"}), "$.api_keys[1].users[1].user_id",
-     "listed twice"),
+    (
+        _set(
+            "api_keys.2",
+            {"key_id": "k-bob", "kind": "user", "user_id": "u-bob", "client_id": "100", "public_key": PUBLIC_KEY},
+        ),
+        "$.api_keys[2].client_id",
+        "user 'u-bob' is client 101 elsewhere",
+    ),
+    (
+        _set("api_keys.1.users.1", {"user_id": "u-bob", "client_id": "101"}),
+        "$.api_keys[1].users[1].user_id",
+        "listed twice",
+    ),
     (_set("clients.3", {"id": "102", "mnemonic": "123"}), "$.clients[3].mnemonic", "must not be all digits"),
     (_set("agents.0.random_walk", {"start": "1.00", "step": "0.01"}), "$.agents[0]", "exactly one price path"),
     (_set("agents.0.every", DELETE), "$.agents[0].every", "the time between two prices"),
@@ -252,19 +291,24 @@ def test_all_problems_at_once_and_the_message() -> None:
 
 def test_problems_found_in_a_file(tmp_path: Path) -> None:
     f = tmp_path / "bad.json"
-    f.write_text('{"seed": 1, "start": "2026-11-02T09:00:00Z", "assets": [], "instruments": [],\n'
-                 ' "clients": [], "seed": 2, "events": [{"at": "+1", "type": "clock", "at": "+2"}]}')
+    f.write_text(
+        '{"seed": 1, "start": "2026-11-02T09:00:00Z", "assets": [], "instruments": [],\n'
+        ' "clients": [], "seed": 2, "events": [{"at": "+1", "type": "clock", "at": "+2"}]}'
+    )
     with pytest.raises(ScenarioError) as info:
         load_scenario(f)
     assert info.value.problems == [(str(f), "$.seed", "duplicate key"), (str(f), "$.events[0].at", "duplicate key")]
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ('{"seed": 1,\n  "start": }', "invalid JSON at line 2, column 12: Expecting value"),
-    ('{"seed": NaN}', "NaN is not JSON"),
-    ("", "invalid JSON at line 1, column 1"),
-    ("[1, 2]", "must be an object, got an array"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"seed": 1,\n  "start": }', "invalid JSON at line 2, column 12: Expecting value"),
+        ('{"seed": NaN}', "NaN is not JSON"),
+        ("", "invalid JSON at line 1, column 1"),
+        ("[1, 2]", "must be an object, got an array"),
+    ],
+)
 def test_invalid_json(tmp_path: Path, text: str, reason: str) -> None:
     f = tmp_path / "x.json"
     f.write_text(text)
@@ -295,8 +339,11 @@ def test_price_series_files(tmp_path: Path) -> None:
     assert parse_scenario(doc, src).agents[0].path.prices == (3000000, 3000500)  # type: ignore[union-attr]
     mm["prices_file"] = "p.json"
     assert parse_scenario(doc, src).agents[0].path.prices == (3000000, 3000050)  # type: ignore[union-attr]
-    for name, reason in (("bad.json", "not a decimal string"), ("broken.json", "broken.json: invalid JSON at line 1"),
-                         ("none.txt", "cannot read none.txt")):
+    for name, reason in (
+        ("bad.json", "not a decimal string"),
+        ("broken.json", "broken.json: invalid JSON at line 1"),
+        ("none.txt", "cannot read none.txt"),
+    ):
         mm["prices_file"] = name
         with pytest.raises(ScenarioError) as info:
             parse_scenario(doc, src)
@@ -305,15 +352,31 @@ def test_price_series_files(tmp_path: Path) -> None:
 
 
 def test_minimal_document_and_defaults() -> None:
-    doc = {"seed": 0, "start": "2026-11-02T09:00:00Z",
-           "assets": [{"id": "1", "name": "BTC", "decimals": 8}, {"id": "2", "name": "USD", "decimals": 2}],
-           "instruments": [{"id": "1", "symbol": "BTC-USD", "base": "1", "quote": "2",
-                            "price_increment": "0.01", "qty_increment": "0.0001"}],
-           "clients": [{"id": "100", "mnemonic": "alice"}]}
+    doc = {
+        "seed": 0,
+        "start": "2026-11-02T09:00:00Z",
+        "assets": [{"id": "1", "name": "BTC", "decimals": 8}, {"id": "2", "name": "USD", "decimals": 2}],
+        "instruments": [
+            {
+                "id": "1",
+                "symbol": "BTC-USD",
+                "base": "1",
+                "quote": "2",
+                "price_increment": "0.01",
+                "qty_increment": "0.0001",
+            }
+        ],
+        "clients": [{"id": "100", "mnemonic": "alice"}],
+    }
     s = parse_scenario(doc, SRC)
     inst = s.instruments[1]
-    assert (inst.min_qty, inst.price_band, inst.maker_fee, inst.taker_fee, inst.status) == (1, RATE_ONE // 20, 0, 0,
-                                                                                           "ACTIVE")
+    assert (inst.min_qty, inst.price_band, inst.maker_fee, inst.taker_fee, inst.status) == (
+        1,
+        RATE_ONE // 20,
+        0,
+        0,
+        "ACTIVE",
+    )
     assert s.clients[100].self_trade_prevention == "NONE" and s.balances[100] == {}
     assert (s.events, s.agents, s.api_keys, s.oauth_clients, s.hmac_keys) == ([], [], [], [], {})
     assert s.end_ns == s.start_ns and s.latency_ns is None

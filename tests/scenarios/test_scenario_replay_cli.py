@@ -10,7 +10,6 @@ import pytest
 
 from cefisim.api.runtime.replay import replay_main, run
 from cefisim.api.scenario import load_scenario
-from cefisim.engine.commands import ModifyOrder
 from cefisim.engine.journal import event_digest, from_record
 
 from .replay_support import SCENARIOS, SHIPPED
@@ -36,8 +35,9 @@ def test_two_runs_write_identical_journals_and_summaries(tmp_path: Path, capsys:
 
 
 @pytest.mark.parametrize("name", ["flash_crash.json", "self_trade.json"])
-def test_a_replay_journal_reads_back_with_from_journal(name: str, tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture) -> None:
+def test_a_replay_journal_reads_back_with_from_journal(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     """``replay FILE --journal OUT`` writes the server's journal format: ``--from-journal OUT`` rebuilds the
     run from it, regenerating and checking every record, to the same event digest."""
     out = tmp_path / "run.jsonl"
@@ -78,11 +78,14 @@ def test_until(capsys: pytest.CaptureFixture) -> None:
     assert "(30.5 s)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--until", "tomorrow"], "cefisim replay: --until: 'tomorrow' is not an ISO 8601 UTC time"),
-    (["--until", "2020-01-01T00:00:00Z"], "--until: 2020-01-01T00:00:00Z is before start"),
-    (["--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--until", "tomorrow"], "cefisim replay: --until: 'tomorrow' is not an ISO 8601 UTC time"),
+        (["--until", "2020-01-01T00:00:00Z"], "--until: 2020-01-01T00:00:00Z is before start"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_usage_problems_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
     assert replay_main([str(SCENARIOS / "self_trade.json"), *args]) == 2
     err = capsys.readouterr().err
@@ -96,11 +99,15 @@ def test_no_file_exits_2(capsys: pytest.CaptureFixture) -> None:
 
 def test_scenario_problems_are_listed_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text('{"seed": "7", "start": "2026-11-02T09:00:00Z", "assets": [], "instruments": [],'
-                   ' "clients": [], "colour": 1}')
+    bad.write_text(
+        '{"seed": "7", "start": "2026-11-02T09:00:00Z", "assets": [], "instruments": [], "clients": [], "colour": 1}'
+    )
     assert replay_main([str(bad)]) == 2
     err = capsys.readouterr().err
-    assert sorted(err.splitlines()) == [f"{bad}: $.colour: unknown key", f"{bad}: $.seed: must be an integer, got a string"]
+    assert sorted(err.splitlines()) == [
+        f"{bad}: $.colour: unknown key",
+        f"{bad}: $.seed: must be an integer, got a string",
+    ]
     assert replay_main([str(tmp_path / "missing.json")]) == 2
     assert "cannot read the file" in capsys.readouterr().err
 

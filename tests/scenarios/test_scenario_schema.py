@@ -18,13 +18,41 @@ from .replay_support import ROOT, SCENARIOS, full_doc
 
 SCHEMA = json.loads((ROOT / "api" / "scenario" / "schema.json").read_text())
 TYPES = {
-    "object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
-    "integer": int, "number": (int, float),
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+    "integer": int,
+    "number": (int, float),
 }
 KNOWN = {
-    "$schema", "$id", "$defs", "$ref", "title", "description", "type", "required", "additionalProperties",
-    "properties", "items", "enum", "const", "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems",
-    "uniqueItems", "oneOf", "anyOf", "not", "if", "then", "dependentRequired",
+    "$schema",
+    "$id",
+    "$defs",
+    "$ref",
+    "title",
+    "description",
+    "type",
+    "required",
+    "additionalProperties",
+    "properties",
+    "items",
+    "enum",
+    "const",
+    "pattern",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "uniqueItems",
+    "oneOf",
+    "anyOf",
+    "not",
+    "if",
+    "then",
+    "dependentRequired",
 }
 
 
@@ -103,14 +131,17 @@ def test_the_full_document_validates() -> None:
     assert errors(full_doc(), SCHEMA) == []
 
 
-@pytest.mark.parametrize(("change", "expected"), [
-    (lambda d: d.update(colour=1), "$.colour: not allowed"),
-    (lambda d: d["assets"][0].update(decimals="8"), "$.assets[0].decimals: not"),
-    (lambda d: d["events"][0].pop("price"), "$.events[0]: matches 0 of oneOf"),
-    (lambda d: d["agents"][0].update(random_walk={"start": "1", "step": "1"}), "$.agents[0]: matches 0 of oneOf"),
-    (lambda d: d["clients"][0].pop("secret"), "$.clients[0].secret: needed with key"),
-    (lambda d: d["api_keys"][0].update(users=[]), "$.api_keys[0]: matches not"),
-])
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d.update(colour=1), "$.colour: not allowed"),
+        (lambda d: d["assets"][0].update(decimals="8"), "$.assets[0].decimals: not"),
+        (lambda d: d["events"][0].pop("price"), "$.events[0]: matches 0 of oneOf"),
+        (lambda d: d["agents"][0].update(random_walk={"start": "1", "step": "1"}), "$.agents[0]: matches 0 of oneOf"),
+        (lambda d: d["clients"][0].pop("secret"), "$.clients[0].secret: needed with key"),
+        (lambda d: d["api_keys"][0].update(users=[]), "$.api_keys[0]: matches not"),
+    ],
+)
 def test_the_validator_catches_problems(change: Any, expected: str) -> None:
     doc = full_doc()
     change(doc)
@@ -121,8 +152,9 @@ def _keys(defn: dict) -> tuple[set[str], set[str]]:
     return set(defn.get("required", ())), set(defn["properties"])
 
 
-def _loader(table: tuple[tuple[str, ...], tuple[str, ...]], *more: tuple[tuple[str, ...], tuple[str, ...]]
-            ) -> tuple[set[str], set[str]]:
+def _loader(
+    table: tuple[tuple[str, ...], tuple[str, ...]], *more: tuple[tuple[str, ...], tuple[str, ...]]
+) -> tuple[set[str], set[str]]:
     required = set(table[0]).union(*(m[0] for m in more))
     return required, required | set(table[1]).union(*(m[1] for m in more))
 
@@ -170,8 +202,16 @@ def test_schema_enums_are_the_loaders() -> None:
     assert defs["settings"]["properties"]["signature_layout"]["enum"] == list(loader.SIGNATURE_LAYOUTS)
     assert defs["event_transfer"]["properties"]["transfer_type"]["enum"] == list(loader.TRANSFER_TYPES)
     assert defs["event_transfer"]["properties"]["platform"]["enum"] == list(loader.PLATFORMS)
-    for text in ("a", "x" * 18, "x" * 19, "a b", "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f", "bid-1.~_",
-                 "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5F", "2f1d7c9e-8a3b-3c5d-9e6f-0a1b2c3d4e5f"):
+    for text in (
+        "a",
+        "x" * 18,
+        "x" * 19,
+        "a b",
+        "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f",
+        "bid-1.~_",
+        "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5F",
+        "2f1d7c9e-8a3b-3c5d-9e6f-0a1b2c3d4e5f",
+    ):
         assert bool(re.search(defs["external_id"]["pattern"], text)) == loader.is_external_id(text), text
 
 

@@ -93,8 +93,9 @@ def test_halt_resume() -> None:
     halted_at, resumed_at = s.start_ns + 10 * 10**9, s.start_ns + 20 * 10**9
     # nothing trades while halted, and the market maker does not requote
     assert not [e for e in r.events if isinstance(e, TradeEvent) and halted_at <= e.ts < resumed_at]
-    assert not [at for at, c, _ in r.steps if isinstance(c, PlaceOrder) and halted_at < at < resumed_at
-                and c.client_id == 900]
+    assert not [
+        at for at, c, _ in r.steps if isinstance(c, PlaceOrder) and halted_at < at < resumed_at and c.client_id == 900
+    ]
     rejected = r.order("bob", "halted-buy")
     assert rejected.status == "REJECTED" and rejected.extra.reject_reason == "INSTRUMENT_HALTED"
     (modify,) = r.results(ModifyOrder, external_id="alice-ask")

@@ -13,8 +13,17 @@ from cefisim.api.sweep.stats import bootstrap_ci, ranked, summarise
 
 
 def rows(pnls: list[str | None], params: dict[str, str] | None = None, start: int = 0) -> list[dict[str, Any]]:
-    return [{"run": start + i, "seed": i, "params": params or {}, "latency_ms": None,
-             "status": "ok" if p is not None else "failed", "pnl": p} for i, p in enumerate(pnls)]
+    return [
+        {
+            "run": start + i,
+            "seed": i,
+            "params": params or {},
+            "latency_ms": None,
+            "status": "ok" if p is not None else "failed",
+            "pnl": p,
+        }
+        for i, p in enumerate(pnls)
+    ]
 
 
 def test_the_interval_of_a_constant_is_that_constant() -> None:
@@ -67,11 +76,15 @@ def test_summary_per_parameter_set() -> None:
 
 
 def test_the_grid_order_is_parameters_then_latency_then_seed() -> None:
-    specs = runs(Axes(seeds=parse_seeds("1-2,7"), params={"a": ["x", "y"], "b": ["1"]},
-                      latency_ms=parse_latency("0,0.5")))
+    specs = runs(
+        Axes(seeds=parse_seeds("1-2,7"), params={"a": ["x", "y"], "b": ["1"]}, latency_ms=parse_latency("0,0.5"))
+    )
     assert len(specs) == 12 and [s.index for s in specs] == list(range(12))
     assert [(s.params, s.latency_ms, s.seed) for s in specs[:4]] == [
-        ((("a", "x"), ("b", "1")), "0", 1), ((("a", "x"), ("b", "1")), "0", 2),
-        ((("a", "x"), ("b", "1")), "0", 7), ((("a", "x"), ("b", "1")), "0.5", 1)]
+        ((("a", "x"), ("b", "1")), "0", 1),
+        ((("a", "x"), ("b", "1")), "0", 2),
+        ((("a", "x"), ("b", "1")), "0", 7),
+        ((("a", "x"), ("b", "1")), "0.5", 1),
+    ]
     assert specs[6].params == (("a", "y"), ("b", "1"))
     assert parse_latency("5.000,20") == ["5", "20"]

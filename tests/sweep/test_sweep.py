@@ -14,18 +14,30 @@ from typing import Any
 import pytest
 
 from cefisim.api.cli import main
+from cefisim.api.scenario import load_scenario
 from cefisim.api.sweep import sweep_main
 from cefisim.api.sweep.grid import RunSpec
 from cefisim.api.sweep.run import UNSTABLE, Settings, run_task
 from cefisim.api.sweep.sources import Sources, load, referenced_files
-from cefisim.api.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "scenarios" / "demo.json")
 STRATEGY = str(Path(__file__).with_name("strategies.py")) + ":Quoter"
 # 2 quantities x 2 latencies x 2 seeds, 20 s of the demo market each: a fraction of a second in all
-GRID = [DEMO, "--strategy", STRATEGY, "--seeds", "3-4", "--param", "qty=0.001,0.002", "--latency-ms", "0,5",
-        "--until", "+20", "--quiet"]
+GRID = [
+    DEMO,
+    "--strategy",
+    STRATEGY,
+    "--seeds",
+    "3-4",
+    "--param",
+    "qty=0.001,0.002",
+    "--latency-ms",
+    "0,5",
+    "--until",
+    "+20",
+    "--quiet",
+]
 
 
 def sweep(tmp_path: Path, name: str, *extra: str, code: int = 0) -> Path:
@@ -50,7 +62,11 @@ def test_serial_pool_and_dask_local_cluster_give_the_same_rows(tmp_path: Path) -
     rows = serial[0]
     assert [r["run"] for r in rows] == list(range(8))
     assert [(r["seed"], r["params"]["qty"], r["latency_ms"]) for r in rows[:4]] == [
-        (3, "0.001", "0"), (4, "0.001", "0"), (3, "0.001", "5"), (4, "0.001", "5")]
+        (3, "0.001", "0"),
+        (4, "0.001", "0"),
+        (3, "0.001", "5"),
+        (4, "0.001", "5"),
+    ]
     assert all(r["status"] == "ok" and r["fills"] >= 1 for r in rows)
     assert len({r["pnl"] for r in rows}) > 1  # the seeds and quantities make different markets and runs
     assert stable(sweep(tmp_path, "pool", "--workers", "2")) == serial
@@ -69,11 +85,33 @@ def test_each_run_is_the_backtest_of_its_seed(tmp_path: Path) -> None:
     doc = json.loads(Path(DEMO).read_text())
     reseeded.write_text(json.dumps({**doc, "seed": 4}))
     report = tmp_path / "r.json"
-    assert backtest_main([str(reseeded), "--strategy", STRATEGY, "--param", "qty=0.001", "--latency-ms", "5",
-                          "--until", "+20", "--quiet", "--report", str(report)]) == 0
+    assert (
+        backtest_main(
+            [
+                str(reseeded),
+                "--strategy",
+                STRATEGY,
+                "--param",
+                "qty=0.001",
+                "--latency-ms",
+                "5",
+                "--until",
+                "+20",
+                "--quiet",
+                "--report",
+                str(report),
+            ]
+        )
+        == 0
+    )
     r = json.loads(report.read_text())
     assert (row["pnl"], row["fees"], row["volume"], row["fills"], row["events"]) == (
-        r["pnl"]["total"], r["fees"]["total"], r["volume"]["total"], r["fills"]["count"], r["run"]["events"])
+        r["pnl"]["total"],
+        r["fees"]["total"],
+        r["volume"]["total"],
+        r["fills"]["count"],
+        r["run"]["events"],
+    )
     kept = json.loads((out / "reports" / "run-3.json").read_text())
     assert kept["scenario"] == DEMO and r["scenario"] == str(reseeded)
     for rep in (kept, r):
@@ -84,11 +122,27 @@ def test_each_run_is_the_backtest_of_its_seed(tmp_path: Path) -> None:
     assert len(list((out / "reports").iterdir())) == 8
 
 
-def test_a_raising_strategy_gives_one_failed_row_and_the_others_run(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_raising_strategy_gives_one_failed_row_and_the_others_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
-    code = sweep_main([DEMO, "--strategy", STRATEGY, "--seeds", "5", "--param", "boom=no,yes", "--until", "+20",
-                       "--workers", "2", "--out", str(out)])
+    code = sweep_main(
+        [
+            DEMO,
+            "--strategy",
+            STRATEGY,
+            "--seeds",
+            "5",
+            "--param",
+            "boom=no,yes",
+            "--until",
+            "+20",
+            "--workers",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 1
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_bytes().splitlines()]
     assert [r["status"] for r in rows] == ["ok", "failed"]
@@ -117,15 +171,19 @@ def test_a_sweep_file_gives_the_same_runs_as_the_flags(tmp_path: Path) -> None:
     assert stable(out) == flags
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("seeds = 1.5", "give a range string"),
-    ("colour = 1", "unknown key"),
-    ("[params]\nqty = 0.01", 'write the value as a string or an integer ("0.01", not 0.01)'),
-    ("latency_ms = [-1]", "$.latency_ms[0]: '-1' must be zero or more whole nanoseconds"),
-    ("seeds = [", "invalid TOML"),
-])
-def test_a_bad_sweep_file_is_one_message_naming_the_key(text: str, message: str, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("seeds = 1.5", "give a range string"),
+        ("colour = 1", "unknown key"),
+        ("[params]\nqty = 0.01", 'write the value as a string or an integer ("0.01", not 0.01)'),
+        ("latency_ms = [-1]", "$.latency_ms[0]: '-1' must be zero or more whole nanoseconds"),
+        ("seeds = [", "invalid TOML"),
+    ],
+)
+def test_a_bad_sweep_file_is_one_message_naming_the_key(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "bad.toml"
     f.write_text(text + "\n")
     assert sweep_main([DEMO, "--strategy", STRATEGY, "--file", str(f)]) == 2
@@ -133,19 +191,22 @@ def test_a_bad_sweep_file_is_one_message_naming_the_key(text: str, message: str,
     assert message in err and err.startswith(f"cefisim sweep: {f}") and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--seeds", "9-2"], "--seeds: '9-2': the range ends before it starts"),
-    (["--seeds", "1,1"], "--seeds: 1 is given twice"),
-    (["--param", "colour=red"], "raised TypeError"),
-    (["--latency-ms", "0.0000001"], "--latency-ms: '0.0000001' must be zero or more whole nanoseconds"),
-    (["--until", "soon"], "--until: 'soon' is not an ISO 8601"),
-    (["--client", "nobody"], "--client: the scenario has no client 'nobody'"),
-    (["--quote", "EUR"], "--quote: the scenario has no asset 'EUR'"),
-    (["--dask", "tcp://10.0.0.1:8786", "--workers", "2"], "--workers does not go with a Dask scheduler"),
-    (["--reports"], "--reports goes with --out DIR"),
-    (["--out", __file__], f"--out {__file__}: File exists"),
-    (["--plot", "pnl.txt"], "pnl.txt: the plot is written as .png, .svg, .pdf, .html"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--seeds", "9-2"], "--seeds: '9-2': the range ends before it starts"),
+        (["--seeds", "1,1"], "--seeds: 1 is given twice"),
+        (["--param", "colour=red"], "raised TypeError"),
+        (["--latency-ms", "0.0000001"], "--latency-ms: '0.0000001' must be zero or more whole nanoseconds"),
+        (["--until", "soon"], "--until: 'soon' is not an ISO 8601"),
+        (["--client", "nobody"], "--client: the scenario has no client 'nobody'"),
+        (["--quote", "EUR"], "--quote: the scenario has no asset 'EUR'"),
+        (["--dask", "tcp://10.0.0.1:8786", "--workers", "2"], "--workers does not go with a Dask scheduler"),
+        (["--reports"], "--reports goes with --out DIR"),
+        (["--out", __file__], f"--out {__file__}: File exists"),
+        (["--plot", "pnl.txt"], "pnl.txt: the plot is written as .png, .svg, .pdf, .html"),
+    ],
+)
 def test_bad_options_stop_before_any_run(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert sweep_main([DEMO, "--strategy", STRATEGY, *extra]) == 2
     err = capsys.readouterr().err
@@ -155,13 +216,28 @@ def test_bad_options_stop_before_any_run(extra: list[str], message: str, capsys:
 def test_the_cli_dispatches_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", DEMO, "--strategy", STRATEGY, "--seeds", "1-2", "--until", "+5", "--workers", "0"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["#", "parameters", "runs", "failed", "mean", "PnL", "USD", "std", "95%", "CI", "of",
-                              "the", "mean", "losing"]
+    assert out[0].split() == [
+        "#",
+        "parameters",
+        "runs",
+        "failed",
+        "mean",
+        "PnL",
+        "USD",
+        "std",
+        "95%",
+        "CI",
+        "of",
+        "the",
+        "mean",
+        "losing",
+    ]
     assert out[1].split()[:5] == ["1", "latency", "as", "scenario", "2"]
     assert out[2].startswith("2 runs in ")
 
 
 # --- files reaching the workers -------------------------------------------------------------------
+
 
 def test_a_scenario_and_its_files_travel_with_the_task_and_load_from_a_copy(tmp_path: Path) -> None:
     scen_dir = tmp_path / "here"
@@ -202,11 +278,31 @@ def test_plot_draws_the_distributions(tmp_path: Path) -> None:
 
 # --- Ctrl-C ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("where", [["--workers", "2"], ["--dask", "local", "--workers", "2"]], ids=["pool", "dask"])
 def test_ctrl_c_stops_the_runs_and_writes_the_finished_rows(where: list[str], tmp_path: Path) -> None:
     out, log = tmp_path / "out", tmp_path / "started.log"
-    cmd = [sys.executable, "-m", "cefisim", "sweep", DEMO, "--strategy", STRATEGY, "--seeds", "1-40",
-           "--param", "sleep=0.5", "--param", f"log={log}", "--until", "+2", *where, "--out", str(out), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cefisim",
+        "sweep",
+        DEMO,
+        "--strategy",
+        STRATEGY,
+        "--seeds",
+        "1-40",
+        "--param",
+        "sleep=0.5",
+        "--param",
+        f"log={log}",
+        "--until",
+        "+2",
+        *where,
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while (not log.exists() or len(log.read_text().splitlines()) < 5) and time.monotonic() < deadline:
@@ -222,11 +318,31 @@ def test_ctrl_c_stops_the_runs_and_writes_the_finished_rows(where: list[str], tm
     assert summary["complete"] is False and 0 < len(rows) < 40
     assert all(r["status"] == "ok" for r in rows)
 
+
 def test_a_worker_that_dies_gives_error_rows_and_the_sweep_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "out"
     dies = STRATEGY.replace(":Quoter", ":Dies")
-    assert sweep_main([DEMO, "--strategy", dies, "--seeds", "1-3", "--param", "die=no,yes", "--until", "+2",
-                       "--workers", "1", "--quiet", "--out", str(out)]) == 1
+    assert (
+        sweep_main(
+            [
+                DEMO,
+                "--strategy",
+                dies,
+                "--seeds",
+                "1-3",
+                "--param",
+                "die=no,yes",
+                "--until",
+                "+2",
+                "--workers",
+                "1",
+                "--quiet",
+                "--out",
+                str(out),
+            ]
+        )
+        == 1
+    )
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_bytes().splitlines()]
     assert [r["run"] for r in rows] == list(range(6))
     assert [r["status"] for r in rows[:2]] == ["ok", "ok"]
@@ -258,11 +374,19 @@ def test_a_worker_reloads_a_scenario_that_changed_between_sweeps(tmp_path: Path)
     assert second.digest != first.digest and load(second)[0].seed == 99
 
 
-
 def test_a_json_sweep_file_is_read_and_checked_like_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "sweep.json"
-    good.write_text(json.dumps({"strategy": STRATEGY, "seeds": "3-4", "params": {"qty": ["0.001", "0.002"]},
-                                "latency_ms": [0, "5"], "until": "+20"}))
+    good.write_text(
+        json.dumps(
+            {
+                "strategy": STRATEGY,
+                "seeds": "3-4",
+                "params": {"qty": ["0.001", "0.002"]},
+                "latency_ms": [0, "5"],
+                "until": "+20",
+            }
+        )
+    )
     out = tmp_path / "out"
     assert sweep_main([DEMO, "--file", str(good), "--workers", "0", "--quiet", "--out", str(out)]) == 0
     assert stable(out)[0] == stable(sweep(tmp_path, "flags", "--workers", "0"))[0]
