@@ -120,20 +120,40 @@ def test_no_import_cycle_inside_a_package(package: str) -> None:
 def test_the_server_layer_does_not_import_the_interfaces_it_serves() -> None:
     edges = graph(MODULES, "cefisim.api")
     server = [m for m in edges if m.startswith("cefisim.api.server.") and m != "cefisim.api.server.app"]
-    _fail("api/server/ importing an interface", [
-        f"{edges[m][t].where}: {m} imports {t}"
-        for m in server for t in edges[m] if t.startswith(("cefisim.api.cefi", "cefisim.api.control"))
-    ])
+    _fail(
+        "api/server/ importing an interface",
+        [
+            f"{edges[m][t].where}: {m} imports {t}"
+            for m in server
+            for t in edges[m]
+            if t.startswith(("cefisim.api.cefi", "cefisim.api.control"))
+        ],
+    )
 
 
 def test_the_operation_modules_do_not_import_the_venue() -> None:
     edges = graph(MODULES, "cefisim.engine")
-    operations = ("core", "entry", "lifecycle", "matching", "modify", "pricing", "transfers", "retention",
-                  "timers", "ledger", "book")
-    _fail("operation modules importing cefisim.engine.venue", [
-        f"{edges[f'cefisim.engine.{m}']['cefisim.engine.venue'].where}: {m} imports the venue"
-        for m in operations if "cefisim.engine.venue" in edges[f"cefisim.engine.{m}"]
-    ])
+    operations = (
+        "core",
+        "entry",
+        "lifecycle",
+        "matching",
+        "modify",
+        "pricing",
+        "transfers",
+        "retention",
+        "timers",
+        "ledger",
+        "book",
+    )
+    _fail(
+        "operation modules importing cefisim.engine.venue",
+        [
+            f"{edges[f'cefisim.engine.{m}']['cefisim.engine.venue'].where}: {m} imports the venue"
+            for m in operations
+            if "cefisim.engine.venue" in edges[f"cefisim.engine.{m}"]
+        ],
+    )
 
 
 def test_imports_deferred_into_functions_say_why() -> None:
@@ -276,7 +296,9 @@ def test_underscore_names_of_other_modules_are_refused_dunders_are_not(tmp_path:
         tmp_path,
         {
             "__init__.py": "from top import __version__\n",
-            "a.py": "from .b import _helper, public\nimport top.pkg._impl\nfrom ._impl import thing\nfrom . import _impl\n",
+            "a.py": (
+                "from .b import _helper, public\nimport top.pkg._impl\nfrom ._impl import thing\nfrom . import _impl\n"
+            ),
             "b.py": "_helper = public = 1\n",
             "_impl.py": "thing = 1\n",
         },

@@ -27,6 +27,9 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_import_cefisim_pulls_in_neither_aiohttp_nor_the_engine() -> None:
-    code = "import sys, cefisim; print(sorted(m for m in ('aiohttp', 'cefisim.engine', 'cefisim.api') if m in sys.modules))"
+    code = (
+        "import sys, cefisim; "
+        "print(sorted(m for m in ('aiohttp', 'cefisim.engine', 'cefisim.api') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

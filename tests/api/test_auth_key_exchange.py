@@ -232,12 +232,13 @@ async def test_secrets_never_reach_logs_or_details(harness: Harness, caplog: pyt
     signed = harness.signed("k-alice")
     tokens = await harness.exchange("k-alice")
     seen = [signed["signature"], tokens["access_token"], tokens["refresh_token"]]
-    bodies = []
-    for attempt in (
-        {**signed, "key_id": "k-bob"},
-        {**signed, "timestamp": signed["timestamp"] + 100},
-    ):
-        bodies.append(await post(harness, KEY_TOKEN, attempt))
+    bodies = [
+        await post(harness, KEY_TOKEN, attempt)
+        for attempt in (
+            {**signed, "key_id": "k-bob"},
+            {**signed, "timestamp": signed["timestamp"] + 100},
+        )
+    ]
     bodies.append(await post(harness, REFRESH, {"refresh_token": tokens["refresh_token"] + "x"}))
     await post(harness, REFRESH, {"refresh_token": tokens["refresh_token"]})
     bodies.append(await post(harness, REFRESH, {"refresh_token": tokens["refresh_token"]}))

@@ -166,10 +166,10 @@ async def test_failure_without_state_has_no_state(harness: Harness) -> None:
 
 async def test_repeated_parameter_is_invalid_request(harness: Harness) -> None:
     _, challenge = pkce()
-    pairs = list(authorize_params(challenge).items()) + [("resource", "https://other.example/")]
+    pairs = [*authorize_params(challenge).items(), ("resource", "https://other.example/")]
     resp = await get(harness, AUTHORIZE, pairs)
     assert resp.status == 302 and query_of(resp.headers["Location"])["error"] == "invalid_request"
-    pairs = list(authorize_params(challenge).items()) + [("client_id", "cli-read")]
+    pairs = [*authorize_params(challenge).items(), ("client_id", "cli-read")]
     assert (await get(harness, AUTHORIZE, pairs)).status == 400
 
 
@@ -479,7 +479,7 @@ async def test_token_endpoint_takes_only_form_bodies(harness: Harness) -> None:
 
 async def test_token_endpoint_refuses_repeated_parameters(harness: Harness) -> None:
     code, verifier, _ = await get_code(harness)
-    form = list(code_form(code, verifier).items()) + [("code", "other")]
+    form = [*code_form(code, verifier).items(), ("code", "other")]
     status, body = await token_call(harness, form)
     assert (status, body["error"]) == (400, "invalid_request")
 

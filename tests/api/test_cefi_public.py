@@ -37,7 +37,7 @@ async def test_versions_before_removal_date(api_factory) -> None:
     # the default switches when the engine clock passes 1 November 2026
     await api.advance(60)
     status, body, headers = await api.call("GET", "/v1/cefi/versions", client_id=None)
-    assert body["default_version"] == "v2026_01_23"
+    assert status == 200 and body["default_version"] == "v2026_01_23"
     assert "Sunset" not in headers
 
 
@@ -57,7 +57,7 @@ async def test_unknown_version_is_400(api: Api) -> None:
 async def test_version_query_parameter_selects_the_version(api_factory) -> None:
     api = await api_factory(scenario_doc(start="2026-10-01T00:00:00Z"))
     status, body, _ = await api.call("GET", "/v1/cefi/assets", client_id=None, params={"version": "v2026_01_23"})
-    assert isinstance(body, dict) and len(body["data"]) == 3
+    assert status == 200 and isinstance(body, dict) and len(body["data"]) == 3
 
 
 async def test_assets_filters(api: Api) -> None:
@@ -185,6 +185,8 @@ async def test_removed_and_singular_paths_are_404_without_redirect(api: Api, pat
 async def test_wrong_method_is_405_problem(api: Api) -> None:
     status, problem, headers = await api.call("PUT", "/v1/cefi/orders", client_id=None)
     assert status == 405 and "POST" in headers["Allow"]
+    error = problem["error"]  # the CeFi problem shape: RFC 7807 members under "error"
+    assert error["status"] == 405 and error["type"].endswith("/method-not-allowed") and "PUT" in error["detail"]
 
 
 async def test_oversized_body_is_413(api_factory) -> None:

@@ -135,7 +135,7 @@ async def test_either_layout_accepts_both(api_factory) -> None:
 
 
 async def test_client_id_in_query_must_be_the_signer(api: Api) -> None:
-    status, problem, _ = await api.call("GET", PATH, params={"client_id": "101"})
+    status, _problem, _ = await api.call("GET", PATH, params={"client_id": "101"})
     assert status == 403
     status, _, _ = await api.call("GET", PATH, params={"client_id": "100"})
     assert status == 200

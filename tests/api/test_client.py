@@ -281,7 +281,7 @@ async def test_signing_without_credentials_is_refused_locally() -> None:
 async def _trade_many(alice: CefiClient, bob: CefiClient, n: int) -> list[str]:
     """n fills for alice (taker) against bob's asks; returns alice's order ids, oldest first."""
     ids = []
-    for i in range(n):
+    for _ in range(n):
         await bob.place_order("1", "SELL", "LIMIT", "0.01", price="30000.00")
         ids.append((await alice.place_order("1", "BUY", "LIMIT", "0.01", price="30000.00"))["id"])
     return ids

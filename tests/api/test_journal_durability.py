@@ -161,7 +161,7 @@ def test_a_kill_at_any_instant_recovers_every_acknowledged_command_once(tmp_path
     header_end = full.index(b"\n") + 1
     assert _ext_records(full) > 50
     rng = random.Random(seed)
-    cuts = sorted(rng.sample(range(header_end, len(full)), 8)) + [len(full) - 1]
+    cuts = [*sorted(rng.sample(range(header_end, len(full)), 8)), len(full) - 1]
     scenario = load_scenario(DEMO)
     for cut in cuts:
         path = tmp_path / f"cut-{cut}.jsonl"
@@ -234,7 +234,7 @@ def test_a_journal_that_does_not_replay_is_never_modified(tmp_path: Path, damage
         scenario = parse_scenario(scenario_doc(), "other.json")
     damaged = b"\n".join(lines) + b"partial last rec"  # a torn tail too: still not cut back
     path.write_bytes(damaged)
-    with pytest.raises(JournalError, match="byte offset|another scenario"):
+    with pytest.raises(JournalError, match=r"byte offset|another scenario"):
         Simulation(scenario, clock="virtual", journal_path=path)
     assert path.read_bytes() == damaged
 

@@ -233,7 +233,7 @@ def _records(body: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.skipif(not (shutil.which("openssl") and shutil.which("curl")), reason="needs openssl and curl")
 def test_the_printed_curl_openssl_line_works(live_server: tuple[str, str]) -> None:
-    base, example = live_server
+    _base, example = live_server
     assert "http://127.0.0.1:" in example and "openssl dgst -sha256 -hmac" in example
     out = subprocess.run(["bash", "-c", example], capture_output=True, text=True, timeout=20)
     assert {r["id"] for r in _records(orjson.loads(out.stdout))} >= {"1", "2"}, out.stdout

@@ -179,15 +179,15 @@ async def exercise(c: Conformance, bob: CefiClient) -> None:
 
 @pytest.mark.parametrize("version", [V2026, V2024])
 async def test_real_responses_validate_against_the_document(version: str) -> None:
-    async with running(doc=copy.deepcopy(DOC)) as server:
-        async with (
-            CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100", version=version) as alice,
-            CefiClient(server.url, key=BOB_KEY, secret="bob-secret", client_id="200") as bob,
-        ):
-            c = Conformance(alice)
-            await exercise(c, bob)
-            server.advance(1)
-            await c.call("GET", "/transfers", params={"timestamp": "9" * 19})
+    async with (
+        running(doc=copy.deepcopy(DOC)) as server,
+        CefiClient(server.url, key=ALICE_KEY, secret="alice-secret", client_id="100", version=version) as alice,
+        CefiClient(server.url, key=BOB_KEY, secret="bob-secret", client_id="200") as bob,
+    ):
+        c = Conformance(alice)
+        await exercise(c, bob)
+        server.advance(1)
+        await c.call("GET", "/transfers", params={"timestamp": "9" * 19})
     assert {(m, p) for m, p, _ in c.seen} == {(m, p) for m, p, _h, _s in CEFI_ROUTES}
     assert {s for _m, _p, s in c.seen} >= {200, 400, 401, 403, 404, 409, 413}
 

@@ -22,20 +22,15 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-schemathesis = pytest.importorskip("schemathesis")
-requests = pytest.importorskip("requests")
-jsonschema = pytest.importorskip("jsonschema")
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from cefisim.api.cefi.openapi import OPENAPI_PATH  # noqa: E402
-from cefisim.api.cefi.signing import sign  # noqa: E402
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH  # noqa: E402
-from cefisim.api.server.limit_flags import parse_rate_limits  # noqa: E402
-from cefisim.api.server.versions import REMOVAL_NS, V2024, V2026  # noqa: E402
-from cefisim.engine.commands import (  # noqa: E402
+from cefisim.api.cefi.openapi import OPENAPI_PATH
+from cefisim.api.cefi.signing import sign
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH
+from cefisim.api.server.limit_flags import parse_rate_limits
+from cefisim.api.server.versions import REMOVAL_NS, V2024, V2026
+from cefisim.engine.commands import (
     AdvanceClock,
     PaperFunds,
     SetInstrumentStatus,
@@ -43,8 +38,12 @@ from cefisim.engine.commands import (  # noqa: E402
     SetSettlementDelay,
 )
 from cefisim.engine.vocabulary import InstrumentStatus
-from tests.api.conftest import SECRETS  # noqa: E402
-from tests.fuzz.support import Served, examples, fuzz_doc, serve_sim  # noqa: E402
+from tests.api.conftest import SECRETS
+from tests.fuzz.support import Served, examples, fuzz_doc, serve_sim
+
+schemathesis = pytest.importorskip("schemathesis")
+requests = pytest.importorskip("requests")
+jsonschema = pytest.importorskip("jsonschema")
 
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 

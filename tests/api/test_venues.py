@@ -156,6 +156,7 @@ async def test_clocks_are_per_venue_and_reset_is_per_venue(api: Api) -> None:
     status, clock, _ = await api.call("POST", "/_sim/venues/v1/clock/advance", client_id=None, json={"seconds": "60"})
     assert status == 200
     _, v1, _ = await api.call("GET", "/_sim/venues/v1/clock", client_id=None)
+    assert clock["now_ns"] == v1["now_ns"]  # the advance answers the instant it reached
     _, v2, _ = await api.call("GET", "/_sim/venues/v2/clock", client_id=None)
     _, default, _ = await api.call("GET", "/_sim/clock", client_id=None)
     assert int(v1["now_ns"]) == int(v2["now_ns"]) + 60 * 10**9 and v2 == default
@@ -176,7 +177,8 @@ async def test_deleting_frees_the_venue_and_leaves_the_others(api: Api, frozen: 
 
 
 async def _delete_one_of_two(api: Api) -> None:
-    one, two = await create(api), await create(api)
+    await create(api)
+    two = await create(api)
     await signed(api, two, "POST", "/v1/cefi/orders", json=order_body())
     sim_ref = weakref.ref(api.client.server.app[VENUES].apps["v1"][SIM])  # type: ignore[union-attr]
     status, _, _ = await api.call("DELETE", "/_sim/venues/v1", client_id=None)

@@ -422,7 +422,7 @@ def test_a_strategy_that_raises_exits_1_with_its_traceback(tmp_path: Path, capsy
 
 
 @pytest.mark.parametrize(
-    "spec, message",
+    ("spec", "message"),
     [
         ("simple_mm", "give module:Class"),
         ("no_such_module_xyz:Strategy", "cannot import no_such_module_xyz"),
@@ -454,7 +454,7 @@ def test_a_strategy_whose_constructor_refuses_the_params_is_a_clean_error(
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    ("extra", "message"),
     [
         (["--until", "2020-01-01T00:00:00Z"], "before the scenario's start"),
         (["--until", "soon"], "--until"),

@@ -1,4 +1,5 @@
-"""The e2e tests' run policy: where they are required (CI), a skipped e2e test is a failure.
+"""The e2e tests' run policy: where they are required (CI), a skipped e2e test is a failure; and the
+browser fixture every e2e test shares.
 
 ``.ci/run`` sets ``CEFISIM_E2E_REQUIRED=1`` before ``make e2e``: a browser test that skips there
 (Chromium or chromedriver missing) would otherwise let CI pass without running it. Locally ``make e2e``
@@ -12,6 +13,10 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
+
+# a fixture requested by a test's parameter is found by name in a conftest: imported here, not into the
+# test modules, where the parameter would shadow the import (ruff F811)
+from tests.e2e.test_consent_browser import browser  # noqa: F401  re-exported for pytest
 
 REQUIRED_ENV = "CEFISIM_E2E_REQUIRED"
 

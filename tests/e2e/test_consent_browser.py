@@ -215,8 +215,15 @@ async def test_consent_page_deny_with_token_from_fragment(
         async with http.post(f"{base}/v1/auth/api-key/token", json=key) as resp:
             user_token = (await resp.json())["access_token"]
     _, challenge = pkce()
-    params = {"client_id": "cli-demo", "redirect_uri": redirect_uri, "response_type": "code",
-              "code_challenge": challenge, "code_challenge_method": "S256", "resource": RESOURCE, "state": "s1"}  # fmt: skip
+    params = {
+        "client_id": "cli-demo",
+        "redirect_uri": redirect_uri,
+        "response_type": "code",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": RESOURCE,
+        "state": "s1",
+    }
     await browser.go(f"{base}/v1/auth/oauth/consent?{urlencode(params)}#token={user_token}")
     assert "#" not in await browser.url()  # the page takes the token out of the address bar
     await browser.click("#deny")

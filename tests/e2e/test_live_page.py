@@ -3,8 +3,8 @@ with the demo scenario: the page shows the demo book, a trade sent over HTTP app
 second, a client's resting order shows in its open orders and activity, and at 1,000 events a second
 the page's frame loop keeps up. A screenshot is saved under the test's tmp dir (its path printed).
 
-Reuses the consent page's browser fixture (``test_consent_browser.py``); needs the Debian packages
-``chromium`` and ``chromium-driver``. Run with ``pytest -m e2e tests/e2e``.
+Reuses the consent page's browser fixture (``test_consent_browser.py``, shared by ``conftest.py``); needs
+the Debian packages ``chromium`` and ``chromium-driver``. Run with ``pytest -m e2e tests/e2e``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario
 from cefisim.api.server.keys import ServerOptions
 from cefisim.engine.commands import CancelOrder, PlaceOrder
-from tests.e2e.test_consent_browser import WebDriver, browser  # noqa: F401  (the browser fixture)
+from tests.e2e.test_consent_browser import WebDriver
 
 pytestmark = pytest.mark.e2e
 
@@ -53,10 +53,12 @@ class Server:
             "x-svc-auth-userid": client_id,
             "Content-Type": "application/json",
         }
-        async with aiohttp.ClientSession() as http:
-            async with http.post(f"{self.base}/v1/cefi/orders", data=body, headers=headers) as resp:
-                assert resp.status == 200, await resp.text()
-                return dict(await resp.json())
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(f"{self.base}/v1/cefi/orders", data=body, headers=headers) as resp,
+        ):
+            assert resp.status == 200, await resp.text()
+            return dict(await resp.json())
 
 
 @pytest.fixture
@@ -132,9 +134,11 @@ async def test_the_page_shows_the_demo_book_and_a_trade_within_a_second(
     await wait_js(browser, f"return {best_ask_qty} === '0.1500'")  # 0.25 less Alice's 0.1
     print(f"\ntrade on the page {shown_after * 1000:.0f} ms after the HTTP response")
     # five minutes of the demo's agents (market maker, noise taker) for the chart, then the screenshot
-    async with aiohttp.ClientSession() as http:
-        async with http.post(f"{server.base}/_sim/clock/advance", json={"seconds": "300"}) as resp:
-            assert resp.status == 200
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{server.base}/_sim/clock/advance", json={"seconds": "300"}) as resp,
+    ):
+        assert resp.status == 200
     await wait_js(browser, "return window.cefisimLive.state.prices.length > 10")
     await screenshot(browser, tmp_path / "live-page.png")
 

@@ -205,14 +205,11 @@ class Sim:
 
 def book_rows(v: Venue, inst: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
     book = v.books[inst]
-    sides = []
-    for levels in (book.bids, book.asks):
-        rows = []
-        for level in levels.values():
-            for o in level.orders.values():
-                rows.append((level.price, o.id, o.qty - o.executed))
-        sides.append(rows)
-    return sides[0], sides[1]
+    bids, asks = (
+        [(level.price, o.id, o.qty - o.executed) for level in levels.values() for o in level.orders.values()]
+        for levels in (book.bids, book.asks)
+    )
+    return bids, asks
 
 
 def trades(result_or_events: Result | list[tuple]) -> list[tuple]:

@@ -42,9 +42,7 @@ def forbidden_imports(source: str, filename: str) -> list[str]:
             isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
         ):
             names = [a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        for name in names:
-            if name.split(".")[0] in FORBIDDEN:
-                found.append(f"{filename}:{node.lineno}: {name}")
+        found.extend(f"{filename}:{node.lineno}: {name}" for name in names if name.split(".")[0] in FORBIDDEN)
     return found
 
 
@@ -79,7 +77,7 @@ def test_engine_module_imports_nothing_from_api(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "snippet,where",
+    ("snippet", "where"),
     [
         ("from cefisim.api.runtime import simulation", "venue.py"),
         ("import cefisim.api", "venue.py"),
@@ -93,7 +91,7 @@ def test_api_import_checker_catches(snippet: str, where: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "snippet,where",
+    ("snippet", "where"),
     [
         ("from ..venue import Venue", "simulation/scenario.py"),
         ("from .events import Event", "venue.py"),

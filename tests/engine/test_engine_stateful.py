@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from fractions import Fraction
+from itertools import pairwise
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -494,7 +495,7 @@ SHARE_BUCKETS = ((0.0, "0%"), (0.1, "up to 10%"), (0.25, "10-25%"), (0.5, "25-50
 
 
 def _bucket(n: int, edges: tuple[int, ...]) -> str:
-    for lo, hi in zip(edges, edges[1:]):
+    for lo, hi in pairwise(edges):
         if n <= lo:
             return str(lo)
         if n < hi:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import orjson
 import pytest
 
@@ -43,17 +45,20 @@ def test_round_trip_through_json(cmd) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "message"),
     [
-        [1, "ext", "nope", []],
-        [1, "ext", "cancel", [100]],
-        [1, "ext", "cancel", [100, "x", "extra"]],
-        ["1", "ext", "cancel", [100, "x"]],
-        [1, "ext", "place", [100, 1, "BUY", "LIMIT", "1", None, "GTC", "ALO", [], None, None, None, None, None]],
-        {"at": 1},
-        [1, 2, 3],
+        ([1, "ext", "nope", []], "unknown command kind 'nope'"),
+        ([1, "ext", "cancel", [100]], "cancel: expected 2 values"),
+        ([1, "ext", "cancel", [100, "x", "extra"]], "cancel: expected 2 values"),
+        (["1", "ext", "cancel", [100, "x"]], "a journal record starts with an integer time and a source"),
+        (
+            [1, "ext", "place", [100, 1, "BUY", "LIMIT", "1", None, "GTC", "ALO", [], None, None, None, None, None]],
+            "place: flags must be a list",
+        ),
+        ({"at": 1}, "a journal record is [at, src, kind, values]"),
+        ([1, 2, 3], "a journal record is [at, src, kind, values]"),
     ],
 )
-def test_what_cannot_be_rebuilt_is_a_value_error(bad) -> None:
-    with pytest.raises(ValueError):
+def test_what_cannot_be_rebuilt_is_a_value_error(bad, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         from_record(bad)

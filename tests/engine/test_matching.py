@@ -307,7 +307,7 @@ def test_aggressive_pricing_only_on_market(sim: Sim) -> None:
 
 
 @pytest.mark.parametrize(
-    "side,price,ok",
+    ("side", "price", "ok"),
     [
         (BUY, "105.00", True),
         (BUY, "105.01", False),
@@ -500,7 +500,7 @@ def test_min_qty(sim: Sim) -> None:
 
 
 @pytest.mark.parametrize(
-    "inst,qty,price,reason",
+    ("inst", "qty", "price", "reason"),
     [
         (BTC_USD, "1", "100.001", Reject.PRICE_OFF_GRID),
         (BTC_USD, "0.00001", "100.00", Reject.QTY_OFF_GRID),

@@ -113,9 +113,8 @@ def test_a_resting_order_fills_only_once_the_quantity_ahead_has_traded() -> None
     assert order.executed == 1 and mkt.queue_position(order) == 0
     fill = sim.v.clients[ALICE].fills[-1]
     assert (fill.price, fill.qty, fill.liq_flag) == (P, 1, "MAKER")
-    assert [e for e in result.events if isinstance(e, TradeEvent)][
-        0
-    ].taker_order_id != order.id  # the counterparty took
+    # the counterparty took
+    assert next(e for e in result.events if isinstance(e, TradeEvent)).taker_order_id != order.id
     assert sim.v.asset_totals() == totals
     sim.check()
 
@@ -166,12 +165,12 @@ def test_risk_averse_never_fills_before_the_quantity_ahead_has_traded(first: int
     events: list[tuple] = [(SNAPSHOT, at(1), at(1), ((P, first),) if first else (), ((P + 5, 3),))]
     for i, (kind, side, price, lots) in enumerate(steps):
         events.append((kind, at(3 + i), at(3 + i), side, price, lots))
-    sim, mkt = recorded(events, RiskAverse())
+    sim, _mkt = recorded(events, RiskAverse())
     sim.advance_to(at(2))
     totals = sim.v.asset_totals()
     order = sim.submit(PlaceOrder(ALICE, BTC_USD, BUY, "LIMIT", f"0.{qty:04d}", "30000.00")).order
     ahead, smallest, traded = first, first, 0
-    for i, (kind, side, price, lots) in enumerate(steps):
+    for i, (kind, _side, price, lots) in enumerate(steps):
         sim.advance_to(at(3 + i))
         if kind == TRADE:
             traded += lots
@@ -214,7 +213,7 @@ def test_random_recorded_markets_and_users_keep_every_invariant(
                 side = SELL if side == BUY else BUY
             events.append((UPDATE if kind == "update" else TRADE, at(k), at(k), side, price, lots))
             k += 1
-    sim, mkt = recorded(events, queue_model(model), impact)
+    sim, _mkt = recorded(events, queue_model(model), impact)
     sim.latency(latency, latency, latency)
     totals = sim.v.asset_totals()
     placed: list[int] = []

@@ -88,7 +88,7 @@ CASES: list[tuple[str, Command, Reject]] = [
 ]
 
 
-@pytest.mark.parametrize("name,cmd,reason", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("name", "cmd", "reason"), CASES, ids=[c[0] for c in CASES])
 def test_rejected_command_leaves_no_trace(name: str, cmd: Command, reason: Reject) -> None:
     sim = populated()
     before = fingerprint(sim.v)
@@ -116,7 +116,7 @@ def test_rejected_modify_by_duplicate_external_id_leaves_no_trace() -> None:
 
 
 @pytest.mark.parametrize(
-    "status,reason", [("HALTED", Reject.INSTRUMENT_HALTED), ("DISABLED", Reject.INSTRUMENT_DISABLED)]
+    ("status", "reason"), [("HALTED", Reject.INSTRUMENT_HALTED), ("DISABLED", Reject.INSTRUMENT_DISABLED)]
 )
 def test_rejected_by_status_leaves_no_trace(status: str, reason: Reject) -> None:
     sim = populated()

@@ -87,7 +87,7 @@ def test_paper_funds_add_and_remove() -> None:
     totals = sim.v.asset_totals()
     r = sim.funds(DAVE, USD, "100")
     assert r.ok and sim.bal(DAVE, USD).total == 10_000
-    assert [e for e in r.events if isinstance(e, FundsEvent)][0][1:] == (DAVE, USD, 10_000)
+    assert next(e for e in r.events if isinstance(e, FundsEvent))[1:] == (DAVE, USD, 10_000)
     sim.buy(DAVE, "0.5", "100.00")  # holds 50.10
     assert sim.funds(DAVE, USD, "49.91", remove=True).reject == Reject.INSUFFICIENT_BALANCE
     assert sim.funds(DAVE, USD, "49.90", remove=True).ok

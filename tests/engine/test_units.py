@@ -60,7 +60,7 @@ def test_to_units_is_exact_or_none(inc: str, num: int, scale: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "text,inc", [("100.001", "0.01"), ("0.03", "0.05"), ("1.00000001", "0.0001"), ("7", "5"), ("0.1", "0.25")]
+    ("text", "inc"), [("100.001", "0.01"), ("0.03", "0.05"), ("1.00000001", "0.0001"), ("7", "5"), ("0.1", "0.25")]
 )
 def test_off_grid_values_are_none(text: str, inc: str) -> None:
     assert Grid(inc).to_units(text) is None
@@ -101,7 +101,7 @@ def test_malformed_decimals_are_none(bad: str) -> None:
 
 def test_grid_rejects_bad_increments() -> None:
     for bad in ("0", "0.000", "-0.01", "abc", ""):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=f"^increment must be a positive decimal string, got {bad!r}$"):
             Grid(bad)
 
 

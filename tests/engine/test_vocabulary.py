@@ -53,7 +53,7 @@ WIRE = {
 def test_every_word_is_its_wire_string() -> None:
     for kind, words in WIRE.items():
         assert [m.value for m in kind] == words
-        for member, word in zip(kind, words):
+        for member, word in zip(kind, words, strict=True):
             assert member == word and hash(member) == hash(word) and isinstance(member, str)
             assert str(member) == f"{member}" == word
             assert repr(member) == repr(word)  # a message with !r reads the same for a plain string

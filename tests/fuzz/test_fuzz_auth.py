@@ -160,8 +160,10 @@ def _form(params: Any) -> str:
         return quote(_json_text(params), safe="=&")
     pairs: list[tuple[str, str]] = []
     for k, v in params.items():
-        for item in v if isinstance(v, list) else [v]:
-            pairs.append((str(k), item if isinstance(item, str) else _json_text(item)))
+        pairs.extend(
+            (str(k), item if isinstance(item, str) else _json_text(item))
+            for item in (v if isinstance(v, list) else [v])
+        )
     return urlencode(pairs, quote_via=quote)
 
 

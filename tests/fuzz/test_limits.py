@@ -8,6 +8,7 @@ levels walked by a quote (400 quote-depth-limit), per-key rate limit (429 with R
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections.abc import Iterator
 
@@ -331,9 +332,27 @@ def test_retry_after_rounds_up_to_whole_seconds() -> None:
     check(request)
 
 
-@pytest.mark.parametrize("spec", ["0", "-1", "abc", "1:0", "1:", ":5", "1.5.2", "2000000", "=1", "k=", "k=x"])
-def test_bad_rate_limit_specs_are_refused(spec: str) -> None:
-    with pytest.raises(ValueError):
+RPS_FORMAT = "expected RPS[:BURST], e.g. 20 or 0.5:2 or 100:200"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("0", "'0': RPS must be greater than 0 and at most 1000000"),
+        ("-1", f"'-1': {RPS_FORMAT}"),
+        ("abc", f"'abc': {RPS_FORMAT}"),
+        ("1:0", "'1:0': BURST must be a whole number from 1 to 1000000"),
+        ("1:", f"'1:': {RPS_FORMAT}"),
+        (":5", f"':5': {RPS_FORMAT}"),
+        ("1.5.2", f"'1.5.2': {RPS_FORMAT}"),
+        ("2000000", "'2000000': RPS must be greater than 0 and at most 1000000"),
+        ("=1", "'=1': expected KEY=RPS[:BURST] or KEY=off"),
+        ("k=", f"'': {RPS_FORMAT}"),  # the message quotes the limit part
+        ("k=x", f"'x': {RPS_FORMAT}"),
+    ],
+)
+def test_bad_rate_limit_specs_are_refused(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         parse_rate_limits([spec])
 
 

@@ -34,7 +34,7 @@ BINANCE = """{"lastUpdateId": 100, "E": 1700000000000, "bids": [["30000.00", "1.
 {"local_ts": 1700000000002500000, "stream": "btcusdt@depth", "data": {"e": "depthUpdate", "E": 1700000000002, "s": "BTCUSDT", "U": 101, "u": 103, "b": [["30000.00", "0.5"]], "a": [["30001.00", "0"], ["30001.50", "3"]]}}
 {"e": "trade", "E": 1700000000003, "s": "BTCUSDT", "t": 5, "p": "30000.00", "q": "0.5", "T": 1700000000003, "m": true}
 {"e": "aggTrade", "E": 1700000000004, "s": "BTCUSDT", "a": 6, "p": "30001.50", "q": "0.1", "f": 1, "l": 2, "T": 1700000000004, "m": false}
-"""
+"""  # noqa: E501  one venue message per line, verbatim as the exchange sends it
 US, MS = 1000, 1_000_000
 
 

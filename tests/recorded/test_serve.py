@@ -9,7 +9,7 @@ from typing import Any
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import PlaceOrder
-from tests.api.conftest import Api, api_factory, scenario_doc  # noqa: F401 - api_factory is a fixture
+from tests.api.conftest import Api, scenario_doc
 
 RECORDING = str(Path(__file__).resolve().parents[2] / "scenarios" / "recordings" / "busy_btcusd.jsonl.gz")
 

@@ -18,7 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 SHIPPED = sorted(p.name for p in SCENARIOS.glob("*.json"))
 #: a real EC P-256 public key (the demo's): the loader checks the PEM
-PUBLIC_KEY = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOWUMYrf8qvpyk3oMGOpz4dthAfG2\ndPtzti61kY4j3NJMkBpw95hKGkSuv3SH9YqAQNYJd0i592WhRfFjj+uXjA==\n-----END PUBLIC KEY-----\n"
+PUBLIC_KEY = (
+    "-----BEGIN PUBLIC KEY-----\n"
+    "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOWUMYrf8qvpyk3oMGOpz4dthAfG2\n"
+    "dPtzti61kY4j3NJMkBpw95hKGkSuv3SH9YqAQNYJd0i592WhRfFjj+uXjA==\n"
+    "-----END PUBLIC KEY-----\n"
+)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ def test_random_walk_moves_in_steps_above_its_floor() -> None:
     mm = MarketMaker(spec, random.Random(3))
     mids = [mm.mid_at(i * S) for i in range(500)]
     assert mids[0] == 1000
-    assert all((b - a) % 7 == 0 and abs(b - a) <= 21 for a, b in zip(mids, mids[1:]))
+    assert all((b - a) % 7 == 0 and abs(b - a) <= 21 for a, b in pairwise(mids))
     assert len(set(mids)) > 5
     floored = MarketMaker(MarketMakerSpec(900, 1, RandomWalk(1000, 7, 3, floor=990), S, 1, 2, 1, 1), random.Random(3))
     mids = [floored.mid_at(i * S) for i in range(500)]
@@ -183,7 +184,7 @@ def test_noise_taker_arrivals_and_skips() -> None:
         sent: list = []
         taker.act(venue, now, sent.append)
         assert sent == []  # an empty book: a marketable limit has nothing to take
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert min(gaps) >= 1 and abs(sum(gaps) / len(gaps) / S - 1) < 0.06
 
 
@@ -310,10 +311,10 @@ def test_two_runners_on_one_scenario_agree() -> None:
     runs = []
     for _ in range(2):
         venue = s.build_venue()
-        runs.append([(at, c, [e for e in r.events]) for at, c, r in s.runner(venue).steps(s.end_ns)])
+        runs.append([(at, c, list(r.events)) for at, c, r in s.runner(venue).steps(s.end_ns)])
     assert runs[0] == runs[1]
     other = ScenarioRunner(s.build_venue(), s.events, s.agents, s.seed + 1, random.Random)
-    changed = [(at, c, [e for e in r.events]) for at, c, r in other.steps(s.end_ns)]
+    changed = [(at, c, list(r.events)) for at, c, r in other.steps(s.end_ns)]
     assert changed != runs[0]  # the seed matters
 
 

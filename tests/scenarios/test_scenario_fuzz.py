@@ -60,10 +60,10 @@ def paths(node: Any, prefix: tuple = ()) -> list[tuple]:
     out = [prefix]
     if isinstance(node, dict):
         for key, value in node.items():
-            out += paths(value, prefix + (key,))
+            out += paths(value, (*prefix, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            out += paths(value, prefix + (i,))
+            out += paths(value, (*prefix, i))
     return out
 
 
@@ -154,7 +154,7 @@ def one_message_per_problem(exc: ScenarioError, source: str) -> None:
     """What the CLI prints: one line per problem, ``file: $.json.path: reason``."""
     lines = str(exc).splitlines()
     assert len(lines) == len(exc.problems) >= 1
-    for line, (src, path, reason) in zip(lines, exc.problems):
+    for line, (src, path, reason) in zip(lines, exc.problems, strict=True):
         assert src == source and path.startswith("$") and reason
         assert line == f"{source}: {path}: {reason}"
 

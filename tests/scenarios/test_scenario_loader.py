@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -96,19 +97,21 @@ def test_times() -> None:
     assert parse_time("2026-11-02T09:00:00.000000001+00:00") == parse_time("2026-11-02T09:00:00Z") + 1
     assert parse_time("+1.5", 10) == 10 + 1_500_000_000
     assert format_time(parse_time("2026-11-02T09:00:00.25Z")) == "2026-11-02T09:00:00.25Z"
-    for bad in (
-        "2026-11-02 09:00:00Z",
-        "2026-11-02T09:00:00",
-        "2026-02-30T00:00:00Z",
-        "-1",
-        "+1e3",
-        "2026-11-02T09:00:00.0000000001Z",
-        "1969-12-31T23:59:59Z",
-        "3000-01-01T00:00:00Z",
-        5,
+    not_a_time = ' is not an ISO 8601 UTC time (2026-11-02T09:00:00Z) or "+seconds"'
+    for bad, message in (
+        ("2026-11-02 09:00:00Z", not_a_time),
+        ("2026-11-02T09:00:00", not_a_time),
+        ("2026-02-30T00:00:00Z", ": day is out of range for month"),
+        ("-1", not_a_time),
+        ("+1e3", not_a_time),
+        ("2026-11-02T09:00:00.0000000001Z", not_a_time),
+        ("1969-12-31T23:59:59Z", " is before 1970-01-01"),
+        ("3000-01-01T00:00:00Z", " is after 2262-04-11 (beyond 64-bit nanoseconds)"),
     ):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=f"^{re.escape(repr(bad) + message)}$"):
             parse_time(bad, 0)
+    with pytest.raises(ValueError, match=re.escape('must be an ISO 8601 UTC time or "+seconds", got an integer')):
+        parse_time(5, 0)
 
 
 def _set(path: str, value: object) -> Callable[[dict], None]:
