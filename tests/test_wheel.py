@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,7 +51,7 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300, **kw: object) -> su
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the venv's bin directory, a scratch project with its own api/ and engine/ packages)."""
     work = tmp_path_factory.mktemp("wheel")
     dist = work / "dist"
@@ -77,7 +76,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
         (project / package).mkdir(parents=True)
         (project / package / "__init__.py").write_text(f'OWNER = "the user\'s own {package}"\n')
     (project / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    yield bin_, project
+    return bin_, project
 
 
 def test_readme_plugin_example_runs_beside_the_users_own_api_and_engine(installed: tuple[Path, Path]) -> None:

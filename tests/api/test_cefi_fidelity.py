@@ -253,12 +253,13 @@ def parse_sunset(value: str) -> datetime:
 
 
 def test_the_strict_parsers_refuse_the_other_format() -> None:
-    with pytest.raises(ValueError, match="^Deprecation: not a structured-field date: "):
-        parse_deprecation("Fri, 23 Jan 2026 00:00:00 GMT")
-    with pytest.raises(ValueError, match="^Sunset: not an IMF-fixdate: "):
-        parse_sunset("@1785888000")
-    with pytest.raises(ValueError, match="^Sunset: the weekday does not match the date: "):
-        parse_sunset("Mon, 05 Aug 2026 00:00:00 GMT")
+    for parse, value, message in (
+        (parse_deprecation, "Fri, 23 Jan 2026 00:00:00 GMT", "Deprecation: not a structured-field date"),
+        (parse_sunset, "@1785888000", "Sunset: not an IMF-fixdate"),
+        (parse_sunset, "Mon, 05 Aug 2026 00:00:00 GMT", "Sunset: the weekday does not match the date"),  # a Wed
+    ):
+        with pytest.raises(ValueError, match=f"^{re.escape(f'{message}: {value!r}')}$"):
+            parse(value)
 
 
 async def test_deprecated_version_headers_are_a_structured_date_and_an_http_date(api_factory) -> None:

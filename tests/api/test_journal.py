@@ -93,7 +93,8 @@ def test_unwritable_journal_refuses_the_command_and_changes_nothing(tmp_path: Pa
     sim = sims(journal_path=tmp_path / "j.jsonl")
     before = sim.snapshot()["objects"]
     sim.close()
-    sim._journal = open("/dev/full", "wb", buffering=0)  # every write fails: no space left on device
+    # every write fails: no space left on device (the simulation owns the handle: sims closes it)
+    sim._journal = open("/dev/full", "wb", buffering=0)  # noqa: SIM115  handed over, not scoped
     with pytest.raises(JournalWriteError):
         sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "49000.00"))
     assert sim.snapshot()["objects"] == before
@@ -110,7 +111,8 @@ def test_a_scenario_command_the_journal_cannot_take_is_not_applied(tmp_path: Pat
     before = (venue.clock.now, venue.next_order_id, state_hash(venue))
     assert sim.runner.next_time() is not None and venue.next_order_id > 1  # the agents quote and act again
     sim.close()
-    sim._journal = open("/dev/full", "wb", buffering=0)  # every write fails: no space left on device
+    # every write fails: no space left on device (the simulation owns the handle: sims closes it)
+    sim._journal = open("/dev/full", "wb", buffering=0)  # noqa: SIM115  handed over, not scoped
     with pytest.raises(JournalWriteError):
         sim.advance(venue.clock.now + 10 * 10**9)
     assert (venue.clock.now, venue.next_order_id, state_hash(venue)) == before

@@ -66,7 +66,8 @@ def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
 
         def break_journal() -> None:
             sim._journal.close()  # type: ignore[union-attr]
-            sim._journal = open("/dev/full", "wb", buffering=0)  # every write fails: no space left on device
+            # every write fails: no space left on device (the simulation owns the handle and closes it)
+            sim._journal = open("/dev/full", "wb", buffering=0)  # noqa: SIM115  handed over, not scoped
 
         served.on_loop(break_journal)
         before = served.snapshot()
@@ -130,7 +131,7 @@ def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
 
         def mend_journal() -> None:
             sim._journal.close()  # type: ignore[union-attr]
-            sim._journal = open(journal, "ab", buffering=0)
+            sim._journal = open(journal, "ab", buffering=0)  # noqa: SIM115  handed over: sim.close() closes it
 
         served.on_loop(mend_journal)
         assert _signed(client, "POST", "/v1/cefi/orders", _order("47000.00", "after")).status == 200

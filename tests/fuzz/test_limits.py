@@ -128,7 +128,7 @@ def test_a_chunked_body_over_the_limit_is_413(limited) -> None:
 
 
 def test_the_control_plane_reads_snapshots_past_the_body_limit(limited) -> None:
-    served, client = limited(max_body_bytes=1024)
+    _served, client = limited(max_body_bytes=1024)
     doc = client.request("GET", "/_sim/snapshot").body
     assert len(doc) > 1024
     assert client.request("POST", "/_sim/snapshot", doc, {"Content-Type": "application/json"}).status == 200
@@ -236,7 +236,7 @@ def test_read_timeout_zero_turns_it_off(seconds: float | None) -> None:
 
 
 def test_open_orders_per_client_and_instrument(limited) -> None:
-    served, client = limited(venue_config=VenueConfig(max_open_orders=2))
+    _served, client = limited(venue_config=VenueConfig(max_open_orders=2))
     ids = [_post(client, ORDERS, _order(price=f"4900{i}.00")).json()["id"] for i in range(2)]
     third = _post(client, ORDERS, _order(price="48000.00")).json()
     assert third["status"] == "REJECTED" and third["reject_reason"] == "TOO_MANY_OPEN_ORDERS"
@@ -301,7 +301,7 @@ def test_per_key_limits_and_exemptions(limited) -> None:
 
 
 def test_unknown_keys_are_not_limited_and_get_their_401(limited) -> None:
-    served, client = limited(rate_limits=parse_rate_limits(["0.001:1"]))
+    _served, client = limited(rate_limits=parse_rate_limits(["0.001:1"]))
     path = "/v1/cefi/balances"
     for _ in range(3):
         headers = {**signed_headers(100, "GET", path, b""), "x-svc-auth-token": "00000000-0000-4000-8000-000000000000"}

@@ -93,9 +93,13 @@ def check_outcome(make: Any) -> None:
     try:
         scenario = make()
     except ScenarioError as exc:
+        refused: ScenarioError | None = exc
+    else:
+        refused = None
+    if refused is not None:
         event("refused")
-        assert exc.problems, "a ScenarioError without problems"
-        for source, path, reason in exc.problems:
+        assert refused.problems, "a ScenarioError without problems"
+        for source, path, reason in refused.problems:
             assert isinstance(source, str) and path.startswith("$") and reason
         return
     assert isinstance(scenario, Scenario)

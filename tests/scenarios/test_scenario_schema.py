@@ -82,9 +82,12 @@ def errors(value: Any, schema: dict, path: str = "$") -> list[str]:
             out.append(f"{path}: does not match {schema['pattern']}")
         if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
             out.append(f"{path}: bad length")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value < schema.get("minimum", value) or value > schema.get("maximum", value):
-            out.append(f"{path}: out of range")
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and (value < schema.get("minimum", value) or value > schema.get("maximum", value))
+    ):
+        out.append(f"{path}: out of range")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append(f"{path}: too few items")
