@@ -1,5 +1,4 @@
-"""The e2e tests' run policy: where they are required (CI), a skipped e2e test is a failure; and the
-browser fixture every e2e test shares.
+"""The e2e tests' run policy: where they are required (CI), a skipped e2e test is a failure.
 
 ``.ci/run`` sets ``CEFISIM_E2E_REQUIRED=1`` before ``make e2e``: a browser test that skips there
 (Chromium or chromedriver missing) would otherwise let CI pass without running it. Locally ``make e2e``
@@ -13,10 +12,6 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
-
-# a fixture requested by a test's parameter is found by name in a conftest: imported here, not into the
-# test modules, where the parameter would shadow the import (ruff F811)
-from tests.e2e.test_consent_browser import browser  # noqa: F401  re-exported for pytest
 
 REQUIRED_ENV = "CEFISIM_E2E_REQUIRED"
 

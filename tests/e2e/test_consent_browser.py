@@ -127,8 +127,10 @@ async def server() -> AsyncIterator[tuple[str, AuthStore, Any]]:
         sock.close()
 
 
-@pytest.fixture
-async def browser(tmp_path: Any) -> AsyncIterator[WebDriver]:
+# named apart from the fixture: test_live_page.py imports it, and its tests' `browser` parameters would
+# otherwise shadow the imported name (ruff F811); conftest.py stays the stand-alone run policy
+@pytest.fixture(name="browser")
+async def browser_fixture(tmp_path: Any) -> AsyncIterator[WebDriver]:
     driver = _chromedriver()
     if not os.path.exists(CHROMIUM) or driver is None:
         pytest.skip("needs /usr/bin/chromium and chromedriver (Debian: apt-get install chromium chromium-driver)")

@@ -3,8 +3,8 @@ with the demo scenario: the page shows the demo book, a trade sent over HTTP app
 second, a client's resting order shows in its open orders and activity, and at 1,000 events a second
 the page's frame loop keeps up. A screenshot is saved under the test's tmp dir (its path printed).
 
-Reuses the consent page's browser fixture (``test_consent_browser.py``, shared by ``conftest.py``); needs
-the Debian packages ``chromium`` and ``chromium-driver``. Run with ``pytest -m e2e tests/e2e``.
+Reuses the consent page's browser fixture (``test_consent_browser.py``); needs the Debian packages
+``chromium`` and ``chromium-driver``. Run with ``pytest -m e2e tests/e2e``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario
 from cefisim.api.server.keys import ServerOptions
 from cefisim.engine.commands import CancelOrder, PlaceOrder
-from tests.e2e.test_consent_browser import WebDriver
+from tests.e2e.test_consent_browser import WebDriver, browser_fixture  # noqa: F401  the `browser` fixture
 
 pytestmark = pytest.mark.e2e
 
