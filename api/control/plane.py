@@ -33,6 +33,7 @@ import ipaddress
 from datetime import UTC, datetime
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.cefi import serialize
@@ -66,7 +67,7 @@ _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to micr
 
 
 @web.middleware
-async def control_guard(request: web.Request, handler):  # type: ignore[no-untyped-def]
+async def control_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path.startswith("/_sim/") or request.path == "/_sim":
         opts = request.app[OPTIONS]
         if opts.environment == "production":
