@@ -156,7 +156,7 @@ def build_report(
     series = []
     for at, totals, pnl in f.series:
         point: dict[str, Any] = {"t": format_time(at)}
-        for a, units in zip(h.assets, totals):
+        for a, units in zip(h.assets, totals, strict=True):
             point[assets[a].name] = amount(h, a, units)
         point["pnl"] = amount(h, v_id, pnl)
         series.append(point)
@@ -210,13 +210,17 @@ def table(report: dict[str, Any]) -> list[str]:
     """The report as the lines ``cefisim backtest`` prints."""
     r = report
     q = r["quote_asset"]
+    pnl = r["pnl"]["total"]
+    if pnl is None:
+        pnl = "? (unvalued: " + ", ".join(r["pnl"]["unvalued_assets"]) + ")"
     lines = [
         f"scenario   {r['scenario']}",
         f"strategy   {r.get('strategy', '-')}  as {r['client']['mnemonic']} ({r['client']['id']})",
-        f"time       {r['start']} -> {r['end']} ({r['seconds'].rstrip('0').rstrip('.')} s)  "
-        f"latency {r['latency_ms'] + ' ms' if r['latency_ms'] is not None else 'as the scenario'}",
-        f"pnl        {r['pnl']['total'] if r['pnl']['total'] is not None else '? (unvalued: ' + ', '.join(r['pnl']['unvalued_assets']) + ')'} {q}"
-        "  (balances end - start, marked to mid)",
+        (
+            f"time       {r['start']} -> {r['end']} ({r['seconds'].rstrip('0').rstrip('.')} s)  "
+            f"latency {r['latency_ms'] + ' ms' if r['latency_ms'] is not None else 'as the scenario'}"
+        ),
+        f"pnl        {pnl} {q}  (balances end - start, marked to mid)",
     ]
     width = max((len(s) for s in r["pnl"]["by_instrument"]), default=0)
     for sym, x in r["pnl"]["by_instrument"].items():

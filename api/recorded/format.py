@@ -9,7 +9,8 @@ Contract (``docs/recorded.md`` is the user's description):
   file's length. It yields the engine's tuples (``engine/recorded_events.py``) with prices in ticks
   and sizes in lots of the grids given (default: the header's increments, else 1e-18).
 - Bad data raises :class:`RecordingError` naming the file, the line and the reason: not JSON, an
-  unknown key or type, an exchange timestamp ``ts`` earlier than the one before, a negative or malformed size, an unknown side, a
+  unknown key or type, an exchange timestamp ``ts`` earlier than the one before, a negative or malformed size,
+  an unknown side, a
   value off the grid, a book crossed after the updates of one exchange timestamp (a feed applies one
   message's updates together, so a crossing within one timestamp is not an error). Nothing else
   escapes: a caller prints ``str(exc)`` and exits.
@@ -93,7 +94,7 @@ class BookCheck:
 
     def reset(self, bids: Iterable[tuple[int, int]], asks: Iterable[tuple[int, int]]) -> None:
         self.bids = SortedDict({-p: q for p, q in bids})
-        self.asks = SortedDict({p: q for p, q in asks})
+        self.asks = SortedDict(dict(asks))
 
     def crossed(self) -> bool:
         return bool(self.bids) and bool(self.asks) and -self.bids.peekitem(0)[0] >= self.asks.peekitem(0)[0]

@@ -357,7 +357,7 @@ class Simulation:
             with open(staged, "wb") as f:
                 f.write(self._header())
             os.replace(staged, path)
-        self._journal = open(path, "ab", buffering=0)
+        self._journal = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the simulation's life
         self._journal_size = path.stat().st_size
 
     def _read_header(self) -> tuple[int, int] | None:
