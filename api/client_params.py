@@ -11,7 +11,7 @@ from typing import Any
 
 
 def decimal_value(value: Any, name: str) -> str:
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, (bool, float)):
         raise TypeError(f"{name}: give a decimal string, int or Decimal, not {type(value).__name__}")
     if isinstance(value, Decimal):
         return format(value, "f")

@@ -51,7 +51,7 @@ from floor_book import FloorBook  # noqa: E402
 
 from cefisim.engine.reference import Asset, Client, Instrument  # noqa: E402
 from cefisim.engine.venue import Venue, VenueConfig  # noqa: E402
-from cefisim.engine.vocabulary import SelfTradePrevention
+from cefisim.engine.vocabulary import SelfTradePrevention  # noqa: E402
 
 STP_NONE = SelfTradePrevention.NONE.value
 
@@ -263,7 +263,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
     out: dict = {r.name: {} for r in runners}
     for phase in scen.phases:
         if not phase.timed:
-            for r, book in zip(runners, books):
+            for r, book in zip(runners, books, strict=True):
                 r.run(book, r.items(phase))
             continue
         n = len(phase.ops)
@@ -272,7 +272,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
         lats: list[list[int]] = [[] for _ in runners]
         rejects = [0] * len(runners)
         for lo in range(0, n, CHUNK):
-            for i, (r, book) in enumerate(zip(runners, books)):
+            for i, (r, book) in enumerate(zip(runners, books, strict=True)):
                 chunk = r.items(phase)[lo : lo + CHUNK]
                 if not gc_on:
                     gc.disable()
@@ -293,7 +293,7 @@ def run_lockstep(  # type: ignore[no-untyped-def]
                 out[r.name][phase.name] = (lats[i], rejects[i])
             else:
                 out[r.name][phase.name] = (walls[i], cpus[i])
-    for r, book in zip(runners, books):
+    for r, book in zip(runners, books, strict=True):
         out[r.name]["_state"] = r.state(book)
     del books, book
     gc.collect()
@@ -309,7 +309,7 @@ def check_same(scen: streams.Scenario, res: dict) -> None:
             continue
         why = f"{a[0]} against {b[0]} resting orders"
         for side, x, y in (("bid", a[1], b[1]), ("ask", a[2], b[2])):
-            for lx, ly in zip(x, y):
+            for lx, ly in zip(x, y, strict=False):  # the level counts may differ: the first difference
                 if lx != ly:
                     why = (
                         f"first differing {side} level: {first} {lx[0]}: {lx[1][:5]}..., {name} {ly[0]}: {ly[1][:5]}..."
@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # the pre-generated streams are never scanned by the collector
     t_gen = time.perf_counter() - t_start
 
-    sink = tempfile.TemporaryFile()
+    sink = tempfile.TemporaryFile()  # noqa: SIM115 - the runs write to it; the OS removes it at exit
     ours, floor = EngineRunner(sink), FloorRunner()
     if args.profile:
         return profile(ours, scen["mixed"], args.profile)
@@ -542,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     # ours/floor: median over the repetitions of each repetition's own ratio (CPU time; wall time too)
     ratio, wall_ratio = {}, {}
     for w in WORKLOADS:
-        pairs = list(zip(batches["ours"][w], batches["floor"][w]))
+        pairs = list(zip(batches["ours"][w], batches["floor"][w], strict=True))
         ratio[w] = median(f[1] / o[1] for o, f in pairs)
         wall_ratio[w] = median(f[0] / o[0] for o, f in pairs)
 

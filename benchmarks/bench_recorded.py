@@ -61,7 +61,7 @@ from cefisim.engine.commands import AdvanceClock, CancelOrder, PlaceOrder, SetLa
 from cefisim.engine.recorded import RecordedMarket  # noqa: E402
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE  # noqa: E402
 from cefisim.engine.venue import Venue  # noqa: E402
-from cefisim.engine.vocabulary import WORKING, Side
+from cefisim.engine.vocabulary import WORKING, Side  # noqa: E402
 
 BUY = Side.BUY
 SELL = Side.SELL

@@ -188,7 +188,8 @@ def lockstep(
 
     The replay runs a ``chunks``-th of its engine time, then the direct run submits the commands it
     made and the mixed stream the same share of its ops, every chunk timed on its own, so a burst of
-    load from other processes falls on all three alike instead of on whichever ran at the time. Returns the summed (wall, CPU) per workload, the
+    load from other processes falls on all three alike instead of on whichever ran at the time. Returns the
+    summed (wall, CPU) per workload, the
     replay's command count and its event count.
     """
     r_stats, d_stats = ReplayStats(), ReplayStats()
@@ -371,9 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
         f"journal: api.runtime.replay.journaling_submit (to_record + orjson) into a BytesIO"
     )
-    print(
-        f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {engine.journal_method.replace('a temp file', 'a BytesIO')}"
-    )
+    journal = engine.journal_method.replace("a temp file", "a BytesIO")
+    print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {journal}")
     print(f"  setup {t_setup:.1f}s (not timed)")
 
     warm_up(scenario, engine, cmds, args.gc_on)  # discarded
@@ -404,8 +404,8 @@ def main(argv: list[str] | None = None) -> int:
             "direct": commands / (median(d) / 1e9),
             "mixed": len(cmds) / (median(m) / 1e9),
             # medians of the per-repetition ratios: each repetition ran the three in lockstep chunks
-            "ratio": median((commands / a) / (len(cmds) / c) for a, c in zip(r, m)),
-            "agent_share": median(1 - b / a for a, b in zip(r, d)),
+            "ratio": median((commands / a) / (len(cmds) / c) for a, c in zip(r, m, strict=True)),
+            "agent_share": median(1 - b / a for a, b in zip(r, d, strict=True)),
             "spread_replay": (max(r) - min(r)) / median(r),
             "spread_direct": (max(d) - min(d)) / median(d),
             "spread_mixed": (max(m) - min(m)) / median(m),

@@ -9,7 +9,8 @@ into responses. Contract:
 - Lifetimes: access token 1 hour, refresh token 30 days (from the moment it is minted; each rotation
   starts a new 30 days), authorization code 10 minutes. A credential is valid while
   ``now < expiry``.
-- Secrets. Tokens and codes are ``secrets.token_urlsafe(32)`` (after the venue prefix, ``model.mint``): random, not engine output, never
+- Secrets. Tokens and codes are ``secrets.token_urlsafe(32)`` (after the venue prefix, ``model.mint``): random,
+  not engine output, never
   logged, never in an error detail. The store keeps only their SHA-256 digests and finds a secret by
   its digest, so no secret is compared byte by byte and none is kept after it is handed out.
 - Atomicity. Every method is synchronous and finishes in one step; under one event loop a code or a

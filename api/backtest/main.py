@@ -17,6 +17,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +27,7 @@ import orjson
 from cefisim.engine.recorded import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
+from cefisim.engine.simulation.scenario import ScenarioRunner, Step
 
 from ..progress import Progress
 from ..scenario import Scenario, format_time, parse_time
@@ -102,14 +104,14 @@ class _Reporting:
     """The scenario's runner as the harness sees it (``next_time``, ``steps``), telling a progress
     bar the engine time of every step."""
 
-    def __init__(self, runner: Any, bar: Progress) -> None:
+    def __init__(self, runner: ScenarioRunner, bar: Progress) -> None:
         self.runner = runner
         self.bar = bar
 
     def next_time(self) -> int | None:
-        return self.runner.next_time()  # type: ignore[no-any-return]
+        return self.runner.next_time()
 
-    def steps(self, t: int) -> Any:
+    def steps(self, t: int) -> Iterator[Step]:
         self.bar.at(t)
         return self.runner.steps(t)
 
@@ -183,7 +185,8 @@ def run_backtest(
     runner = scenario.runner(venue)
     harness = Harness(
         venue,
-        runner if bar.bar is None else _Reporting(runner, bar),
+        # Harness's parameter is typed ScenarioRunner (engine/) yet calls only next_time and steps
+        runner if bar.bar is None else _Reporting(runner, bar),  # type: ignore[arg-type]  # duck-typed runner
         client_id,
         None,
         latency_ns=latency_ns,

@@ -4,7 +4,8 @@ Contract:
 - :func:`save_backtest_plot` draws a finished :class:`~.report.Backtest`: per instrument the strategy
   traded (else the first it watched), the market's trade prices with the strategy's fills marked
   (buys ▲, sells ▼); its inventory (change from the start) of every asset that moved but the
-  valuation one; its PnL and cumulative fees in the valuation asset (fees of instruments quoted in another asset in that asset). Time is seconds from the run's
+  valuation one; its PnL and cumulative fees in the valuation asset (fees of instruments quoted in another
+  asset in that asset). Time is seconds from the run's
   start. Prices and amounts come from the engine's integers through the grids' decimal text; floats
   exist only in the drawing.
 - :func:`figure` and :func:`save_figure` are the reusable part (sweep plots use them): a matplotlib
@@ -96,7 +97,7 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
     def secs(ns: int) -> float:
         return (ns - start) / 1e9
 
-    for ax, inst in zip(axes, traded):
+    for ax, inst in zip(axes, traded, strict=False):  # the last two axes are inventory and PnL
         market = [
             (f.timestamp, f.price)
             for f in reversed(queries.recent_trades(h.venue, inst.id, None))

@@ -97,11 +97,11 @@ def build_report(
     volume: dict[str, Any] = {}
     slippage: dict[str, Any] = {}
     fees_by_asset: dict[int, int] = {}
-    total_fees: Fraction | None = Fraction(0)
-    total_volume: Fraction | None = Fraction(0)
+    # the totals in the valuation asset; valued turns False (totals None) once an instrument's quote
+    # asset has no value in it
+    valued = True
+    total_fees = total_volume = slip_bps_num = slip_weight = Fraction(0)
     base_units: dict[int, list[int]] = {}  # base asset id -> [maker base units, all base units]
-    slip_bps_num: Fraction | None = Fraction(0)
-    slip_weight: Fraction | None = Fraction(0)
     n_fills = n_maker = 0
     for inst in h.instruments:
         x = f.by_instrument[inst.id]
@@ -135,15 +135,15 @@ def build_report(
         }
         per = f.unit_values.get(q_id)
         if per is None:
-            total_fees = total_volume = slip_bps_num = slip_weight = None
+            valued = False
             continue
-        if total_fees is not None:
+        if valued:
             total_fees += x.fees * per
-            total_volume += x.quote * per  # type: ignore[operator]
+            total_volume += x.quote * per
             if x.mid2_lots:
                 w = x.slip_quote * per
-                slip_bps_num += Fraction(x.slip2_lots * 10_000, x.mid2_lots) * w  # type: ignore[operator]
-                slip_weight += w  # type: ignore[operator]
+                slip_bps_num += Fraction(x.slip2_lots * 10_000, x.mid2_lots) * w
+                slip_weight += w
     by_asset = {}
     for a in h.assets:
         start, end = f.start[a], f.end[a]
@@ -156,7 +156,7 @@ def build_report(
     series = []
     for at, totals, pnl in f.series:
         point: dict[str, Any] = {"t": format_time(at)}
-        for a, units in zip(h.assets, totals):
+        for a, units in zip(h.assets, totals, strict=True):
             point[assets[a].name] = amount(h, a, units)
         point["pnl"] = amount(h, v_id, pnl)
         series.append(point)
@@ -180,13 +180,13 @@ def build_report(
             "unvalued_assets": [assets[a].name for a in f.unvalued],
         },
         "fills": {"count": n_fills, "maker": n_maker, "taker": n_fills - n_maker},
-        "volume": {"total": amount(h, v_id, total_volume), **volume},
+        "volume": {"total": amount(h, v_id, total_volume if valued else None), **volume},
         "fees": {
-            "total": amount(h, v_id, total_fees),
+            "total": amount(h, v_id, total_fees if valued else None),
             **{assets[a].name: amount(h, a, units) for a, units in fees_by_asset.items()},
         },
         "maker_share": maker_share(f, base_units),
-        "slippage": {"bps": fixed(slip_bps_num / slip_weight, 2) if slip_weight else None, **slippage},
+        "slippage": {"bps": fixed(slip_bps_num / slip_weight, 2) if valued and slip_weight else None, **slippage},
         "orders": {
             "placed": counts.orders,
             "rejected": counts.rejected,
@@ -210,13 +210,17 @@ def table(report: dict[str, Any]) -> list[str]:
     """The report as the lines ``cefisim backtest`` prints."""
     r = report
     q = r["quote_asset"]
+    pnl = r["pnl"]["total"]
+    if pnl is None:
+        pnl = "? (unvalued: " + ", ".join(r["pnl"]["unvalued_assets"]) + ")"
     lines = [
         f"scenario   {r['scenario']}",
         f"strategy   {r.get('strategy', '-')}  as {r['client']['mnemonic']} ({r['client']['id']})",
-        f"time       {r['start']} -> {r['end']} ({r['seconds'].rstrip('0').rstrip('.')} s)  "
-        f"latency {r['latency_ms'] + ' ms' if r['latency_ms'] is not None else 'as the scenario'}",
-        f"pnl        {r['pnl']['total'] if r['pnl']['total'] is not None else '? (unvalued: ' + ', '.join(r['pnl']['unvalued_assets']) + ')'} {q}"
-        "  (balances end - start, marked to mid)",
+        (
+            f"time       {r['start']} -> {r['end']} ({r['seconds'].rstrip('0').rstrip('.')} s)  "
+            f"latency {r['latency_ms'] + ' ms' if r['latency_ms'] is not None else 'as the scenario'}"
+        ),
+        f"pnl        {pnl} {q}  (balances end - start, marked to mid)",
     ]
     width = max((len(s) for s in r["pnl"]["by_instrument"]), default=0)
     for sym, x in r["pnl"]["by_instrument"].items():

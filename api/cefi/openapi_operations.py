@@ -27,7 +27,12 @@ from cefisim.api.cefi.validate import MAX_QUERY_DIGITS
 from cefisim.api.server import versions
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
 
-SECURITY = {"svcAuthToken": [], "svcAuthSignature": [], "svcAuthTimestamp": [], "svcAuthUserid": []}
+SECURITY: dict[str, list[str]] = {
+    "svcAuthToken": [],
+    "svcAuthSignature": [],
+    "svcAuthTimestamp": [],
+    "svcAuthUserid": [],
+}
 
 
 def _q(name: str, description: str, schema: dict[str, Any], required: bool = False) -> dict[str, Any]:

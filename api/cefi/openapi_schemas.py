@@ -270,8 +270,8 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
                     _s(
                         pattern=TIMESTAMP_PATTERN,
                         description=(
-                            "timestamp of the oldest record on the page; send it back as `timestamp` for the next page; "
-                            "null at the end of results"
+                            "timestamp of the oldest record on the page; send it back as `timestamp` for the next "
+                            "page; null at the end of results"
                         ),
                     )
                 ),

@@ -158,7 +158,7 @@ def transfer_record(t: Transfer, listing: bool, status: str | None = None) -> di
             "client_id": str(t.client.id),
             "type": t.type,
             "platform": t.platform,
-            "instructions": {k: v for k, v in t.instructions},
+            "instructions": dict(t.instructions),
         },
     }
     if t.reject_reason is not None:

@@ -91,7 +91,7 @@ def verify(
         for name, value in ((H_TOKEN, token), (H_SIGNATURE, signature), (H_TIMESTAMP, timestamp), (H_USERID, userid)):
             if not value:
                 return SigningFailure("missing-header", f"missing header {name}")
-    owner = keys.get(token)  # type: ignore[arg-type]
+    owner = keys.get(token)  # type: ignore[arg-type]  # the check above returned on a None
     if owner is None:
         return SigningFailure("unknown-key", f"{H_TOKEN}: unknown API key")
     client_id, secret = owner

@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from cefisim.api.cefi.validate import F, ascii_digits, check_object
 from cefisim.api.control.plane import control_guard
@@ -79,7 +80,6 @@ class FaultPlan:
         }
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 FAULTS = web.AppKey("faults", list)  # [FaultPlan] or [] — a one-slot box the handlers replace
 
 
@@ -136,7 +136,7 @@ def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
     raise Problem(plan.status or 503, "injected-fault", "fault injected by the sandbox's control plane")
 
 
-async def _with_faults(request: web.Request, handler, box: list):  # type: ignore[no-untyped-def]
+async def _with_faults(request: web.Request, handler: Handler, box: list[FaultPlan]) -> web.StreamResponse:
     plan: FaultPlan = box[0]
     if not plan.decide(request.path):
         return await handler(request)
@@ -156,10 +156,10 @@ def dispatch(request: web.Request, handler: Handler) -> Awaitable[web.StreamResp
     request (no fault plan) costs no coroutine of its own here.
     """
     if request.path.startswith("/_sim"):
-        return control_guard(request, handler)  # type: ignore[no-any-return]
+        return control_guard(request, handler)
     box = request.app[FAULTS]
     if box:
-        return _with_faults(request, handler, box)  # type: ignore[no-any-return]
+        return _with_faults(request, handler, box)
     return handler(request)
 
 

@@ -1,7 +1,8 @@
 """The emulator's control plane under ``/_sim/``: things a sandbox user drives that the venue has not.
 
 Off in ``--environment production`` (every path 404); with ``--control-token`` every request needs
-``Authorization: Bearer <token>``; without one, only loopback peers are served (403 otherwise). Bodies are JSON; errors are bare RFC 7807 problems.
+``Authorization: Bearer <token>``; without one, only loopback peers are served (403 otherwise). Bodies are
+JSON; errors are bare RFC 7807 problems.
 
 | Method | Path | What |
 |---|---|---|
@@ -19,7 +20,7 @@ Off in ``--environment production`` (every path 404); with ``--control-token`` e
 | GET | /_sim/snapshot | the whole state as JSON |
 | POST | /_sim/snapshot | restore a snapshot of the same scenario (the journal starts anew from it) |
 | POST | /_sim/api-keys/{key_id}/revoke | revoke an API key: its refresh tokens stop at once |
-| GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET also reports the caps and the retained counts |
+| GET, POST | /_sim/retention | ``{"status_retention": "86400"}`` (seconds); GET adds the caps, retained counts |
 | GET | /_sim/requests | the last requests served (``?limit=N``), newest first (``api/server/request_log.py``) |
 | GET, POST, DELETE | /_sim/faults | injected faults for the next N or a share of requests (``api/control/faults.py``) |
 | GET | /_sim/recorded | recorded markets: the recording, the position in it, each own order's queue position |
@@ -33,6 +34,7 @@ import ipaddress
 from datetime import UTC, datetime
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.cefi import serialize
@@ -66,7 +68,7 @@ _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to micr
 
 
 @web.middleware
-async def control_guard(request: web.Request, handler):  # type: ignore[no-untyped-def]
+async def control_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path.startswith("/_sim/") or request.path == "/_sim":
         opts = request.app[OPTIONS]
         if opts.environment == "production":
@@ -164,7 +166,7 @@ def _parse_instant(text: object, field: str) -> int:
     if not isinstance(text, str):
         raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z")
     try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(text)  # 3.11 reads a Z suffix as UTC
     except ValueError:
         raise bad_request(field, "must be an ISO 8601 UTC time such as 2026-11-02T10:00:00Z") from None
     if when.tzinfo is None:

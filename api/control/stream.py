@@ -4,7 +4,7 @@ loopback peers only, or the control token.
 
 | Query | Meaning |
 |---|---|
-| ``venue`` | ``default`` or empty: the default venue; a created venue's id (``/_sim/venues``); any other name is a 404 problem naming it |
+| ``venue`` | ``default`` or empty: the default venue; a created venue's id (``/_sim/venues``); else a 404 |
 | ``instrument`` | the instrument id (required on the stream; 404 ``unknown-instrument`` when there is none) |
 | ``client`` | optional client id: the stream also carries that client's ``order`` events (404 ``unknown-client``) |
 

@@ -6,7 +6,7 @@
 | GET | /_sim/venues | every venue (the default one first), without credentials |
 | GET | /_sim/venues/{venue_id} | one venue, with its credentials |
 | DELETE | /_sim/venues/{venue_id} | end a venue (its memory and journal go); the default one cannot be ended (409) |
-| any | /_sim/venues/{venue_id}/... | every control route of the venue (``/_sim/venues/v1/book/1``, ``.../reset``, ...) |
+| any | /_sim/venues/{venue_id}/... | every control route of the venue (``/_sim/venues/v1/book/1``, ``.../reset``) |
 
 Each venue's state is a small ``web.Application`` holding the same typed keys the server's own app holds
 for the default venue (``SIM``, ``AUTH_STORE``, ``PAPER_FUNDS``, ``STREAMS``, ``FAULTS``; the rest shared).

@@ -95,7 +95,7 @@ def convert(
     except OSError as exc:
         raise RecordingError(f"{out}: {exc.strerror}") from None
     with stream:
-        writer = Writer(stream, pg, qg, source=fmt, symbol=symbol)  # type: ignore[arg-type]
+        writer = Writer(stream, pg, qg, source=fmt, symbol=symbol)
         for where, raw in merged:
             writer.write(on_grid(parser, where, raw), where)
         writer.close()

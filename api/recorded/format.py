@@ -9,7 +9,8 @@ Contract (``docs/recorded.md`` is the user's description):
   file's length. It yields the engine's tuples (``engine/recorded_events.py``) with prices in ticks
   and sizes in lots of the grids given (default: the header's increments, else 1e-18).
 - Bad data raises :class:`RecordingError` naming the file, the line and the reason: not JSON, an
-  unknown key or type, an exchange timestamp ``ts`` earlier than the one before, a negative or malformed size, an unknown side, a
+  unknown key or type, an exchange timestamp ``ts`` earlier than the one before, a negative or malformed size,
+  an unknown side, a
   value off the grid, a book crossed after the updates of one exchange timestamp (a feed applies one
   message's updates together, so a crossing within one timestamp is not an error). Nothing else
   escapes: a caller prints ``str(exc)`` and exits.
@@ -22,8 +23,9 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterable, Iterator
+from io import BufferedReader, BufferedWriter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
 import orjson
 from sortedcontainers import SortedDict
@@ -58,14 +60,14 @@ class RecordingError(ValueError):
 READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
-def open_text(path: str | Path) -> IO[bytes]:
+def open_text(path: str | Path) -> gzip.GzipFile | BufferedReader:
     """The file's bytes, gunzipped when it starts with the gzip magic number; RecordingError
     naming the file when it cannot be opened."""
     try:
         with open(path, "rb") as probe:
             magic = probe.read(2)
         if magic == b"\x1f\x8b":
-            return gzip.open(path, "rb")  # type: ignore[return-value]
+            return gzip.open(path, "rb")
         return open(path, "rb")
     except OSError as exc:
         raise RecordingError(f"{path}: {exc.strerror}") from None
@@ -92,7 +94,7 @@ class BookCheck:
 
     def reset(self, bids: Iterable[tuple[int, int]], asks: Iterable[tuple[int, int]]) -> None:
         self.bids = SortedDict({-p: q for p, q in bids})
-        self.asks = SortedDict({p: q for p, q in asks})
+        self.asks = SortedDict(dict(asks))
 
     def crossed(self) -> bool:
         return bool(self.bids) and bool(self.asks) and -self.bids.peekitem(0)[0] >= self.asks.peekitem(0)[0]
@@ -135,9 +137,10 @@ class EventCheck:
         """The events of one exchange timestamp are all in: the book must not be crossed."""
         if self.pending_cross is not None:
             bid, ask = self.book.best()
+            assert bid is not None and ask is not None  # a crossed book has both sides
             raise RecordingError(
                 f"{self.pending_cross}: crossed book after the update: best bid "
-                f"{self._grid_text(bid)} >= best ask {self._grid_text(ask)}"  # type: ignore[arg-type]
+                f"{self._grid_text(bid)} >= best ask {self._grid_text(ask)}"
             )
 
 
@@ -179,7 +182,7 @@ class LineParser:
             raise ValueError(f"{what} must be positive, got {text}")
         return units
 
-    def side(self, value: object, sides: dict[str, str]) -> str:
+    def side(self, value: object, sides: dict[str, Side]) -> Side:
         side = sides.get(value) if isinstance(value, str) else None
         if side is None:
             raise ValueError(f"unknown side {value!r} (expected {' or '.join(sides)})")
@@ -198,7 +201,7 @@ class LineParser:
                 out[ticks] = lots
         return tuple(sorted(out.items(), reverse=side == BUY))
 
-    def event(self, obj: object) -> RecordedEvent | None:
+    def event(self, obj: object) -> RecordedEvent:
         if not isinstance(obj, dict):
             raise ValueError("a line must be a JSON object")
         kind = obj.get("type")
@@ -285,11 +288,17 @@ def read_events(
                     raise RecordingError(f"{where}: not JSON: {exc}") from None
                 except ValueError as exc:
                     raise RecordingError(f"{where}: {exc}") from None
-                check.check(event, where)  # type: ignore[arg-type]
-                yield event  # type: ignore[misc]
+                check.check(event, where)
+                yield event
             check.end_instant()
         except READ_ERRORS as exc:
             raise RecordingError(f"{name}:{lineno}: cannot read: {exc}") from None
+
+
+class ByteSink(Protocol):
+    """What a Writer needs of its output (a plain or a gzip file, or an in-memory buffer)."""
+
+    def write(self, data: bytes, /) -> object: ...
 
 
 class Writer:
@@ -298,7 +307,7 @@ class Writer:
     ``where`` passed to :meth:`write` names the input the event came from (for error messages).
     """
 
-    def __init__(self, out: IO[bytes], price_grid: Grid, qty_grid: Grid, **header: str) -> None:
+    def __init__(self, out: ByteSink, price_grid: Grid, qty_grid: Grid, **header: str | None) -> None:
         self.out = out
         self.price = price_grid.format
         self.qty = qty_grid.format
@@ -347,21 +356,24 @@ class Writer:
 class _GzipOut(gzip.GzipFile):
     """A gzip stream that closes the file under it too."""
 
+    def __init__(self, raw: BufferedWriter) -> None:
+        # no file name and a zero mtime in the header: the same events always give the same bytes
+        super().__init__(filename="", fileobj=raw, mode="wb", mtime=0)
+        self._under = raw
+
     def close(self) -> None:
-        raw = self.fileobj
         try:
             super().close()
         finally:
-            if raw is not None:
-                raw.close()
+            self._under.close()
 
 
-def open_output(path: str | Path) -> IO[bytes]:
+def open_output(path: str | Path) -> BufferedWriter | gzip.GzipFile:
     """A binary file for writing; gzip for a name ending in ``.gz``, with no file name and a zero
     mtime in its header, so the same events always give the same bytes."""
     raw = open(path, "wb")  # noqa: SIM115 - closed by the caller
     if str(path).endswith(".gz"):
-        return _GzipOut(filename="", fileobj=raw, mode="wb", mtime=0)  # type: ignore[return-value]
+        return _GzipOut(raw)
     return raw
 
 

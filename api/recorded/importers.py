@@ -187,37 +187,39 @@ class _BinanceState:
         self.snapshot_id: int | None = None
         self.last_u: int | None = None
 
-    def message(self, obj: object) -> list[tuple]:
-        if not isinstance(obj, dict):
+    def message(self, line: object) -> list[tuple]:
+        if not isinstance(line, dict):
             raise ValueError("a line must be a JSON object")
+        obj: dict[str, Any] = line
         local: int | None = _int(obj, "local_ts") if "local_ts" in obj else None
-        if isinstance(obj.get("data"), dict):
-            obj = obj["data"]
-        kind = obj.get("e")  # type: ignore[union-attr]
-        if kind is None and "lastUpdateId" in obj:  # type: ignore[operator]
-            return [self.snapshot(obj, local)]  # type: ignore[arg-type]
+        data = obj.get("data")
+        if isinstance(data, dict):
+            obj = data
+        kind = obj.get("e")
+        if kind is None and "lastUpdateId" in obj:
+            return [self.snapshot(obj, local)]
         if kind not in ("depthUpdate", "trade", "aggTrade"):
             raise ValueError(f"unknown message {kind!r} (expected depthUpdate, trade, aggTrade or a depth snapshot)")
-        ts = _int(obj, "E") * _MS  # type: ignore[arg-type]
+        ts = _int(obj, "E") * _MS
         local = ts if local is None else local
         if kind != "depthUpdate":
-            maker = obj["m"]  # type: ignore[index]
+            maker = obj["m"]
             if not isinstance(maker, bool):
                 raise ValueError(f"unknown side: m must be true or false, got {maker!r}")
-            return [(TRADE, ts, local, SELL if maker else BUY, obj["p"], obj["q"])]  # type: ignore[index]
-        first, final = _int(obj, "U"), _int(obj, "u")  # type: ignore[arg-type]
+            return [(TRADE, ts, local, SELL if maker else BUY, obj["p"], obj["q"])]
+        first, final = _int(obj, "U"), _int(obj, "u")
         if self.snapshot_id is not None and final <= self.snapshot_id:
             return []  # older than the snapshot: already in it
         prev = self.last_u
         if prev is not None:
-            if "pu" in obj:  # type: ignore[operator]
-                if _int(obj, "pu") != prev:  # type: ignore[arg-type]
-                    raise ValueError(f"gap in the depth stream: pu {obj['pu']} is not the previous u {prev}")  # type: ignore[index]
+            if "pu" in obj:
+                if _int(obj, "pu") != prev:
+                    raise ValueError(f"gap in the depth stream: pu {obj['pu']} is not the previous u {prev}")
             elif first > prev + 1:
                 raise ValueError(f"gap in the depth stream: U {first} skips past the previous u {prev}")
         self.last_u = final
-        out = [(UPDATE, ts, local, BUY, p, q) for p, q in _pairs(obj.get("b"), "b")]  # type: ignore[union-attr]
-        out += [(UPDATE, ts, local, SELL, p, q) for p, q in _pairs(obj.get("a"), "a")]  # type: ignore[union-attr]
+        out = [(UPDATE, ts, local, BUY, p, q) for p, q in _pairs(obj.get("b"), "b")]
+        out += [(UPDATE, ts, local, SELL, p, q) for p, q in _pairs(obj.get("a"), "a")]
         return out
 
     def snapshot(self, obj: dict[str, Any], local: int | None) -> tuple:

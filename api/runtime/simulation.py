@@ -58,6 +58,7 @@ from cefisim.engine.commands import (
 )
 from cefisim.engine.journal import to_record
 from cefisim.engine.recorded import latency_draw
+from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
 log = logging.getLogger("cefisim.sim")
@@ -189,7 +190,7 @@ class Simulation:
             raise snapshot.SnapshotError("snapshot: start_ns must be a nanosecond timestamp")
         root = snapshot.from_json(doc)
         venue, runner = root.get("venue"), root.get("runner")
-        if not isinstance(venue, Venue) or runner is None or getattr(runner, "venue", None) is not venue:
+        if not isinstance(venue, Venue) or not isinstance(runner, ScenarioRunner) or runner.venue is not venue:
             raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
         venue.bind_handlers()
         try:
@@ -356,7 +357,7 @@ class Simulation:
             with open(staged, "wb") as f:
                 f.write(self._header())
             os.replace(staged, path)
-        self._journal = open(path, "ab", buffering=0)
+        self._journal = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the simulation's life
         self._journal_size = path.stat().st_size
 
     def _read_header(self) -> tuple[int, int] | None:

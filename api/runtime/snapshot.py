@@ -195,7 +195,7 @@ class _Reader:
                 self.made[ref] = out
                 out.setstate(self.value(spec["state"]))
             else:
-                out = cls.__new__(cls)
+                out = object.__new__(cls)  # a plain engine class: its attributes follow, no __init__
                 self.made[ref] = out
                 for attr, x in spec["attrs"].items():
                     object.__setattr__(out, attr, self.value(x))

@@ -206,7 +206,7 @@ class Venues:
 
     def delete(self, venue_id: str) -> Simulation:
         """End a venue: recorded, its journal closed and removed; the caller drops its last references."""
-        spec, sim = self.live.pop(venue_id)
+        _, sim = self.live.pop(venue_id)
         self._record({"op": "delete", "id": venue_id})
         sim.close()
         path = self._journal_path(venue_id)
@@ -233,6 +233,6 @@ class Venues:
             return
         if self._manifest is None:
             self.dir.mkdir(exist_ok=True)
-            self._manifest = open(self.dir / MANIFEST, "ab", buffering=0)
+            self._manifest = open(self.dir / MANIFEST, "ab", buffering=0)  # noqa: SIM115 - closed in close()
         self._manifest.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
         os.fsync(self._manifest.fileno())

@@ -68,7 +68,7 @@ def market_maker(parser: Parser, d: dict, path: str, inst: Instrument | None) ->
     spacing = parser.get(d, "spacing", path, lambda v, p: parser.positive_units(v, p, pg, on_price))
     qty = parser.get(d, "qty", path, lambda v, p: parser.positive_units(v, p, qg, on_qty))
     if qty is not None and inst is not None and qty < inst.min_qty:
-        parser.err(join_path(path, "qty"), f"below the instrument's min_qty {qg.format(inst.min_qty)}")  # type: ignore[union-attr]
+        parser.err(join_path(path, "qty"), f"below the instrument's min_qty {inst.qty_grid.format(inst.min_qty)}")
         qty = None
     qty_step = parser.get(d, "qty_step", path, lambda v, p: parser.units(v, p, qg, on_qty), default=0)
     post_only = parser.get(d, "post_only", path, parser.boolean, default=False)
@@ -98,8 +98,8 @@ def market_maker(parser: Parser, d: dict, path: str, inst: Instrument | None) ->
         if not texts and isinstance(d[key], (list, str)):  # an empty array or file
             parser.err(kp, "the series has no prices")
         elif every is not None and ticks and None not in ticks:
-            price_path = PriceSeries(tuple(ticks), every)
-    if parser.problems:
+            price_path = PriceSeries(tuple(t for t in ticks if t is not None), every)
+    if parser.problems or price_path is None:  # every way to a missing path reported a problem
         return None
     return MarketMakerSpec(0, 0, price_path, interval, levels, spread, spacing, qty, qty_step, post_only)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 
-class CheckedObject(dict):  # type: ignore[type-arg]
+class CheckedObject(dict[str, Any]):
     """A JSON object that remembers keys it saw more than once (json keeps the last one)."""
 
     duplicates: list[str]
@@ -74,5 +74,5 @@ def kind_of(value: object) -> str:
     return type(value).__name__
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

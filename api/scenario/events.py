@@ -71,7 +71,7 @@ def event(parser: Parser, value: object, path: str) -> tuple[int, Command] | Non
     # each ev_ checks every field it reads, then builds its command only while nothing is wrong:
     # a document with any problem is refused as a whole, so a partial command is never needed
     cmd = EVENT_PARSERS[etype](parser, d, path, at)
-    return None if parser.problems else (at, cmd)
+    return None if parser.problems or cmd is None else (at, cmd)
 
 
 def ev_order(parser: Parser, d: dict, path: str, at: int) -> Command | None:
@@ -138,7 +138,8 @@ def ev_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     ref = d.get("ref")
     if "ref" in d and (not isinstance(ref, str) or not (ID_RE.match(ref) or is_external_id(ref))):
         parser.err(join_path(path, "ref"), "must be an exchange order id or an external id")
-    return None if parser.problems else CancelOrder(client.id, ref)
+    # ref is required (keys.py), so a missing one was reported too
+    return None if parser.problems or not isinstance(ref, str) else CancelOrder(client.id, ref)
 
 
 def ev_transfer(parser: Parser, d: dict, path: str, at: int) -> Command | None:
@@ -158,7 +159,8 @@ def ev_transfer(parser: Parser, d: dict, path: str, at: int) -> Command | None:
 def transfer_amount(parser: Parser, value: object, path: str, asset: Asset | None) -> str | None:
     what = f"finer than {asset.name}'s {asset.decimals} decimals" if asset else ""
     units = parser.positive_units(value, path, asset.grid if asset else None, what)
-    return value if units is not None else None  # type: ignore[return-value]
+    # units is None unless value is a decimal string
+    return value if units is not None and isinstance(value, str) else None
 
 
 def transfer_instructions(

@@ -16,7 +16,8 @@ Contract:
 - The parts: ``model.py`` (:class:`Scenario`, :class:`ScenarioError`, times), ``document.py``
   (decoding, JSON paths), ``parser.py`` (the core: scalars, grids, references), and one module per
   group of sections (plain functions of the :class:`~.parser.Parser`): ``reference.py``,
-  ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``. This module reads the file and walks the top level: ``settings``, the order of the sections, and the
+  ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``. This module reads the file and walks the
+  top level: ``settings``, the order of the sections, and the
   uniqueness of ids and names across items.
 """
 

@@ -207,8 +207,8 @@ class Parser:
 
     def seconds(self, value: object, path: str, positive: bool = True) -> int | None:
         """A duration in seconds (an integer or a decimal string, at most 9 decimals) in ns."""
-        if is_int(value) and value >= 0:  # type: ignore[operator]
-            ns = value * NS_PER_SECOND  # type: ignore[operator]
+        if is_int(value) and value >= 0:
+            ns = value * NS_PER_SECOND
         elif isinstance(value, str) and SECONDS_RE.match(value):
             ns = seconds_ns(value)
         else:
@@ -220,7 +220,7 @@ class Parser:
         if ns > MAX_NS:
             self.err(path, "is too long")
             return None
-        return ns  # type: ignore[no-any-return]
+        return ns
 
     def status_retention(self, value: object, path: str) -> int | None:
         ns = status_retention_ns(value)
@@ -230,8 +230,8 @@ class Parser:
 
     def millis(self, value: object, path: str) -> int | None:
         """A delay in milliseconds (an integer or a decimal string, at most 6 decimals) in ns."""
-        if is_int(value) and 0 <= value <= MAX_NS // 1_000_000:  # type: ignore[operator]
-            return value * 1_000_000  # type: ignore[operator,no-any-return]
+        if is_int(value) and 0 <= value <= MAX_NS // 1_000_000:
+            return value * 1_000_000
         if isinstance(value, str) and MILLIS_RE.match(value) and len(value) <= 24:
             whole, _, frac = value.partition(".")
             ns = int(whole) * 1_000_000 + int(frac.ljust(6, "0") or "0")

@@ -109,11 +109,12 @@ def recorded_latency(
 
 def recorded_files(parser: Parser, value: object, path: str) -> tuple[str, ...] | None:
     names = value if isinstance(value, list) else [value]
-    if not names or not all(isinstance(n, str) and n for n in names):
+    files = [n for n in names if isinstance(n, str) and n]
+    if not names or len(files) != len(names):
         parser.err(path, f"must be a file name or a non-empty array of them, got {kind_of(value)}")
         return None
     here = Path(parser.source).parent
-    return tuple(str(here / n) for n in names)
+    return tuple(str(here / n) for n in files)
 
 
 def replay_speed(parser: Parser, value: object, path: str) -> tuple[int, int] | None:

@@ -33,7 +33,8 @@ Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults
 Wiring: the app's one middleware (``api/server/middleware.py``) runs :func:`body_pending` /
 :func:`body_within` (and answers the 408) and the check of :func:`rate_limiter` right after choosing
 the request's id and schema version, with the settings of :func:`limit_settings`, and
-``api/server/app.py`` passes :func:`handler_args` to ``web.Application``. The flags that set these limits (and ``--max-open-orders``,
+``api/server/app.py`` passes :func:`handler_args` to ``web.Application``. The flags that set these limits (and
+``--max-open-orders``,
 ``--quote-max-levels``), their parsing and the log redaction are in ``api/server/limit_flags.py``.
 """
 
@@ -81,7 +82,7 @@ class RateLimits:
     per_key: Mapping[str, RateLimit | None] = field(default_factory=dict)
 
     def for_key(self, key: str) -> RateLimit | None:
-        return self.per_key[key] if key in self.per_key else self.default
+        return self.per_key.get(key, self.default)
 
     @property
     def active(self) -> bool:

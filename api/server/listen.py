@@ -11,6 +11,7 @@ server cleanly (the app's cleanup runs: the journal is closed) and the status is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -64,10 +65,8 @@ def run(
                 print(f"cefisim: cannot write the ready file {ready_file}: {exc.strerror or exc}", file=sys.stderr)
                 return 2
             wrote = True
-        try:
+        with contextlib.suppress(web.GracefulExit, KeyboardInterrupt):
             loop.run_forever()
-        except (web.GracefulExit, KeyboardInterrupt):
-            pass
         return 0
     finally:
         if wrote and ready_file is not None:

@@ -26,6 +26,7 @@ from time import perf_counter
 from typing import Any, Protocol
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from multidict import istr
 
 from cefisim.api.runtime.simulation import JournalWriteError
@@ -43,8 +44,6 @@ _request_ids = itertools.count(1)
 H_REQUEST_ID = istr("X-Request-Id")
 H_VERSION = istr(versions.HEADER)
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 Around = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
@@ -127,7 +126,7 @@ def request_middleware(
                 response = await _send_timeout(request, read_timeout_s)  # the 408, already sent
             else:
                 if body_route:
-                    await venues.route_body(request)  # type: ignore[union-attr]
+                    await venues.route_body(request)  # type: ignore[union-attr]  # body_route implies venues
                 if rate_check is not None:
                     rate_check(request)
                 response = await around(request, handler)

@@ -36,7 +36,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from .grid import RunSpec
 from .run import Settings, failed_row, run_task
@@ -59,7 +59,7 @@ def run_spec(settings: Settings, spec: RunSpec) -> dict[str, Any]:
 class _Executor:
     workers: int = 1
 
-    def __enter__(self) -> _Executor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
@@ -265,6 +265,6 @@ class DaskExecutor(_Executor):
         self.cluster = None
         if client is not None:
             client.close()
-            self.client = None
+            del self.client  # the getattr above makes a second close a no-op
         if cluster is not None:
             cluster.close()

@@ -136,7 +136,7 @@ def runs(axes: Axes) -> list[RunSpec]:
         raise GridError(f"the grid has {total:,} runs: at most {MAX_RUNS:,}")
     out: list[RunSpec] = []
     for combo in combos:
-        params = tuple(zip(keys, combo))
+        params = tuple(zip(keys, combo, strict=True))
         for latency in axes.latency_ms:
             for seed in axes.seeds:
                 out.append(RunSpec(len(out), seed, params, latency))

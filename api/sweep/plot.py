@@ -6,7 +6,8 @@ refuse ``--plot`` before the sweep starts.
 ``plot_sets(sets, path, quote)`` draws one horizontal box plot per parameter set (the runs with a
 PnL; whiskers at 1.5 IQR) with every run as a dot on it and the bootstrap 95% interval of the mean
 as a bar, ranked as on the terminal, and saves it with the backtest plot's ``save_figure`` in the
-format the suffix names (``.png``, ``.svg``, ``.pdf``, ``.html``). matplotlib is the ``[plot]`` extra; the Agg backend draws without a display.
+format the suffix names (``.png``, ``.svg``, ``.pdf``, ``.html``). matplotlib is the ``[plot]`` extra; the Agg
+backend draws without a display.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def plot_sets(sets: list[SetStats], path: str | Path, quote: str) -> None:
     # matplotlib 3.10 has orientation=; 3.11 deprecates vert=, which 3.8 and 3.9 need
     sideways = {"orientation": "horizontal"} if _version(matplotlib.__version__) >= (3, 10) else {"vert": False}
     ax.boxplot(data, positions=ys, widths=0.6, showfliers=False, **sideways)
-    for y, values in zip(ys, data):
+    for y, values in zip(ys, data, strict=True):
         ax.plot(values, [y] * len(values), "o", markersize=3, alpha=0.5, color="tab:blue")
-    for y, s in zip(ys, order):
+    for y, s in zip(ys, order, strict=True):
         if s.ci_low is not None and s.ci_high is not None:
             lo, hi = float(Decimal(s.ci_low)), float(Decimal(s.ci_high))
             ax.plot([lo, hi], [y + 0.38, y + 0.38], color="tab:red", linewidth=2)
