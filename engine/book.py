@@ -127,7 +127,7 @@ class Book:
     def depth(self, side: str, levels: int) -> list[tuple[int, int, int]]:
         """Up to ``levels`` (price, open lots, order count) of one side, best first."""
         book_side = self.bids if side == BUY else self.asks
-        out = []
+        out: list[tuple[int, int, int]] = []
         for level in book_side.values():
             if len(out) >= levels:
                 break

@@ -2,9 +2,10 @@
 
 Each command is applied by ``Venue.submit(command, at=ns)`` at a point in engine time, and the pair
 (at, command) is what the journal records. Commands are not frozen only because a frozen dataclass
-pays for every field it sets on the order-entry hot path; nothing changes a command once made. Numbers travel as the venue's decimal strings (the API has
-already checked their syntax); the engine puts them on the instrument's grid, so an off-grid price is a
-business rejection with a record, as on the real venue. ``kind`` names the command in the journal.
+pays for every field it sets on the order-entry hot path; nothing changes a command once made. Numbers
+travel as the venue's decimal strings (the API has already checked their syntax); the engine puts them
+on the instrument's grid, so an off-grid price is a business rejection with a record, as on the real
+venue. ``kind`` names the command in the journal.
 
 The journal record of each kind is documented in ``docs/journal.md``; ``to_record``/``from_record``
 in ``engine/journal.py`` convert without loss.
@@ -148,8 +149,8 @@ Command = (
     | SetStatusRetention
     | AdvanceClock
 )
-COMMAND_TYPES: dict[str, type] = {
-    c.kind: c  # type: ignore[attr-defined]
+COMMAND_TYPES: dict[str, type[Command]] = {
+    c.kind: c
     for c in (
         PlaceOrder,
         ModifyOrder,

@@ -7,7 +7,10 @@ Contract:
 - ``kind`` (a class attribute, not a field) is the event's name in its serialised form. :func:`row`
   gives the positional form ``(kind, *fields)`` that the event digest (``engine/journal.py``) folds, so
   digests pinned before the events had types are unchanged.
-- Events are ``NamedTuple`` subclasses. The order-entry hot path builds them with
+- Each kind is a ``NamedTuple`` of its fields (``_OrderFields``, ...) and a slotted subclass of it that
+  adds ``kind``: a type checker reads every assignment in a ``NamedTuple`` body as one more field, so
+  ``kind`` lives one class down (same tuple, same speed: type checks, field reads and construction
+  measured equal). The order-entry hot path builds them with
   ``tuple.__new__(Kind, (fields...))`` rather than ``Kind(fields...)``: the NamedTuple's generated
   ``__new__`` is a Python frame behind a C slot, about 100 ns more per event, and the mixed order
   stream makes one or two events per command (measured: a tuple literal 38 ns, ``tuple.__new__`` 125,
@@ -18,25 +21,26 @@ Readers dispatch on the type (``type(ev) is TradeEvent``) and read fields by nam
 
 from __future__ import annotations
 
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 
-class OrderEvent(NamedTuple):
-    """An order's status changed (``detail``: the reject reason, the end reason (``EXPIRED``,
-    ``STP``, ...), ``MODIFIED``, or None)."""
-
+class _OrderFields(NamedTuple):
     ts: int
     order_id: int
     client_id: int
     status: str
     detail: str | None
+
+
+class OrderEvent(_OrderFields):
+    """An order's status changed (``detail``: the reject reason, the end reason (``EXPIRED``,
+    ``STP``, ...), ``MODIFIED``, or None)."""
+
+    __slots__ = ()
     kind = "order"
 
 
-class TradeEvent(NamedTuple):
-    """Two orders matched: ``lots`` at ``price`` ticks, ``quote_units`` of the quote asset, and the fee
-    each side paid (in its fee asset's units)."""
-
+class _TradeFields(NamedTuple):
     ts: int
     match_id: int
     instrument_id: int
@@ -47,74 +51,98 @@ class TradeEvent(NamedTuple):
     quote_units: int
     maker_fee: int
     taker_fee: int
+
+
+class TradeEvent(_TradeFields):
+    """Two orders matched: ``lots`` at ``price`` ticks, ``quote_units`` of the quote asset, and the fee
+    each side paid (in its fee asset's units)."""
+
+    __slots__ = ()
     kind = "trade"
 
 
-class TransferEvent(NamedTuple):
-    """A transfer was requested (INITIALIZED or REJECTED) or settled (COMPLETED)."""
-
+class _TransferFields(NamedTuple):
     ts: int
     transfer_id: int
     client_id: int
     status: str
+
+
+class TransferEvent(_TransferFields):
+    """A transfer was requested (INITIALIZED or REJECTED) or settled (COMPLETED)."""
+
+    __slots__ = ()
     kind = "transfer"
 
 
-class InstrumentEvent(NamedTuple):
-    """An instrument's trading status changed."""
-
+class _InstrumentFields(NamedTuple):
     ts: int
     instrument_id: int
     status: str
+
+
+class InstrumentEvent(_InstrumentFields):
+    """An instrument's trading status changed."""
+
+    __slots__ = ()
     kind = "instrument"
 
 
-class FundsEvent(NamedTuple):
-    """Paper funds: ``units`` (signed) of an asset credited to, or debited from, a client."""
-
+class _FundsFields(NamedTuple):
     ts: int
     client_id: int
     asset_id: int
     units: int
+
+
+class FundsEvent(_FundsFields):
+    """Paper funds: ``units`` (signed) of an asset credited to, or debited from, a client."""
+
+    __slots__ = ()
     kind = "funds"
 
 
-class FeesSettledEvent(NamedTuple):
-    """Housekeeping swept every client's unsettled fees of an asset to the venue's fee account."""
-
+class _FeesSettledFields(NamedTuple):
     ts: int
     asset_id: int
     units: int
+
+
+class FeesSettledEvent(_FeesSettledFields):
+    """Housekeeping swept every client's unsettled fees of an asset to the venue's fee account."""
+
+    __slots__ = ()
     kind = "fees_settled"
 
 
-class ClientEvent(NamedTuple):
-    """A client's self-trade prevention setting changed."""
-
+class _ClientFields(NamedTuple):
     ts: int
     client_id: int
     stp: str
+
+
+class ClientEvent(_ClientFields):
+    """A client's self-trade prevention setting changed."""
+
+    __slots__ = ()
     kind = "client"
 
 
-class DepthEvent(NamedTuple):
-    """A recorded market changed the book (``engine/recorded.py``)."""
-
+class _DepthFields(NamedTuple):
     ts: int
     instrument_id: int
+
+
+class DepthEvent(_DepthFields):
+    """A recorded market changed the book (``engine/recorded.py``)."""
+
+    __slots__ = ()
     kind = "depth"
 
 
-Event = Union[
-    OrderEvent,
-    TradeEvent,
-    TransferEvent,
-    InstrumentEvent,
-    FundsEvent,
-    FeesSettledEvent,
-    ClientEvent,
-    DepthEvent,
-]
+Event = (
+    OrderEvent | TradeEvent | TransferEvent | InstrumentEvent | FundsEvent | FeesSettledEvent | ClientEvent | DepthEvent
+)
 EVENT_TYPES: tuple[type[Event], ...] = (
     OrderEvent,
     TradeEvent,

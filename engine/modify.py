@@ -68,7 +68,7 @@ def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
             result.reject = Reject.NO_LIQUIDITY
             return result
     elif cmd.new_price is not None:
-        new_price = order.instrument.price_grid.to_units(cmd.new_price)  # type: ignore[assignment]
+        new_price = order.instrument.price_grid.to_units(cmd.new_price)
     else:
         new_price = order.price
     assert new_price is not None

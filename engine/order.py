@@ -68,7 +68,7 @@ class OrderExtra:
         self.hold_rate: int | None = None  # fee rate (1e-9) the BUY hold covers, when given
         self.hold_fee_rate_given: str | None = None
         self.ref_external_id: str | None = None
-        self.modify_info: dict | None = None  # the last ModifyInfo as received (wire strings)
+        self.modify_info: dict[str, str] | None = None  # the last ModifyInfo as received (wire strings)
         self.modifications: list[tuple[int, str]] | None = None  # (timestamp, MODIFIED|MODIFY_REJECTED:..)
         self.reject_reason: str | None = None
         self.cancel_reason: str | None = None  # None on a CANCELED order: REQUESTED (Order.cancel_reason)

@@ -45,7 +45,7 @@ from .events import DepthEvent, Event
 from .ledger import balance, order_hold
 from .order import Order
 from .queue_model import QueueModel, RiskAverse
-from .recorded_events import TRADE, UPDATE
+from .recorded_events import TRADE, UPDATE, Levels, RecordedEvent
 from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
@@ -68,7 +68,7 @@ class RecordedMarket:
         venue: Venue,
         instrument_id: int,
         counterparty: Client,
-        events: Iterator[tuple],
+        events: Iterator[RecordedEvent],
         queue_model: QueueModel | None = None,
         impact: bool = True,
         name: str = "",
@@ -83,7 +83,7 @@ class RecordedMarket:
         self.impact = impact
         self.name = name
         self._events = events
-        self._next: tuple | None = next(events, None)
+        self._next: RecordedEvent | None = next(events, None)
         #: engine time of the next recorded event, None when the recording is over
         self.next_ts: int | None = None if self._next is None else self._next[1]
         self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
@@ -270,7 +270,7 @@ class RecordedMarket:
 
     # --- recorded events -----------------------------------------------------------------------
 
-    def _snapshot(self, bids: tuple, asks: tuple, events: list[Event]) -> None:
+    def _snapshot(self, bids: Levels, asks: Levels, events: list[Event]) -> None:
         for side, levels in ((BUY, bids), (SELL, asks)):
             new = dict(levels)
             for price in [p for p in self.sizes[side] if p not in new]:

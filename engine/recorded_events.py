@@ -16,8 +16,19 @@ once all the events of one exchange timestamp are applied.
 
 from __future__ import annotations
 
-SNAPSHOT = 0
-UPDATE = 1
-TRADE = 2
+from typing import Final, Literal
 
-__all__ = ["SNAPSHOT", "TRADE", "UPDATE"]
+# Final: their literal types let a type checker tell the kinds of RecordedEvent apart by element 0
+SNAPSHOT: Final = 0
+UPDATE: Final = 1
+TRADE: Final = 2
+
+#: a side of the book: ``(ticks, lots)`` per level, best first
+Levels = tuple[tuple[int, int], ...]
+#: ``(SNAPSHOT, ts, local_ts, bids, asks)``
+Snapshot = tuple[Literal[0], int, int, Levels, Levels]
+#: ``(UPDATE or TRADE, ts, local_ts, side, ticks, lots)``
+LevelChange = tuple[Literal[1, 2], int, int, str, int, int]
+RecordedEvent = Snapshot | LevelChange
+
+__all__ = ["SNAPSHOT", "TRADE", "UPDATE", "LevelChange", "Levels", "RecordedEvent", "Snapshot"]

@@ -8,10 +8,10 @@ status and an RFC 7807 problem in one table; the engine knows nothing of HTTP.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     VALIDATION = "validation"  # the request is well formed but breaks an instrument or order rule
     LOOKUP = "lookup"  # it names something that does not exist (for this client)
     STATE = "state"  # the thing exists but is not in a state that allows the command
@@ -19,13 +19,15 @@ class Stage(str, Enum):
     MATCHING = "matching"  # decided while matching (ALO cross, AON, no liquidity)
 
 
-class Reject(str, Enum):
+class Reject(StrEnum):
     """Why a command was refused. The value is the wire form (``reject_reason`` of an order)."""
+
+    stage: Stage  # each member's, set by __new__ (an annotation alone makes no member)
 
     def __new__(cls, value: str, stage: Stage) -> Reject:
         obj = str.__new__(cls, value)
         obj._value_ = value
-        obj.stage = stage  # type: ignore[attr-defined]
+        obj.stage = stage
         return obj
 
     # validation: instrument and order rules
@@ -66,10 +68,10 @@ class Reject(str, Enum):
 
     @property
     def stage_name(self) -> str:
-        return self.stage.value  # type: ignore[attr-defined]
+        return self.stage.value
 
 
-class CancelReason(str, Enum):
+class CancelReason(StrEnum):
     """Why an order ended CANCELED (``cancel_reason`` on the record, ``reason`` on the event)."""
 
     REQUESTED = "REQUESTED"

@@ -19,7 +19,7 @@ DECIMAL_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 
 #: Fee rates and price bands are fractions held as integers in units of 10**-RATE_SCALE.
 RATE_SCALE = 9
-RATE_ONE = 10**RATE_SCALE
+RATE_ONE: int = 10**RATE_SCALE  # annotated: mypy types a power with a variable exponent as Any
 #: The longest decimal string parse_decimal reads.
 MAX_DECIMAL_CHARS = 64
 
@@ -132,11 +132,14 @@ def parse_rate(text: str) -> int | None:
     if parsed is None:
         return None
     coef, scale = parsed
+    # a power of ten with a variable exponent is Any to mypy (it could be a float): name it an int
     if scale > RATE_SCALE:
-        if coef % 10 ** (scale - RATE_SCALE):
+        factor: int = 10 ** (scale - RATE_SCALE)
+        if coef % factor:
             return None
-        return coef // 10 ** (scale - RATE_SCALE)
-    return coef * 10 ** (RATE_SCALE - scale)
+        return coef // factor
+    factor = 10 ** (RATE_SCALE - scale)
+    return coef * factor
 
 
 def format_rate(rate: int) -> str:

@@ -100,7 +100,8 @@ class Sample:
     marks2: tuple[int | None, ...]  # twice the mark in ticks per instrument of ``Harness.instruments``
 
 
-Snapshot = tuple[str, tuple, tuple]
+DepthLevel = tuple[int, int, int]  # (ticks, lots, orders)
+Snapshot = tuple[str, tuple[DepthLevel, ...], tuple[DepthLevel, ...]]  # (status, bids, asks)
 
 
 class Harness:

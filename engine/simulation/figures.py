@@ -42,7 +42,7 @@ def unit_value(
     venue order, with a mark) that pairs the two assets either way round; None when none does."""
     if asset_id == valuation_id:
         return Fraction(1)
-    for inst, m2 in zip(instruments, marks2):
+    for inst, m2 in zip(instruments, marks2, strict=True):
         if not m2:
             continue
         if inst.base.id == asset_id and inst.quote.id == valuation_id:
@@ -120,37 +120,37 @@ def figures(h: Harness, valuation_id: int) -> Figures:
             f.mid2_lots += mid2 * fill.qty
             f.slip_quote += fill.quote
     last = h.samples[-1]
-    for inst, m2 in zip(h.instruments, last.marks2):
+    for inst, m2 in zip(h.instruments, last.marks2, strict=True):
         f = by[inst.id]
         f.mark2 = m2
         if m2 is not None:
             f.pnl = f.cash + f.position * base_unit_price(inst, m2)
         elif not f.position:
             f.pnl = Fraction(f.cash)
-    start = dict(zip(h.assets, h.start_totals))
-    end = dict(zip(h.assets, last.totals))
+    start = dict(zip(h.assets, h.start_totals, strict=True))
+    end = dict(zip(h.assets, last.totals, strict=True))
     values = {a: unit_value(h.instruments, last.marks2, a, valuation_id) for a in h.assets}
     unvalued = [a for a in h.assets if values[a] is None and end[a] != start[a]]
-    pnl = (
-        None
-        if unvalued
-        else sum(
-            ((end[a] - start[a]) * values[a] for a in h.assets if end[a] != start[a]),
-            Fraction(0),  # type: ignore[misc]
-        )
-    )
-    series = []
+    pnl: Fraction | None = None
+    if not unvalued:  # every asset that changed has a value
+        pnl = Fraction(0)
+        for a in h.assets:
+            per = values[a]
+            if per is not None and end[a] != start[a]:
+                pnl += (end[a] - start[a]) * per
+    series: list[tuple[int, tuple[int, ...], Fraction | None]] = []
     for s in h.samples:
-        total: Fraction | None = Fraction(0)
-        for a, now_units, start_units in zip(h.assets, s.totals, h.start_totals):
+        total = Fraction(0)
+        for a, now_units, start_units in zip(h.assets, s.totals, h.start_totals, strict=True):
             if now_units == start_units:
                 continue
             per = unit_value(h.instruments, s.marks2, a, valuation_id)
-            if per is None:
-                total = None
+            if per is None:  # an asset that changed has no value at this sample
+                series.append((s.at, s.totals, None))
                 break
-            total += (now_units - start_units) * per  # type: ignore[operator]
-        series.append((s.at, s.totals, total))
+            total += (now_units - start_units) * per
+        else:
+            series.append((s.at, s.totals, total))
     return Figures(valuation_id, by, start, end, values, pnl, unvalued, series)
 
 
