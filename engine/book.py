@@ -156,7 +156,6 @@ class Book:
                     assert open_lots > 0, f"{order!r} rests with nothing open"
                     total += open_lots
                 assert total == level.qty, f"{level!r} caches qty {level.qty}, orders hold {total}"
-        if not allow_crossed and self.bids and self.asks:
-            assert self.best_bid() < self.best_ask(), (  # type: ignore[operator]
-                f"book {self.instrument_id} crossed: {self.best_bid()} >= {self.best_ask()}"
-            )
+        bid, ask = self.best_bid(), self.best_ask()
+        if not allow_crossed and bid is not None and ask is not None:
+            assert bid < ask, f"book {self.instrument_id} crossed: {bid} >= {ask}"

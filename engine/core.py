@@ -168,17 +168,16 @@ class VenueCore:
         touching any state: ``next_due`` drops ended orders from the expiry queue as it looks)."""
         return self._wake
 
-    def next_due(self) -> int | None:
-        """The engine time at which something will happen on its own, if any."""
+    def next_due(self) -> int:
+        """The engine time at which something next happens on its own (the hourly housekeeping at the
+        latest)."""
         dues = [self._next_housekeeping]
         if self._timers:
             dues.append(self._timers[0][0])
         expiry = self.next_expiry()
         if expiry is not None:
             dues.append(expiry)
-        for feed in self.feeds:
-            if feed.next_ts is not None:
-                dues.append(feed.next_ts)
+        dues += [feed.next_ts for feed in self.feeds if feed.next_ts is not None]
         return min(dues)
 
     def next_expiry(self) -> int | None:
@@ -208,7 +207,7 @@ class VenueCore:
 
     def rewake(self) -> None:
         """Make the wake bound exact again (after the clock moved through everything due)."""
-        self._wake = self.next_due()  # type: ignore[assignment]  # never None: housekeeping recurs
+        self._wake = self.next_due()
 
     def cap_check_due(self) -> bool:
         """Whether the ended-order caps are due for a check (every ``CHECK_EVERY`` orders)."""

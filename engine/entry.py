@@ -138,8 +138,9 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     )
     if not (qty_canonical and price_canonical):
         # echo the request's own spelling of qty and price in order_info
-        order.ex().qty_given = cmd.qty
-        order.extra.price_given = cmd.price  # type: ignore[union-attr]
+        given = order.ex()
+        given.qty_given = cmd.qty
+        given.price_given = cmd.price
 
     reason = _entry_reject(v, cmd, order, qty, price, hold_rate)
     if reason is None:

@@ -61,7 +61,7 @@ def from_record(record: Any) -> tuple[int, str, Command]:
     names = FIELD_NAMES[kind]
     if not isinstance(values, list) or len(values) != len(names):
         raise ValueError(f"{kind}: expected {len(names)} values")
-    kwargs = dict(zip(names, values))
+    kwargs = dict(zip(names, values, strict=True))
     for name in _TUPLE_FIELDS:
         if name in kwargs:
             if not isinstance(kwargs[name], list):

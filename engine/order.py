@@ -99,7 +99,8 @@ NO_FILLS = Execution()
 
 def _execution_sum(name: str, doc: str) -> property:
     def get(order: Order) -> int:
-        return getattr(order.execution or NO_FILLS, name)  # type: ignore[no-any-return]
+        value: int = getattr(order.execution or NO_FILLS, name)  # every field of Execution is an int
+        return value
 
     return property(get, doc=doc)
 

@@ -356,7 +356,6 @@ def activity(
         if order.status in FINAL:
             kind = A_CANCEL if order.status != OrderStatus.FILLED else A_FILLED
             items.append((kind, order.updated, order, None, order.cancel_reason))
-    for fill in client.fills:
-        items.append((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag))
+    items.extend((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag) for fill in client.fills)
     items.sort(key=lambda item: item[1], reverse=True)
     return page(items, lambda item: item[1], before, since, skip, size)

@@ -125,8 +125,8 @@ class RecordedMarket:
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
         """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
         (the venue calls it with ``to_ns`` before anything else it has due)."""
-        nxt = self._next
-        if nxt is None or nxt[1] > to_ns:
+        first = self._next
+        if first is None or first[1] > to_ns:
             return
         if not self.impact:
             self._restore_taken()
@@ -157,8 +157,8 @@ class RecordedMarket:
         plain = book.opening is None  # levels come and go directly (no opening auction to record; a
         # replay never changes the instrument's status)
         count = 0
-        instant = nxt[1]
-        for nxt in chain((nxt,), self._events):
+        instant = first[1]
+        for nxt in chain((first,), self._events):
             ts = nxt[1]
             if ts > to_ns:
                 break

@@ -191,7 +191,7 @@ class MarketMaker:
             i = (now - self.spec.start_ns) // path.every_ns
             return path.prices[min(max(i, 0), len(path.prices) - 1)]
         if self._quoted:
-            ups = bin(self.rng.getrandbits(path.vol)).count("1")
+            ups = self.rng.getrandbits(path.vol).bit_count()
             self._mid = max(path.floor, self._mid + (2 * ups - path.vol) * path.step)
         self._quoted = True
         return self._mid

@@ -172,8 +172,8 @@ class Harness:
         lat = self.latency_ns if self.latency_draw is None else self.latency_draw()
         prev = (venue.latency_entry_ns, venue.latency_modify_ns, venue.latency_cancel_ns)
         toggle = lat is not None and prev != (lat, lat, lat)
-        if toggle:
-            self._apply(SetLatency(lat, lat, lat))  # type: ignore[arg-type]
+        if toggle and lat is not None:  # (toggle implies it; said again for the type checker)
+            self._apply(SetLatency(lat, lat, lat))
         result = self._apply(cmd)
         if toggle:
             self._apply(SetLatency(*prev))
@@ -235,7 +235,7 @@ class Harness:
             t = runner.next_time()
             source = 0
             due = venue.next_due()
-            if due is not None and due > venue.clock.now and (t is None or due < t):
+            if due > venue.clock.now and (t is None or due < t):
                 t, source = due, 1
             while timers and self._timer_seq.get(timers[0][2]) != timers[0][1]:
                 heapq.heappop(timers)  # replaced or cancelled
