@@ -37,7 +37,7 @@ _DETAIL = {
 
 
 def problem_for(reason: Reject, field: str = "") -> Problem:
-    status = _STATUS[reason.stage]  # type: ignore[attr-defined]  # Reject.__new__ sets stage
+    status = _STATUS[reason.stage]
     text = _DETAIL.get(reason, reason.value.lower().replace("_", " "))
     detail = f"{field}: {text}" if field else text
     return Problem(status, reason.value.lower().replace("_", "-"), f"{detail} ({reason.value})")
