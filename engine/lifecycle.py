@@ -62,7 +62,13 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
         return
     v.books[inst.id].add(order)
     if order.tif == GTC:
-        v.queue_expiry(order)
+        queue = v.gtc_queue
+        if queue and queue[-1].created <= order.created:
+            # queue_expiry's common case written out (a call per resting order on the entry hot path):
+            # in creation order, expiring no sooner than the last order queued, so no wake to lower
+            queue.append(order)
+        else:
+            v.queue_expiry(order)
 
 
 def end_unless_rests(v: VenueCore, order: Order, stopped: bool, events: list[Event]) -> bool:
