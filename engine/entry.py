@@ -113,6 +113,9 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
 
     order_id = v.next_order_id
     v.next_order_id = order_id + 1
+    # Clock.stamp written out: one call fewer per order on the entry hot path
+    clock = v.clock
+    created = clock.last = clock.now if clock.now > clock.last else clock.last + 1
     qty, qty_canonical = inst.qty_grid.parse(cmd.qty)
     if cmd.price is not None:
         price, price_canonical = inst.price_grid.parse(cmd.price)
@@ -132,7 +135,7 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
         cmd.tif,
         price or 0,
         qty or 0,
-        v.clock.stamp(),
+        created,
         cmd.external_id,
         extra,
     )

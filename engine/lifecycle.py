@@ -49,7 +49,12 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
     """An accepted order goes live: confirm, trade what it can, then rest or end. ``confirmed`` is the
     timestamp an acknowledgement after a latency delay already took for the confirmation."""
     order.status = ACTIVE
-    ts = v.clock.stamp() if confirmed is None else confirmed
+    if confirmed is None:
+        # Clock.stamp written out: one call fewer per accepted order on the entry hot path
+        clock = v.clock
+        ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
+    else:
+        ts = confirmed
     events.append(_new(OrderEvent, (ts, order.id, order.client.id, ACTIVE, None)))
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst

@@ -59,8 +59,9 @@ def end_order(v: VenueCore, order: Order, status: str, reason: str | None, event
         bal = order.client.balances[asset_id]  # created when the hold was taken
         bal.hold -= held
         bal.fees_hold -= fee_held
-    ts = v.clock.stamp()
-    order.updated = ts
+    # Clock.stamp written out: one call fewer per ended order (every fill and cancel) on the hot path
+    clock = v.clock
+    ts = order.updated = clock.last = clock.now if clock.now > clock.last else clock.last + 1
     if reason is not None and reason != _REQUESTED:  # REQUESTED is implied (Order.cancel_reason)
         order.ex().cancel_reason = reason
     client = order.client
