@@ -33,7 +33,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
+def start_server(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
+    """``cefisim serve`` on ``port`` with a journal, in a process of its own (stdout piped)."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -100,7 +101,7 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{port}"
     acked: dict[str, dict] = {}  # external id -> order record as acknowledged
     sent: set[str] = set()
-    proc = _start(scenario, journal, port)
+    proc = start_server(scenario, journal, port)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
             await _wait_ready(session, base, proc)
@@ -149,7 +150,7 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
             proc.stdout.close()
         assert len(acked) > 50, "the load did not get going"
 
-        proc = _start(scenario, journal, port)
+        proc = start_server(scenario, journal, port)
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
             await _wait_ready(session, base, proc)
             for ext, record in acked.items():

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ import pytest
 
 from cefisim.api.cefi.signing import sign
 from tests.api.conftest import ALICE_KEY, scenario_doc
-from tests.api.test_crash_recovery import ROOT, _free_port, _wait_ready
+from tests.api.test_crash_recovery import _free_port, _wait_ready, start_server
 
 
 def _headers(key: str, secret: str, method: str, path: str, body: bytes) -> dict[str, str]:
@@ -40,32 +38,6 @@ async def _call(
         return resp.status, await resp.json(content_type=None)
 
 
-def _serve(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cefisim.api.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--scenario",
-            str(scenario),
-            "--journal",
-            str(journal),
-            "--clock",
-            "virtual",
-            "--log-level",
-            "WARNING",
-            "--quiet",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-
-
 def _end(proc: subprocess.Popen) -> None:
     proc.wait()
     if proc.stdout is not None:
@@ -81,7 +53,7 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
     async with aiohttp.ClientSession() as session:
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
-        proc = _serve(scenario, journal, port)
+        proc = start_server(scenario, journal, port)
         try:
             await _wait_ready(session, base, proc)
             for _ in range(3):
@@ -131,7 +103,7 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
 
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
-        proc = _serve(scenario, journal, port)
+        proc = start_server(scenario, journal, port)
         try:
             await _wait_ready(session, base, proc)
             async with session.get(base + "/_sim/venues") as resp:
