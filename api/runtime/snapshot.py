@@ -7,8 +7,8 @@ book, in its client's records and in a timer) stay shared. ``from_json`` rebuild
 
 Only classes of the engine (and ``random.Random``, ``SortedDict``, ``deque``) can appear: a snapshot
 names its classes and anything else is refused, so restoring a snapshot never runs foreign code.
-Integers too large for JSON numbers travel as strings. Callbacks (the journal) are not state and are
-left out; the simulation re-attaches them after a restore.
+Integers too large for JSON numbers travel as strings. Wiring (the venue's command dispatch table) and
+caches are not state and are left out; the simulation rebuilds the dispatch table after a restore.
 
 Restoring and continuing gives the same events as continuing without the round trip (a test checks).
 """

@@ -135,6 +135,20 @@ def _form(rec: Recorder, form: dict[str, str]) -> Reply:
     )
 
 
+def _redeem(rec: Recorder, code: str, verifier: str) -> Reply:
+    """The OAuth token request that exchanges ``code`` (demo client, the usual redirect URI)."""
+    return _form(
+        rec,
+        {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT,
+            "client_id": "cli-demo",
+            "code_verifier": verifier,
+        },
+    )
+
+
 def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
     recorder: Recorder, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -219,28 +233,8 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
         ),
     ]
     code = _code(rec, tokens["access_token"])
-    failing.append(
-        _form(
-            rec,
-            {
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": REDIRECT,
-                "client_id": "cli-demo",
-                "code_verifier": "z" * 43,
-            },
-        )
-    )
-    oauth = _form(
-        rec,
-        {
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": REDIRECT,
-            "client_id": "cli-demo",
-            "code_verifier": VERIFIER,
-        },
-    ).json()
+    failing.append(_redeem(rec, code, "z" * 43))
+    oauth = _redeem(rec, code, VERIFIER).json()
     rec.secrets.update([oauth["access_token"], oauth["refresh_token"]])
     refreshed = _form(
         rec, {"grant_type": "refresh_token", "refresh_token": oauth["refresh_token"], "client_id": "cli-demo"}
@@ -249,18 +243,7 @@ def test_no_secret_token_or_signature_reaches_a_log_record_or_an_error_body(
     failing.append(
         _form(rec, {"grant_type": "refresh_token", "refresh_token": oauth["refresh_token"], "client_id": "cli-demo"})
     )  # replay: revokes the family
-    failing.append(
-        _form(
-            rec,
-            {
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": REDIRECT,
-                "client_id": "cli-demo",
-                "code_verifier": VERIFIER,
-            },
-        )
-    )  # second redemption
+    failing.append(_redeem(rec, code, VERIFIER))  # second redemption
     failing.append(
         rec.send(
             "POST",
@@ -381,16 +364,7 @@ def test_oauth_tokens_are_bound_to_their_audience(recorder: Recorder) -> None:
     rec = recorder
     tokens = _token_pair(rec)
     code = _code(rec, tokens["access_token"])
-    oauth = _form(
-        rec,
-        {
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": REDIRECT,
-            "client_id": "cli-demo",
-            "code_verifier": VERIFIER,
-        },
-    ).json()
+    oauth = _redeem(rec, code, VERIFIER).json()
     bearer = {"Authorization": f"Bearer {oauth['access_token']}"}
     # the emulator's own routes name no audience: an OAuth token for the MCP resource is not valid there
     reply = rec.send("POST", "/v1/paper-trading/funds", {"asset": "USD", "amount": "1"}, bearer)
