@@ -106,7 +106,7 @@ def touch(market: RecordedMarket, levels: Any) -> int | None:
     cp = market.counterparty
     for level in levels.values():
         for order in level.orders.values():
-            if order.client is cp:
+            if order.account is cp:
                 return level.price
     return None
 
@@ -117,7 +117,7 @@ class Quoter:
     def __init__(self, venue: Venue, market: RecordedMarket, client_id: int, quoting: bool = True) -> None:
         self.venue = venue
         self.market = market
-        self.client = venue.clients[client_id]
+        self.account = venue.accounts[client_id]
         self.inst = market.instrument
         self.quotes: dict[str, Any] = {BUY: None, SELL: None}
         self.commands = 0
@@ -137,12 +137,12 @@ class Quoter:
                 current = self.quotes[side] = None
             if current is not None and (current.price != target or not allowed):
                 if current.status == "ACTIVE":
-                    venue.submit(CancelOrder(self.client.id, str(current.id)), at=now)
+                    venue.submit(CancelOrder(self.account.id, str(current.id)), at=now)
                     self.commands += 1
                 continue  # a new quote goes in once the old one is gone
             if current is None and allowed and target is not None:
                 text = self.inst.price_grid.format(target)
-                result = venue.submit(PlaceOrder(self.client.id, self.inst.id, side, "LIMIT", "0.0100", text), at=now)
+                result = venue.submit(PlaceOrder(self.account.id, self.inst.id, side, "LIMIT", "0.0100", text), at=now)
                 self.commands += 1
                 self.quotes[side] = result.order
 
@@ -150,7 +150,7 @@ class Quoter:
         """Run to ``end_ns``; returns the CPU seconds spent in the strategy's own turns (``act``)."""
         venue = self.venue
         seen = 0
-        fills = self.client.fills
+        fills = self.account.fills
         t = venue.clock.now
         clock = time.process_time
         in_strategy = 0.0
@@ -178,8 +178,8 @@ def run_recorded(
     assert client_id is not None
     quoter = Quoter(venue, market, client_id, quoting)
     totals = venue.asset_totals()
-    start_usd = venue.clients[client_id].balances[2].total
-    start_btc = venue.clients[client_id].balances[1].total
+    start_usd = venue.accounts[client_id].balances[2].total
+    start_btc = venue.accounts[client_id].balances[1].total
     if not gc_on:
         gc.disable()
     t0 = time.process_time()
@@ -189,7 +189,7 @@ def run_recorded(
     assert market.applied == len(events), (market.applied, len(events))
     assert venue.asset_totals() == totals, "an asset was not conserved"
     venue.check_invariants()
-    alice = venue.clients[client_id]
+    alice = venue.accounts[client_id]
     book = market.book
     bid, ask = touch(market, book.bids), touch(market, book.asks)
     mid2 = (bid or 0) + (ask or 0)

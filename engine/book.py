@@ -22,9 +22,11 @@ Contract:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from sortedcontainers import SortedDict
 
-from .order import Order
+from .records import Order
 from .vocabulary import WORKING, Side
 
 BUY = Side.BUY.value
@@ -32,6 +34,8 @@ BUY = Side.BUY.value
 
 class Level:
     __slots__ = ("orders", "price", "qty")
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
 
     def __init__(self, price: int) -> None:
         self.price = price
@@ -44,6 +48,16 @@ class Level:
 
 class Book:
     __slots__ = ("ask_key", "asks", "band", "bid_key", "bids", "instrument_id", "last_price", "opening")
+    #: the band is a cache of the reference price's bounds, rebuilt on use (``restored``)
+    SNAPSHOT: ClassVar[tuple[str, ...]] = (
+        "instrument_id",
+        "bids",
+        "asks",
+        "bid_key",
+        "ask_key",
+        "last_price",
+        "opening",
+    )
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id
@@ -59,6 +73,10 @@ class Book:
         """Empty the memo caches (not state: a snapshot leaves them out)."""
         # (2 x reference price, lowest, highest price within the band), kept by pricing.within_band
         self.band: tuple[int, int, int] | None = None
+
+    def restored(self) -> None:
+        """Rebuild what a snapshot leaves out (``api/runtime/snapshot.py``): the band cache."""
+        self.reset_caches()
 
     def side(self, side: str) -> SortedDict:
         """The levels an order of ``side`` rests on."""

@@ -8,12 +8,16 @@ are made at the same instant. That is what lets timestamp cursors page exactly.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 NS_PER_SECOND = 1_000_000_000
 NS_PER_DAY = 86_400 * NS_PER_SECOND
 
 
 class Clock:
     __slots__ = ("last", "now")
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
 
     def __init__(self, start_ns: int) -> None:
         self.now = start_ns  # the time the venue is at

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .state import saves_fields
 from .vocabulary import TimeInForce
 
 
+@saves_fields
 @dataclass(slots=True)
 class PlaceOrder:
     kind = "place"
@@ -37,6 +39,7 @@ class PlaceOrder:
     parent_id: str | None = None
 
 
+@saves_fields
 @dataclass(slots=True)
 class ModifyOrder:
     """Modify an order found by exchange id (``order_id``) or external id (``external_id``).
@@ -57,6 +60,7 @@ class ModifyOrder:
     prev_modify: str | None = None
 
 
+@saves_fields
 @dataclass(slots=True)
 class CancelOrder:
     """Cancel by reference: the exchange order id or the external id."""
@@ -66,6 +70,7 @@ class CancelOrder:
     ref: str
 
 
+@saves_fields
 @dataclass(slots=True)
 class SetClientInfo:
     kind = "client_info"
@@ -73,6 +78,7 @@ class SetClientInfo:
     self_trade_prevention: str
 
 
+@saves_fields
 @dataclass(slots=True)
 class RequestTransfer:
     kind = "transfer"
@@ -84,6 +90,7 @@ class RequestTransfer:
     instructions: tuple[tuple[str, object], ...] = ()  # sorted (key, value) pairs, already validated
 
 
+@saves_fields
 @dataclass(slots=True)
 class PaperFunds:
     """Add (or with ``remove``, take away) test funds: the gateway's paper trading."""
@@ -95,6 +102,7 @@ class PaperFunds:
     remove: bool = False
 
 
+@saves_fields
 @dataclass(slots=True)
 class SetInstrumentStatus:
     kind = "instrument_status"
@@ -102,6 +110,7 @@ class SetInstrumentStatus:
     status: str
 
 
+@saves_fields
 @dataclass(slots=True)
 class SetLatency:
     """Acknowledgement delays in engine nanoseconds (0: commands complete before their response)."""
@@ -112,6 +121,7 @@ class SetLatency:
     cancel_ns: int = 0
 
 
+@saves_fields
 @dataclass(slots=True)
 class SetSettlementDelay:
     """How long transfers stay INITIALIZED before they complete, in engine nanoseconds."""
@@ -120,6 +130,7 @@ class SetSettlementDelay:
     delay_ns: int
 
 
+@saves_fields
 @dataclass(slots=True)
 class SetStatusRetention:
     """How long an ended order stays visible to status lookups, in engine nanoseconds."""
@@ -128,6 +139,7 @@ class SetStatusRetention:
     retention_ns: int
 
 
+@saves_fields
 @dataclass(slots=True)
 class AdvanceClock:
     """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""

@@ -14,21 +14,22 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from .book import Book
 from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
 from .events import Event
 from .ledger import balance
-from .order import Order
-from .records import Transfer
+from .records import Account, Order, Transfer
 from .reference import Asset, Client, Instrument
 from .rejects import Reject
+from .state import saves_fields
 from .vocabulary import FINAL, InstrumentStatus
 
 CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
 
 
+@saves_fields
 @dataclass
 class VenueConfig:
     gtc_life_ns: int = 30 * NS_PER_DAY
@@ -76,7 +77,31 @@ class Result:
 
 
 class VenueCore:
-    _cap_check_at = 0  # (a venue restored from an older snapshot checks its caps at its next command)
+    #: what a snapshot saves (``api/runtime/snapshot.py``); recorded markets are not among it: a venue
+    #: with one is not snapshotted (its place in the recording lives in the file)
+    SNAPSHOT: ClassVar[tuple[str, ...]] = (
+        "config",
+        "clock",
+        "assets",
+        "instruments",
+        "books",
+        "clients",
+        "accounts",
+        "fee_account",
+        "next_order_id",
+        "next_match_id",
+        "next_transfer_id",
+        "latency_entry_ns",
+        "latency_modify_ns",
+        "latency_cancel_ns",
+        "settlement_delay_ns",
+        "_timers",
+        "_timer_seq",
+        "gtc_queue",
+        "_next_housekeeping",
+        "_wake",
+        "_cap_check_at",
+    )
     # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
     # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
     feeds: tuple[Feed, ...] = ()
@@ -88,6 +113,7 @@ class VenueCore:
         self.instruments: dict[int, Instrument] = {}
         self.books: dict[int, Book] = {}
         self.clients: dict[int, Client] = {}
+        self.accounts: dict[int, Account] = {}  # client id -> the venue's state for that client
         self.fee_account: dict[int, int] = {}
         self.next_order_id = 1
         self.next_match_id = 1
@@ -120,7 +146,9 @@ class VenueCore:
             book.opening = {}
 
     def add_client(self, client: Client) -> None:
+        """A client and its empty account."""
         self.clients[client.id] = client
+        self.accounts[client.id] = Account(client)
 
     def add_feed(self, feed: Feed) -> None:
         """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
@@ -133,7 +161,7 @@ class VenueCore:
 
     def credit(self, client_id: int, asset_id: int, units: int) -> None:
         """Opening balance of a client (scenario setup)."""
-        balance(self.clients[client_id], asset_id).total += units
+        balance(self.accounts[client_id], asset_id).total += units
 
     # --- what falls due: timers, GTC expiry, housekeeping -----------------------------------
 

@@ -29,8 +29,8 @@ from .ledger import balance, order_hold
 from .ledger import hold_rate as order_hold_rate
 from .lifecycle import activate, cancel_now
 from .matching import effective_stp
-from .order import Order, OrderExtra
 from .pricing import protection_price, within_band, would_trade
+from .records import Order, OrderExtra
 from .rejects import CancelReason, Reject
 from .units import parse_rate
 from .vocabulary import (
@@ -90,20 +90,21 @@ def _reject(v: VenueCore, order: Order, reason: Reject, cmd: PlaceOrder, result:
     extra.reject_reason = reason.value
     extra.qty_given = cmd.qty
     extra.price_given = cmd.price
-    order.client.orders[order.id] = order
-    if order.external_id is not None and order.external_id not in order.client.live_external:
-        order.client.by_external[order.external_id] = order
+    account = order.account
+    account.orders[order.id] = order
+    if order.external_id is not None and order.external_id not in account.live_external:
+        account.by_external[order.external_id] = order
     result.order = order
     result.reject = reason
-    result.events.append(_new(OrderEvent, (order.created, order.id, order.client.id, REJECTED, reason.value)))
+    result.events.append(_new(OrderEvent, (order.created, order.id, account.id, REJECTED, reason.value)))
     return result
 
 
 def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     """Enter an order: check it, hold what it can spend, then activate it (or, with an entry
     latency, acknowledge it later). A refused order is recorded REJECTED."""
-    client = v.clients.get(cmd.client_id)
-    if client is None:
+    account = v.accounts.get(cmd.client_id)
+    if account is None:
         result.reject = Reject.UNKNOWN_CLIENT
         return result
     inst = v.instruments.get(cmd.instrument_id)
@@ -128,7 +129,7 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
         hold_rate = extra = None  # most orders carry nothing beyond their terms
     order = Order(
         order_id,
-        client,
+        account,
         inst,
         cmd.side,
         cmd.type,
@@ -153,17 +154,17 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     if reason is not None:
         return _reject(v, order, reason, cmd, result)
 
-    client.orders[order_id] = order
+    account.orders[order_id] = order
     ext = cmd.external_id
     if ext is not None:
-        client.live_external[ext] = order
-        client.by_external[ext] = order
-    counts = client.open_orders
+        account.live_external[ext] = order
+        account.by_external[ext] = order
+    counts = account.open_orders
     counts[inst.id] = counts.get(inst.id, 0) + 1
     result.order = order
     events = result.events
     if v.latency_entry_ns:
-        events.append(_new(OrderEvent, (order.created, order_id, client.id, NEW_PENDING, None)))
+        events.append(_new(OrderEvent, (order.created, order_id, account.id, NEW_PENDING, None)))
         v.schedule(v.clock.now + v.latency_entry_ns, "ack_entry", order)
         result.snapshot_status = NEW_PENDING
         return result
@@ -176,7 +177,8 @@ def _entry_reject(
 ) -> Reject | None:
     """The checks of the request itself and of the venue's state, in the contract's order."""
     inst = order.instrument
-    client = order.client
+    account = order.account
+    client = account.client
     if qty is None:
         return Reject.QTY_OFF_GRID
     if qty <= 0:
@@ -204,7 +206,7 @@ def _entry_reject(
             return Reject.STP_INVALID
     elif client.self_trade_prevention == STP_INVALID:
         return Reject.STP_INVALID
-    if cmd.external_id is not None and cmd.external_id in client.live_external:
+    if cmd.external_id is not None and cmd.external_id in account.live_external:
         return Reject.DUPLICATE_EXTERNAL_ID
     if client.status != I_ACTIVE:
         return Reject.CLIENT_NOT_ACTIVE
@@ -220,7 +222,7 @@ def _entry_reject(
         return Reject.HOLD_FEE_RATE_TOO_LOW
     config = v.config
     limit = config.max_open_orders
-    if limit is not None and client.open_orders.get(inst.id, 0) >= limit:
+    if limit is not None and account.open_orders.get(inst.id, 0) >= limit:
         return Reject.TOO_MANY_OPEN_ORDERS
     limit = config.max_venue_open_orders
     if limit is not None and open_order_total(v) >= limit:
@@ -230,7 +232,7 @@ def _entry_reject(
 
 def open_order_total(v: VenueCore) -> int:
     """Open orders of the whole venue, O(clients × instruments): counted only when the venue-wide limit is on."""
-    return sum(n for c in v.clients.values() for n in c.open_orders.values())
+    return sum(n for a in v.accounts.values() for n in a.open_orders.values())
 
 
 def _price_reject(v: VenueCore, cmd: PlaceOrder, order: Order) -> Reject | None:
@@ -253,7 +255,7 @@ def _take_hold(order: Order) -> Reject | None:
     """Hold what the order can spend, or refuse it when the client's available balance cannot."""
     order.status = NEW_PENDING  # counts as open for the hold computation
     asset_id, held, fee_held = order_hold(order)
-    bal = balance(order.client, asset_id)  # created even for a refused order
+    bal = balance(order.account, asset_id)  # created even for a refused order
     if bal.total - bal.hold < held:
         return Reject.INSUFFICIENT_BALANCE
     bal.hold += held
@@ -266,14 +268,14 @@ def _take_hold(order: Order) -> Reject | None:
 
 def find_order(v: VenueCore, client_id: int, ref: str) -> Order | None:
     """A client's order by exchange id, else by external id (a working order first)."""
-    client = v.clients.get(client_id)
-    if client is None:
+    account = v.accounts.get(client_id)
+    if account is None:
         return None
     if ref.isdigit() and ref.isascii() and ref[0] != "0":  # ID_RE.fullmatch(ref), without the regex
-        order = client.orders.get(int(ref))
+        order = account.orders.get(int(ref))
         if order is not None:
             return order
-    return client.live_external.get(ref) or client.by_external.get(ref)
+    return account.live_external.get(ref) or account.by_external.get(ref)
 
 
 # --- cancel -------------------------------------------------------------------------------------
@@ -296,7 +298,7 @@ def cancel(v: VenueCore, cmd: CancelOrder, result: Result) -> Result:
         order.status = CANCEL_PENDING
         ts = v.clock.stamp()
         order.updated = ts
-        result.events.append(_new(OrderEvent, (ts, order.id, order.client.id, CANCEL_PENDING, None)))
+        result.events.append(_new(OrderEvent, (ts, order.id, order.account.id, CANCEL_PENDING, None)))
         v.schedule(v.clock.now + v.latency_cancel_ns, "ack_cancel", order)
         result.snapshot_status = CANCEL_PENDING
         return result

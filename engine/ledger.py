@@ -8,7 +8,7 @@ paper funds.
 
 Rounding. A lot times a tick is ``k = notional_num / notional_den`` quote units, usually not whole.
 Money changes hands in whole quote units, so each order keeps exact cumulative sums (on its
-:class:`~engine.order.Execution`, all 0 before the first fill) and rounds once:
+:class:`~engine.records.Execution`, all 0 before the first fill) and rounds once:
 - a fill of ``f`` lots at ``p`` ticks adds ``f*p`` to the BUY order's ``cum_lt``; the buyer pays
   ``X = ceil(cum_lt * k) - cum_quote`` and the seller receives the same ``X`` (conserved exactly);
 - fees: ``cum_fee += X * rate`` (rate in 1e-9) and the fee charged is ``ceil(cum_fee / 1e9) - fees_paid``.
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import NO_FILLS, Execution, Order
+from .records import NO_FILLS, Account, Balance, Execution, Order
 from .units import RATE_ONE
 from .vocabulary import WORKING, ExecInst, OrderStatus, Side
 
@@ -31,34 +31,14 @@ BUY = Side.BUY.value
 NEW_PENDING = OrderStatus.NEW_PENDING.value
 
 if TYPE_CHECKING:
-    from .reference import Client, Instrument
+    from .reference import Instrument
 
 
-class Balance:
-    __slots__ = ("fees_hold", "hold", "total", "unsettled_fees")
-
-    def __init__(self, total: int = 0) -> None:
-        self.total = total
-        self.hold = 0
-        self.fees_hold = 0
-        self.unsettled_fees = 0
-
-    @property
-    def available(self) -> int:
-        return self.total - self.hold
-
-    def __repr__(self) -> str:
-        return (
-            f"Balance(total={self.total}, hold={self.hold}, fees_hold={self.fees_hold}, "
-            f"unsettled_fees={self.unsettled_fees})"
-        )
-
-
-def balance(client: Client, asset_id: int) -> Balance:
-    """The client's balance of an asset, created empty on first use."""
-    bal = client.balances.get(asset_id)
+def balance(account: Account, asset_id: int) -> Balance:
+    """The account's balance of an asset, created empty on first use."""
+    bal = account.balances.get(asset_id)
     if bal is None:
-        bal = client.balances[asset_id] = Balance()
+        bal = account.balances[asset_id] = Balance()
     return bal
 
 
@@ -78,7 +58,7 @@ def hold_rate(order: Order, rates: tuple[int, int] | None = None, given: bool = 
     ``rates``: the (maker, taker) rates of the order's client, when the caller has them already;
     ``given=False``: the highest rate, ignoring one given (what order entry checks a given rate against).
     """
-    maker, taker = rates or order.instrument.fee_rates_for(order.client)
+    maker, taker = rates or order.instrument.fee_rates_for(order.account.client)
     extra = order.extra
     if extra is not None:
         if given and extra.hold_rate is not None:
@@ -120,6 +100,6 @@ def rehold(order: Order, held: int, fee_held: int) -> None:
     """Bring the client's hold in line with the order's terms after they changed (price, quantity,
     type), given ``held`` and ``fee_held`` as ``order_hold`` gave them before the change."""
     asset_id, held2, fee_held2 = order_hold(order)
-    bal = balance(order.client, asset_id)
+    bal = balance(order.account, asset_id)
     bal.hold += held2 - held
     bal.fees_hold += fee_held2 - fee_held

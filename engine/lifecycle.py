@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from .events import OrderEvent
 from .ledger import order_hold, rehold
 from .matching import available_to, end_order, match
-from .order import Order
 from .pricing import protection_price, would_trade
+from .records import Order
 from .rejects import CancelReason, Reject
 from .vocabulary import WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
 
@@ -55,7 +55,7 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
         ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
     else:
         ts = confirmed
-    events.append(_new(OrderEvent, (ts, order.id, order.client.id, ACTIVE, None)))
+    events.append(_new(OrderEvent, (ts, order.id, order.account.id, ACTIVE, None)))
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst
     if is_aon and not available_to(v, order, order.price, order.remaining):

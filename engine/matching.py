@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING
 
 from .events import OrderEvent, TradeEvent
 from .ledger import balance, buy_bound, hold_rate, order_hold
-from .order import Execution, Order
-from .records import Fill
+from .records import Execution, Fill, Order
 from .rejects import CancelReason
 from .units import RATE_ONE
 from .vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
@@ -48,7 +47,7 @@ def effective_stp(order: Order) -> str:
     extra = order.extra
     if extra is not None and extra.stp is not None:
         return extra.stp
-    return order.client.self_trade_prevention
+    return order.account.client.self_trade_prevention
 
 
 def end_order(v: VenueCore, order: Order, status: str, reason: str | None, events: list[Event]) -> None:
@@ -56,7 +55,7 @@ def end_order(v: VenueCore, order: Order, status: str, reason: str | None, event
     asset_id, held, fee_held = order_hold(order)
     order.status = status
     if held:
-        bal = order.client.balances[asset_id]  # created when the hold was taken
+        bal = order.account.balances[asset_id]  # created when the hold was taken
         bal.hold -= held
         bal.fees_hold -= fee_held
     # Clock.stamp written out: one call fewer per ended order (every fill and cancel) on the hot path
@@ -64,13 +63,13 @@ def end_order(v: VenueCore, order: Order, status: str, reason: str | None, event
     ts = order.updated = clock.last = clock.now if clock.now > clock.last else clock.last + 1
     if reason is not None and reason != _REQUESTED:  # REQUESTED is implied (Order.cancel_reason)
         order.ex().cancel_reason = reason
-    client = order.client
+    account = order.account
     ext = order.external_id
-    if ext is not None and client.live_external.get(ext) is order:
-        del client.live_external[ext]
-    counts = client.open_orders
+    if ext is not None and account.live_external.get(ext) is order:
+        del account.live_external[ext]
+    counts = account.open_orders
     counts[order.instrument.id] -= 1
-    events.append(_new(OrderEvent, (ts, order.id, client.id, status, reason)))
+    events.append(_new(OrderEvent, (ts, order.id, account.id, status, reason)))
 
 
 def fill(
@@ -91,7 +90,7 @@ def fill(
     hold shrinks by exactly the base it delivers; only the BUY order's hold is worked out again.
     """
     inst = taker.instrument
-    m_rates = inst.fee_rates_for(maker.client)
+    m_rates = inst.fee_rates_for(maker.account.client)
     if taker.side == BUY:
         buyer, seller, rate = taker, maker, t_hold_rate
         b_rate, s_rate = t_rates[1], m_rates[0]
@@ -129,7 +128,7 @@ def fill(
     b_cost2, b_fee_held2 = buy_bound(inst, bx, buyer.remaining, buyer.price, rate) if buyer.remaining else (0, 0)
     base_units = lots * inst.base_per_lot
     q_id, b_id = inst.quote.id, inst.base.id
-    bc, sc = buyer.client, seller.client
+    bc, sc = buyer.account, seller.account
 
     bal = bc.balances[q_id]  # the buyer holds quote, the seller base: both exist since entry
     bal.total -= quote + b_fee
@@ -149,7 +148,7 @@ def fill(
     v.next_match_id = match_id + 1
     b_liq, s_liq = (TAKER, MAKER) if buyer is taker else (MAKER, TAKER)
     bc.fills.append(Fill(match_id, ts, buyer, price, lots, b_rate, b_liq, b_fee, quote))
-    # a self-trade puts both sides in one client's list: a timestamp of its own keeps cursors exact
+    # a self-trade puts both sides in one account's list: a timestamp of its own keeps cursors exact
     s_ts = v.clock.stamp() if sc is bc else ts
     sc.fills.append(Fill(match_id, s_ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
     m_fee, t_fee = (b_fee, s_fee) if buyer is maker else (s_fee, b_fee)
@@ -169,8 +168,8 @@ def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
         return False  # nothing to trade with: most orders rest at once
     stp = effective_stp(taker)
     prevent = stp != STP_NONE
-    client = taker.client
-    t_rates = taker.instrument.fee_rates_for(client)
+    account = taker.account
+    t_rates = taker.instrument.fee_rates_for(account.client)
     t_hold_rate = hold_rate(taker, t_rates) if taker.side == BUY else 0
     remaining = taker.remaining
     stopped = False
@@ -181,7 +180,7 @@ def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
         gone: list[Order] = []
         traded = 0
         for maker in orders.values():
-            if prevent and maker.client is client:
+            if prevent and maker.account is account:
                 if stp == STP_CANCEL_BOTH:
                     traded += maker.remaining  # leaves the level's count with it
                     end_order(v, maker, CANCELED, "SELF_TRADE_PREVENTION", events)
@@ -216,7 +215,7 @@ def available_to(v: VenueCore, taker: Order, limit: int, wanted: int) -> bool:
     is_buy = taker.side == BUY
     levels = book.asks if is_buy else book.bids
     prevent = effective_stp(taker) != STP_NONE
-    client = taker.client
+    account = taker.account
     found = 0
     for level in levels.values():
         if (level.price > limit) if is_buy else (level.price < limit):
@@ -225,7 +224,7 @@ def available_to(v: VenueCore, taker: Order, limit: int, wanted: int) -> bool:
             found += level.qty
         else:
             for maker in level.orders.values():
-                if maker.client is client:
+                if maker.account is account:
                     return found >= wanted
                 found += maker.remaining
                 if found >= wanted:

@@ -15,8 +15,8 @@ from .events import OrderEvent
 from .ledger import balance, buy_hold, order_hold, rehold
 from .lifecycle import end_unless_rests
 from .matching import end_order, match
-from .order import Order
 from .pricing import protection_price, within_band, would_trade
+from .records import Order
 from .rejects import CancelReason, Reject
 from .vocabulary import FINAL, InstrumentStatus, OrderStatus, OrderType, Side
 
@@ -41,11 +41,11 @@ _new = tuple.__new__
 
 def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
     """Check a modify of an ACTIVE order, then apply it (or, with a modify latency, later)."""
-    client = v.clients.get(cmd.client_id)
+    account = v.accounts.get(cmd.client_id)
     order = None
-    if client is not None:
+    if account is not None:
         if cmd.order_id is not None:
-            order = client.orders.get(cmd.order_id)
+            order = account.orders.get(cmd.order_id)
         elif cmd.external_id is not None:
             order = find_order(v, cmd.client_id, cmd.external_id)
     if order is None:
@@ -83,7 +83,7 @@ def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
             result.reject = Reject.INSUFFICIENT_BALANCE
             return result
 
-    if new_ext is not None and new_ext in order.client.live_external:
+    if new_ext is not None and new_ext in order.account.live_external:
         result.reject = Reject.DUPLICATE_EXTERNAL_ID  # checked before anything about the order changes
         return result
     extra = order.ex()
@@ -104,7 +104,7 @@ def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
         order.status = MODIFY_PENDING
         ts = v.clock.stamp()
         order.updated = ts
-        result.events.append(_new(OrderEvent, (ts, order.id, order.client.id, MODIFY_PENDING, None)))
+        result.events.append(_new(OrderEvent, (ts, order.id, order.account.id, MODIFY_PENDING, None)))
         v.schedule(v.clock.now + v.latency_modify_ns, "ack_modify", (order, new_qty, new_price, to_market))
         result.snapshot_status = MODIFY_PENDING
         return result
@@ -120,7 +120,7 @@ def _cannot_afford(order: Order, new_qty: int, new_price: int) -> bool:
     else:
         new_held = (new_qty - order.executed) * order.instrument.base_per_lot
     asset_id, held, _ = order_hold(order)
-    bal = balance(order.client, asset_id)
+    bal = balance(order.account, asset_id)
     return new_held - held > bal.total - bal.hold
 
 
@@ -139,14 +139,14 @@ def _late_modify_reject(v: VenueCore, order: Order, new_qty: int, new_price: int
 
 
 def _rename_external(order: Order, new_ext: str) -> None:
-    client = order.client
+    account = order.account
     old = order.external_id
-    if old is not None and client.live_external.get(old) is order:
-        del client.live_external[old]
+    if old is not None and account.live_external.get(old) is order:
+        del account.live_external[old]
     order.ex().ref_external_id = old
     order.external_id = new_ext
-    client.live_external[new_ext] = order
-    client.by_external[new_ext] = order
+    account.live_external[new_ext] = order
+    account.by_external[new_ext] = order
 
 
 def _modify_reject(v: VenueCore, cmd: ModifyOrder, order: Order) -> Reject | None:
@@ -187,7 +187,7 @@ def apply_modify(
     if order.status not in (ACTIVE, MODIFY_PENDING):
         return  # ended while the modify was pending
     book = v.books[order.instrument.id]
-    client = order.client
+    account = order.account
     extra = order.ex()
     ts = v.clock.stamp()
     order.updated = ts
@@ -200,7 +200,7 @@ def apply_modify(
             what = "MODIFY_REJECTED:" + late.value
             mods.append((ts, what))
             order.status = ACTIVE
-            events.append(_new(OrderEvent, (ts, order.id, client.id, ACTIVE, what)))
+            events.append(_new(OrderEvent, (ts, order.id, account.id, ACTIVE, what)))
             return
     mods.append((ts, "MODIFIED"))
     resting = book.contains(order)
@@ -209,7 +209,7 @@ def apply_modify(
     if new_qty <= order.executed:
         if resting:
             book.remove(order, open_before)
-        events.append(_new(OrderEvent, (ts, order.id, client.id, order.status, "MODIFIED")))
+        events.append(_new(OrderEvent, (ts, order.id, account.id, order.status, "MODIFIED")))
         end_order(v, order, CANCELED, CancelReason.MODIFIED_TO_EXECUTED.value, events)
         order.remaining = 0  # nothing is left to trade: qty = executed
         return
@@ -229,7 +229,7 @@ def apply_modify(
         if to_market:
             order.type = MARKET
     rehold(order, held, fee_held)
-    events.append(_new(OrderEvent, (ts, order.id, client.id, ACTIVE, "MODIFIED")))
+    events.append(_new(OrderEvent, (ts, order.id, account.id, ACTIVE, "MODIFIED")))
     if keeps_place:
         return
     stopped = match(v, order, events) if order.instrument.status == I_ACTIVE else False

@@ -1,6 +1,6 @@
 """Every read the API layer makes of the venue: reference data, a client's state, the listings.
 
-The API layer never reaches into ``Venue`` attributes or a ``Client``'s containers: it asks here.
+The API layer never reaches into ``Venue`` attributes or an ``Account``'s containers: it asks here.
 Lookups by id answer None for an unknown id (the caller turns that into its 404 or 400).
 
 Listings: newest first, "created strictly before" a timestamp cursor, windows.
@@ -26,8 +26,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
 from .entry import find_order
-from .order import Order
-from .records import Fill, Transfer
+from .records import Fill, Order, Transfer
 from .vocabulary import FINAL, WORKING, OrderStatus, Side, TransferStatus, TransferType
 
 BUY = Side.BUY.value
@@ -39,7 +38,7 @@ T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 if TYPE_CHECKING:
     from .book import Book
-    from .ledger import Balance
+    from .records import Balance
     from .reference import Asset, Client, Instrument
     from .venue import Venue, VenueConfig
 
@@ -79,12 +78,12 @@ class Counters:
 
 def counters(v: Venue) -> Counters:
     """The venue's counters; O(clients)."""
-    clients = v.clients.values()
+    accounts = v.accounts.values()
     return Counters(
         v.next_order_id - 1,
         v.next_match_id - 1,
-        sum(len(c.orders) for c in clients),
-        sum(len(c.fills) for c in clients),
+        sum(len(a.orders) for a in accounts),
+        sum(len(a.fills) for a in accounts),
     )
 
 
@@ -151,7 +150,7 @@ def recent_trades(v: Venue, instrument_id: int, limit: int | None) -> list[Fill]
     Each client's fills are oldest first, so the clients' lists are merged from their newest end and
     the walk stops once ``limit`` trades are found: a busy instrument costs O(clients + limit x log
     clients), not a pass over every fill the venue keeps."""
-    streams = [reversed(c.fills) for c in v.clients.values() if c.fills]
+    streams = [reversed(a.fills) for a in v.accounts.values() if a.fills]
     newest = heapq.merge(*streams, key=_fill_ts, reverse=True)
     return list(islice((f for f in newest if f.liq_flag == "TAKER" and f.order.instrument.id == instrument_id), limit))
 
@@ -166,7 +165,7 @@ def own_lots_at(v: Venue, instrument_id: int, side: str, price: int, client_id: 
     level = book.side(side).get(-price if side == BUY else price)
     if level is None:
         return 0
-    return sum(o.remaining for o in level.orders.values() if o.client.id == client_id)
+    return sum(o.remaining for o in level.orders.values() if o.account.id == client_id)
 
 
 def client(v: Venue, client_id: int) -> Client | None:
@@ -180,17 +179,17 @@ def has_client(v: Venue, client_id: int) -> bool:
 
 def balance(v: Venue, client_id: int, asset_id: int) -> Balance | None:
     """The client's balance of the asset (None: it never held any). ``client_id`` must exist."""
-    return v.clients[client_id].balances.get(asset_id)
+    return v.accounts[client_id].balances.get(asset_id)
 
 
 def client_order(v: Venue, client_id: int, order_id: int) -> Order | None:
     """The client's order by exchange id while the venue retains it (open or ended)."""
-    return v.clients[client_id].orders.get(order_id)
+    return v.accounts[client_id].orders.get(order_id)
 
 
 def client_transfer(v: Venue, client_id: int, transfer_id: int) -> Transfer | None:
     """The client's transfer by id while the venue retains it."""
-    return v.clients[client_id].transfers.get(transfer_id)
+    return v.accounts[client_id].transfers.get(transfer_id)
 
 
 @dataclass(frozen=True)
@@ -211,7 +210,7 @@ class BalanceChange:
 def balance_changes(v: Venue, client_id: int) -> list[BalanceChange]:
     """Every retained change to the client's balances, newest first: each fill (base, quote, fee),
     each completed transfer, each paper funds entry. Timestamps are unique per client. O(records)."""
-    c = v.clients[client_id]
+    c = v.accounts[client_id]
     out: list[BalanceChange] = []
     for fill in c.fills:
         order = fill.order
@@ -276,9 +275,9 @@ def trades(
     v: Venue, client_id: int, before: int, skip: int, size: int | None, window: bool
 ) -> tuple[list[Fill], int | None]:
     """The client's fills (trade records), newest first; ``window`` limits to the listing window."""
-    client = v.clients[client_id]
+    account = v.accounts[client_id]
     since = v.clock.now - v.config.listing_window_ns if window else None
-    return page(_fills_newest_first(client.fills, before), _fill_ts, before, since, skip, size)
+    return page(_fills_newest_first(account.fills, before), _fill_ts, before, since, skip, size)
 
 
 def _fill_ts(f: Fill) -> int:
@@ -299,8 +298,8 @@ def orders(
     window: bool = True,
 ) -> tuple[list[Order], int | None]:
     """The client's orders, newest first (all within the window, or only those still open)."""
-    client = v.clients[client_id]
-    stream: Iterable[Order] = reversed(client.orders.values())
+    account = v.accounts[client_id]
+    stream: Iterable[Order] = reversed(account.orders.values())
     if active_only:
         stream = (o for o in stream if o.status in WORKING or o.status == NEW_PENDING)
     since = v.clock.now - v.config.listing_window_ns if window and not active_only else None
@@ -321,8 +320,8 @@ def transfers(
     v: Venue, client_id: int, before: int, skip: int, size: int | None, active_only: bool = False
 ) -> tuple[list[Transfer], int | None]:
     """The client's transfers, newest first (all within the window, or only those still INITIALIZED)."""
-    client = v.clients[client_id]
-    stream: Iterable[Transfer] = reversed(client.transfers.values())
+    account = v.accounts[client_id]
+    stream: Iterable[Transfer] = reversed(account.transfers.values())
     if active_only:
         stream = (t for t in stream if t.status == T_INITIALIZED)
         since = None
@@ -339,10 +338,10 @@ def activity(
     Items are (kind, timestamp, order, fill or None, detail). Derived from the records the venue keeps
     anyway, so the hot path stores nothing extra for this feed.
     """
-    client = v.clients[client_id]
+    account = v.accounts[client_id]
     since = v.clock.now - v.config.listing_window_ns
     items: list[tuple[str, int, Order, Fill | None, str | None]] = []
-    for order in client.orders.values():
+    for order in account.orders.values():
         extra = order.extra
         if order.status == REJECTED:
             items.append((A_REJECT, order.created, order, None, extra.reject_reason if extra else None))
@@ -356,6 +355,6 @@ def activity(
         if order.status in FINAL:
             kind = A_CANCEL if order.status != OrderStatus.FILLED else A_FILLED
             items.append((kind, order.updated, order, None, order.cancel_reason))
-    items.extend((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag) for fill in client.fills)
+    items.extend((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag) for fill in account.fills)
     items.sort(key=lambda item: item[1], reverse=True)
     return page(items, lambda item: item[1], before, since, skip, size)

@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING
 from .book import Level
 from .events import DepthEvent, Event
 from .ledger import balance, order_hold
-from .order import Order
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import TRADE, UPDATE, Levels, RecordedEvent
 from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
+from .records import Account, Order
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
@@ -58,7 +58,6 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from .reference import Client
     from .venue import Venue
 
 
@@ -67,7 +66,7 @@ class RecordedMarket:
         self,
         venue: Venue,
         instrument_id: int,
-        counterparty: Client,
+        counterparty: Account,
         events: Iterator[RecordedEvent],
         queue_model: QueueModel | None = None,
         impact: bool = True,
@@ -78,7 +77,7 @@ class RecordedMarket:
         self.instrument = venue.instruments[instrument_id]
         self.book = venue.books[instrument_id]
         self.counterparty = counterparty
-        counterparty.fee_overrides[instrument_id] = ZERO_RATES
+        counterparty.client.fee_overrides[instrument_id] = ZERO_RATES
         self.model = queue_model or RiskAverse()
         self.impact = impact
         self.name = name

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from .events import Event
 from .matching import end_order, fill
-from .order import Order
 from .recorded_queue import place_of
+from .records import Order
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
@@ -55,7 +55,7 @@ def trade(m: RecordedMarket, side: str, price: int, lots: int, events: list[Even
         if len(level.orders) <= (depth is not None and depth.status == ACTIVE):
             continue  # only the recorded depth rests here
         at_price = level.price == price
-        for order in [o for o in level.orders.values() if o.client is not cp]:
+        for order in [o for o in level.orders.values() if o.account is not cp]:
             take = order.remaining
             if at_price:
                 # the trade passes every user's order at its price, filled or not
@@ -123,8 +123,8 @@ def uncross(m: RecordedMarket, events: list[Event]) -> None:
         bid_depth = m.depth[BUY].get(bid_level.price)
         ask_depth = m.depth[SELL].get(ask_level.price)
         cp = m.counterparty
-        users_ask = next((o for o in ask_level.orders.values() if o.client is not cp), None)
-        users_bid = next((o for o in bid_level.orders.values() if o.client is not cp), None)
+        users_ask = next((o for o in ask_level.orders.values() if o.account is not cp), None)
+        users_bid = next((o for o in bid_level.orders.values() if o.account is not cp), None)
         if bid_depth is not None and bid_depth.status == ACTIVE and users_ask is not None:
             taker, order, level = bid_depth, users_ask, ask_level
         elif ask_depth is not None and ask_depth.status == ACTIVE and users_bid is not None:

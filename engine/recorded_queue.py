@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .order import Order
+from .records import Order
 from .vocabulary import WORKING, OrderStatus
 
 ACTIVE = OrderStatus.ACTIVE.value
@@ -65,7 +65,7 @@ def move_on_depth(m: RecordedMarket, level: Level, prev: int, new: int) -> None:
     model = m.model
     cp = m.counterparty
     for order in level.orders.values():  # place_of never changes the level
-        if order.client is cp:
+        if order.account is cp:
             continue
         pos = place_of(m, level, order)
         pos.front = model.depth(pos.front, prev, new, pos.traded)
@@ -74,11 +74,11 @@ def move_on_depth(m: RecordedMarket, level: Level, prev: int, new: int) -> None:
 
 def _forget_ended(m: RecordedMarket) -> None:
     """Forget the places of orders that no longer work (the table is looked at by id only)."""
-    clients = m.venue.clients
+    accounts = m.venue.accounts
     keep: dict[int, QueuePos] = {}
-    for client in clients.values():
-        for oid in m.queue.keys() & client.orders.keys():
-            if client.orders[oid].status in WORKING:
+    for account in accounts.values():
+        for oid in m.queue.keys() & account.orders.keys():
+            if account.orders[oid].status in WORKING:
                 keep[oid] = m.queue[oid]
     m.queue = {oid: keep[oid] for oid in sorted(keep)}
 

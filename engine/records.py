@@ -1,20 +1,247 @@
-"""Records the venue keeps besides orders: fills (one per side of a match) and transfers."""
+"""The records of an account: its balances, its orders (with what trading did to them), its fills
+and its transfers, and the :class:`Account` that keeps them.
+
+A client is reference data (``engine/reference.py``: who it is, its STP setting, its fee rates); its
+:class:`Account` is the venue's state for it, owned and changed only by the venue. An order, a fill and
+a transfer belong to an account, and the account lists them: the classes refer to each other, so they
+share this module.
+
+An :class:`Order` is kept lean because one exists per resting order (the book's memory budget is
+about 300 bytes per resting order; 14 slots, 144 bytes with the collector's header): integers in ticks
+and lots, references to shared objects, the rarely used request details in an :class:`OrderExtra` that
+exists only when one of them is set, and what trading did to it in an :class:`Execution` that exists
+only once the order has traded (most orders never do).
+
+Quantities (lots):
+- ``remaining`` is what the order has not traded (an ended order keeps what it left untraded): the
+  quantity the book, the matching loop and the holds work with, hence the one stored.
+- ``executed`` (what has traded, kept by the execution) and ``qty`` = remaining + executed (the
+  order's current total quantity; a modify replaces it) are derived.
+- ``leaves`` = remaining while the order is working (ACTIVE, MODIFY_PENDING, CANCEL_PENDING),
+  0 otherwise; ``pending`` = remaining while NEW_PENDING, 0 otherwise.
+
+Money (see ``engine/ledger.py``), on the execution: ``cum_lt`` is the sum of lots x ticks over all
+fills (exact, for VWAP and for the cost bound), ``cum_quote`` the quote units paid (BUY) or received
+(SELL), ``cum_fee`` the sum of quote units x fee rate (units of 1e-9) and ``fees_paid`` the fee charged
+so far: ceil(cum_fee / 1e9). The order exposes them read-only (0 before the first fill).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from .vocabulary import TransferStatus
+from .rejects import CancelReason
+from .vocabulary import WORKING, ExecInst, OrderStatus, TransferStatus
 
 if TYPE_CHECKING:
-    from .order import Order
-    from .reference import Asset, Client
+    from .reference import Asset, Client, Instrument
+
+# module-level names for the statuses tested on every order (engine/vocabulary.py says why)
+INITIALIZED = OrderStatus.INITIALIZED.value
+NEW_PENDING = OrderStatus.NEW_PENDING.value
+CANCELED = OrderStatus.CANCELED.value
+ALO = ExecInst.ALO.value
+_REQUESTED = CancelReason.REQUESTED.value
+
+
+class OrderExtra:
+    """Request details that most orders do not carry, and the history of the few that change."""
+
+    __slots__ = (
+        "acked",
+        "cancel_reason",
+        "exec_inst",
+        "flags",
+        "hold_fee_rate_given",
+        "hold_rate",
+        "modifications",
+        "modify_info",
+        "msg_id",
+        "parent_id",
+        "price_given",
+        "qty_given",
+        "ref_external_id",
+        "reject_reason",
+        "stp",
+    )
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
+    def __init__(self) -> None:
+        self.msg_id: str | None = None
+        self.parent_id: str | None = None
+        self.flags: tuple[str, ...] = ()
+        self.exec_inst: tuple[str, ...] = ()
+        self.stp: str | None = None  # as given on the order; None: the client's setting applies
+        self.hold_rate: int | None = None  # fee rate (1e-9) the BUY hold covers, when given
+        self.hold_fee_rate_given: str | None = None
+        self.ref_external_id: str | None = None
+        self.modify_info: dict[str, str] | None = None  # the last ModifyInfo as received (wire strings)
+        self.modifications: list[tuple[int, str]] | None = None  # (timestamp, MODIFIED|MODIFY_REJECTED:..)
+        self.reject_reason: str | None = None
+        self.cancel_reason: str | None = None  # None on a CANCELED order: REQUESTED (Order.cancel_reason)
+        self.price_given: str | None = None  # raw strings of a rejected order that never reached the grid
+        self.qty_given: str | None = None
+        self.acked: int | None = None  # when a NEW_PENDING order was acknowledged
+
+
+class Execution:
+    """What trading has done to an order: lots executed and the exact money sums of its fills.
+
+    Created by the order's first fill (``engine/matching.py``); never shrinks.
+    """
+
+    __slots__ = ("cum_fee", "cum_lt", "cum_quote", "executed", "fees_paid")
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
+    def __init__(self) -> None:
+        self.executed = 0
+        self.cum_lt = 0
+        self.cum_quote = 0
+        self.cum_fee = 0
+        self.fees_paid = 0
+
+
+#: the execution of an order that has not traded (read only: never assign to it)
+NO_FILLS = Execution()
+
+
+def _execution_sum(name: str, doc: str) -> property:
+    def get(order: Order) -> int:
+        value: int = getattr(order.execution or NO_FILLS, name)  # every field of Execution is an int
+        return value
+
+    return property(get, doc=doc)
+
+
+class Order:
+    __slots__ = (
+        "account",
+        "created",
+        "execution",
+        "external_id",
+        "extra",
+        "id",
+        "instrument",
+        "price",
+        "remaining",
+        "side",
+        "status",
+        "tif",
+        "type",
+        "updated",
+    )
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
+    def __init__(
+        self,
+        id: int,
+        account: Account,
+        instrument: Instrument,
+        side: str,
+        type: str,
+        tif: str,
+        price: int,
+        qty: int,
+        created: int,
+        external_id: str | None,
+        extra: OrderExtra | None,
+    ) -> None:
+        self.id = id
+        self.account = account
+        self.instrument = instrument
+        self.side = side
+        self.type = type
+        self.tif = tif
+        self.price = price
+        self.remaining = qty
+        self.status = INITIALIZED
+        self.created = created
+        self.updated = created
+        self.external_id = external_id
+        self.extra = extra
+        self.execution: Execution | None = None
+
+    executed = _execution_sum("executed", "Lots traded so far.")
+    cum_lt = _execution_sum("cum_lt", "Sum of lots x ticks over the fills.")
+    cum_quote = _execution_sum("cum_quote", "Quote units paid (BUY) or received (SELL) so far.")
+    cum_fee = _execution_sum("cum_fee", "Sum of quote units x fee rate (1e-9) over the fills.")
+    fees_paid = _execution_sum("fees_paid", "Fee units charged so far: ceil(cum_fee / 1e9).")
+
+    @property
+    def qty(self) -> int:
+        """The order's current total quantity in lots: remaining + executed."""
+        return self.remaining + (self.execution or NO_FILLS).executed
+
+    @property
+    def leaves(self) -> int:
+        return self.remaining if self.status in WORKING else 0
+
+    @property
+    def pending(self) -> int:
+        return self.remaining if self.status == NEW_PENDING else 0
+
+    @property
+    def cancel_reason(self) -> str | None:
+        """Why the order ended CANCELED, else None.
+
+        REQUESTED, by far the most common reason, is not stored: a plain cancel allocates no
+        :class:`OrderExtra` (which would be kept for the status retention time) just to say so.
+        """
+        extra = self.extra
+        if extra is not None and extra.cancel_reason is not None:
+            return extra.cancel_reason
+        return _REQUESTED if self.status == CANCELED else None
+
+    @property
+    def is_alo(self) -> bool:
+        return self.extra is not None and ALO in self.extra.exec_inst
+
+    def ex(self) -> OrderExtra:
+        """The order's extra details, created on first use."""
+        if self.extra is None:
+            self.extra = OrderExtra()
+        return self.extra
+
+    def __repr__(self) -> str:
+        return (
+            f"Order(id={self.id}, client={self.account.id}, {self.side} {self.type} {self.tif} "
+            f"qty={self.qty} price={self.price} executed={self.executed} status={self.status})"
+        )
+
+
+class Balance:
+    """An account's holding of one asset (``engine/ledger.py`` says what each part means)."""
+
+    __slots__ = ("fees_hold", "hold", "total", "unsettled_fees")
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
+    def __init__(self, total: int = 0) -> None:
+        self.total = total
+        self.hold = 0
+        self.fees_hold = 0
+        self.unsettled_fees = 0
+
+    @property
+    def available(self) -> int:
+        return self.total - self.hold
+
+    def __repr__(self) -> str:
+        return (
+            f"Balance(total={self.total}, hold={self.hold}, fees_hold={self.fees_hold}, "
+            f"unsettled_fees={self.unsettled_fees})"
+        )
 
 
 class Fill:
     """One side of a match: the trade record of the description (``liq_flag``, ``match_id`` ...)."""
 
     __slots__ = ("fee", "fee_rate", "liq_flag", "match_id", "order", "price", "qty", "quote", "timestamp")
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
 
     def __init__(
         self,
@@ -47,10 +274,10 @@ class Fill:
 
 class Transfer:
     __slots__ = (
+        "account",
         "amount",
         "amount_text",
         "asset",
-        "client",
         "created",
         "id",
         "instructions",
@@ -61,10 +288,12 @@ class Transfer:
         "updated",
     )
 
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
     def __init__(
         self,
         id: int,
-        client: Client,
+        account: Account,
         asset: Asset,
         amount: int,
         type: str,
@@ -74,7 +303,7 @@ class Transfer:
         amount_text: str,
     ) -> None:
         self.id = id
-        self.client = client
+        self.account = account
         self.asset = asset
         self.amount = amount
         self.type = type
@@ -85,3 +314,41 @@ class Transfer:
         self.updated = created
         self.reject_reason: str | None = None
         self.amount_text = amount_text
+
+
+class Account:
+    """The venue's state for one client: balances and records, in the order the venue made them.
+
+    ``id`` is the client's id (events and reads name the account by it); ``client`` is the reference
+    record, whose settings (STP) may change while the account lives.
+    """
+
+    __slots__ = (
+        "balances",
+        "by_external",
+        "client",
+        "fills",
+        "funds_log",
+        "id",
+        "live_external",
+        "open_orders",
+        "orders",
+        "transfers",
+    )
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.id = client.id
+        self.balances: dict[int, Balance] = {}  # asset id ->
+        self.orders: dict[int, Order] = {}  # order id -> order, oldest first
+        self.live_external: dict[str, Order] = {}  # external id -> working order
+        self.by_external: dict[str, Order] = {}  # external id -> latest order that carried it
+        self.fills: list[Fill] = []  # oldest first
+        self.transfers: dict[int, Transfer] = {}  # transfer id ->, oldest first
+        self.open_orders: dict[int, int] = {}  # instrument id -> orders open on it
+        self.funds_log: list[tuple[int, int, int]] = []  # paper funds entries: (ts, asset id, units)
+
+    def __repr__(self) -> str:
+        return f"Account(client={self.id}, orders={len(self.orders)}, fills={len(self.fills)})"

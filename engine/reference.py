@@ -12,15 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from math import gcd
-from typing import TYPE_CHECKING
 
+from .state import saves_fields
 from .units import RATE_ONE, Grid
 from .vocabulary import AssetStatus, ClientStatus, InstrumentStatus, SelfTradePrevention
-
-if TYPE_CHECKING:
-    from .ledger import Balance
-    from .order import Order
-    from .records import Fill, Transfer
 
 ID_RE = re.compile(r"^[1-9][0-9]*$")
 SYMBOL_MAX = 31
@@ -28,6 +23,7 @@ SYMBOL_MAX = 31
 # status and STP defaults are the plain strings, as the engine stores them (engine/vocabulary.py)
 
 
+@saves_fields
 @dataclass(eq=False)
 class Asset:
     id: int
@@ -42,6 +38,7 @@ class Asset:
         self.grid = Grid.of_decimals(self.decimals)
 
 
+@saves_fields
 @dataclass(eq=False)
 class Instrument:
     id: int
@@ -90,20 +87,15 @@ class Instrument:
         return override if override is not None else (self.maker_fee, self.taker_fee)
 
 
+@saves_fields
 @dataclass(eq=False)
 class Client:
+    """A client as the venue knows it: who it is and its settings. Its balances and records are its
+    :class:`~engine.records.Account`, which the venue keeps beside it."""
+
     id: int
     mnemonic: str
     self_trade_prevention: str = SelfTradePrevention.NONE.value
     status: str = ClientStatus.ACTIVE.value
     # instrument id -> (maker, taker) fee rates that replace the instrument's for this client
     fee_overrides: dict[int, tuple[int, int]] = field(default_factory=dict)
-    # --- the venue's state for this client (owned and changed only by the Venue) ---
-    balances: dict[int, Balance] = field(default_factory=dict, repr=False)  # asset id ->
-    orders: dict[int, Order] = field(default_factory=dict, repr=False)  # id -> order, oldest first
-    live_external: dict[str, Order] = field(default_factory=dict, repr=False)  # working orders
-    by_external: dict[str, Order] = field(default_factory=dict, repr=False)  # latest per external id
-    fills: list[Fill] = field(default_factory=list, repr=False)  # oldest first
-    transfers: dict[int, Transfer] = field(default_factory=dict, repr=False)
-    open_orders: dict[int, int] = field(default_factory=dict, repr=False)  # instrument id -> count
-    funds_log: list[tuple[int, int, int]] = field(default_factory=list, repr=False)  # (ts, asset, units)

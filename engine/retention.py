@@ -22,7 +22,7 @@ T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 if TYPE_CHECKING:
     from .core import VenueCore
-    from .reference import Client
+    from .records import Account
 
 MIN_STATUS_RETENTION_NS = 1_000_000_000  # status_retention: one second ...
 MAX_STATUS_RETENTION_NS = 30 * 86_400 * 1_000_000_000  # ... to thirty days
@@ -35,12 +35,12 @@ def _low_water(cap: int) -> int:
     return cap - cap // 10
 
 
-def _oldest_ended(client: Client, most: int) -> list[int]:
-    """Ids of at most ``most`` of the client's ended orders, oldest first."""
+def _oldest_ended(account: Account, most: int) -> list[int]:
+    """Ids of at most ``most`` of the account's ended orders, oldest first."""
     found: list[int] = []
     if most <= 0:
         return found
-    for oid, order in client.orders.items():
+    for oid, order in account.orders.items():
         if order.status in FINAL:
             found.append(oid)
             if len(found) == most:
@@ -48,9 +48,9 @@ def _oldest_ended(client: Client, most: int) -> list[int]:
     return found
 
 
-def _drop_orders(client: Client, ids: list[int]) -> None:
-    """Forget these orders of the client (and the external ids that name them)."""
-    orders, by_external = client.orders, client.by_external
+def _drop_orders(account: Account, ids: list[int]) -> None:
+    """Forget these orders of the account (and the external ids that name them)."""
+    orders, by_external = account.orders, account.by_external
     for oid in ids:
         order = orders.pop(oid)
         ext = order.external_id
@@ -60,7 +60,7 @@ def _drop_orders(client: Client, ids: list[int]) -> None:
 
 def ended_orders(venue: VenueCore) -> dict[int, int]:
     """Client id -> ended orders it retains (status lookups and listings can still see them)."""
-    return {cid: len(c.orders) - sum(c.open_orders.values()) for cid, c in venue.clients.items()}
+    return {cid: len(c.orders) - sum(c.open_orders.values()) for cid, c in venue.accounts.items()}
 
 
 def cap_ended_orders(venue: VenueCore) -> None:
@@ -71,18 +71,18 @@ def cap_ended_orders(venue: VenueCore) -> None:
     config = venue.config
     ended = ended_orders(venue)
     for cid, count in ended.items():
-        client = venue.clients[cid]
+        account = venue.accounts[cid]
         if count > config.max_ended_orders_per_client:
-            victims = _oldest_ended(client, count - _low_water(config.max_ended_orders_per_client))
-            _drop_orders(client, victims)
+            victims = _oldest_ended(account, count - _low_water(config.max_ended_orders_per_client))
+            _drop_orders(account, victims)
             ended[cid] -= len(victims)
-        excess = len(client.fills) - config.max_ended_orders_per_client  # fills: as many at most
+        excess = len(account.fills) - config.max_ended_orders_per_client  # fills: as many at most
         if excess > 0:
-            del client.fills[:excess]
+            del account.fills[:excess]
     excess = sum(ended.values()) - config.max_ended_orders
     if excess > 0:
         excess = sum(ended.values()) - _low_water(config.max_ended_orders)
-        streams = [[(oid, cid) for oid in _oldest_ended(c, excess)] for cid, c in venue.clients.items()]
+        streams = [[(oid, cid) for oid in _oldest_ended(c, excess)] for cid, c in venue.accounts.items()]
         by_client: dict[int, list[int]] = {}
         for oid, cid in heapq.merge(*streams):
             by_client.setdefault(cid, []).append(oid)
@@ -90,7 +90,7 @@ def cap_ended_orders(venue: VenueCore) -> None:
             if not excess:
                 break
         for cid, victims in by_client.items():
-            _drop_orders(venue.clients[cid], victims)
+            _drop_orders(venue.accounts[cid], victims)
 
 
 def forget(venue: VenueCore) -> None:
@@ -99,25 +99,25 @@ def forget(venue: VenueCore) -> None:
     now = venue.clock.now
     order_cutoff = now - max(venue.config.status_retention_ns, venue.config.listing_window_ns)
     fill_cutoff = now - venue.config.listing_window_ns  # fills, settled transfers, paper funds
-    for client in venue.clients.values():
-        orders = client.orders
+    for account in venue.accounts.values():
+        orders = account.orders
         stale = []
         for oid, order in orders.items():
             if order.created >= order_cutoff:
                 break
             if order.status in FINAL and order.updated < order_cutoff:
                 stale.append(oid)
-        _drop_orders(client, stale)
-        fills = client.fills
+        _drop_orders(account, stale)
+        fills = account.fills
         keep = 0
         while keep < len(fills) and fills[keep].timestamp < fill_cutoff:
             keep += 1
         if keep:
             del fills[:keep]
-        kept = client.transfers
+        kept = account.transfers
         for tid in [tid for tid, t in kept.items() if t.status != T_INITIALIZED and t.updated < fill_cutoff]:
             del kept[tid]
-        funds = client.funds_log
+        funds = account.funds_log
         keep = 0
         while keep < len(funds) and funds[keep][0] < fill_cutoff:
             keep += 1

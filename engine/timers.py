@@ -111,8 +111,8 @@ def housekeeping_run(v: VenueCore, events: list[Event]) -> None:
     """Sweep unsettled fees to the venue's fee account and forget what retention allows."""
     for asset_id in v.assets:
         swept = 0
-        for client in v.clients.values():
-            bal = client.balances.get(asset_id)
+        for account in v.accounts.values():
+            bal = account.balances.get(asset_id)
             if bal is not None and bal.unsettled_fees:
                 swept += bal.unsettled_fees
                 bal.unsettled_fees = 0

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from .commands import PaperFunds, RequestTransfer
 from .events import FundsEvent, TransferEvent
 from .ledger import balance
-from .records import Transfer
-from .reference import Asset, Client
+from .records import Account, Transfer
+from .reference import Asset
 from .rejects import Reject
 from .vocabulary import TransferStatus, TransferType
 
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from .events import Event
 
 
-def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> tuple[Client, Asset, int] | Reject:
-    """The client, asset and positive amount in units that a transfer or paper funds move."""
-    client = v.clients.get(client_id)
-    if client is None:
+def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> tuple[Account, Asset, int] | Reject:
+    """The account, asset and positive amount in units that a transfer or paper funds move."""
+    account = v.accounts.get(client_id)
+    if account is None:
         return Reject.UNKNOWN_CLIENT
     asset = v.assets.get(asset_id)
     if asset is None:
@@ -44,7 +44,7 @@ def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> t
         return Reject.QTY_OFF_GRID
     if units <= 0:
         return Reject.QTY_NOT_POSITIVE
-    return client, asset, units
+    return account, asset, units
 
 
 def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Result:
@@ -54,12 +54,12 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
     if isinstance(target, Reject):
         result.reject = target
         return result
-    client, asset, units = target
+    account, asset, units = target
     tid = v.next_transfer_id
     v.next_transfer_id = tid + 1
     transfer = Transfer(
         tid,
-        client,
+        account,
         asset,
         units,
         cmd.type,
@@ -68,17 +68,17 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
         v.clock.stamp(),
         cmd.amount,
     )
-    client.transfers[tid] = transfer
+    account.transfers[tid] = transfer
     result.transfer = transfer
-    bal = balance(client, asset.id)
+    bal = balance(account, asset.id)
     if cmd.type != DEPOSIT:
         if bal.total - bal.hold < units:
             transfer.status = T_REJECTED
             transfer.reject_reason = Reject.INSUFFICIENT_BALANCE.value
-            result.events.append(TransferEvent(transfer.created, tid, client.id, T_REJECTED))
+            result.events.append(TransferEvent(transfer.created, tid, account.id, T_REJECTED))
             return result
         bal.hold += units
-    result.events.append(TransferEvent(transfer.created, tid, client.id, T_INITIALIZED))
+    result.events.append(TransferEvent(transfer.created, tid, account.id, T_INITIALIZED))
     result.snapshot_status = T_INITIALIZED
     if v.settlement_delay_ns:
         v.schedule(v.clock.now + v.settlement_delay_ns, "settle_transfer", transfer)
@@ -88,7 +88,7 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
 
 
 def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> None:
-    bal = balance(transfer.client, transfer.asset.id)
+    bal = balance(transfer.account, transfer.asset.id)
     if transfer.type == DEPOSIT:
         bal.total += transfer.amount
     else:
@@ -96,7 +96,7 @@ def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> No
         bal.total -= transfer.amount
     transfer.status = T_COMPLETED
     transfer.updated = v.clock.stamp()
-    events.append(TransferEvent(transfer.updated, transfer.id, transfer.client.id, T_COMPLETED))
+    events.append(TransferEvent(transfer.updated, transfer.id, transfer.account.id, T_COMPLETED))
 
 
 def paper_funds(v: VenueCore, cmd: PaperFunds, result: Result) -> Result:
@@ -105,8 +105,8 @@ def paper_funds(v: VenueCore, cmd: PaperFunds, result: Result) -> Result:
     if isinstance(target, Reject):
         result.reject = target
         return result
-    client, asset, units = target
-    bal = balance(client, asset.id)
+    account, asset, units = target
+    bal = balance(account, asset.id)
     if cmd.remove:
         if bal.total - bal.hold < units:
             result.reject = Reject.INSUFFICIENT_BALANCE
@@ -114,6 +114,6 @@ def paper_funds(v: VenueCore, cmd: PaperFunds, result: Result) -> Result:
         units = -units
     bal.total += units
     ts = v.clock.stamp()
-    client.funds_log.append((ts, asset.id, units))
-    result.events.append(FundsEvent(ts, client.id, asset.id, units))
+    account.funds_log.append((ts, asset.id, units))
+    result.events.append(FundsEvent(ts, account.id, asset.id, units))
     return result

@@ -14,6 +14,7 @@ Everything is integer arithmetic; no float and no ``decimal`` context is involve
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 DECIMAL_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 
@@ -44,6 +45,7 @@ class Grid:
     """An increment; converts decimal strings to whole numbers of increments and back."""
 
     __slots__ = ("_cache", "_pow", "_texts", "coef", "scale", "text", "zero")
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("text", "coef", "scale", "_pow", "zero")  # the caches are not state
 
     def __init__(self, increment: str) -> None:
         parsed = parse_decimal(increment)
@@ -59,6 +61,10 @@ class Grid:
         """Empty the memo caches (they are not state: a snapshot leaves them out)."""
         self._cache: dict[str, tuple[int | None, bool]] = {}
         self._texts: dict[int, str] = {}
+
+    def restored(self) -> None:
+        """Rebuild what a snapshot leaves out (``api/runtime/snapshot.py``): the memo caches."""
+        self.reset_caches()
 
     @classmethod
     def of_decimals(cls, decimals: int) -> Grid:

@@ -39,8 +39,8 @@ from .commands import (
 )
 from .core import Result, VenueConfig, VenueCore
 from .events import ClientEvent, Event, InstrumentEvent
-from .ledger import Balance, open_qty, order_hold
-from .order import NO_FILLS, Execution
+from .ledger import open_qty, order_hold
+from .records import NO_FILLS, Execution
 from .rejects import Reject
 from .vocabulary import FINAL, WORKING, InstrumentStatus, OrderStatus, SelfTradePrevention, TransferStatus, TransferType
 
@@ -53,6 +53,10 @@ class Venue(VenueCore):
 
     def __init__(self, start_ns: int, config: VenueConfig | None = None):
         super().__init__(start_ns, config)
+        self.bind_handlers()
+
+    def restored(self) -> None:
+        """Rebuild what a snapshot leaves out (``api/runtime/snapshot.py``): the command table."""
         self.bind_handlers()
 
     def bind_handlers(self) -> None:
@@ -162,22 +166,25 @@ class Venue(VenueCore):
     # --- checks -----------------------------------------------------------------------------
 
     def asset_totals(self) -> dict[int, int]:
-        """Per asset: every client's total plus unsettled fees plus the fee account."""
+        """Per asset: every account's total plus unsettled fees plus the fee account."""
         totals = dict(self.fee_account)
-        for client in self.clients.values():
-            for asset_id, bal in client.balances.items():
+        for account in self.accounts.values():
+            for asset_id, bal in account.balances.items():
                 totals[asset_id] = totals.get(asset_id, 0) + bal.total + bal.unsettled_fees
         return totals
 
     def check_invariants(self) -> None:
         """Assert every structural and ledger invariant (tests call this after every step)."""
         expected_hold: dict[tuple[int, int], list[int]] = {}
-        for client in self.clients.values():
+        assert list(self.accounts) == list(self.clients), "an account per client, in the clients' order"
+        for account in self.accounts.values():
+            assert account.client is self.clients[account.id], f"account {account.id} of another client"
             counts: dict[int, int] = {}
-            for order in client.orders.values():
+            for order in account.orders.values():
+                assert order.account is account, f"{order!r} listed in another account"
                 asset_id, held, fee_held = order_hold(order)
                 if held:
-                    slot = expected_hold.setdefault((client.id, asset_id), [0, 0])
+                    slot = expected_hold.setdefault((account.id, asset_id), [0, 0])
                     slot[0] += held
                     slot[1] += fee_held
                 if order.status not in FINAL:
@@ -187,20 +194,20 @@ class Venue(VenueCore):
                 book = self.books[order.instrument.id]
                 assert book.contains(order) == (order.status in WORKING), f"{order!r} vs book"
                 assert open_qty(order) >= 0
-            for inst_id, n in client.open_orders.items():
-                assert n == counts.get(inst_id, 0), f"client {client.id} open orders {n} != {counts}"
-            for transfer in client.transfers.values():
+            for inst_id, n in account.open_orders.items():
+                assert n == counts.get(inst_id, 0), f"client {account.id} open orders {n} != {counts}"
+            for transfer in account.transfers.values():
                 if transfer.status == TransferStatus.INITIALIZED and transfer.type != TransferType.DEPOSIT:
-                    slot = expected_hold.setdefault((client.id, transfer.asset.id), [0, 0])
+                    slot = expected_hold.setdefault((account.id, transfer.asset.id), [0, 0])
                     slot[0] += transfer.amount
-            for asset_id, bal in client.balances.items():
-                assert bal.total >= 0, f"client {client.id} asset {asset_id}: negative total {bal!r}"
-                assert 0 <= bal.hold <= bal.total, f"client {client.id} asset {asset_id}: {bal!r}"
-                assert 0 <= bal.fees_hold <= bal.hold, f"client {client.id} asset {asset_id}: {bal!r}"
+            for asset_id, bal in account.balances.items():
+                assert bal.total >= 0, f"client {account.id} asset {asset_id}: negative total {bal!r}"
+                assert 0 <= bal.hold <= bal.total, f"client {account.id} asset {asset_id}: {bal!r}"
+                assert 0 <= bal.fees_hold <= bal.hold, f"client {account.id} asset {asset_id}: {bal!r}"
                 assert bal.unsettled_fees >= 0
-                want = expected_hold.get((client.id, asset_id), [0, 0])
-                assert bal.hold == want[0], f"client {client.id} asset {asset_id}: hold {bal!r} != {want}"
-                assert bal.fees_hold == want[1], f"client {client.id} asset {asset_id}: {bal!r} != {want}"
+                want = expected_hold.get((account.id, asset_id), [0, 0])
+                assert bal.hold == want[0], f"client {account.id} asset {asset_id}: hold {bal!r} != {want}"
+                assert bal.fees_hold == want[1], f"client {account.id} asset {asset_id}: {bal!r} != {want}"
         for book in self.books.values():
             book.check_invariants(allow_crossed=book.opening is not None)
         for feed in self.feeds:
@@ -209,4 +216,4 @@ class Venue(VenueCore):
         self.wake_invariant()
 
 
-__all__ = ["Balance", "Event", "Result", "Venue", "VenueConfig"]
+__all__ = ["Event", "Result", "Venue", "VenueConfig"]

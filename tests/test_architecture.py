@@ -47,7 +47,6 @@ TYPE_CHECKED = discover({"cefisim": ROOT / "cefisim", **PACKAGES}, base=ROOT)
 #: - recorded_fills and recorded_queue name the RecordedMarket that calls them.
 KNOWN_KNOTS = {
     "cefisim.engine": [
-        {"ledger", "order", "records", "reference"},
         {"recorded", "recorded_fills", "recorded_queue"},
     ],
     "cefisim.api": [],

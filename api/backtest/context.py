@@ -104,7 +104,7 @@ class Context:
         self._h = harness
         self._scenario = scenario
         self._venue = harness.venue
-        self._client_id = harness.client.id
+        self._client_id = harness.account.id
 
     # --- time and reference data ---
 
@@ -316,7 +316,7 @@ def _own(h: Harness, inst: Instrument, side: str, shown: tuple) -> list[list[str
     out = []
     for price, _, _ in shown:
         # (a delayed view may show a level that is gone by now: nothing of ours rests there)
-        mine = queries.own_lots_at(h.venue, inst.id, side, price, h.client.id)
+        mine = queries.own_lots_at(h.venue, inst.id, side, price, h.account.id)
         if mine:
             out.append([inst.price_grid.format(price), inst.qty_grid.format(mine)])
     return out

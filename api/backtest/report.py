@@ -167,7 +167,7 @@ def build_report(
     return {
         "scenario": scenario.source,
         **meta,
-        "client": {"id": str(h.client.id), "mnemonic": h.client.mnemonic},
+        "client": {"id": str(h.account.id), "mnemonic": h.account.client.mnemonic},
         "start": format_time(h.start_ns),
         "end": format_time(until),
         "seconds": fixed(Fraction(span, NS_PER_SECOND), 3),

@@ -12,11 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cefisim.engine.book import Book
-from cefisim.engine.ledger import Balance
-from cefisim.engine.order import Order, OrderExtra
 from cefisim.engine.queries import A_TRADE
 from cefisim.engine.quotes import format_vwap
-from cefisim.engine.records import Fill, Transfer
+from cefisim.engine.records import Balance, Fill, Order, OrderExtra, Transfer
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.units import format_rate
 from cefisim.engine.vocabulary import WORKING, OrderStatus, OrderType, Side
@@ -58,7 +56,7 @@ def order_info(order: Order) -> dict[str, Any]:
     return {
         "msg_id": extra.msg_id,
         "parent_id": extra.parent_id,
-        "client_id": str(order.client.id),
+        "client_id": str(order.account.id),
         "instrument_id": str(inst.id),
         "qty": qty,
         "price": price,
@@ -102,7 +100,7 @@ def trade_record(fill: Fill) -> dict[str, Any]:
     order = fill.order
     inst = order.instrument
     return {
-        "client_id": str(order.client.id),
+        "client_id": str(order.account.id),
         "instrument_id": str(inst.id),
         "order_id": str(order.id),
         "trade_price": inst.price_grid.format(fill.price),
@@ -120,7 +118,7 @@ def activity_item(kind: str, ts: int, order: Order, fill: Fill | None, detail: s
         "timestamp": ns(ts),
         "order_id": str(order.id),
         "external_id": order.external_id,
-        "client_id": str(order.client.id),
+        "client_id": str(order.account.id),
         "instrument_id": str(order.instrument.id),
         "side": order.side,
         "status": order.status,
@@ -155,7 +153,7 @@ def transfer_record(t: Transfer, listing: bool, status: str | None = None) -> di
         "request": {
             "amount": t.amount_text,
             "asset_id": str(t.asset.id),
-            "client_id": str(t.client.id),
+            "client_id": str(t.account.id),
             "type": t.type,
             "platform": t.platform,
             "instructions": dict(t.instructions),

@@ -36,7 +36,7 @@ import orjson
 from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent
-from cefisim.engine.order import Order
+from cefisim.engine.records import Order
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import WORKING, OrderStatus, Side
 
@@ -315,11 +315,11 @@ class StreamHub:
     def _snapshot(self, conn: Connection, reason: str) -> bytes:
         doc: dict[str, Any] = {"venue": self.venue, "reason": reason, "depth": self._depth(conn.instrument_id)}
         if conn.client_id is not None:
-            client = self._venue.clients[conn.client_id]
+            account = self._venue.accounts[conn.client_id]
             doc["client_id"] = str(conn.client_id)
             doc["orders"] = [
                 order_record(o)
-                for o in client.orders.values()
+                for o in account.orders.values()
                 if o.instrument.id == conn.instrument_id and (o.status in WORKING or o.status == NEW_PENDING)
             ]
         return encode((self.seq, _AFTER_ALL), "snapshot", doc)
@@ -348,7 +348,7 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
     events: list[Event] = result.events
     for ev in events:  # the orders the command names, so that its trades find them
         if isinstance(ev, OrderEvent):
-            order = venue.clients[ev.client_id].orders.get(ev.order_id) or orders.get(ev.order_id)
+            order = venue.accounts[ev.client_id].orders.get(ev.order_id) or orders.get(ev.order_id)
             if order is not None:
                 orders[order.id] = order
     for ev in events:
@@ -393,9 +393,9 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
         out.setdefault(inst_id, []).append(
             (
                 "order",
-                order.client.id,
+                order.account.id,
                 {
-                    "client_id": str(order.client.id),
+                    "client_id": str(order.account.id),
                     "instrument_id": str(inst_id),
                     "changes": what,
                     "order": order_record(order),
@@ -416,8 +416,8 @@ def _find_order(venue: Venue, known: dict[int, Order], order_id: int, inst_id: i
                 order = level.orders[order_id]
                 break
     if order is None:
-        for client in venue.clients.values():
-            order = client.orders.get(order_id)
+        for account in venue.accounts.values():
+            order = account.orders.get(order_id)
             if order is not None:
                 break
     if order is not None:

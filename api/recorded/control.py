@@ -58,7 +58,7 @@ def source_doc(spec: RecordedSpec, market: RecordedMarket, start_ns: int) -> dic
     for levels in (book.bids, book.asks):
         for level in levels.values():
             for order in level.orders.values():
-                if order.client is market.counterparty:
+                if order.account is market.counterparty:
                     continue
                 ahead = market.queue_position(order)
                 orders.append(
@@ -66,7 +66,7 @@ def source_doc(spec: RecordedSpec, market: RecordedMarket, start_ns: int) -> dic
                         order.id,
                         {
                             "order_id": str(order.id),
-                            "client_id": str(order.client.id),
+                            "client_id": str(order.account.id),
                             "side": order.side,
                             "price": fmt_p(order.price),
                             "leaves_qty": fmt_q(order.remaining),

@@ -41,8 +41,8 @@ def _taker_side(venue: Venue, result: Result, taker_id: int) -> str:
     order = result.order
     if order is not None and order.id == taker_id:
         return order.side
-    for client in venue.clients.values():
-        found = client.orders.get(taker_id)
+    for account in venue.accounts.values():
+        found = account.orders.get(taker_id)
         if found is not None:
             return found.side
     raise AssertionError(f"taker order {taker_id} of a trade is unknown")  # the venue keeps it for a day

@@ -111,7 +111,9 @@ def attach(venue: Venue, spec: RecordedSpec, start_ns: int, events: Iterator[tup
     venue.credit(cp.id, inst.quote.id, COUNTERPARTY_FUNDS)
     model = queue_model(spec.queue_model, spec.power_n)
     stream = mapped_events(spec, start_ns, inst) if events is None else events
-    market = RecordedMarket(venue, inst.id, cp, stream, model, spec.impact, name=str(Path(spec.files[0]).name))
+    market = RecordedMarket(
+        venue, inst.id, venue.accounts[cp.id], stream, model, spec.impact, name=str(Path(spec.files[0]).name)
+    )
     venue.add_feed(market)
     return market
 

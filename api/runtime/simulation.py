@@ -192,7 +192,6 @@ class Simulation:
         venue, runner = root.get("venue"), root.get("runner")
         if not isinstance(venue, Venue) or not isinstance(runner, ScenarioRunner) or runner.venue is not venue:
             raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
-        venue.bind_handlers()
         try:
             venue.check_invariants()
         except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:

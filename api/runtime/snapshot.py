@@ -1,14 +1,22 @@
-"""Snapshot the whole simulation state to JSON, and restore it.
+"""Snapshot the whole simulation state to JSON, and restore it: the codec of ``cefisim-snapshot/3``.
 
-The state is an object graph (venue, books, orders, balances, records, timers, the scenario runner and
+The state is an object graph (venue, books, accounts, orders, records, timers, the scenario runner and
 its agents with their random generators). ``to_json`` walks it from the root in a fixed order and
 writes every object once, in a table, with references between them, so shared objects (an order in a
-book, in its client's records and in a timer) stay shared. ``from_json`` rebuilds the graph.
+book, in its account's records and in a timer) stay shared. ``from_json`` rebuilds the graph.
 
-Only classes of the engine (and ``random.Random``, ``SortedDict``, ``deque``) can appear: a snapshot
-names its classes and anything else is refused, so restoring a snapshot never runs foreign code.
-Integers too large for JSON numbers travel as strings. Wiring (the venue's command dispatch table) and
-caches are not state and are left out; the simulation rebuilds the dispatch table after a restore.
+Each engine class owns its part of the format:
+- what it saves: the attributes named by its ``SNAPSHOT`` class attribute, in that order (a dataclass
+  whose fields are its state gets it from ``engine.state.saves_fields``);
+- what it restores beyond them: its ``restored()`` method, when it has one, rebuilds what is not state
+  (memo caches, the venue's command table) once its saved attributes are back.
+
+An object is named by its class's own name (``Order``, ``ScenarioRunner``), so moving a class between
+modules leaves the format alone; renaming a saved attribute changes it (docs/snapshot.md: versions).
+Only classes of the engine that declare their state (and ``random.Random``, ``SortedDict``,
+``deque``) can appear: anything else is refused, so restoring a snapshot never runs foreign code.
+Integers too large for JSON numbers travel as strings. A document of the previous version
+(``cefisim-snapshot/2``) is upgraded on reading (``api/runtime/snapshot_v2.py``).
 
 Restoring and continuing gives the same events as continuing without the round trip (a test checks).
 """
@@ -21,58 +29,50 @@ import inspect
 import pkgutil
 import random
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from sortedcontainers import SortedDict
 
 from cefisim import engine
 
-FORMAT = "cefisim-snapshot/2"  # /2: orders keep `remaining` and an execution record
+from .snapshot_v2 import FORMAT_V2, upgrade_v2
+
+FORMAT = "cefisim-snapshot/3"  # /3: explicit per-class state; a client's account apart from the client
 _MAX_JSON_INT = 2**53
-#: attributes that are wiring, not state
-_TRANSIENT = {
-    ("Venue", "_handlers"),
-    ("Grid", "_cache"),
-    ("Grid", "_texts"),
-    ("Book", "band"),
-}
-
-
-def _registry() -> dict[str, type]:
-    """Every class of the engine's modules, sub-packages included, named ``{module}.{Class}`` by the
-    module's own name (``engine/simulation/scenario.py``'s runner stays ``scenario.ScenarioRunner``, its
-    name from before the sub-package, so snapshots keep their names)."""
-    classes: dict[str, type] = {"random.Random": random.Random, "SortedDict": SortedDict, "deque": deque}
-    for info in pkgutil.walk_packages(engine.__path__, engine.__name__ + "."):
-        if info.ispkg:
-            continue
-        module = importlib.import_module(info.name)
-        short = info.name.rpartition(".")[2]
-        for name, obj in vars(module).items():
-            if inspect.isclass(obj) and obj.__module__ == module.__name__:
-                assert f"{short}.{name}" not in classes, f"two engine classes named {short}.{name}"
-                classes[f"{short}.{name}"] = obj
-    return classes
-
-
-_CLASSES = _registry()
-_NAMES = {cls: name for name, cls in _CLASSES.items()}
-#: classes that have moved to another module since a snapshot of the current format was written: under
-#: their former names they still restore (their attributes are unchanged). docs/snapshot.md
-_FORMER_NAMES = {"venue.VenueConfig": "core.VenueConfig"}
+#: containers the codec writes itself, by these names
+_BUILTIN: dict[str, type] = {"Random": random.Random, "SortedDict": SortedDict, "deque": deque}
 
 
 class SnapshotError(ValueError):
     pass
 
 
-def _slots(cls: type) -> list[str]:
-    names: list[str] = []
-    for klass in reversed(cls.__mro__):
-        for slot in getattr(klass, "__slots__", ()):
-            if slot not in names and slot != "__weakref__":
-                names.append(slot)
-    return names
+def saved_fields(cls: type) -> tuple[str, ...] | None:
+    """The attributes an instance of ``cls`` saves, in order (``engine/state.py``); None: ``cls``
+    declares no state and cannot be in a snapshot."""
+    declared: tuple[str, ...] | None = getattr(cls, "SNAPSHOT", None)
+    return declared
+
+
+def _registry() -> dict[str, type]:
+    """Every engine class that declares its state (sub-packages included), by its own name."""
+    classes = dict(_BUILTIN)
+    for info in pkgutil.walk_packages(engine.__path__, engine.__name__ + "."):
+        if info.ispkg:
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == module.__name__ and saved_fields(obj) is not None:
+                assert name not in classes, f"two engine classes named {name}: snapshots name classes"
+                classes[name] = obj
+    return classes
+
+
+#: class name -> class, for every class a snapshot can hold
+CLASSES = _registry()
+_NAMES = {cls: name for name, cls in CLASSES.items()}
+_FIELDS = {cls: saved_fields(cls) or () for cls in CLASSES.values()}
 
 
 class _Writer:
@@ -114,19 +114,12 @@ class _Writer:
         if isinstance(v, deque):
             return {"cls": "deque", "items": [self.value(x) for x in v]}
         if isinstance(v, random.Random):
-            return {"cls": "random.Random", "state": self.value(v.getstate())}
+            return {"cls": "Random", "state": self.value(v.getstate())}
         cls = type(v)
         name = _NAMES.get(cls)
         if name is None:
             raise SnapshotError(f"{cls.__module__}.{cls.__qualname__} is not engine state")
-        short = cls.__name__
-        attrs: dict[str, Any] = {}
-        names = _slots(cls) + (list(vars(v)) if hasattr(v, "__dict__") else [])
-        for attr in names:
-            if (short, attr) in _TRANSIENT or not hasattr(v, attr):
-                continue
-            attrs[attr] = self.value(getattr(v, attr))
-        return {"cls": name, "attrs": attrs}
+        return {"cls": name, "state": {attr: self.value(getattr(v, attr)) for attr in _FIELDS[cls]}}
 
 
 def to_json(root: dict[str, Any], header: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +132,7 @@ class _Reader:
     def __init__(self, table: list[Any]) -> None:
         self.table = table
         self.made: dict[int, Any] = {}
+        self.restored: list[Callable[[], None]] = []  # hooks, called once the whole graph is back
 
     def value(self, v: Any) -> Any:
         if v is None or isinstance(v, (bool, str, int)):
@@ -157,7 +151,7 @@ class _Reader:
         raise SnapshotError(f"unexpected value {str(v)[:80]}")
 
     def _cls(self, name: Any) -> type:
-        cls = _CLASSES.get(_FORMER_NAMES.get(name, name)) if isinstance(name, str) else None
+        cls = CLASSES.get(name) if isinstance(name, str) else None
         if cls is None:
             raise SnapshotError(f"class {name!r} is not engine state")
         return cls
@@ -195,26 +189,42 @@ class _Reader:
                 self.made[ref] = out
                 out.setstate(self.value(spec["state"]))
             else:
-                out = object.__new__(cls)  # a plain engine class: its attributes follow, no __init__
-                self.made[ref] = out
-                for attr, x in spec["attrs"].items():
-                    object.__setattr__(out, attr, self.value(x))
-                if hasattr(out, "reset_caches"):
-                    out.reset_caches()  # memo caches are left out of snapshots
+                out = self._object(ref, cls, spec.get("state"))
+        return out
+
+    def _object(self, ref: int, cls: type, state: Any) -> Any:
+        """An engine object from what its class saves: every attribute, and no other."""
+        fields = _FIELDS[cls]
+        if not isinstance(state, dict) or set(state) != set(fields):
+            given = sorted(state) if isinstance(state, dict) else state
+            raise SnapshotError(f"object {ref} ({_NAMES[cls]}) must hold {list(fields)}, not {given}")
+        out: Any = object.__new__(cls)  # its attributes follow, not its constructor's arguments
+        self.made[ref] = out
+        for attr in fields:
+            object.__setattr__(out, attr, self.value(state[attr]))
+        hook = getattr(out, "restored", None)
+        if hook is not None:
+            self.restored.append(hook)
         return out
 
 
 def from_json(doc: Any) -> dict[str, Any]:
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    """The root objects of a snapshot of this format or of the one before it."""
+    if not isinstance(doc, dict) or doc.get("format") not in (FORMAT, FORMAT_V2):
         raise SnapshotError(f"not a {FORMAT} document")
     table = doc.get("objects")
     root = doc.get("root")
     if not isinstance(table, list) or not isinstance(root, dict):
         raise SnapshotError("snapshot: objects or root missing")
-    reader = _Reader(table)
     try:
-        return {key: reader.value(value) for key, value in root.items()}
+        if doc["format"] == FORMAT_V2:
+            table, root = upgrade_v2(table, root, CLASSES, _FIELDS)
+        reader = _Reader(table)
+        out = {key: reader.value(value) for key, value in root.items()}
+        for hook in reader.restored:
+            hook()
     except (TypeError, KeyError, AttributeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):
             raise
         raise SnapshotError(f"snapshot is malformed: {exc}") from None
+    return out

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ..commands import CancelOrder, Command, PlaceOrder
-from ..order import Order
+from ..records import Order
+from ..state import saves_fields
 from ..units import RATE_ONE
 from ..vocabulary import FINAL, ExecInst, InstrumentStatus, OrderStatus, OrderType, Side, TimeInForce
 
@@ -110,6 +111,7 @@ def chance(rng: Random, rate: int) -> bool:
 # --- price paths -------------------------------------------------------------------------------
 
 
+@saves_fields
 @dataclass(frozen=True, slots=True)
 class RandomWalk:
     """Mid price in ticks: each interval it makes ``vol`` fair steps of ``step`` ticks up or down."""
@@ -120,6 +122,7 @@ class RandomWalk:
     floor: int = 1  # the mid never goes below this
 
 
+@saves_fields
 @dataclass(frozen=True, slots=True)
 class PriceSeries:
     """Mid prices in ticks, one every ``every_ns`` from the agent's start; the last one holds."""
@@ -131,6 +134,7 @@ class PriceSeries:
 # --- specs -------------------------------------------------------------------------------------
 
 
+@saves_fields
 @dataclass(frozen=True, slots=True)
 class MarketMakerSpec:
     kind: ClassVar[str] = "market_maker"
@@ -149,6 +153,7 @@ class MarketMakerSpec:
     name: str = ""
 
 
+@saves_fields
 @dataclass(frozen=True, slots=True)
 class NoiseTakerSpec:
     kind: ClassVar[str] = "noise_taker"
@@ -172,6 +177,8 @@ AgentSpec = MarketMakerSpec | NoiseTakerSpec
 
 
 class MarketMaker:
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("spec", "rng", "_next", "_mid", "_quoted", "_live")  # snapshot.py
+
     def __init__(self, spec: MarketMakerSpec, rng: Random) -> None:
         self.spec = spec
         self.rng = rng
@@ -263,6 +270,8 @@ class MarketMaker:
 
 
 class NoiseTaker:
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("spec", "rng", "_next")  # api/runtime/snapshot.py
+
     def __init__(self, spec: NoiseTakerSpec, rng: Random) -> None:
         self.spec = spec
         self.rng = rng

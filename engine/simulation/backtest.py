@@ -121,7 +121,7 @@ class Harness:
     ) -> None:
         self.venue = venue
         self.runner = runner
-        self.client = venue.clients[client_id]
+        self.account = venue.accounts[client_id]
         self.driver = driver
         self.latency_ns = latency_ns
         self.latency_draw = latency_draw  # a latency per command (a seeded distribution), else latency_ns
@@ -131,7 +131,7 @@ class Harness:
         self.watch = [i.id for i in self.instruments if i.id in wanted]
         self._watched = frozenset(self.watch)
         # assets sampled: the client's at the start, then those of the instruments, in venue order
-        held = {a for a, b in self.client.balances.items() if b.total}
+        held = {a for a, b in self.account.balances.items() if b.total}
         used = held | {a.id for i in self.instruments for a in (i.base, i.quote)}
         self.assets = [a for a in venue.assets if a in used]
         self.start_ns = venue.clock.now
@@ -149,7 +149,7 @@ class Harness:
         self._mark2: dict[int, int | None] = {i.id: None for i in self.instruments}
         for inst in self.instruments:
             self._update_marks(inst.id)
-        self._last_fill_ts = self.client.fills[-1].timestamp if self.client.fills else -1
+        self._last_fill_ts = self.account.fills[-1].timestamp if self.account.fills else -1
         self._unheard: list[Fill] = []
         self._dirty: set[int] = set()
         self._published: dict[int, Snapshot] = {i: self.snapshot(i) for i in self.watch}
@@ -167,7 +167,7 @@ class Harness:
 
     def submit(self, cmd: Command) -> Result:
         """Apply one of the strategy's commands at the current instant (with its latency)."""
-        assert getattr(cmd, "client_id", self.client.id) == self.client.id, "the strategy acts for its own client"
+        assert getattr(cmd, "client_id", self.account.id) == self.account.id, "the strategy acts for its own client"
         venue = self.venue
         lat = self.latency_ns if self.latency_draw is None else self.latency_draw()
         prev = (venue.latency_entry_ns, venue.latency_modify_ns, venue.latency_cancel_ns)
@@ -296,7 +296,7 @@ class Harness:
         if not events:
             return
         self.events += len(events)
-        fills = self.client.fills
+        fills = self.account.fills
         last = self._last_fill_ts
         if fills and fills[-1].timestamp > last:
             i = len(fills) - 1
@@ -310,14 +310,14 @@ class Harness:
             self._last_fill_ts = fills[-1].timestamp
         touched: list[int] = []
         order = result.order
-        clients = self.venue.clients
+        accounts = self.venue.accounts
         for ev in events:
             if isinstance(ev, OrderEvent):
                 if order is not None and order.id == ev.order_id:
                     inst_id = order.instrument.id
                 else:
-                    client = clients.get(ev.client_id)
-                    other = client.orders.get(ev.order_id) if client is not None else None
+                    account = accounts.get(ev.client_id)
+                    other = account.orders.get(ev.order_id) if account is not None else None
                     if other is None:
                         continue
                     inst_id = other.instrument.id
@@ -370,7 +370,7 @@ class Harness:
                             driver.on_book(inst_id)
 
     def _totals(self) -> tuple[int, ...]:
-        balances = self.client.balances
+        balances = self.account.balances
         return tuple(balances[a].total if a in balances else 0 for a in self.assets)
 
     def _sample(self) -> None:

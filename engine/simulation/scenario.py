@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ..commands import AdvanceClock, Command
 from .agents import AgentSpec, agent_seed, build_agent
@@ -44,6 +44,8 @@ Submit = Callable[[Command, int], "Result"]
 
 
 class ScenarioRunner:
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("venue", "_events", "_event_index", "agents", "_heap")  # snapshot.py
+
     def __init__(
         self,
         venue: Venue,

@@ -131,10 +131,10 @@ async def test_patch_clients_takes_back_what_get_clients_returns(api: Api) -> No
 
 async def test_patch_clients_with_empty_info_changes_nothing(api: Api) -> None:
     _, before, _ = await api.call("GET", "/v1/cefi/clients")
-    state = len(api.sim.venue.clients[100].orders), api.sim.venue.clock.last
+    state = len(api.sim.venue.accounts[100].orders), api.sim.venue.clock.last
     status, body, _ = await api.call("PATCH", "/v1/cefi/clients", json={"id": "100", "info": {}})
     assert status == 200 and body == before
-    assert (len(api.sim.venue.clients[100].orders), api.sim.venue.clock.last) == state
+    assert (len(api.sim.venue.accounts[100].orders), api.sim.venue.clock.last) == state
 
 
 async def test_patch_clients_refuses_a_changed_read_only_field(api: Api) -> None:

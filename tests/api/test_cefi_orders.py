@@ -9,9 +9,9 @@ from tests.api.conftest import Api, scenario_doc
 
 def _state(api: Api) -> tuple:
     v = api.sim.venue
-    balances = tuple((c.id, a, b.total, b.hold) for c in v.clients.values() for a, b in sorted(c.balances.items()))
+    balances = tuple((c.id, a, b.total, b.hold) for c in v.accounts.values() for a, b in sorted(c.balances.items()))
     books = tuple((i, b.best_bid(), b.best_ask()) for i, b in v.books.items())
-    return v.next_order_id, balances, books, tuple(len(c.orders) for c in v.clients.values())
+    return v.next_order_id, balances, books, tuple(len(c.orders) for c in v.accounts.values())
 
 
 async def test_place_limit_order_returns_the_order_record(api: Api) -> None:

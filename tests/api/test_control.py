@@ -77,10 +77,10 @@ async def test_snapshot_restore_continues_identically(api_factory) -> None:
     first = await api_factory()
     await _activity(first)
     status, snap, _ = await first.call("GET", "/_sim/snapshot", client_id=None)
-    assert status == 200 and snap["format"] == "cefisim-snapshot/2"
+    assert status == 200 and snap["format"] == "cefisim-snapshot/3"
     # memo caches (the grids' parse and format caches, a book's band bounds) are not state
-    attrs = [o["attrs"] for o in snap["objects"] if isinstance(o, dict) and "attrs" in o]
-    assert not any({"band", "_cache", "_texts"} & set(a) for a in attrs)
+    states = [o["state"] for o in snap["objects"] if isinstance(o, dict) and "state" in o]
+    assert not any({"band", "_cache", "_texts"} & set(a) for a in states)
     # continue on the original
     await first.order(100, side="BUY", qty="0.5", price="50000.00")
     await first.advance(1)
@@ -103,7 +103,7 @@ async def test_restore_refuses_foreign_documents(api: Api) -> None:
     status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, json={"format": "nope"})
     assert status == 400
     snap = api.sim.snapshot()
-    snap["objects"][0] = {"cls": "os.system", "attrs": {}}
+    snap["objects"][0] = {"cls": "os.system", "state": {}}
     status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap))
     assert status == 400 and "not engine state" in problem["detail"]
 

@@ -11,7 +11,7 @@ from tests.api.conftest import Api
 
 
 async def _orders(api: Api) -> int:
-    return len(api.sim.venue.clients[100].orders)
+    return len(api.sim.venue.accounts[100].orders)
 
 
 async def test_next_n_requests_get_a_status_and_nothing_applies(api: Api) -> None:

@@ -70,7 +70,7 @@ def _state(sim: Simulation) -> tuple:
                 [(o.id, o.status, o.executed) for o in c.orders.values()],
                 sorted((a, b.total, b.hold) for a, b in c.balances.items()),
             )
-            for cid, c in sorted(venue.clients.items())
+            for cid, c in sorted(venue.accounts.items())
         ],
     )
 
@@ -84,7 +84,7 @@ def _ticks(sim: Simulation, wall: FakeWall, seconds: float) -> None:
 
 
 def _ext_ids(sim: Simulation, client_id: int) -> list[str]:
-    return sorted(o.external_id for o in sim.venue.clients[client_id].orders.values() if o.external_id)
+    return sorted(o.external_id for o in sim.venue.accounts[client_id].orders.values() if o.external_id)
 
 
 def test_wall_clock_restarts_after_idle_and_again_and_again(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_wall_clock_restarts_after_idle_and_again_and_again(tmp_path: Path) -> N
         sim = Simulation(scenario, clock="wall", journal_path=path, wall_ns=wall)
         assert _objects(sim) == before
         assert _ext_ids(sim, 100) == sorted(placed)
-        assert sim.venue.clients[100].by_external[placed[-1]].status == "CANCELED"
+        assert sim.venue.accounts[100].by_external[placed[-1]].status == "CANCELED"
     sim.close()
 
 

@@ -275,7 +275,7 @@ async def test_a_handwritten_record_is_replayed(tmp_path: Path) -> None:
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", journal_path=path)
     try:
         assert sim.recovered_commands == 1
-        order = sim.venue.clients[100].orders[1]
+        order = sim.venue.accounts[100].orders[1]
         assert (order.external_id, order.status, order.created) == ("my-1", "ACTIVE", 1793610000000000000)
     finally:
         sim.close()

@@ -88,12 +88,12 @@ def test_ended_orders_are_capped_per_client_oldest_first(monkeypatch: pytest.Mon
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", venue_config=config)
     sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", "48000.00", external_id="open"))  # never forgotten
     _churn(sim, 100, 300, "a")
-    orders = sim.venue.clients[100].orders
+    orders = sim.venue.accounts[100].orders
     ended = [o for o in orders.values() if o.status == "CANCELED"]
     assert 45 <= len(ended) <= 50 + 10
     assert [o.external_id for o in ended] == [f"a{i}" for i in range(300 - len(ended), 300)]  # the newest
-    assert sim.venue.clients[100].by_external["open"].status == "ACTIVE"
-    assert "a0" not in sim.venue.clients[100].by_external
+    assert sim.venue.accounts[100].by_external["open"].status == "ACTIVE"
+    assert "a0" not in sim.venue.accounts[100].by_external
     sim.venue.check_invariants()
 
 
@@ -103,7 +103,7 @@ def test_ended_orders_are_capped_for_the_venue_oldest_first(monkeypatch: pytest.
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", venue_config=config)
     _churn(sim, 100, 60, "a")  # the older ones
     _churn(sim, 101, 60, "b")
-    kept = {cid: [o.external_id for o in c.orders.values()] for cid, c in sim.venue.clients.items()}
+    kept = {cid: [o.external_id for o in c.orders.values()] for cid, c in sim.venue.accounts.items()}
     assert 72 <= len(kept[100]) + len(kept[101]) <= 80 + 10
     assert kept[101] == [f"b{i}" for i in range(60)]  # the newest client's are all there
     assert kept[100] == [f"a{i}" for i in range(60 - len(kept[100]), 60)]

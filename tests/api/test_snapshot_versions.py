@@ -1,9 +1,10 @@
-"""A snapshot written by the previous format version still restores, to the same state.
+"""A snapshot written by an earlier format version still restores, to the same state.
 
-``fixtures/snapshot_v2.json`` was written by the engine as it was before the engine's modules moved
-(``fixtures/make_snapshot.py``, run on that code), with the digests of what the commands did before
-it was taken and after (``snapshot_v2.expected.json``). Today's code must do the same things before,
-restore the old document, and from there do exactly what the old code did.
+``fixtures/snapshot_v2.json`` was written by the engine as it was before the engine's modules moved,
+``fixtures/snapshot_v3.json`` by the code that introduced the per-class codec and the account split
+(``fixtures/make_snapshot.py``, run on that code), each with the digests of what the commands did
+before it was taken and after (``snapshot_vN.expected.json``). Today's code must do the same things
+before, restore the old document, and from there do exactly what the old code did.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ def _sim() -> Simulation:
     return Simulation(parse_scenario(steps.SCENARIO, "snapshot.json"), clock="virtual")
 
 
-def test_a_version_2_snapshot_restores_and_continues_as_the_old_code_did() -> None:
-    expected = orjson.loads((FIXTURES / "snapshot_v2.expected.json").read_bytes())
-    old = orjson.loads((FIXTURES / "snapshot_v2.json").read_bytes())
-    assert old["format"] == expected["format"] == "cefisim-snapshot/2"
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_snapshot_of_each_version_restores_and_continues_as_the_old_code_did(version: int) -> None:
+    expected = orjson.loads((FIXTURES / f"snapshot_v{version}.expected.json").read_bytes())
+    old = orjson.loads((FIXTURES / f"snapshot_v{version}.json").read_bytes())
+    assert old["format"] == expected["format"] == f"cefisim-snapshot/{version}"
     live = _sim()
     assert steps.digest(steps.before(live)) == expected["before"]  # today's code got to the same state
     restored = _sim()
@@ -51,3 +53,18 @@ def test_a_snapshot_of_an_unknown_format_is_refused() -> None:
     doc["format"] = "cefisim-snapshot/1"
     with pytest.raises(snapshot.SnapshotError, match="not a cefisim-snapshot"):
         _sim().restore(doc)
+
+
+def test_a_version_2_snapshot_upgrades_to_what_version_3_writes_of_the_same_state() -> None:
+    """The upgrade splits each client into its reference record and its account, as the code of /3 did:
+    restored from either document, the state snapshots to the same table."""
+    docs = [orjson.loads((FIXTURES / f"snapshot_v{v}.json").read_bytes()) for v in (2, 3)]
+    v2_before = orjson.dumps(docs[0])
+    tables = []
+    for doc in docs:
+        sim = _sim()
+        sim.restore(doc)
+        tables.append(sim.snapshot()["objects"])
+    assert tables[0] == tables[1]
+    assert orjson.dumps(docs[0]) == v2_before  # the upgrade leaves the document it reads alone
+    assert sum(o.get("cls") == "Account" for o in tables[0]) == 2

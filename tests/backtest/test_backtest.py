@@ -315,19 +315,21 @@ def test_callbacks_fire_and_on_fill_gets_the_fills_the_engine_made() -> None:
     scenario = load_scenario(SCENARIOS / "demo.json")
     rec = Recorder()
     bt = run_backtest(scenario, rec, until_ns=scenario.start_ns + 200 * 10**9)
-    client = bt.harness.client
-    assert client.mnemonic == "alice"
+    account = bt.harness.account
+    assert account.client.mnemonic == "alice"
     assert rec.calls[0] == ("start", scenario.start_ns)
     assert rec.calls[-1] == ("end", scenario.start_ns + 200 * 10**9)
     assert [c[1] for c in rec.calls if c[0] == "timer"] == ["take"] * 6  # 30, 60, ... 180 s
     assert rec.books > 10
-    engine_fills = [{**trade_record(f), "side": f.order.side, "external_id": f.order.external_id} for f in client.fills]
+    engine_fills = [
+        {**trade_record(f), "side": f.order.side, "external_id": f.order.external_id} for f in account.fills
+    ]
     assert len(engine_fills) >= 7  # 6 market buys and the resting quotes hit by the noise
     assert rec.fills == engine_fills
     assert {f["liq_flag"] for f in rec.fills} == {"MAKER", "TAKER"}
     assert bt.report["fills"]["count"] == len(engine_fills)
     assert bt.report["orders"]["placed"] == 8
-    assert not [o for o in client.orders.values() if o.status in ("ACTIVE", "NEW_PENDING")]
+    assert not [o for o in account.orders.values() if o.status in ("ACTIVE", "NEW_PENDING")]
 
 
 class LatencyProbe:
@@ -356,7 +358,7 @@ def test_latency_delays_only_the_strategys_commands(tmp_path: Path) -> None:
     assert probe.seen_live_at == probe.placed_at + 250_000_000  # heard when the venue acknowledged it
     venue = bt.harness.venue
     assert (venue.latency_entry_ns, venue.latency_modify_ns, venue.latency_cancel_ns) == (0, 0, 0)
-    mm_orders = venue.clients[900].orders.values()
+    mm_orders = venue.accounts[900].orders.values()
     assert all(o.extra is None or o.extra.acked is None for o in mm_orders)  # the scenario's own: no delay
     assert bt.report["latency_ms"] == "250.000"
 

@@ -26,8 +26,7 @@ from cefisim.engine.commands import (
     SetSettlementDelay,
 )
 from cefisim.engine.events import OrderEvent, TradeEvent
-from cefisim.engine.ledger import Balance
-from cefisim.engine.order import Order
+from cefisim.engine.records import Balance, Order
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.units import Grid, parse_rate
 from cefisim.engine.venue import Result, Venue, VenueConfig
@@ -190,10 +189,10 @@ class Sim:
     # --- reads ------------------------------------------------------------------------------
 
     def bal(self, client: int, asset: int) -> Balance:
-        return self.v.clients[client].balances.get(asset) or Balance()
+        return self.v.accounts[client].balances.get(asset) or Balance()
 
     def order(self, client: int, order_id: int) -> Order:
-        return self.v.clients[client].orders[order_id]
+        return self.v.accounts[client].orders[order_id]
 
     def book(self, inst: int = BTC_USD) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         """(bids, asks), each a list of (price ticks, order id, open lots) in priority order."""
@@ -237,7 +236,7 @@ def _order_state(o: Order) -> tuple:
         )
     return (
         o.id,
-        o.client.id,
+        o.account.id,
         o.instrument.id,
         o.side,
         o.type,
@@ -261,7 +260,7 @@ def fingerprint(v: Venue, exclude_order: Order | None = None) -> tuple:
     """Everything the venue holds, except ``exclude_order`` (a REJECTED record), the order-id counter
     and the clock's last stamp (both consumed by a rejected order)."""
     clients = []
-    for c in v.clients.values():
+    for c in v.accounts.values():
         bals = tuple(
             (aid, b.total, b.hold, b.fees_hold, b.unsettled_fees)
             for aid, b in sorted(c.balances.items())
@@ -272,8 +271,8 @@ def fingerprint(v: Venue, exclude_order: Order | None = None) -> tuple:
         clients.append(
             (
                 c.id,
-                c.self_trade_prevention,
-                c.status,
+                c.client.self_trade_prevention,
+                c.client.status,
                 bals,
                 orders,
                 tuple((k, o.id) for k, o in c.live_external.items()),
@@ -322,7 +321,7 @@ def state_hash(v: Venue) -> tuple:
         )
     bals = tuple(
         (c.id, aid, b.total, b.hold, b.fees_hold, b.unsettled_fees)
-        for c in sorted(v.clients.values(), key=lambda c: c.id)
+        for c in sorted(v.accounts.values(), key=lambda c: c.id)
         for aid, b in sorted(c.balances.items())
     )
     return (

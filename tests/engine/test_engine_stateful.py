@@ -444,7 +444,7 @@ class EngineVsModel(RuleBasedStateMachine):
         m = self.model
         for c in CLIENTS:
             for a in DECIMALS:
-                b = self.v.clients[c].balances.get(a)
+                b = self.v.accounts[c].balances.get(a)
                 got = (0, 0, 0, 0) if b is None else (b.total, b.hold, b.fees_hold, b.unsettled_fees)
                 assert got == (m.total[(c, a)], *m.held(c, a), m.unsettled[(c, a)]), (c, a)
         assert self.v.fee_account == m.fee_account
@@ -455,7 +455,7 @@ class EngineVsModel(RuleBasedStateMachine):
             return
         for oid in self.known:
             mo = self.model.orders[oid]
-            order = self.v.clients[mo.client].orders.get(oid)  # forgotten after the status retention
+            order = self.v.accounts[mo.client].orders.get(oid)  # forgotten after the status retention
             if order is not None and mo.status == CANCELED:
                 assert order.cancel_reason == mo.reason, (oid, order.cancel_reason, mo.reason)
 
@@ -593,7 +593,7 @@ def test_regression_modify_by_external_id_reaches_an_order_on_the_other_instrume
         # its quantity is on ETH-USD's grid (0.015 ETH), not BTC-USD's (0.0015 is off that grid)
         ("modify", dict(n=10, other_client=18, lots=14, price=None, to_market=False, by_ext=True)),
     )
-    assert m.model.orders[1].qty == 15 and m.v.clients[ALICE].orders[1].qty == 15
+    assert m.model.orders[1].qty == 15 and m.v.accounts[ALICE].orders[1].qty == 15
 
 
 if __name__ == "__main__":  # the outcome mix of one full run, as shares of all steps

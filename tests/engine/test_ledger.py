@@ -133,7 +133,7 @@ def test_maker_and_taker_fees(sim: Sim) -> None:
     assert sim.bal(BOB, BTC).total == b_btc + 10**8
     assert sim.bal(ALICE, USD).unsettled_fees == 10 and sim.bal(BOB, USD).unsettled_fees == 20
     assert all(sim.bal(c, a).hold == 0 for c in (ALICE, BOB) for a in (BTC, USD))
-    fills_a, fills_b = sim.v.clients[ALICE].fills, sim.v.clients[BOB].fills
+    fills_a, fills_b = sim.v.accounts[ALICE].fills, sim.v.accounts[BOB].fills
     assert [(f.liq_flag, f.fee) for f in fills_a] == [("MAKER", 10)]
     assert [(f.liq_flag, f.fee) for f in fills_b] == [("TAKER", 20)]
     assert fills_a[0].match_id == fills_b[0].match_id
@@ -198,7 +198,7 @@ def test_duplicate_live_external_id_rejected(sim: Sim) -> None:
     r = sim.buy(ALICE, "1", "98.00", external_id="e1")
     assert r.reject == Reject.DUPLICATE_EXTERNAL_ID and r.order.status == REJECTED
     assert fingerprint(sim.v, exclude_order=r.order) == before
-    assert sim.v.clients[ALICE].live_external["e1"] is a
+    assert sim.v.accounts[ALICE].live_external["e1"] is a
     assert sim.buy(BOB, "1", "98.00", external_id="e1").ok  # per client
 
 
@@ -219,7 +219,7 @@ def test_cancel_by_external_id_prefers_the_live_order(sim: Sim) -> None:
     sim.buy(ALICE, "1", "99.00", external_id="e1")
     sim.cancel(ALICE, "e1")
     b = sim.buy(ALICE, "1", "98.00", external_id="e1").order
-    assert sim.v.clients[ALICE].by_external["e1"] is b
+    assert sim.v.accounts[ALICE].by_external["e1"] is b
     sim.cancel(ALICE, "e1")
     assert b.status == CANCELED
 

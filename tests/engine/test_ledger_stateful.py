@@ -77,7 +77,7 @@ class Ledger(RuleBasedStateMachine):
         self.submit(SetLatency(*latency), None)
 
     def available(self) -> dict[tuple[int, int], int]:
-        return {(c.id, a): b.available for c in self.v.clients.values() for a, b in c.balances.items()}
+        return {(c.id, a): b.available for c in self.v.accounts.values() for a, b in c.balances.items()}
 
     def submit(self, cmd: Command, actor: int | None) -> Result:
         before = self.available()
@@ -109,13 +109,13 @@ class Ledger(RuleBasedStateMachine):
 
     def owner(self, n: int) -> tuple[int, int] | None:
         """(client, order id): mostly an ACTIVE order (one that can be modified), sometimes any order."""
-        orders = [o for c in self.v.clients.values() for o in c.orders.values()]
+        orders = [o for c in self.v.accounts.values() for o in c.orders.values()]
         live = [o for o in orders if o.status == ACTIVE]
         pool = live if live and n % 5 != 4 else orders
         if not pool:
             return None
         o = pool[n % len(pool)]
-        return o.client.id, o.id
+        return o.account.id, o.id
 
     def place(
         self,
@@ -184,7 +184,7 @@ class Ledger(RuleBasedStateMachine):
         if found is None:
             return
         client, oid = found
-        o = self.v.clients[client].orders[oid]
+        o = self.v.accounts[client].orders[oid]
         i = o.instrument
         base = 10_000 if i.id == BTC_USD else 2_000
         price = None if ticks is None or to_market else i.price_grid.format(base + ticks)

@@ -174,7 +174,7 @@ def test_ioc_without_trade_never_rests(sim: Sim) -> None:
     o = sim.buy(BOB, "1", "100.00", tif="IOC").order
     assert o.status == CANCELED and o.executed == 0
     assert sim.book() == ([], [])
-    assert sim.v.clients[BOB].open_orders[BTC_USD] == 0
+    assert sim.v.accounts[BOB].open_orders[BTC_USD] == 0
 
 
 # --- MARKET ---------------------------------------------------------------------------------------
@@ -521,7 +521,7 @@ def test_off_grid_rejected_with_record_and_nothing_else(
     o = r.order
     assert o.status == REJECTED and o.ex().reject_reason == reason.value
     assert o.ex().qty_given == qty and o.ex().price_given == price
-    assert sim.v.clients[ALICE].orders[o.id] is o
+    assert sim.v.accounts[ALICE].orders[o.id] is o
     assert [(type(e), e.status) for e in r.events] == [(OrderEvent, REJECTED)]  # type: ignore[union-attr]
     assert fingerprint(sim.v, exclude_order=o) == before
     sim.check()

@@ -80,7 +80,7 @@ def test_new_qty_at_or_below_executed_ends_the_order(sim: Sim) -> None:
     assert a.executed == 10_000
     assert sim.book() == ([], [])
     assert sim.bal(ALICE, BTC).hold == 0
-    assert sim.v.clients[ALICE].open_orders[1] == 0
+    assert sim.v.accounts[ALICE].open_orders[1] == 0
     sim.check()
 
 

@@ -23,7 +23,7 @@ def test_recent_trades_are_the_taker_fills_of_one_instrument_newest_first() -> N
     _trade(sim, ALICE, CAROL, "3000.00", inst=ETH_USD)
     _trade(sim, BOB, CAROL, "300.02")
     fills = queries.recent_trades(sim.v, BTC_USD, 10)
-    assert [(f.price, f.order.client.id) for f in fills] == [(30_002, CAROL), (30_001, ALICE), (30_000, BOB)]
+    assert [(f.price, f.order.account.id) for f in fills] == [(30_002, CAROL), (30_001, ALICE), (30_000, BOB)]
     assert all(f.liq_flag == "TAKER" for f in fills)
     assert [f.match_id for f in queries.recent_trades(sim.v, BTC_USD, 2)] == [f.match_id for f in fills[:2]]
     assert len(queries.recent_trades(sim.v, ETH_USD, None)) == 1
@@ -31,7 +31,7 @@ def test_recent_trades_are_the_taker_fills_of_one_instrument_newest_first() -> N
     everything = sorted(
         (
             f
-            for c in sim.v.clients.values()
+            for c in sim.v.accounts.values()
             for f in c.fills
             if f.order.instrument.id == BTC_USD and f.liq_flag == "TAKER"
         ),
@@ -52,7 +52,7 @@ def test_balance_changes_are_every_fill_transfer_and_funds_entry_newest_first() 
     assert [c.timestamp for c in changes] == sorted((c.timestamp for c in changes), reverse=True)
     withdraw, trade, funds = changes
     assert withdraw.changes == ((USD, -500),) and withdraw.transfer_id is not None
-    fill = sim.v.clients[DAVE].fills[0]
+    fill = sim.v.accounts[DAVE].fills[0]
     assert trade.order_id == fill.order.id and trade.match_id == fill.match_id
     assert trade.changes == ((BTC, 100 * 10**4), (USD, -fill.quote), (USD, -fill.fee))
     assert funds.changes == ((USD, 100_000),)

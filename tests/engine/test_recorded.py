@@ -34,7 +34,7 @@ def recorded(events: list[tuple], model=None, impact: bool = True) -> tuple[Sim,
     v.add_client(cp)
     v.credit(CP, BTC, 10**18)
     v.credit(CP, USD, 10**18)
-    mkt = RecordedMarket(v, BTC_USD, cp, iter(events), model, impact)
+    mkt = RecordedMarket(v, BTC_USD, v.accounts[CP], iter(events), model, impact)
     v.add_feed(mkt)
     return Sim(v), mkt
 
@@ -67,7 +67,7 @@ def test_an_aggressive_order_takes_recorded_depth_with_fees_and_it_stays_taken()
     result = sim.buy(ALICE, "0.0006", "30002.00")
     assert [(e.price, e.lots) for e in result.events if isinstance(e, TradeEvent)] == [(P + 100, 4), (P + 200, 2)]
     assert result.order.status == FILLED
-    fills = sim.v.clients[ALICE].fills[-2:]
+    fills = sim.v.accounts[ALICE].fills[-2:]
     assert [(f.liq_flag, f.fee_rate) for f in fills] == [("TAKER", 2_000_000)] * 2  # the taker fee, 0.2%
     assert usd - sim.bal(ALICE, USD).total == sum(f.quote + f.fee for f in fills) > 0
     assert levels(sim)[1] == [(P + 200, 7)]
@@ -111,7 +111,7 @@ def test_a_resting_order_fills_only_once_the_quantity_ahead_has_traded() -> None
     result = sim.advance_to(at(5))
     # 3 lots traded: 2 were ahead, 1 fills the user's order at its price, as the maker
     assert order.executed == 1 and mkt.queue_position(order) == 0
-    fill = sim.v.clients[ALICE].fills[-1]
+    fill = sim.v.accounts[ALICE].fills[-1]
     assert (fill.price, fill.qty, fill.liq_flag) == (P, 1, "MAKER")
     # the counterparty took
     assert next(e for e in result.events if isinstance(e, TradeEvent)).taker_order_id != order.id
@@ -135,7 +135,7 @@ def test_recorded_depth_crossing_a_resting_order_trades_at_the_users_price() -> 
     order = sim.buy(ALICE, "0.0003", "30000.60").order
     sim.advance_to(at(3))
     assert order.executed == 2
-    assert sim.v.clients[ALICE].fills[-1].price == P + 60
+    assert sim.v.accounts[ALICE].fills[-1].price == P + 60
     assert levels(sim)[1] == [(P + 100, 4), (P + 200, 9)] and levels(sim)[0][0] == (P + 60, 1)
     sim.check()
 
@@ -232,11 +232,11 @@ def test_random_recorded_markets_and_users_keep_every_invariant(
             sim.market(client, side, f"0.{lots:04d}")
         elif placed:
             oid = placed[off % len(placed)]
-            owner = next(c for c in (ALICE, 200) if oid in sim.v.clients[c].orders)
+            owner = next(c for c in (ALICE, 200) if oid in sim.v.accounts[c].orders)
             if kind == "cancel":
                 sim.cancel(owner, oid)
             else:  # a smaller quantity keeps the place; more, or another price (side picks), does not
-                order = sim.v.clients[owner].orders[oid]
+                order = sim.v.accounts[owner].orders[oid]
                 price = order.price if side == BUY else order.price + 50
                 sim.modify(owner, oid, f"0.{lots:04d}", f"{price // 100}.{price % 100:02d}")
         sim.check()
@@ -272,5 +272,5 @@ def test_an_opening_instrument_collects_recorded_depth_and_users_then_uncrosses(
     sim.status(BTC_USD, "ACTIVE")
     # the venue's uncross feeds the orders back in arrival order: the bid rests, then the recorded
     # ask that came later trades with it at the bid's price
-    assert order.executed == 2 and sim.v.clients[ALICE].fills[-1].price == P + 60
+    assert order.executed == 2 and sim.v.accounts[ALICE].fills[-1].price == P + 60
     sim.check()

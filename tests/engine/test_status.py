@@ -83,7 +83,7 @@ def test_opening_uncross_never_makes_an_alo_take() -> None:
     sim.modify(BOB, ask, "1", "99.00")  # crosses the ALO while OPENING (allowed)
     r = sim.status(BTC_USD, "ACTIVE")
     assert trades(r) == [(9_900, 10_000, alo.id, ask)]
-    assert sim.v.clients[ALICE].fills[0].liq_flag == "MAKER"
+    assert sim.v.accounts[ALICE].fills[0].liq_flag == "MAKER"
     assert sim.bal(ALICE, USD).total == 0
     sim.check()
 
@@ -128,7 +128,7 @@ def test_disabled_cancels_resting_orders_and_rejects_everything(sim: Sim) -> Non
     assert ended == {(a.id, CANCELED), (s.id, CANCELED)}
     assert sim.book() == ([], [])
     assert sim.bal(ALICE, USD).hold == 0 and sim.bal(BOB, BTC).hold == 0
-    assert sim.v.clients[ALICE].open_orders[BTC_USD] == 0
+    assert sim.v.accounts[ALICE].open_orders[BTC_USD] == 0
     r = sim.buy(CAROL, "1", "99.00")
     assert r.reject == Reject.INSTRUMENT_DISABLED and r.order.status == REJECTED
     assert sim.market(CAROL, BUY, "1").reject == Reject.INSTRUMENT_DISABLED

@@ -149,24 +149,10 @@ class Served:
 
 
 #: caches inside engine objects that a snapshot carries but that are not state (reads fill them)
-CACHE_ATTRS = {"units.Grid": ("_cache", "_texts")}
-
-
 def state(snapshot: dict[str, Any]) -> list[Any]:
-    """``snapshot["objects"]`` with the contents of memo caches emptied.
-
-    ``engine.units.Grid`` memoises parsed and formatted decimals, and snapshots include those dicts,
-    so a mere read changes ``sim.snapshot()["objects"]`` (test_control_robustness.py pins that). The
-    caches hold only plain values, so emptying them keeps every other table index in place.
-    """
-    objects = [dict(o) if isinstance(o, dict) else o for o in snapshot["objects"]]
-    for obj in snapshot["objects"]:
-        if not isinstance(obj, dict):
-            continue
-        for attr in CACHE_ATTRS.get(obj.get("cls", ""), ()):
-            ref = obj.get("attrs", {}).get(attr)
-            if isinstance(ref, dict) and isinstance(ref.get("$ref"), int):
-                objects[ref["$ref"]] = {"dict": []}
+    """What a snapshot holds of the state: its object table (memo caches are never in it, so a mere read
+    leaves it unchanged; test_control_robustness.py pins that)."""
+    objects: list[Any] = snapshot["objects"]
     return objects
 
 

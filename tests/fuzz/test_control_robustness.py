@@ -62,8 +62,8 @@ def test_restore_with_a_bad_start_ns_is_400_and_changes_nothing(start_ns: object
 
 def _corrupt_first_balance(doc: dict, value: object) -> dict:
     for obj in doc["objects"]:
-        if isinstance(obj, dict) and obj.get("cls") == "ledger.Balance":
-            obj["attrs"]["total"] = value
+        if isinstance(obj, dict) and obj.get("cls") == "Balance":
+            obj["state"]["total"] = value
             return doc
     raise AssertionError("no balance in the snapshot")
 

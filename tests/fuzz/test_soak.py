@@ -65,5 +65,5 @@ def test_settled_transfers_are_forgotten_after_the_listing_window_like_fills() -
         sim.submit(RequestTransfer(100, 2, "1.00", "DEPOSIT", "FIAT", instructions))
         sim.submit(PaperFunds(100, 2, "1.00", False))
     sim.advance(sim.venue.clock.now + 48 * 3600 * 10**9)  # two listing windows later
-    client = sim.venue.clients[100]
-    assert len(client.transfers) == 0 and len(client.funds_log) == 0
+    account = sim.venue.accounts[100]
+    assert len(account.transfers) == 0 and len(account.funds_log) == 0

@@ -88,7 +88,7 @@ def test_a_drawn_order_latency_gives_each_command_its_own_and_the_same_report(tm
     for _ in range(2):
         scenario = load_scenario(short(tmp_path, order_latency_ms={"min": "1", "max": "50"}))
         bt = run_backtest(scenario, SimpleMarketMaker(instrument="BTC-USD", qty="0.05"), client="alice")
-        journaled = list(bt.harness.venue.clients[100].orders.values())
+        journaled = list(bt.harness.venue.accounts[100].orders.values())
         assert journaled and bt.harness.latency_draw is not None
         report = copy.deepcopy(bt.report)
         for key in WALL_FIELDS:
@@ -97,7 +97,7 @@ def test_a_drawn_order_latency_gives_each_command_its_own_and_the_same_report(tm
     assert reports[0] == reports[1]
     acked = {
         o.extra.acked - o.created
-        for o in bt.harness.venue.clients[100].orders.values()
+        for o in bt.harness.venue.accounts[100].orders.values()
         if o.extra is not None and o.extra.acked is not None
     }
     assert len(acked) > 1 and all(1_000_000 <= d <= 50_000_002 for d in acked)

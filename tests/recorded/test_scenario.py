@@ -126,7 +126,7 @@ def test_a_recorded_replay_conserves_every_asset_and_fills_through_the_venue() -
     runner.run(scenario.end_ns)
     venue.check_invariants()
     assert venue.asset_totals() == totals
-    alice = venue.clients[scenario.client_id("alice")]
+    alice = venue.accounts[scenario.client_id("alice")]
     assert {f.order.side for f in alice.fills} == {BUY, SELL}
     assert all(f.liq_flag == "MAKER" for f in alice.fills)
     assert COUNTERPARTY_BASE in venue.clients

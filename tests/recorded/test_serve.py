@@ -58,7 +58,7 @@ async def test_a_served_recorded_market_is_rebuilt_from_its_journal(tmp_path: Pa
     for s in (sim, again):
         s.venue.check_invariants()
     assert again.venue.asset_totals() == sim.venue.asset_totals()
-    alice, alice2 = sim.venue.clients[100], again.venue.clients[100]
+    alice, alice2 = sim.venue.accounts[100], again.venue.accounts[100]
     assert [(f.match_id, f.price, f.qty) for f in alice.fills] == [(f.match_id, f.price, f.qty) for f in alice2.fills]
-    assert alice.fills and sim.venue.clients[101].fills
+    assert alice.fills and sim.venue.accounts[101].fills
     assert sim.venue.books[1].depth("BUY", 5) == again.venue.books[1].depth("BUY", 5)

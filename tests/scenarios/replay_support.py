@@ -11,7 +11,7 @@ from cefisim.api.scenario import Scenario, load_scenario
 from cefisim.engine.commands import Command
 from cefisim.engine.events import OrderEvent, TradeEvent
 from cefisim.engine.journal import event_digest, to_record
-from cefisim.engine.order import Order
+from cefisim.engine.records import Order
 from cefisim.engine.venue import Result, Venue
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ class Replay:
     def order(self, client: str, external_id: str) -> Order:
         cid = self.scenario.client_id(client)
         assert cid is not None
-        return self.venue.clients[cid].by_external[external_id]
+        return self.venue.accounts[cid].by_external[external_id]
 
     def history(self, order: Order) -> list[tuple]:
         """The order's own events and the trades it took part in, in order."""

@@ -77,8 +77,8 @@ def test_build_venue_is_fresh_and_applies_settings() -> None:
     v1.instruments[1].status = "HALTED"
     v2 = s.build_venue(apply_settings=False)
     assert v2.instruments[1].status == "ACTIVE" and s.instruments[1].status == "ACTIVE"
-    assert v2.clients[100].balances[2].hold == 0 and v2.latency_cancel_ns == 0
-    assert v2.clients[100].balances[2].total == 100000050
+    assert v2.accounts[100].balances[2].hold == 0 and v2.latency_cancel_ns == 0
+    assert v2.accounts[100].balances[2].total == 100000050
     assert v2.instruments[1].base is v2.assets[1]  # copies keep their links
 
 

@@ -112,10 +112,10 @@ def test_halt_resume() -> None:
     # at the first order's price
     assert (uncross.price, uncross.maker_order_id, uncross.taker_order_id) == (201000, bid.id, ask.id)
     assert bid.status == "FILLED" and ask.status == "ACTIVE"
-    opening_market = [o for o in r.venue.clients[101].orders.values() if o.instrument.id == 2 and o.type == "MARKET"]
+    opening_market = [o for o in r.venue.accounts[101].orders.values() if o.instrument.id == 2 and o.type == "MARKET"]
     assert [o.extra.reject_reason for o in opening_market] == ["INSTRUMENT_OPENING"]
     # the market maker pulled its quotes at its end
-    assert not [o for o in r.venue.clients[900].orders.values() if o.status == "ACTIVE"]
+    assert not [o for o in r.venue.accounts[900].orders.values() if o.status == "ACTIVE"]
 
 
 def test_thin_book_sweep() -> None:
@@ -179,4 +179,4 @@ def test_cancel_race_latency() -> None:
     assert race.executed == 4000 and race.cancel_reason == "REQUESTED"
     race2 = r.order("alice", "race-bid-2")
     assert r.statuses(race2) == ["ACTIVE", "CANCEL_PENDING", "TRADE", "FILLED"]
-    assert r.venue.clients[100].balances[1].total == 7000 * 10**4  # 0.7 BTC bought
+    assert r.venue.accounts[100].balances[1].total == 7000 * 10**4  # 0.7 BTC bought
