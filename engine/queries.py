@@ -134,9 +134,32 @@ def instrument(v: Venue, instrument_id: int) -> Instrument | None:
     return v.instruments.get(instrument_id)
 
 
+def listed_instrument(v: Venue, instrument_id: int) -> Instrument:
+    """The instrument ``instrument_id`` names, which must exist (a stream or a recording watches it)."""
+    return v.instruments[instrument_id]
+
+
 def book(v: Venue, instrument_id: int) -> Book:
     """The instrument's book (``instrument_id`` must name an instrument); read it, never change it."""
     return v.books[instrument_id]
+
+
+def order_anywhere(v: Venue, order_id: int, resting_at: tuple[int, int] | None = None) -> Order | None:
+    """Any client's order by exchange id (a trade names both of its orders, not their clients): first
+    among the orders resting at ``resting_at`` = (instrument id, price), where a trade's maker is found
+    in O(1), else in every account (O(clients))."""
+    if resting_at is not None:
+        instrument_id, price = resting_at
+        book = v.books[instrument_id]
+        for level in (book.bids.get(-price), book.asks.get(price)):
+            if level is not None and order_id in level.orders:
+                order: Order = level.orders[order_id]
+                return order
+    for account in v.accounts.values():
+        found = account.orders.get(order_id)
+        if found is not None:
+            return found
+    return None
 
 
 def last_price(v: Venue, instrument_id: int) -> int | None:
@@ -185,6 +208,16 @@ def balance(v: Venue, client_id: int, asset_id: int) -> Balance | None:
 def client_order(v: Venue, client_id: int, order_id: int) -> Order | None:
     """The client's order by exchange id while the venue retains it (open or ended)."""
     return v.accounts[client_id].orders.get(order_id)
+
+
+def open_orders_on(v: Venue, client_id: int, instrument_id: int) -> list[Order]:
+    """The client's orders on the instrument that are working or awaiting their acknowledgement,
+    oldest first. O(orders the client's account retains)."""
+    return [
+        o
+        for o in v.accounts[client_id].orders.values()
+        if o.instrument.id == instrument_id and (o.status in WORKING or o.status == NEW_PENDING)
+    ]
 
 
 def client_transfer(v: Venue, client_id: int, transfer_id: int) -> Transfer | None:

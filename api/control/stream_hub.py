@@ -35,13 +35,13 @@ import orjson
 
 from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.engine import queries
 from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent
 from cefisim.engine.records import Order
 from cefisim.engine.venue import Result, Venue
-from cefisim.engine.vocabulary import WORKING, OrderStatus, Side
+from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
-NEW_PENDING = OrderStatus.NEW_PENDING
 SELL = Side.SELL
 
 log = logging.getLogger("cefisim.stream")
@@ -206,7 +206,7 @@ class StreamHub:
         self._venue = self.sim.venue
         self._reset_seq = self.seq
         for inst_id, watch in list(self._watches.items()):
-            if inst_id not in self._venue.instruments:
+            if queries.instrument(self._venue, inst_id) is None:
                 for conn in watch.conns:
                     conn.close()
                 del self._watches[inst_id]
@@ -310,26 +310,24 @@ class StreamHub:
 
     def _depth(self, inst_id: int) -> dict[str, Any]:
         venue = self._venue
-        return book_doc(venue.instruments[inst_id], venue.books[inst_id], DEPTH_LEVELS, venue.clock.now)
+        inst, book = queries.listed_instrument(venue, inst_id), queries.book(venue, inst_id)
+        return book_doc(inst, book, DEPTH_LEVELS, queries.now(venue))
 
     def _snapshot(self, conn: Connection, reason: str) -> bytes:
         doc: dict[str, Any] = {"venue": self.venue, "reason": reason, "depth": self._depth(conn.instrument_id)}
         if conn.client_id is not None:
-            account = self._venue.accounts[conn.client_id]
             doc["client_id"] = str(conn.client_id)
             doc["orders"] = [
-                order_record(o)
-                for o in account.orders.values()
-                if o.instrument.id == conn.instrument_id and (o.status in WORKING or o.status == NEW_PENDING)
+                order_record(o) for o in queries.open_orders_on(self._venue, conn.client_id, conn.instrument_id)
             ]
         return encode((self.seq, _AFTER_ALL), "snapshot", doc)
 
 
 def _depth_key(venue: Venue, inst_id: int) -> tuple:
     """What a depth event shows, in engine units: a change of it is a depth event."""
-    book = venue.books[inst_id]
+    book = queries.book(venue, inst_id)
     return (
-        venue.instruments[inst_id].status,
+        queries.listed_instrument(venue, inst_id).status,
         book.last_price,
         tuple(book.depth(BUY, DEPTH_LEVELS)),
         tuple(book.depth(SELL, DEPTH_LEVELS)),
@@ -348,7 +346,7 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
     events: list[Event] = result.events
     for ev in events:  # the orders the command names, so that its trades find them
         if isinstance(ev, OrderEvent):
-            order = venue.accounts[ev.client_id].orders.get(ev.order_id) or orders.get(ev.order_id)
+            order = queries.client_order(venue, ev.client_id, ev.order_id) or orders.get(ev.order_id)
             if order is not None:
                 orders[order.id] = order
     for ev in events:
@@ -365,7 +363,7 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
             ts, match_id, inst_id, price, lots = ev.ts, ev.match_id, ev.instrument_id, ev.price, ev.lots
             maker = _find_order(venue, orders, ev.maker_order_id, inst_id, price)
             taker = _find_order(venue, orders, ev.taker_order_id, inst_id, None)
-            inst = venue.instruments[inst_id]
+            inst = queries.listed_instrument(venue, inst_id)
             if taker is not None:
                 out.setdefault(inst_id, []).append(
                     (
@@ -408,18 +406,7 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
 def _find_order(venue: Venue, known: dict[int, Order], order_id: int, inst_id: int, price: int | None) -> Order | None:
     """A trade's order: one the command named, else (a maker) resting at the trade's price, else any
     client's (a resting taker of an opening uncross)."""
-    order = known.get(order_id)
-    if order is None and price is not None:
-        book = venue.books[inst_id]
-        for level in (book.bids.get(-price), book.asks.get(price)):
-            if level is not None and order_id in level.orders:
-                order = level.orders[order_id]
-                break
-    if order is None:
-        for account in venue.accounts.values():
-            order = account.orders.get(order_id)
-            if order is not None:
-                break
+    order = known.get(order_id) or queries.order_anywhere(venue, order_id, None if price is None else (inst_id, price))
     if order is not None:
         known[order_id] = order
     return order

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cefisim.engine import queries
 from cefisim.engine.commands import Command
 from cefisim.engine.events import TradeEvent
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
@@ -33,7 +34,7 @@ Levels = dict[int, int]
 
 def book_levels(venue: Venue, inst_id: int) -> tuple[Levels, Levels]:
     """Price -> total lots of every level of each side, best first."""
-    book = venue.books[inst_id]
+    book = queries.book(venue, inst_id)
     return ({lv.price: lv.qty for lv in book.bids.values()}, {lv.price: lv.qty for lv in book.asks.values()})
 
 
@@ -41,10 +42,9 @@ def _taker_side(venue: Venue, result: Result, taker_id: int) -> str:
     order = result.order
     if order is not None and order.id == taker_id:
         return order.side
-    for account in venue.accounts.values():
-        found = account.orders.get(taker_id)
-        if found is not None:
-            return found.side
+    found = queries.order_anywhere(venue, taker_id)
+    if found is not None:
+        return found.side
     raise AssertionError(f"taker order {taker_id} of a trade is unknown")  # the venue keeps it for a day
 
 
@@ -53,7 +53,7 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
     returns the number of events written."""
     venue = scenario.build_venue()
     runner = scenario.runner(venue)
-    inst = venue.instruments[inst_id]
+    inst = queries.listed_instrument(venue, inst_id)
     try:
         stream = open_output(out)
     except OSError as exc:
@@ -62,7 +62,7 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
         writer = Writer(stream, inst.price_grid, inst.qty_grid, symbol=inst.symbol, source="cefisim scenario")
         where = f"{scenario.source} (recording)"
         bids, asks = book_levels(venue, inst_id)
-        start = venue.clock.now
+        start = queries.now(venue)
         writer.write((SNAPSHOT, start, start, tuple(bids.items()), tuple(asks.items())), where)
         last = [bids, asks]
         instant = [start, start]  # the engine time being recorded, and its last event's timestamp

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from cefisim.engine import queries
+from cefisim.engine.records import Order
+from cefisim.engine.venue import Result
 from cefisim.engine.vocabulary import Side
 
 from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim
 
 BUY = Side.BUY
 SELL = Side.SELL
+
+
+def _placed(result: Result) -> Order:
+    assert result.order is not None and result.reject is None
+    return result.order
 
 
 def _trade(sim: Sim, maker: int, taker: int, price: str, inst: int = BTC_USD, qty: str = "0.01") -> None:
@@ -78,3 +85,26 @@ def test_counters_and_lookups() -> None:
     assert queries.asset_named(sim.v, "NOPE") is None and queries.instrument(sim.v, 99) is None
     assert queries.has_client(sim.v, ALICE) and not queries.has_client(sim.v, 1)
     assert queries.last_price(sim.v, BTC_USD) == 30_000 and queries.last_price(sim.v, ETH_USD) is None
+
+
+def test_open_orders_on_an_instrument_are_the_working_ones_of_that_client_oldest_first() -> None:
+    sim = Sim()
+    a = _placed(sim.limit(ALICE, BUY, "0.01", "299.00"))
+    sim.limit(ALICE, BUY, "0.01", "2999.00", inst=ETH_USD)  # another instrument
+    b = _placed(sim.limit(ALICE, SELL, "0.01", "301.00"))
+    gone = _placed(sim.limit(ALICE, BUY, "0.01", "298.00"))
+    sim.cancel(ALICE, gone.id)
+    sim.limit(BOB, BUY, "0.01", "297.00")  # another client
+    assert [o.id for o in queries.open_orders_on(sim.v, ALICE, BTC_USD)] == [a.id, b.id]
+    assert queries.open_orders_on(sim.v, CAROL, BTC_USD) == []
+
+
+def test_an_order_is_found_by_id_alone_at_its_price_or_in_any_account() -> None:
+    sim = Sim()
+    resting = _placed(sim.limit(BOB, SELL, "0.01", "301.00"))
+    ended = _placed(sim.limit(ALICE, BUY, "0.01", "299.00"))
+    sim.cancel(ALICE, ended.id)
+    assert queries.order_anywhere(sim.v, resting.id, (BTC_USD, 30_100)) is resting
+    assert queries.order_anywhere(sim.v, resting.id, (BTC_USD, 30_000)) is resting  # not there: accounts
+    assert queries.order_anywhere(sim.v, ended.id) is ended
+    assert queries.order_anywhere(sim.v, 10**9) is None
