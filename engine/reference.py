@@ -4,7 +4,7 @@ Ids are positive integers here (the wire form ``^[1-9][0-9]*$`` is parsed at the
 fixes three grids: price ticks (``price_increment``), quantity lots (``qty_increment``) and the smallest
 unit of each asset (its ``decimals``). A lot must be a whole number of base-asset units, so holds and
 transfers of the base asset are exact; a lot times a tick is a rational number of quote units
-(``notional_num / notional_den``), rounded only where money changes hands (see ``engine/fills.py``).
+(``notional_num / notional_den``), rounded only where money changes hands (see ``engine/ledger.py``).
 """
 
 from __future__ import annotations

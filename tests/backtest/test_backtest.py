@@ -1,4 +1,4 @@
-"""The strategy harness: ``cefisim backtest`` (``api/backtest.py``) over ``engine/simulation/backtest.py``."""
+"""The strategy harness: ``cefisim backtest`` (``api/backtest/``) over ``engine/simulation/backtest.py``."""
 
 from __future__ import annotations
 
