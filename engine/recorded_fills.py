@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .events import Event
 from .matching import end_order, fill
-from .recorded_queue import place_of
+from .recorded_queue import Market, place_of
 from .records import Order
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
@@ -27,11 +27,10 @@ SELL = Side.SELL.value
 
 if TYPE_CHECKING:
     from .book import Level
-    from .recorded import RecordedMarket
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
 
 
-def trade(m: RecordedMarket, side: str, price: int, lots: int, events: list[Event]) -> None:
+def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> None:
     """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
     book = m.book
     if side == SELL:
@@ -74,7 +73,7 @@ def trade(m: RecordedMarket, side: str, price: int, lots: int, events: list[Even
                 budget -= take
 
 
-def aggressor(m: RecordedMarket, side: str, price: int, lots: int) -> Order:
+def aggressor(m: Market, side: str, price: int, lots: int) -> Order:
     """A one-off IOC order of the counterparty standing for the recorded aggressor."""
     v = m.venue
     cp = m.counterparty
@@ -89,16 +88,14 @@ def aggressor(m: RecordedMarket, side: str, price: int, lots: int) -> Order:
     return order
 
 
-def fill_user(
-    m: RecordedMarket, order: Order, level: Level, side: str, price: int, lots: int, events: list[Event]
-) -> None:
+def fill_user(m: Market, order: Order, level: Level, side: str, price: int, lots: int, events: list[Event]) -> None:
     """``lots`` of the user's resting ``order`` trade with the recorded aggressor of ``side``."""
     taker = aggressor(m, side, price, lots)
     trade_against(m, taker, order, level, lots, events)
     end_order(m.venue, taker, FILLED, None, events)
 
 
-def trade_against(m: RecordedMarket, taker: Order, order: Order, level: Level, lots: int, events: list[Event]) -> None:
+def trade_against(m: Market, taker: Order, order: Order, level: Level, lots: int, events: list[Event]) -> None:
     """One venue fill of ``lots`` between the counterparty's ``taker`` and the user's resting
     ``order``, at the user's price; the user's order leaves the book when it is done."""
     v = m.venue
@@ -112,7 +109,7 @@ def trade_against(m: RecordedMarket, taker: Order, order: Order, level: Level, l
         m.queue.pop(order.id, None)
 
 
-def uncross(m: RecordedMarket, events: list[Event]) -> None:
+def uncross(m: Market, events: list[Event]) -> None:
     """Recorded depth that crosses users' resting orders trades with them (users' prices). Not while
     the instrument is OPENING: then nothing matches, and the venue's uncross decides at ACTIVE."""
     book = m.book

@@ -12,16 +12,48 @@ O(orders at the level); forgetting O(places + orders of the clients).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from .records import Order
+from .records import Account, Order
 from .vocabulary import WORKING, OrderStatus
 
 ACTIVE = OrderStatus.ACTIVE.value
 
 if TYPE_CHECKING:
-    from .book import Level
-    from .recorded import RecordedMarket
+    from .book import Book, Level
+    from .core import VenueCore
+    from .queue_model import QueueModel
+    from .reference import Instrument
+
+
+class Market(Protocol):
+    """What this module and ``engine/recorded_fills.py`` use of a recorded market: the state of
+    :class:`~engine.recorded.RecordedMarket`, which they are given rather than import (it imports them)."""
+
+    @property
+    def venue(self) -> VenueCore: ...
+
+    @property
+    def instrument(self) -> Instrument: ...
+
+    @property
+    def book(self) -> Book: ...
+
+    @property
+    def counterparty(self) -> Account: ...
+
+    @property
+    def model(self) -> QueueModel: ...
+
+    @property
+    def depth(self) -> dict[str, dict[int, Order]]:
+        """The depth order per price, per side."""
+
+    #: user order id -> its place
+    queue: dict[int, QueuePos]
+
+    def hold(self, order: Order, sign: int) -> None:
+        """Take (``sign`` 1) or release (-1) what a working order of the counterparty holds."""
 
 
 class QueuePos:
@@ -38,7 +70,7 @@ class QueuePos:
         self.qty = qty
 
 
-def place_of(m: RecordedMarket, level: Level, order: Order) -> QueuePos:
+def place_of(m: Market, level: Level, order: Order) -> QueuePos:
     """The order's place, registered (or registered again after a modify that lost priority)."""
     pos = m.queue.get(order.id)
     qty = order.remaining
@@ -60,7 +92,7 @@ def place_of(m: RecordedMarket, level: Level, order: Order) -> QueuePos:
     return pos
 
 
-def move_on_depth(m: RecordedMarket, level: Level, prev: int, new: int) -> None:
+def move_on_depth(m: Market, level: Level, prev: int, new: int) -> None:
     """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
     model = m.model
     cp = m.counterparty
@@ -72,7 +104,7 @@ def move_on_depth(m: RecordedMarket, level: Level, prev: int, new: int) -> None:
         pos.traded = 0
 
 
-def _forget_ended(m: RecordedMarket) -> None:
+def _forget_ended(m: Market) -> None:
     """Forget the places of orders that no longer work (the table is looked at by id only)."""
     accounts = m.venue.accounts
     keep: dict[int, QueuePos] = {}
@@ -83,4 +115,4 @@ def _forget_ended(m: RecordedMarket) -> None:
     m.queue = {oid: keep[oid] for oid in sorted(keep)}
 
 
-__all__ = ["QueuePos", "move_on_depth", "place_of"]
+__all__ = ["Market", "QueuePos", "move_on_depth", "place_of"]

@@ -40,15 +40,10 @@ MODULES = discover(PACKAGES, base=ROOT)
 TYPE_CHECKED = discover({"cefisim": ROOT / "cefisim", **PACKAGES}, base=ROOT)
 
 
-#: knots (strongly connected modules) still in the graph (issue #13):
-#: - the order and transfer records name their client, whose record holds its orders, fills, transfers
-#:   and balances (``Client`` is the reference record and the live account at once, until an
-#:   ``Account`` of its own takes the live part);
-#: - recorded_fills and recorded_queue name the RecordedMarket that calls them.
-KNOWN_KNOTS = {
-    "cefisim.engine": [
-        {"recorded", "recorded_fills", "recorded_queue"},
-    ],
+#: knots (strongly connected modules) still in the graph: none since issue #13 took apart the client
+#: records (``Client`` and ``Account``) and the recorded market's modules (``recorded_queue.Market``)
+KNOWN_KNOTS: dict[str, list[set[str]]] = {
+    "cefisim.engine": [],
     "cefisim.api": [],
 }
 
