@@ -199,14 +199,29 @@ class VenueCore:
     def next_due(self) -> int:
         """The engine time at which something next happens on its own (the hourly housekeeping at the
         latest)."""
-        dues = [self._next_housekeeping]
-        if self._timers:
-            dues.append(self._timers[0][0])
-        expiry = self.next_expiry()
-        if expiry is not None:
-            dues.append(expiry)
-        dues += [feed.next_ts for feed in self.feeds if feed.next_ts is not None]
-        return min(dues)
+        due = self.next_due_other()[0]
+        for feed in self.feeds:
+            ts = feed.next_ts
+            if ts is not None and ts < due:
+                due = ts
+        return due
+
+    def next_due_other(self) -> tuple[int, str]:
+        """What next happens on its own apart from the feeds, and when: ``(engine time, kind)``, kind
+        ``"timer"``, ``"expiry"`` or ``"housekeeping"``; at one time, a timer goes first, then an expiry
+        (``timers.advance`` asks this once per thing it fires: one call, not one per kind)."""
+        due, kind = self._next_housekeeping, "housekeeping"
+        queue = self.gtc_queue
+        while queue and queue[0].status in FINAL:
+            queue.popleft()
+        if queue:
+            expiry = queue[0].created + self.config.gtc_life_ns
+            if expiry <= due:
+                due, kind = expiry, "expiry"
+        timers = self._timers
+        if timers and timers[0][0] <= due:
+            due, kind = timers[0][0], "timer"
+        return due, kind
 
     def next_expiry(self) -> int | None:
         """When the oldest working GTC order expires (ended orders are dropped from the queue)."""
@@ -233,9 +248,10 @@ class VenueCore:
         """Housekeeping ran: it runs again at ``following``."""
         self._next_housekeeping = following
 
-    def rewake(self) -> None:
-        """Make the wake bound exact again (after the clock moved through everything due)."""
-        self._wake = self.next_due()
+    def rewake(self, due: int | None = None) -> None:
+        """Make the wake bound exact again (after the clock moved through everything due); ``due``:
+        what :meth:`next_due` gives now, when the caller has just worked it out."""
+        self._wake = self.next_due() if due is None else due
 
     def cap_check_due(self) -> bool:
         """Whether the ended-order caps are due for a check (every ``CHECK_EVERY`` orders)."""

@@ -30,44 +30,47 @@ if TYPE_CHECKING:
 def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     """Move the clock to ``to_ns``, firing what falls due on the way (events appended to ``events``)."""
     clock = v.clock
+    feeds = v.feeds
+    # one pass per thing fired (with a recorded market, a timer or a run of recorded events every few
+    # of its events): what is due is asked once per pass, and the clock moved in place
     while True:
-        due = to_ns + 1
-        kind = ""
-        timer = v.next_timer()
-        if timer is not None and timer < due:
-            due, kind = timer, "timer"
-        expiry = v.next_expiry()
-        if expiry is not None and expiry < due:
-            due, kind = expiry, "expiry"
-        housekeeping = v.next_housekeeping()
-        if housekeeping < due:
-            due, kind = housekeeping, "housekeeping"
+        other, kind = v.next_due_other()
+        wake = other  # the next thing due, feeds included: the wake bound once nothing is left to do
+        due = bound = other if other <= to_ns else to_ns + 1
         feed_due = None
-        bound = due  # a feed applies everything before the next other thing due
-        for feed in v.feeds:
+        for feed in feeds:  # a feed applies everything before the next other thing due
             ts = feed.next_ts
-            if ts is not None and ts < due:
+            if ts is None:
+                continue
+            if ts < wake:
+                wake = ts
+            if ts < due:
                 bound = due
-                due, kind, feed_due = ts, "feed", feed
-            elif ts is not None and ts < bound:
+                due, feed_due = ts, feed
+            elif ts < bound:
                 bound = ts
-        if not kind:
-            break
-        clock.advance(due)
-        if kind == "timer":
-            action, payload = v.pop_timer()
-            fire(v, action, payload, events)
-        elif feed_due is not None:
+        if feed_due is not None:
+            if due > clock.now:
+                clock.now = due
             feed_due.apply_until(bound - 1, events)
-        elif kind == "expiry":
-            order = v.gtc_queue.popleft()
-            if order.status in WORKING:
-                lifecycle.cancel_now(v, order, "EXPIRED", events)
+        elif other <= to_ns:
+            if other > clock.now:
+                clock.now = other
+            if kind == "timer":
+                action, payload = v.pop_timer()
+                fire(v, action, payload, events)
+            elif kind == "expiry":
+                order = v.gtc_queue.popleft()
+                if order.status in WORKING:
+                    lifecycle.cancel_now(v, order, "EXPIRED", events)
+            else:
+                housekeeping_run(v, events)
+                v.housekeeping_done(_housekeeping_after(v, other, to_ns))
         else:
-            housekeeping_run(v, events)
-            v.housekeeping_done(_housekeeping_after(v, due, to_ns))
-    clock.advance(to_ns)
-    v.rewake()
+            break
+    if to_ns > clock.now:
+        clock.now = to_ns
+    v.rewake(wake)
 
 
 def _housekeeping_after(v: VenueCore, done: int, to_ns: int) -> int:
