@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .events import Event
 
 ACTIVE = OrderStatus.ACTIVE.value
+ALO = ExecInst.ALO.value
 AON = ExecInst.AON.value
 BUY = Side.BUY.value
 CANCEL_PENDING = OrderStatus.CANCEL_PENDING.value
@@ -40,6 +41,7 @@ USE_AGGRESSIVE_PRICING = OrderFlag.USE_AGGRESSIVE_PRICING.value
 I_ACTIVE = InstrumentStatus.ACTIVE.value
 DISABLED = InstrumentStatus.DISABLED.value
 HALTED = InstrumentStatus.HALTED.value
+REQUESTED = CancelReason.REQUESTED.value
 
 # events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
 _new = tuple.__new__
@@ -149,7 +151,8 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
             rehold(order, held, fee_held)
         elif order.side != BUY:
             order.price = prot
-    elif order.is_alo and would_trade(v, order.side, inst, order.price):
+    # (Order.is_alo written out: a call fewer per acknowledged order)
+    elif order.extra is not None and ALO in order.extra.exec_inst and would_trade(v, order.side, inst, order.price):
         end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
         return
     activate(v, order, events, acked)
@@ -157,4 +160,4 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
 
 def ack_cancel(v: VenueCore, order: Order, events: list[Event]) -> None:
     if order.status == CANCEL_PENDING:
-        cancel_now(v, order, CancelReason.REQUESTED.value, events)
+        cancel_now(v, order, REQUESTED, events)  # (an Enum's value costs two calls to read)
