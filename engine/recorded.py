@@ -56,6 +56,7 @@ CANCELED = OrderStatus.CANCELED.value
 GTC = TimeInForce.GTC.value
 LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
+_new = tuple.__new__
 
 if TYPE_CHECKING:
     from .venue import Venue
@@ -159,9 +160,10 @@ class RecordedMarket:
         instant = first[1]
         for nxt in chain((first,), self._events):
             ts = nxt[1]
-            if ts > to_ns:
-                break
-            if ts != instant:  # the previous instant is complete: settle any cross it left
+            if ts != instant:  # (times never decrease: an event of the current instant is due)
+                if ts > to_ns:
+                    break
+                # the previous instant is complete: settle any cross it left
                 bid_key, ask_key = book.bid_key, book.ask_key
                 if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
                     uncross(self, events)
@@ -170,9 +172,15 @@ class RecordedMarket:
             if nxt[0] == UPDATE:
                 _, _, _, side, price, lots = nxt
                 if side == BUY:
-                    sizes, depths, levels, key = sizes_b, depth_b, bids, -price
+                    sizes = sizes_b
+                    depths = depth_b
+                    levels = bids
+                    key = -price
                 else:
-                    sizes, depths, levels, key = sizes_a, depth_a, asks, price
+                    sizes = sizes_a
+                    depths = depth_a
+                    levels = asks
+                    key = price
                 depth = depths.get(price)
                 if depth is not None and depth.status == ACTIVE:
                     level = levels[key]  # a live depth order rests at its level
@@ -255,7 +263,9 @@ class RecordedMarket:
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
             uncross(self, events)
-        events.append(DepthEvent(clock.stamp(), inst_id))
+        # Clock.stamp and the event written out (engine/events.py: tuple.__new__), once per call
+        ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
+        events.append(_new(DepthEvent, (ts, inst_id)))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);
