@@ -15,11 +15,14 @@ Workloads (sizes full / --quick):
             and one ask at the best recorded ask, cancelling and replacing a quote whose price is no
             longer the touch, and stops buying (selling) at a position of +0.1 (-0.1) BTC. Order
             latency 1 ms (the venue's entry, modify and cancel latency), feed latency 0. Timed: the
-            whole loop in CPU time, and the strategy's own turns (deciding and sending its orders)
-            separately: ``events_per_s`` = recorded events / (loop - strategy turns), the replay with
-            its queue bookkeeping, fills and acknowledgements; ``events_per_s_with_strategy`` counts
-            the strategy's turns too; ``events_per_s_no_strategy`` is the same replay with nobody
-            trading (the clock still moves every 100 ms).
+            whole loop in CPU time, with no clock read inside it; and, in a second run of the same
+            (deterministic) replay, the strategy's own turns (counting its fills, deciding and sending
+            its orders), each between two CPU-clock reads, less what those reads cost around empty
+            turns (``empty_turns``). ``events_per_s`` = recorded events / (loop - strategy turns):
+            the replay with its queue bookkeeping, fills and acknowledgements, and no clock reads;
+            ``events_per_s_with_strategy`` counts the strategy's turns too (the loop);
+            ``events_per_s_no_strategy`` is the same replay with nobody trading (the clock still moves
+            every 100 ms), timed the same way.
   floor     ``benchmarks/floor_book.py`` on the same level updates, each one level write with the
             floor's own primitives: cancel the level's order if it has one, place the new size if it
             is not 0 (trades are not level writes: skipped). ``floor_add_ops_per_s`` = level updates /
@@ -44,6 +47,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from statistics import median
 from typing import Any
 
@@ -122,6 +126,7 @@ class Quoter:
         self.quotes: dict[str, Any] = {BUY: None, SELL: None}
         self.commands = 0
         self.position = 0  # lots bought minus sold
+        self.seen = 0  # the client's fills already counted in the position
         self.quoting = quoting  # False: only the clock moves (the replay alone, for comparison)
 
     def act(self, now: int) -> None:
@@ -146,46 +151,85 @@ class Quoter:
                 self.commands += 1
                 self.quotes[side] = result.order
 
-    def run(self, end_ns: int) -> float:
-        """Run to ``end_ns``; returns the CPU seconds spent in the strategy's own turns (``act``)."""
-        venue = self.venue
-        seen = 0
+    def turn(self, now: int) -> None:
+        """The strategy's turn: count its fills since the last turn, then quote (``act``)."""
         fills = self.account.fills
+        if len(fills) != self.seen:
+            for f in fills[self.seen :]:
+                self.position += f.qty if f.order.side == BUY else -f.qty
+            self.seen = len(fills)
+        if self.quoting:
+            self.act(now)
+
+    def run(self, end_ns: int, clock: Callable[[], float] | None = None) -> float:
+        """Run to ``end_ns``, the clock advanced every ``STEP_NS`` and the strategy taking its turn after
+        each advance. Without ``clock`` nothing is timed inside the loop (returns 0.0); with it, returns
+        the sum over the turns of ``clock()`` read just after the advance and again after the turn."""
+        venue = self.venue
         t = venue.clock.now
-        clock = time.process_time
-        in_strategy = 0.0
+        turn = self.turn
+        if clock is None:
+            while t < end_ns:
+                t += STEP_NS
+                venue.submit(AdvanceClock(t), at=t)
+                self.commands += 1
+                turn(t)
+            return 0.0
+        in_turns = 0.0
         while t < end_ns:
             t += STEP_NS
             venue.submit(AdvanceClock(t), at=t)
             self.commands += 1
             t0 = clock()
-            if len(fills) != seen:
-                for f in fills[seen:]:
-                    self.position += f.qty if f.order.side == BUY else -f.qty
-                seen = len(fills)
-            if self.quoting:
-                self.act(t)
-            in_strategy += clock() - t0
-        return in_strategy
+            turn(t)
+            in_turns += clock() - t0
+        return in_turns
+
+
+def empty_turns(steps: int, clock: Callable[[], float]) -> float:
+    """What ``Quoter.run`` adds up over ``steps`` turns when a turn takes no time: the two clock reads
+    around it, written exactly as there, with nothing between them."""
+    in_turns = 0.0
+    for _ in range(steps):
+        t0 = clock()
+        in_turns += clock() - t0
+    return in_turns
 
 
 def run_recorded(
     scenario: Scenario, events: list[tuple], gc_on: bool, quoting: bool = True
 ) -> tuple[float, dict[str, Any]]:
-    """(CPU seconds of the replay without the strategy's own turns, figures of the run)."""
-    venue, market = build(scenario, events)
+    """(CPU seconds of the replay without the strategy's own turns, figures of the run).
+
+    The replay runs twice from scratch, the same run both times (the venue is deterministic): once
+    timed as a whole with no clock read inside the loop (``total_s``), once with the clock read around
+    each of the strategy's turns; the strategy's time (``strategy_s``) is what the second run's reads
+    add up to, less what the same reads add up to around empty turns (``empty_turns``: the reads' own
+    cost). The replay is ``total_s - strategy_s``: the first run without its strategy's turns, and
+    without paying two CPU-clock reads (each a system call) per step."""
     client_id = scenario.client_id("alice")
     assert client_id is not None
+    end_ns = events[-1][1] + STEP_NS
+    venue, market = build(scenario, events)
     quoter = Quoter(venue, market, client_id, quoting)
+    start_ns = venue.clock.now
     totals = venue.asset_totals()
     start_usd = venue.accounts[client_id].balances[2].total
     start_btc = venue.accounts[client_id].balances[1].total
     if not gc_on:
         gc.disable()
     t0 = time.process_time()
-    in_strategy = quoter.run(events[-1][1] + STEP_NS)
+    quoter.run(end_ns)
     took = time.process_time() - t0
     gc.enable()
+    again = Quoter(*build(scenario, events), client_id, quoting)
+    if not gc_on:
+        gc.disable()
+    in_turns = again.run(end_ns, time.process_time)
+    reads = empty_turns(-(-(end_ns - start_ns) // STEP_NS), time.process_time)  # as many as the turns
+    gc.enable()
+    assert again.commands == quoter.commands and len(again.account.fills) == len(quoter.account.fills)
+    in_strategy = in_turns - reads
     assert market.applied == len(events), (market.applied, len(events))
     assert venue.asset_totals() == totals, "an asset was not conserved"
     venue.check_invariants()
