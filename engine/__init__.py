@@ -6,7 +6,8 @@ see ``engine/venue.py`` for the contract and ``docs/matching.md`` for the rules.
 The venue core, bottom up (each module imports only those before it; ``tests/test_architecture.py``):
 ``vocabulary`` (the words), ``units``, ``clock``, ``rejects``, ``state`` (what a snapshot saves),
 ``commands``; ``reference`` (assets, instruments, clients), ``records`` (an account: its balances,
-orders, fills and transfers), ``ledger`` (holds and the money of a fill), ``book``; ``core`` (the venue's state and the interface the operations call); ``pricing``,
-``matching``, ``lifecycle`` (activate, rest, end, cancel, uncross, acknowledgements), ``entry``,
-``modify``, ``transfers``, ``retention``, ``timers`` (what the passing of time does); ``venue``.
+orders, fills and transfers), ``ledger`` (holds and the money of a fill), ``book``; ``core`` (the
+venue's state and the interface the operations call); ``pricing``, ``matching``, ``lifecycle``
+(activate, rest, end, cancel, uncross, acknowledgements), ``entry``, ``modify``, ``transfers``,
+``retention``, ``timers`` (what the passing of time does); ``venue``.
 """

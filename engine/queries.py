@@ -38,6 +38,7 @@ T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 if TYPE_CHECKING:
     from .book import Book
+    from .core import Feed
     from .records import Balance
     from .reference import Asset, Client, Instrument
     from .venue import Venue, VenueConfig
@@ -137,6 +138,11 @@ def instrument(v: Venue, instrument_id: int) -> Instrument | None:
 def listed_instrument(v: Venue, instrument_id: int) -> Instrument:
     """The instrument ``instrument_id`` names, which must exist (a stream or a recording watches it)."""
     return v.instruments[instrument_id]
+
+
+def feeds(v: Venue) -> tuple[Feed, ...]:
+    """The venue's recorded markets (``engine/recorded.py``), in the order they were added."""
+    return v.feeds
 
 
 def book(v: Venue, instrument_id: int) -> Book:

@@ -47,7 +47,7 @@ from .queue_model import QueueModel, RiskAverse
 from .recorded_events import TRADE, UPDATE, Levels, RecordedEvent
 from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
-from .records import Account, Order
+from .records import Order
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
@@ -67,17 +67,18 @@ class RecordedMarket:
         self,
         venue: Venue,
         instrument_id: int,
-        counterparty: Account,
+        counterparty_id: int,
         events: Iterator[RecordedEvent],
         queue_model: QueueModel | None = None,
         impact: bool = True,
         name: str = "",
     ) -> None:
-        """``events``: engine tuples (``engine/recorded_events.py``) whose times are engine times."""
+        """``counterparty_id``: a client of the venue, set up and funded for this market alone;
+        ``events``: engine tuples (``engine/recorded_events.py``) whose times are engine times."""
         self.venue = venue
         self.instrument = venue.instruments[instrument_id]
         self.book = venue.books[instrument_id]
-        self.counterparty = counterparty
+        self.counterparty = counterparty = venue.accounts[counterparty_id]
         counterparty.client.fee_overrides[instrument_id] = ZERO_RATES
         self.model = queue_model or RiskAverse()
         self.impact = impact

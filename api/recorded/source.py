@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cefisim.engine import queries
 from cefisim.engine.queue_model import queue_model
 from cefisim.engine.recorded import RecordedMarket
 from cefisim.engine.recorded_events import SNAPSHOT
@@ -104,16 +105,14 @@ def mapped_events(spec: RecordedSpec, start_ns: int, inst: Instrument) -> Iterat
 def attach(venue: Venue, spec: RecordedSpec, start_ns: int, events: Iterator[tuple] | None = None) -> RecordedMarket:
     """Add the counterparty and the recorded market of ``spec`` to a venue being built; ``events``
     (engine tuples in engine time) replace the file's (the benchmark replays a list from memory)."""
-    inst = venue.instruments[spec.instrument_id]
+    inst = queries.listed_instrument(venue, spec.instrument_id)
     cp = Client(spec.counterparty_id, f"recorded-{inst.symbol}")
     venue.add_client(cp)
     venue.credit(cp.id, inst.base.id, COUNTERPARTY_FUNDS)
     venue.credit(cp.id, inst.quote.id, COUNTERPARTY_FUNDS)
     model = queue_model(spec.queue_model, spec.power_n)
     stream = mapped_events(spec, start_ns, inst) if events is None else events
-    market = RecordedMarket(
-        venue, inst.id, venue.accounts[cp.id], stream, model, spec.impact, name=str(Path(spec.files[0]).name)
-    )
+    market = RecordedMarket(venue, inst.id, cp.id, stream, model, spec.impact, name=str(Path(spec.files[0]).name))
     venue.add_feed(market)
     return market
 

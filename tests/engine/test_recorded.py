@@ -34,7 +34,7 @@ def recorded(events: list[tuple], model=None, impact: bool = True) -> tuple[Sim,
     v.add_client(cp)
     v.credit(CP, BTC, 10**18)
     v.credit(CP, USD, 10**18)
-    mkt = RecordedMarket(v, BTC_USD, v.accounts[CP], iter(events), model, impact)
+    mkt = RecordedMarket(v, BTC_USD, CP, iter(events), model, impact)
     v.add_feed(mkt)
     return Sim(v), mkt
 
