@@ -23,7 +23,6 @@ Restoring and continuing gives the same events as continuing without the round t
 
 from __future__ import annotations
 
-import enum
 import importlib
 import inspect
 import pkgutil
@@ -84,8 +83,6 @@ class _Writer:
     def value(self, v: Any) -> Any:
         if v is None or isinstance(v, (bool, str)):
             return v
-        if isinstance(v, enum.Enum):
-            return {"$enum": _NAMES[type(v)], "value": v.value}
         if isinstance(v, int):
             return v if -_MAX_JSON_INT < v < _MAX_JSON_INT else {"$int": str(v)}
         if isinstance(v, float):
@@ -146,8 +143,6 @@ class _Reader:
                 return float(v["$float"])
             if "$tuple" in v:
                 return tuple(self.value(x) for x in v["$tuple"])
-            if "$enum" in v:
-                return self._cls(v["$enum"])(v["value"])
         raise SnapshotError(f"unexpected value {str(v)[:80]}")
 
     def _cls(self, name: Any) -> type:

@@ -35,12 +35,9 @@ _ACCOUNT_ATTRS = (
 
 
 def _value(v: Any) -> Any:
-    """A value with the class names it carries brought to the current naming."""
-    if isinstance(v, dict):
-        if "$enum" in v:
-            return {"$enum": v["$enum"].rpartition(".")[2], "value": v["value"]}
-        if "$tuple" in v:
-            return {"$tuple": [_value(x) for x in v["$tuple"]]}
+    """A value as the current format writes it (a copy: the document read stays as it is)."""
+    if isinstance(v, dict) and "$tuple" in v:
+        return {"$tuple": [_value(x) for x in v["$tuple"]]}
     return v
 
 
