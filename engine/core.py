@@ -211,13 +211,9 @@ class VenueCore:
         ``"timer"``, ``"expiry"`` or ``"housekeeping"``; at one time, a timer goes first, then an expiry
         (``timers.advance`` asks this once per thing it fires: one call, not one per kind)."""
         due, kind = self._next_housekeeping, "housekeeping"
-        queue = self.gtc_queue
-        while queue and queue[0].status in FINAL:
-            queue.popleft()
-        if queue:
-            expiry = queue[0].created + self.config.gtc_life_ns
-            if expiry <= due:
-                due, kind = expiry, "expiry"
+        expiry = self.next_expiry()
+        if expiry is not None and expiry <= due:
+            due, kind = expiry, "expiry"
         timers = self._timers
         if timers and timers[0][0] <= due:
             due, kind = timers[0][0], "timer"
@@ -239,10 +235,6 @@ class VenueCore:
         """Take the earliest timer off the heap: its (action, payload)."""
         _, _, action, payload = heapq.heappop(self._timers)
         return action, payload
-
-    def next_housekeeping(self) -> int:
-        """When the hourly housekeeping (fee sweep, retention) runs next."""
-        return self._next_housekeeping
 
     def housekeeping_done(self, following: int) -> None:
         """Housekeeping ran: it runs again at ``following``."""
