@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .commands import CancelOrder, PlaceOrder
-from .events import OrderEvent
+from .events import OrderEvent, build_event
 from .ledger import balance, order_hold
 from .ledger import hold_rate as order_hold_rate
 from .lifecycle import activate, cancel_now
@@ -64,9 +64,6 @@ IOC = TimeInForce.IOC.value
 if TYPE_CHECKING:
     from .core import Result, VenueCore
 
-# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
-_new = tuple.__new__
-
 
 # --- entry --------------------------------------------------------------------------------------
 
@@ -96,7 +93,7 @@ def _reject(v: VenueCore, order: Order, reason: Reject, cmd: PlaceOrder, result:
         account.by_external[order.external_id] = order
     result.order = order
     result.reject = reason
-    result.events.append(_new(OrderEvent, (order.created, order.id, account.id, REJECTED, reason.value)))
+    result.events.append(build_event(OrderEvent, (order.created, order.id, account.id, REJECTED, reason.value)))
     return result
 
 
@@ -164,7 +161,7 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     result.order = order
     events = result.events
     if v.latency_entry_ns:
-        events.append(_new(OrderEvent, (order.created, order_id, account.id, NEW_PENDING, None)))
+        events.append(build_event(OrderEvent, (order.created, order_id, account.id, NEW_PENDING, None)))
         v.schedule(v.clock.now + v.latency_entry_ns, "ack_entry", order)
         result.snapshot_status = NEW_PENDING
         return result
@@ -298,7 +295,7 @@ def cancel(v: VenueCore, cmd: CancelOrder, result: Result) -> Result:
         order.status = CANCEL_PENDING
         ts = v.clock.stamp()
         order.updated = ts
-        result.events.append(_new(OrderEvent, (ts, order.id, order.account.id, CANCEL_PENDING, None)))
+        result.events.append(build_event(OrderEvent, (ts, order.id, order.account.id, CANCEL_PENDING, None)))
         v.schedule(v.clock.now + v.latency_cancel_ns, "ack_cancel", order)
         result.snapshot_status = CANCEL_PENDING
         return result

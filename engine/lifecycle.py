@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .events import OrderEvent
+from .events import OrderEvent, build_event
 from .ledger import order_hold, rehold
 from .matching import available_to, end_order, match
 from .pricing import protection_price, would_trade
@@ -43,9 +43,6 @@ DISABLED = InstrumentStatus.DISABLED.value
 HALTED = InstrumentStatus.HALTED.value
 REQUESTED = CancelReason.REQUESTED.value
 
-# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
-_new = tuple.__new__
-
 
 def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | None = None) -> None:
     """An accepted order goes live: confirm, trade what it can, then rest or end. ``confirmed`` is the
@@ -57,7 +54,7 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
         ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
     else:
         ts = confirmed
-    events.append(_new(OrderEvent, (ts, order.id, order.account.id, ACTIVE, None)))
+    events.append(build_event(OrderEvent, (ts, order.id, order.account.id, ACTIVE, None)))
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst
     if is_aon and not available_to(v, order, order.price, order.remaining):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .events import OrderEvent, TradeEvent
+from .events import OrderEvent, TradeEvent, build_event
 from .ledger import balance, buy_bound, hold_rate, order_hold
 from .records import Execution, Fill, Order
 from .rejects import CancelReason
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from .core import VenueCore
     from .events import Event
 
-# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
-_new = tuple.__new__
 _REQUESTED = CancelReason.REQUESTED.value
 
 
@@ -69,7 +67,7 @@ def end_order(v: VenueCore, order: Order, status: str, reason: str | None, event
         del account.live_external[ext]
     counts = account.open_orders
     counts[order.instrument.id] -= 1
-    events.append(_new(OrderEvent, (ts, order.id, account.id, status, reason)))
+    events.append(build_event(OrderEvent, (ts, order.id, account.id, status, reason)))
 
 
 def fill(
@@ -152,7 +150,9 @@ def fill(
     s_ts = v.clock.stamp() if sc is bc else ts
     sc.fills.append(Fill(match_id, s_ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
     m_fee, t_fee = (b_fee, s_fee) if buyer is maker else (s_fee, b_fee)
-    events.append(_new(TradeEvent, (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee)))
+    events.append(
+        build_event(TradeEvent, (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee))
+    )
 
 
 def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .commands import ModifyOrder
 from .entry import find_order
-from .events import OrderEvent
+from .events import OrderEvent, build_event
 from .ledger import balance, buy_hold, order_hold, rehold
 from .lifecycle import end_unless_rests
 from .matching import end_order, match
@@ -34,9 +34,6 @@ OPENING = InstrumentStatus.OPENING.value
 if TYPE_CHECKING:
     from .core import Result, VenueCore
     from .events import Event
-
-# events built with tuple.__new__: no NamedTuple __new__ frame on the hot path (engine/events.py)
-_new = tuple.__new__
 
 
 def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
@@ -104,7 +101,7 @@ def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
         order.status = MODIFY_PENDING
         ts = v.clock.stamp()
         order.updated = ts
-        result.events.append(_new(OrderEvent, (ts, order.id, order.account.id, MODIFY_PENDING, None)))
+        result.events.append(build_event(OrderEvent, (ts, order.id, order.account.id, MODIFY_PENDING, None)))
         v.schedule(v.clock.now + v.latency_modify_ns, "ack_modify", (order, new_qty, new_price, to_market))
         result.snapshot_status = MODIFY_PENDING
         return result
@@ -200,7 +197,7 @@ def apply_modify(
             what = "MODIFY_REJECTED:" + late.value
             mods.append((ts, what))
             order.status = ACTIVE
-            events.append(_new(OrderEvent, (ts, order.id, account.id, ACTIVE, what)))
+            events.append(build_event(OrderEvent, (ts, order.id, account.id, ACTIVE, what)))
             return
     mods.append((ts, "MODIFIED"))
     resting = book.contains(order)
@@ -209,7 +206,7 @@ def apply_modify(
     if new_qty <= order.executed:
         if resting:
             book.remove(order, open_before)
-        events.append(_new(OrderEvent, (ts, order.id, account.id, order.status, "MODIFIED")))
+        events.append(build_event(OrderEvent, (ts, order.id, account.id, order.status, "MODIFIED")))
         end_order(v, order, CANCELED, CancelReason.MODIFIED_TO_EXECUTED.value, events)
         order.remaining = 0  # nothing is left to trade: qty = executed
         return
@@ -229,7 +226,7 @@ def apply_modify(
         if to_market:
             order.type = MARKET
     rehold(order, held, fee_held)
-    events.append(_new(OrderEvent, (ts, order.id, account.id, ACTIVE, "MODIFIED")))
+    events.append(build_event(OrderEvent, (ts, order.id, account.id, ACTIVE, "MODIFIED")))
     if keeps_place:
         return
     stopped = match(v, order, events) if order.instrument.status == I_ACTIVE else False

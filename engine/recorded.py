@@ -41,7 +41,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from .book import Level
-from .events import DepthEvent, Event
+from .events import DepthEvent, Event, build_event
 from .ledger import balance, order_hold
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import TRADE, UPDATE, Levels, RecordedEvent
@@ -56,7 +56,6 @@ CANCELED = OrderStatus.CANCELED.value
 GTC = TimeInForce.GTC.value
 LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
-_new = tuple.__new__
 
 if TYPE_CHECKING:
     from .venue import Venue
@@ -264,9 +263,9 @@ class RecordedMarket:
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
             uncross(self, events)
-        # Clock.stamp and the event written out (engine/events.py: tuple.__new__), once per call
+        # Clock.stamp written out and the event made with events.build_event, once per call
         ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
-        events.append(_new(DepthEvent, (ts, inst_id)))
+        events.append(build_event(DepthEvent, (ts, inst_id)))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);
