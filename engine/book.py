@@ -1,17 +1,17 @@
 """The order book of one instrument: two sides of price levels, FIFO within a level.
 
 Contract:
-- Each side is a ``SortedDict`` keyed so that the best level comes first: asks by price, bids by
-  negated price. One matching loop therefore serves both sides (``engine/matching.py``).
+- Each side is a :class:`~engine.levels.Levels` (a dict of levels read in key order) keyed so that
+  the best level comes first: asks by price, bids by negated price. One matching loop therefore
+  serves both sides (``engine/matching.py``).
 - A :class:`Level` keeps its orders in a dict by order id, whose insertion order is arrival order, and
   the total open quantity of those orders. Priority is lost by removing and re-adding the order.
 - ``bid_key`` and ``ask_key`` cache the key of each side's best level (None when the side is empty):
-  every order entry asks whether it crosses, and reading the first key of a ``SortedDict`` costs
-  three Python calls. They change only where a level is created or deleted (``add``, ``remove``,
-  ``drop_level``).
-- Complexity: best bid/offer O(1) (the cached keys); add O(log levels) for a new level, O(1)
-  otherwise; remove by id O(1) (a dict lookup by price, then by id), plus O(log levels) when the
-  level empties.
+  every order entry asks whether it crosses, and reading a side's first key costs a call. They
+  change only where a level is created or deleted (``add``, ``remove``, ``drop_level``).
+- Complexity: best bid/offer O(1) (the cached keys); add O(1), plus a new key in its side
+  (``engine/levels.py``) for a new level; remove by id O(1) (a dict lookup by price, then by id),
+  plus the key's deletion when the level empties.
 - Only orders with open quantity rest; a level never holds a zero-quantity order and an empty level is
   removed at once. ``check_invariants`` asserts all of this and that the book is not crossed (except
   while an OPENING instrument collects orders).
@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sortedcontainers import SortedDict
-
+from .levels import Levels
 from .records import Order
 from .vocabulary import WORKING, Side
 
@@ -61,8 +60,8 @@ class Book:
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id
-        self.bids: SortedDict = SortedDict()  # -price -> Level
-        self.asks: SortedDict = SortedDict()  # price -> Level
+        self.bids: Levels[Level] = Levels()  # -price -> Level
+        self.asks: Levels[Level] = Levels()  # price -> Level
         self.bid_key: int | None = None  # -(best bid), the first key of bids
         self.ask_key: int | None = None  # best ask, the first key of asks
         self.last_price: int | None = None  # ticks of the last trade
@@ -78,11 +77,11 @@ class Book:
         """Rebuild what a snapshot leaves out (``api/runtime/snapshot.py``): the band cache."""
         self.reset_caches()
 
-    def side(self, side: str) -> SortedDict:
+    def side(self, side: str) -> Levels[Level]:
         """The levels an order of ``side`` rests on."""
         return self.bids if side == BUY else self.asks
 
-    def contra(self, side: str) -> SortedDict:
+    def contra(self, side: str) -> Levels[Level]:
         """The levels an order of ``side`` trades against."""
         return self.asks if side == BUY else self.bids
 
@@ -118,13 +117,13 @@ class Book:
         if self.opening is not None:
             self.opening.pop(order.id, None)
 
-    def drop_level(self, levels: SortedDict, key: int) -> int | None:
+    def drop_level(self, levels: Levels[Level], key: int) -> int | None:
         """Delete the emptied level ``key`` of one side; returns the key of that side's best level."""
         del levels[key]
         is_bids = levels is self.bids
         best = self.bid_key if is_bids else self.ask_key
         if key == best:
-            best = levels.peekitem(0)[0] if levels else None
+            best = levels.first_key()
             if is_bids:
                 self.bid_key = best
             else:
@@ -160,7 +159,8 @@ class Book:
 
     def check_invariants(self, allow_crossed: bool = False) -> None:
         for levels, sign, best in ((self.bids, -1, self.bid_key), (self.asks, 1, self.ask_key)):
-            assert best == (levels.peekitem(0)[0] if levels else None), f"best key {best} is stale"
+            levels.check_invariants()
+            assert best == levels.first_key(), f"best key {best} is stale"
             for key, level in levels.items():
                 assert level.orders, f"empty level {level!r} left in the book"
                 assert key == sign * level.price, f"level {level!r} filed under key {key}"

@@ -60,11 +60,11 @@ def bbo(v: Venue, instrument_id: int) -> tuple[int | None, int, int | None, int]
     book = v.books[instrument_id]
     bid = ask = None
     bid_qty = ask_qty = 0
-    if book.bids:
-        level = book.bids.peekitem(0)[1]
+    if book.bid_key is not None:
+        level = book.bids[book.bid_key]
         bid, bid_qty = level.price, level.qty
-    if book.asks:
-        level = book.asks.peekitem(0)[1]
+    if book.ask_key is not None:
+        level = book.asks[book.ask_key]
         ask, ask_qty = level.price, level.qty
     return bid, bid_qty, ask, ask_qty
 

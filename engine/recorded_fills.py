@@ -40,7 +40,7 @@ def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> N
     if best is None or best > limit:
         return  # no level at or through the trade's price
     # the trade is at the best level's price (the usual case): that level is the only one in range
-    keys = (best,) if best == limit else list(levels.irange(maximum=limit))
+    keys = (best,) if best == limit else levels.keys_through(limit)
     budget = lots
     cp = m.counterparty
     other = m.depth[BUY if side == SELL else SELL]

@@ -13,8 +13,9 @@ Each engine class owns its part of the format:
 
 An object is named by its class's own name (``Order``, ``ScenarioRunner``), so moving a class between
 modules leaves the format alone; renaming a saved attribute changes it (docs/snapshot.md: versions).
-Only classes of the engine that declare their state (and ``random.Random``, ``SortedDict``,
-``deque``) can appear: anything else is refused, so restoring a snapshot never runs foreign code.
+Only classes of the engine that declare their state (and ``random.Random``, ``deque`` and a book side,
+``engine.levels.Levels``, written ``SortedDict`` as since /1) can appear: anything else is refused, so
+restoring a snapshot never runs foreign code.
 Integers too large for JSON numbers travel as strings. A document of the previous version
 (``cefisim-snapshot/2``) is upgraded on reading (``api/runtime/snapshot_v2.py``).
 
@@ -31,16 +32,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from sortedcontainers import SortedDict
-
 from cefisim import engine
+from cefisim.engine.levels import Levels
 
 from .snapshot_v2 import FORMAT_V2, upgrade_v2
 
 FORMAT = "cefisim-snapshot/3"  # /3: explicit per-class state; a client's account apart from the client
 _MAX_JSON_INT = 2**53
 #: containers the codec writes itself, by these names
-_BUILTIN: dict[str, type] = {"Random": random.Random, "SortedDict": SortedDict, "deque": deque}
+_BUILTIN: dict[str, type] = {"Random": random.Random, "SortedDict": Levels, "deque": deque}
 
 
 class SnapshotError(ValueError):
@@ -106,7 +106,7 @@ class _Writer:
             return {"list": [self.value(x) for x in v]}
         if type(v) is dict:
             return {"dict": [[self.value(k), self.value(x)] for k, x in v.items()]}
-        if isinstance(v, SortedDict):
+        if isinstance(v, Levels):  # a book side: a mapping read in key order, "SortedDict" since /1
             return {"cls": "SortedDict", "items": [[self.value(k), self.value(x)] for k, x in v.items()]}
         if isinstance(v, deque):
             return {"cls": "deque", "items": [self.value(x) for x in v]}
@@ -170,8 +170,8 @@ class _Reader:
                 out[self.value(k)] = self.value(x)
         else:
             cls = self._cls(spec.get("cls"))
-            if cls is SortedDict:
-                out = SortedDict()
+            if cls is Levels:
+                out = Levels()
                 self.made[ref] = out
                 for k, x in spec["items"]:
                     out[self.value(k)] = self.value(x)

@@ -10,16 +10,16 @@ from typing import Any
 
 import orjson
 import pytest
-from sortedcontainers import SortedDict
 
 from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario
+from cefisim.engine.levels import Levels
 from tests.api import snapshot_steps as steps
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 FIELDS = Path(__file__).parent / "fixtures" / "snapshot_v3.fields.json"
-_BUILTIN = (random.Random, SortedDict, deque)
+_BUILTIN = (random.Random, Levels, deque)
 
 
 def _attributes(obj: Any) -> set[str]:
@@ -41,7 +41,7 @@ def _engine_objects(root: list[Any]) -> list[Any]:
         seen.add(id(v))
         if isinstance(v, (list, tuple, deque)):
             todo.extend(v)
-        elif isinstance(v, (dict, SortedDict)):
+        elif isinstance(v, dict):
             todo.extend(v.keys())
             todo.extend(v.values())
         elif not isinstance(v, _BUILTIN):

@@ -1,0 +1,111 @@
+"""One side of an order book: its price levels by key, read in key order (best first).
+
+Contract:
+- :class:`Levels` is a ``dict`` of key -> level, so the reads the matching and entry paths make at
+  every order (``get``, ``[]``, ``in``, ``len``) are the dict's own. Beside it, the sorted list of its
+  keys: iteration, ``keys``, ``values`` and ``items`` go in key order, ``first_key`` is the best key
+  and ``keys_through(limit)`` the keys up to a limit.
+- Only ``levels[key] = level`` and ``del levels[key]`` change it; the dict methods that would change
+  the dict behind the list's back (``pop``, ``popitem``, ``setdefault``, ``update``, ``clear``, ``|=``)
+  raise TypeError.
+- Complexity: a read O(1); a new key or a deletion O(log n) to find its place, plus, while the side
+  holds at most ``SPILL`` keys, a move of the keys behind it (a ``list`` insert or delete, in C).
+  Past ``SPILL`` keys the list becomes a ``SortedList`` (O(log n) in Python, for good): a book's
+  levels come and go at every cancel and sweep, and up to a few thousand levels the plain list is
+  about four times cheaper than a ``SortedDict`` (``docs/benchmarks.md``), while a side spread over
+  many more prices keeps the ``SortedList``'s bound.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator
+from typing import Any, Generic, NoReturn, TypeVar
+
+from sortedcontainers import SortedList
+
+#: keys a side keeps in a plain list; past it, a SortedList (the measured break-even is ~5,000)
+SPILL = 4096
+
+L = TypeVar("L")
+
+
+class Levels(dict[int, L], Generic[L]):
+    __slots__ = ("_keys",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._keys: list[int] | SortedList = []
+
+    def __setitem__(self, key: int, level: L) -> None:
+        if key not in self:
+            keys = self._keys
+            if isinstance(keys, list):
+                insort(keys, key)
+                if len(keys) > SPILL:
+                    self._keys = SortedList(keys)
+            else:
+                keys.add(key)
+        dict.__setitem__(self, key, level)
+
+    def __delitem__(self, key: int) -> None:
+        dict.__delitem__(self, key)
+        keys = self._keys
+        if isinstance(keys, list):
+            del keys[bisect_left(keys, key)]
+        else:
+            keys.remove(key)
+
+    def first_key(self) -> int | None:
+        """The smallest key (the best level's), None when the side is empty."""
+        keys = self._keys
+        return keys[0] if keys else None
+
+    def keys_through(self, limit: int) -> list[int]:
+        """The keys up to and including ``limit``, in order."""
+        keys = self._keys
+        if isinstance(keys, list):
+            return keys[: bisect_right(keys, limit)]
+        return list(keys.irange(maximum=limit))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[int]:
+        return reversed(self._keys)
+
+    def keys(self) -> list[int]:  # type: ignore[override]  # a list in key order, not a live view
+        return list(self._keys)
+
+    def values(self) -> Iterator[L]:  # type: ignore[override]  # in key order
+        return map(self.__getitem__, self._keys)
+
+    def items(self) -> list[tuple[int, L]]:  # type: ignore[override]  # a list in key order
+        return [(key, self[key]) for key in self._keys]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy and pickle rebuild through __setitem__ from the items alone: the dict protocol's default
+        # would restore the key list first, then add every key to it again
+        return (_levels_of, (self.items(),))
+
+    def __repr__(self) -> str:
+        return f"Levels({{{', '.join(f'{k!r}: {v!r}' for k, v in self.items())}}})"
+
+    def check_invariants(self) -> None:
+        """The key list holds exactly the dict's keys, sorted."""
+        assert list(self._keys) == sorted(dict.keys(self)), "a book side's key list disagrees with its levels"
+
+    def _unsupported(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a book side changes only by levels[key] = level and del levels[key]")
+
+    pop = popitem = setdefault = update = clear = __ior__ = _unsupported
+
+
+def _levels_of(items: list[tuple[int, L]]) -> Levels[L]:
+    levels: Levels[L] = Levels()
+    for key, level in items:
+        levels[key] = level
+    return levels
+
+
+__all__ = ["SPILL", "Levels"]
