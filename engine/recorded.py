@@ -131,7 +131,7 @@ class RecordedMarket:
         if not self.impact:
             self._restore_taken()
         # This loop runs once per recorded event, so the three common updates (a size change, a new
-        # level nobody rests at, a level only its depth order holds going) are written out here with
+        # level nobody rests at, a level's depth order going) are written out here with
         # everything they touch in locals; everything else goes through _set_level, trade, _snapshot.
         (
             v,
@@ -204,10 +204,15 @@ class RecordedMarket:
                         continue
                     if ts > clock.now:
                         clock.now = ts
-                    if len(level.orders) == 1 and plain:
-                        # a level holding only its depth order goes: _retire, written out
+                    if plain:
+                        # the level's depth order goes: _set_level and _retire, written out
+                        if len(level.orders) == 1:
+                            book.drop_level(levels, key)  # the level goes with it
+                        else:
+                            move_on_depth(self, level, sizes[price], 0)  # users resting there move first
+                            del level.orders[depth.id]
+                            level.qty -= depth.remaining
                         del sizes[price]
-                        book.drop_level(levels, key)
                         if depth.execution is not None:
                             self.hold(depth, -1)
                         elif side == BUY:

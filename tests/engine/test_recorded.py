@@ -119,6 +119,27 @@ def test_a_resting_order_fills_only_once_the_quantity_ahead_has_traded() -> None
     sim.check()
 
 
+def test_when_the_recorded_level_empties_a_resting_order_has_nothing_ahead() -> None:
+    sim, mkt = recorded(
+        [
+            BOOK,
+            (UPDATE, at(3), at(3), BUY, P, 0),  # the recorded bid at P goes: the user is first
+            (UPDATE, at(4), at(4), BUY, P, 8),  # and comes back behind the user
+            (TRADE, at(5), at(5), SELL, P, 1),
+        ]
+    )
+    sim.advance_to(at(2))
+    order = sim.buy(ALICE, "0.0002", "30000.00").order
+    assert mkt.queue_position(order) == 5
+    sim.advance_to(at(3))
+    assert mkt.queue_position(order) == 0 and levels(sim)[0] == [(P, 2), (P - 100, 7)]
+    sim.advance_to(at(4))
+    assert mkt.queue_position(order) == 0 and levels(sim)[0] == [(P, 10), (P - 100, 7)]
+    sim.advance_to(at(5))  # the next trade at P fills the user first
+    assert order.executed == 1
+    sim.check()
+
+
 def test_a_trade_through_the_price_fills_with_no_queue_up_to_its_size() -> None:
     sim, _ = recorded([BOOK, (TRADE, at(3), at(3), SELL, P - 100, 3)])
     sim.advance_to(at(2))
