@@ -11,9 +11,9 @@ Contract:
 - Complexity: a read O(1); a new key or a deletion O(log n) to find its place, plus, while the side
   holds at most ``SPILL`` keys, a move of the keys behind it (a ``list`` insert or delete, in C).
   Past ``SPILL`` keys the list becomes a ``SortedList`` (O(log n) in Python, for good): a book's
-  levels come and go at every cancel and sweep, and up to a few thousand levels the plain list is
-  about four times cheaper than a ``SortedDict`` (``docs/benchmarks.md``), while a side spread over
-  many more prices keeps the ``SortedList``'s bound.
+  levels come and go at every cancel and sweep, and up to a thousand levels a new level and its
+  deletion take about half the time they take in a ``SortedDict``, while past ``SPILL`` a side costs
+  what a ``SortedDict`` does (``benchmarks/bench_levels.py``).
 """
 
 from __future__ import annotations
