@@ -39,20 +39,23 @@ def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> N
         levels, limit, best = book.asks, price, book.ask_key
     if best is None or best > limit:
         return  # no level at or through the trade's price
-    # the trade is at the best level's price (the usual case): that level is the only one in range
-    keys = (best,) if best == limit else levels.keys_through(limit)
-    budget = lots
     cp = m.counterparty
-    other = m.depth[BUY if side == SELL else SELL]
+    if best == limit:
+        # the trade is at the best level's price (the usual case): that level is the only one in range,
+        # and most often only its depth order rests there
+        orders = levels[best].orders
+        if len(orders) == 1 and next(iter(orders.values())).account is cp:
+            return
+        keys: list[int] | tuple[int] = (best,)
+    else:
+        keys = levels.keys_through(limit)
+    budget = lots
     for key in keys:
         if not budget:
             return
         level = levels.get(key)
         if level is None:
             continue
-        depth = other.get(level.price)
-        if len(level.orders) <= (depth is not None and depth.status == ACTIVE):
-            continue  # only the recorded depth rests here
         at_price = level.price == price
         for order in [o for o in level.orders.values() if o.account is not cp]:
             take = order.remaining
