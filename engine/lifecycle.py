@@ -61,13 +61,20 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
         end_order(v, order, CANCELED, CancelReason.AON_NOT_FILLABLE.value, events)
         return
     inst = order.instrument
-    stopped = match(v, order, events) if inst.status == I_ACTIVE else False
+    book = v.books[inst.id]
+    # match's own first test written out, whether the contra side's best level is within the order's
+    # limit (keys grow away from the touch): most orders rest at once, and then match is not called
+    if order.side == BUY:
+        key, limit = book.ask_key, order.price
+    else:
+        key, limit = book.bid_key, -order.price
+    stopped = key is not None and key <= limit and inst.status == I_ACTIVE and match(v, order, events)
     # end_unless_rests asked only when the order may not rest (a call fewer per resting order on the
     # entry hot path): there it ends the order
     if stopped or not order.remaining or order.type == MARKET or order.tif == IOC:
         end_unless_rests(v, order, stopped, events)
         return
-    v.books[inst.id].add(order)
+    book.add(order)
     if order.tif == GTC:
         queue = v.gtc_queue
         if queue and queue[-1].created <= order.created:
