@@ -190,17 +190,23 @@ class RecordedMarket:
                             move_on_depth(self, level, sizes[price], lots)
                         sizes[price] = lots
                         delta = lots - depth.remaining
-                        if delta and depth.execution is None:
-                            # _resize of an untouched depth order: its hold is what its lots cost
+                        if delta:
+                            # _resize written out: a depth order holds what its open lots cost (its fee
+                            # rates are 0), a BUY order's counted on from what it has traded
                             if side == BUY:
-                                unit = price * num
-                                quote_bal.hold += -(-lots * unit // den) + (-depth.remaining * unit // den)
+                                exe = depth.execution
+                                if exe is None:
+                                    unit = price * num
+                                    quote_bal.hold += -(-lots * unit // den) + (-depth.remaining * unit // den)
+                                else:
+                                    lt = exe.cum_lt
+                                    quote_bal.hold += -(-(lt + lots * price) * num // den) + (
+                                        -(lt + depth.remaining * price) * num // den
+                                    )
                             else:
                                 base_bal.hold += delta * base_per_lot
                             depth.remaining = lots
                             level.qty += delta
-                        elif delta:
-                            self._resize(depth, lots, level)
                         continue
                     if ts > clock.now:
                         clock.now = ts
