@@ -16,6 +16,7 @@ Housekeeping sweeps unsettled fees to the venue's fee account and forgets what r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import lifecycle, modify, retention, transfers
@@ -25,6 +26,7 @@ from .vocabulary import WORKING
 if TYPE_CHECKING:
     from .core import VenueCore
     from .events import Event
+    from .records import Order
 
 
 def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
@@ -57,8 +59,8 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
             if other > clock.now:
                 clock.now = other
             if kind == "timer":
-                action, payload = v.pop_timer()
-                fire(v, action, payload, events)
+                _, _, action, payload = v.pop_timer()
+                ACTIONS[action](v, payload, events)
             elif kind == "expiry":
                 order = v.gtc_queue.popleft()
                 if order.status in WORKING:
@@ -95,19 +97,20 @@ def _housekeeping_after(v: VenueCore, done: int, to_ns: int) -> int:
     return max(following, quiet_until // interval * interval)
 
 
-def fire(v: VenueCore, action: str, payload: Any, events: list[Event]) -> None:
-    """Carry out a timer's action (the module docstring lists them)."""
-    if action == "ack_entry":
-        lifecycle.ack_entry(v, payload, events)
-    elif action == "ack_cancel":
-        lifecycle.ack_cancel(v, payload, events)
-    elif action == "ack_modify":
-        order, qty, price, to_market = payload
-        modify.apply_modify(v, order, qty, price, to_market, events)
-    elif action == "settle_transfer":
-        transfers.settle_transfer(v, payload, events)
-    else:  # pragma: no cover - a bug, not an input
-        raise AssertionError(f"unknown timer action {action}")
+def _ack_modify(v: VenueCore, payload: tuple[Order, int, int, bool], events: list[Event]) -> None:
+    """The modify latency has passed: apply what ``engine/modify.py`` scheduled."""
+    order, qty, price, to_market = payload
+    modify.apply_modify(v, order, qty, price, to_market, events)
+
+
+#: what each timer action does (the module docstring lists them), called with (venue, payload, events):
+#: one look-up per timer fired, where comparing the action with each name took up to four
+ACTIONS: dict[str, Callable[[VenueCore, Any, list[Event]], None]] = {
+    "ack_entry": lifecycle.ack_entry,
+    "ack_cancel": lifecycle.ack_cancel,
+    "ack_modify": _ack_modify,
+    "settle_transfer": transfers.settle_transfer,
+}
 
 
 def housekeeping_run(v: VenueCore, events: list[Event]) -> None:
