@@ -17,7 +17,7 @@ from .events import OrderEvent, build_event
 from .ledger import order_hold, rehold
 from .matching import available_to, end_order, match
 from .pricing import protection_price, would_trade
-from .records import Order
+from .records import Order, OrderExtra
 from .rejects import CancelReason, Reject
 from .vocabulary import WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
 
@@ -134,18 +134,27 @@ def cancel_now(v: VenueCore, order: Order, reason: str, events: list[Event]) -> 
 
 
 def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
+    """The entry latency has passed: a NEW_PENDING order is acknowledged (``extra.acked``) and goes live
+    (``activate``), or ends CANCELED if its instrument is disabled or halted, a MARKET order finds no
+    liquidity, or an ALO order would trade. An order no longer pending (canceled meanwhile) is left."""
     if order.status != NEW_PENDING:
         return
     # the CONFIRM record's timestamp: a stamp of its own, never shared with a record made at the
     # same instant (another acknowledgement, a fill), so that activity cursors page exactly
-    acked = order.ex().acked = v.clock.stamp()
+    # (Clock.stamp and Order.ex written out: two calls fewer per acknowledged order)
+    clock = v.clock
+    acked = clock.last = clock.now if clock.now > clock.last else clock.last + 1
+    extra = order.extra
+    if extra is None:
+        extra = order.extra = OrderExtra()
+    extra.acked = acked
     inst = order.instrument
     if inst.status in (DISABLED, HALTED):
         end_order(v, order, CANCELED, "INSTRUMENT_" + inst.status, events)
         return
     if order.type == MARKET:
         # the market moved while the order was in flight: re-derive the protection price
-        aggressive = order.extra is not None and USE_AGGRESSIVE_PRICING in order.extra.flags
+        aggressive = USE_AGGRESSIVE_PRICING in extra.flags
         prot = protection_price(v, order.side, inst, aggressive)
         if prot is None:
             end_order(v, order, CANCELED, Reject.NO_LIQUIDITY.value, events)
@@ -159,12 +168,17 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
         elif order.side != BUY:
             order.price = prot
     # (Order.is_alo written out: a call fewer per acknowledged order)
-    elif order.extra is not None and ALO in order.extra.exec_inst and would_trade(v, order.side, inst, order.price):
+    elif ALO in extra.exec_inst and would_trade(v, order.side, inst, order.price):
         end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
         return
     activate(v, order, events, acked)
 
 
 def ack_cancel(v: VenueCore, order: Order, events: list[Event]) -> None:
+    """The cancel latency has passed: a CANCEL_PENDING order is canceled (``cancel_now``); one that
+    ended meanwhile (filled) is left."""
     if order.status == CANCEL_PENDING:
-        cancel_now(v, order, REQUESTED, events)  # (an Enum's value costs two calls to read)
+        # cancel_now written out: a call fewer per acknowledged cancel (REQUESTED: an Enum's value
+        # costs two calls to read)
+        v.books[order.instrument.id].remove(order, order.remaining)
+        end_order(v, order, CANCELED, REQUESTED, events)
