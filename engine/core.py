@@ -49,7 +49,8 @@ class Feed(Protocol):
 
     @property
     def next_ts(self) -> int | None:
-        """The engine time of its next change, None when it has none left."""
+        """The engine time of its next change, None when it has none left; only ``apply_until`` moves it
+        (``timers.advance`` reads it again only after a feed applied)."""
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
         """Apply every change due at or before ``to_ns``."""

@@ -2,7 +2,8 @@
 
 Contract: ``advance(v, to_ns, events)`` moves the clock to ``to_ns`` through everything that falls due
 on the way, in time order (ties: a timer, then an expiry, then housekeeping; a recorded market applies
-what it holds before the next other thing due), each at its own engine time. Timers are scheduled by
+what it holds before the next other thing due, and recorded markets with changes at one time apply in
+the order they were added), each at its own engine time. Timers are scheduled by
 the operation modules with ``VenueCore.schedule(due, action, payload)``; the actions are:
 
 - ``ack_entry`` (an Order): the entry latency has passed (``engine/lifecycle.py``);
@@ -24,7 +25,7 @@ from .events import FeesSettledEvent
 from .vocabulary import WORKING
 
 if TYPE_CHECKING:
-    from .core import VenueCore
+    from .core import Feed, VenueCore
     from .events import Event
     from .records import Order
 
@@ -33,28 +34,17 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     """Move the clock to ``to_ns``, firing what falls due on the way (events appended to ``events``)."""
     clock = v.clock
     feeds = v.feeds
+    # the feeds' next change, worked out again only after a feed applied: nothing else moves a feed's
+    # next_ts (the Feed contract), so a pass that fires a timer does not look at the feeds
+    feed_ts = _next_feed_ts(feeds)
     # one pass per thing fired (with a recorded market, a timer or a run of recorded events every few
     # of its events): what is due is asked once per pass, and the clock moved in place
     while True:
         other, kind = v.next_due_other()
-        wake = other  # the next thing due, feeds included: the wake bound once nothing is left to do
-        due = bound = other if other <= to_ns else to_ns + 1
-        feed_due = None
-        for feed in feeds:  # a feed applies everything before the next other thing due
-            ts = feed.next_ts
-            if ts is None:
-                continue
-            if ts < wake:
-                wake = ts
-            if ts < due:
-                bound = due
-                due, feed_due = ts, feed
-            elif ts < bound:
-                bound = ts
-        if feed_due is not None:
-            if due > clock.now:
-                clock.now = due
-            feed_due.apply_until(bound - 1, events)
+        if feed_ts is not None and feed_ts < other and feed_ts <= to_ns:
+            if feed_ts > clock.now:
+                clock.now = feed_ts
+            feed_ts = _apply_feed(feeds, feed_ts, other - 1 if other <= to_ns else to_ns, events)
         elif other <= to_ns:
             if other > clock.now:
                 clock.now = other
@@ -72,7 +62,42 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
             break
     if to_ns > clock.now:
         clock.now = to_ns
-    v.rewake(wake)
+    # the wake bound: the next thing due, feeds included
+    v.rewake(other if feed_ts is None or other <= feed_ts else feed_ts)
+
+
+def _next_feed_ts(feeds: tuple[Feed, ...]) -> int | None:
+    """The engine time of the feeds' next change, None when none has any left."""
+    first = None
+    for feed in feeds:
+        ts = feed.next_ts
+        if ts is not None and (first is None or ts < first):
+            first = ts
+    return first
+
+
+def _apply_feed(feeds: tuple[Feed, ...], ts: int, until: int, events: list[Event]) -> int | None:
+    """The first feed whose next change is at ``ts`` (the earliest) applies what it holds up to ``until``
+    (the last engine time before the next other thing due) and up to the other feeds' next changes: at
+    one engine time, the feeds apply in the order they were added. Returns the feeds' next change then
+    (what ``_next_feed_ts`` would: only the feed that applied has moved)."""
+    due = None
+    rest = None  # the other feeds' next change
+    for feed in feeds:
+        other = feed.next_ts
+        if other is None:
+            continue
+        if due is None and other == ts:
+            due = feed
+            continue
+        # at ``other``, a feed before it goes first, and it goes before a feed after it
+        until = min(until, other - 1 if due is None else other)
+        if rest is None or other < rest:
+            rest = other
+    assert due is not None  # (ts is the earliest next_ts of the feeds)
+    due.apply_until(until, events)
+    first = due.next_ts
+    return rest if first is None or (rest is not None and rest < first) else first
 
 
 def _housekeeping_after(v: VenueCore, done: int, to_ns: int) -> int:
