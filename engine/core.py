@@ -211,18 +211,24 @@ class VenueCore:
         """What next happens on its own apart from the feeds, and when: ``(engine time, kind)``, kind
         ``"timer"``, ``"expiry"`` or ``"housekeeping"``; at one time, a timer goes first, then an expiry
         (``timers.advance`` asks this once per thing it fires: one call, not one per kind)."""
-        due, kind = self._next_housekeeping, "housekeeping"
+        due = self._next_housekeeping
+        kind = "housekeeping"
         # next_expiry written out: a call fewer per pass of timers.advance (a pass per timer it fires)
         queue = self.gtc_queue
-        while queue and queue[0].status in FINAL:
+        while queue:
+            first = queue[0]
+            if first.status not in FINAL:
+                expiry = first.created + self.config.gtc_life_ns
+                if expiry <= due:
+                    due = expiry
+                    kind = "expiry"
+                break
             queue.popleft()
-        if queue:
-            expiry = queue[0].created + self.config.gtc_life_ns
-            if expiry <= due:
-                due, kind = expiry, "expiry"
         timers = self._timers
-        if timers and timers[0][0] <= due:
-            due, kind = timers[0][0], "timer"
+        if timers:
+            timer = timers[0][0]
+            if timer <= due:
+                return timer, "timer"
         return due, kind
 
     def next_expiry(self) -> int | None:

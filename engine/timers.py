@@ -36,7 +36,12 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     feeds = v.feeds
     # the feeds' next change, worked out again only after a feed applied: nothing else moves a feed's
     # next_ts (the Feed contract), so a pass that fires a timer does not look at the feeds
-    feed_ts = _next_feed_ts(feeds)
+    one = feeds[0] if len(feeds) == 1 else None  # the common case: one recorded market
+    feed_ts = None
+    for feed in feeds:
+        ts = feed.next_ts
+        if ts is not None and (feed_ts is None or ts < feed_ts):
+            feed_ts = ts
     # one pass per thing fired (with a recorded market, a timer or a run of recorded events every few
     # of its events): what is due is asked once per pass, and the clock moved in place
     while True:
@@ -44,7 +49,12 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
         if feed_ts is not None and feed_ts < other and feed_ts <= to_ns:
             if feed_ts > clock.now:
                 clock.now = feed_ts
-            feed_ts = _apply_feed(feeds, feed_ts, other - 1 if other <= to_ns else to_ns, events)
+            until = other - 1 if other <= to_ns else to_ns
+            if one is not None:  # _apply_feed's one-feed case written out: a call fewer per feed pass
+                one.apply_until(until, events)
+                feed_ts = one.next_ts
+            else:
+                feed_ts = _apply_feed(feeds, feed_ts, until, events)
         elif other <= to_ns:
             if other > clock.now:
                 clock.now = other
@@ -66,21 +76,11 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     v.rewake(other if feed_ts is None or other <= feed_ts else feed_ts)
 
 
-def _next_feed_ts(feeds: tuple[Feed, ...]) -> int | None:
-    """The engine time of the feeds' next change, None when none has any left."""
-    first = None
-    for feed in feeds:
-        ts = feed.next_ts
-        if ts is not None and (first is None or ts < first):
-            first = ts
-    return first
-
-
 def _apply_feed(feeds: tuple[Feed, ...], ts: int, until: int, events: list[Event]) -> int | None:
     """The first feed whose next change is at ``ts`` (the earliest) applies what it holds up to ``until``
     (the last engine time before the next other thing due) and up to the other feeds' next changes: at
     one engine time, the feeds apply in the order they were added. Returns the feeds' next change then
-    (what ``_next_feed_ts`` would: only the feed that applied has moved)."""
+    (only the feed that applied has moved)."""
     due = None
     rest = None  # the other feeds' next change
     for feed in feeds:
