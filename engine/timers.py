@@ -59,8 +59,13 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
             if other > clock.now:
                 clock.now = other
             if kind == "timer":
-                _, _, action, payload = v.pop_timer()
-                ACTIONS[action](v, payload, events)
+                # every timer due now, in the heap's order: at a tie timers go first, so asking what is
+                # due in between would only give the next one (a pass fewer per timer after the first)
+                while True:
+                    _, _, action, payload = v.pop_timer()
+                    ACTIONS[action](v, payload, events)
+                    if v.next_timer() != other:
+                        break
             elif kind == "expiry":
                 order = v.gtc_queue.popleft()
                 if order.status in WORKING:
