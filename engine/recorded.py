@@ -344,30 +344,22 @@ class RecordedMarket:
         self.book.add(order)
         self.depth[side][order.price] = order
 
-    def _resize(self, depth: Order, lots: int, level: Level | None = None) -> None:
+    def _resize(self, depth: Order, lots: int) -> None:
         """Set a live depth order's open quantity (and its hold, and its level's total). The common
-        case, an untouched depth order, is written out in apply_until."""
+        case, a size change the recording makes, is written out in apply_until."""
         delta = lots - depth.remaining
         if not delta:
             return
         self.hold(depth, -1)
         depth.remaining = lots
         self.hold(depth, 1)
-        if level is None:
-            book = self.book
-            level = book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]
-        level.qty += delta
-
-    def _retire(self, depth: Order, level: Level | None = None) -> None:
-        """The level is gone from the recording: the depth order leaves quietly. ``level``: its level,
-        when the caller knows the depth order is the only order there."""
         book = self.book
-        if level is None or book.opening is not None:
-            book.remove(depth, depth.remaining)
-        else:  # the level goes with it
-            book.drop_level(
-                book.bids if depth.side == BUY else book.asks, -depth.price if depth.side == BUY else depth.price
-            )
+        (book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]).qty += delta
+
+    def _retire(self, depth: Order) -> None:
+        """The level is gone from the recording: the depth order leaves quietly (its level too, if no
+        user rests there)."""
+        self.book.remove(depth, depth.remaining)
         self.hold(depth, -1)
         depth.status = CANCELED
         cp = self.counterparty
