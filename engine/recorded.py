@@ -213,13 +213,7 @@ class RecordedMarket:
                     if plain:
                         # the level's depth order goes: _set_level and _retire, written out
                         if len(level.orders) == 1:
-                            # the level goes with it: Book.drop_level written out
-                            del levels[key]
-                            if side == BUY:
-                                if key == book.bid_key:
-                                    book.bid_key = bids.first_key()
-                            elif key == book.ask_key:
-                                book.ask_key = asks.first_key()
+                            book.drop_level(levels, key)  # the level goes with it
                         else:
                             move_on_depth(self, level, sizes[price], 0)  # users resting there move first
                             del level.orders[depth.id]
