@@ -36,35 +36,31 @@ from sortedcontainers import SortedDict  # noqa: E402
 from cefisim.engine.levels import SPILL, Levels  # noqa: E402
 
 
-def churn_levels(n: int, keys: list[int]) -> float:
-    side: Levels[int] = Levels()
+def churn(side: Any, first: Callable[[Any], object], n: int, keys: list[int]) -> float:
+    """CPU seconds of ``keys`` new levels on ``side`` (filled with ``n`` levels first), each deleted at
+    once and the first key read (``first``) after it."""
     for k in range(n):
         side[2 * k] = k
     t0 = time.process_time()
     for key in keys:
         side[key] = key
         del side[key]
-        side.first_key()
+        first(side)
     return time.process_time() - t0
 
 
-def churn_sorteddict(n: int, keys: list[int]) -> float:
-    side: SortedDict = SortedDict()
-    for k in range(n):
-        side[2 * k] = k
-    t0 = time.process_time()
-    for key in keys:
-        side[key] = key
-        del side[key]
-        side.peekitem(0)
-    return time.process_time() - t0
+CONTAINERS: dict[str, tuple[Callable[[], Any], Callable[[Any], object]]] = {
+    "Levels": (Levels, Levels.first_key),
+    "SortedDict": (SortedDict, lambda side: side.peekitem(0)),
+}
 
 
-def timed(run: Callable[[int, list[int]], float], n: int, keys: list[int], gc_on: bool) -> float:
+def timed(name: str, n: int, keys: list[int], gc_on: bool) -> float:
+    make, first = CONTAINERS[name]
     if not gc_on:
         gc.disable()
     try:
-        return run(n, keys)
+        return churn(make(), first, n, keys)
     finally:
         gc.enable()
 
@@ -87,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         ours: list[float] = []
         theirs: list[float] = []
         for _ in range(reps):
-            ours.append(timed(churn_levels, n, keys, args.gc_on))
-            theirs.append(timed(churn_sorteddict, n, keys, args.gc_on))
+            ours.append(timed("Levels", n, keys, args.gc_on))
+            theirs.append(timed("SortedDict", n, keys, args.gc_on))
         a, b = median(ours) / pairs * 1e6, median(theirs) / pairs * 1e6
         print(f"{n:>8,} {a:>15.3f} {b:>19.3f} {a / b:>6.2f}")
         rows.append({"levels": n, "levels_us_per_pair": round(a, 4), "sorteddict_us_per_pair": round(b, 4)})
