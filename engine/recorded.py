@@ -27,8 +27,11 @@ Contract:
   counterparty at the trade's price (trade record, fees, balances, events), at the user's price.
 - When recorded depth crosses a user's resting order (after all the events of one instant), the
   depth trades with it as the aggressor, at the user's price, up to the depth's size.
-- Conservation: the counterparty is a client like any other, so every asset is conserved; its fee
-  rates on the instrument are zero (the recorded market's fees are not the venue's to charge).
+- Conservation: the counterparty is a client of the venue, so every fill moves assets between two
+  accounts and every asset is conserved. Its fee rates on the instrument are zero (the recorded
+  market's fees are not the venue's to charge), and nothing is held against its orders: its base and
+  quote balances are :class:`~engine.records.UnheldBalance` (the recording, not a balance, says what
+  the recorded market can trade), so a recorded update is a level write, not a ledger entry.
 Complexity: an update O(1) (O(log levels) when a level appears or empties), plus O(own orders at the
 level) when users rest there; a trade O(levels through + own orders touched).
 """
@@ -42,12 +45,12 @@ from typing import TYPE_CHECKING
 
 from .book import Level
 from .events import DepthEvent, Event, build_event
-from .ledger import balance, order_hold
+from .ledger import balance
 from .queue_model import QueueModel, RiskAverse
 from .recorded_events import TRADE, UPDATE, Levels, RecordedEvent
 from .recorded_fills import ZERO_RATES, trade, uncross
 from .recorded_queue import QueuePos, move_on_depth, place_of
-from .records import Order
+from .records import Order, UnheldBalance
 from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
@@ -93,8 +96,10 @@ class RecordedMarket:
         self.last_ts: int | None = None  # engine time of the last one
         self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
         inst = self.instrument
-        self._base_bal = balance(counterparty, inst.base.id)  # where depth orders' holds go
-        self._quote_bal = balance(counterparty, inst.quote.id)
+        for asset_id in (inst.base.id, inst.quote.id):  # nothing is held against the recorded depth
+            bal = balance(counterparty, asset_id)
+            if not isinstance(bal, UnheldBalance):
+                counterparty.balances[asset_id] = UnheldBalance.replacing(bal)
         # what apply_until works with, in one tuple: it runs at every clock move that reaches a
         # recorded event, and these objects live as long as the venue
         book = self.book
@@ -110,11 +115,6 @@ class RecordedMarket:
             self.depth[SELL],
             inst,
             inst.id,
-            inst.base_per_lot,
-            inst.notional_num,
-            inst.notional_den,
-            self._base_bal,
-            self._quote_bal,
             counterparty,
             counterparty.orders,
             counterparty.open_orders,
@@ -145,11 +145,6 @@ class RecordedMarket:
             depth_a,
             inst,
             inst_id,
-            base_per_lot,
-            num,
-            den,
-            base_bal,
-            quote_bal,
             cp,
             cp_orders,
             cp_open,
@@ -190,21 +185,7 @@ class RecordedMarket:
                             move_on_depth(self, level, sizes[price], lots)
                         sizes[price] = lots
                         delta = lots - depth.remaining
-                        if delta:
-                            # _resize written out: a depth order holds what its open lots cost (its fee
-                            # rates are 0), a BUY order's counted on from what it has traded
-                            if side == BUY:
-                                exe = depth.execution
-                                if exe is None:
-                                    unit = price * num
-                                    quote_bal.hold += -(-lots * unit // den) + (-depth.remaining * unit // den)
-                                else:
-                                    lt = exe.cum_lt
-                                    quote_bal.hold += -(-(lt + lots * price) * num // den) + (
-                                        -(lt + depth.remaining * price) * num // den
-                                    )
-                            else:
-                                base_bal.hold += delta * base_per_lot
+                        if delta:  # _resize written out
                             depth.remaining = lots
                             level.qty += delta
                         continue
@@ -219,12 +200,6 @@ class RecordedMarket:
                             del level.orders[depth.id]
                             level.qty -= depth.remaining
                         del sizes[price]
-                        if depth.execution is not None:
-                            self.hold(depth, -1)
-                        elif side == BUY:
-                            quote_bal.hold -= -(-depth.remaining * price * num // den)
-                        else:
-                            base_bal.hold -= depth.remaining * base_per_lot
                         depth.status = CANCELED
                         cp_open[inst_id] -= 1
                         del cp_orders[depth.id]
@@ -239,10 +214,6 @@ class RecordedMarket:
                     v.next_order_id = oid + 1
                     depth = Order(oid, cp, inst, side, LIMIT, GTC, price, lots, clock.now, None, None)
                     depth.status = ACTIVE
-                    if side == BUY:
-                        quote_bal.hold += -(-lots * price * num // den)
-                    else:
-                        base_bal.hold += lots * base_per_lot
                     cp_orders[oid] = depth
                     cp_open[inst_id] = cp_open.get(inst_id, 0) + 1
                     level = levels[key] = Level(price)
@@ -331,7 +302,6 @@ class RecordedMarket:
         v.next_order_id = oid + 1
         order = Order(oid, cp, self.instrument, side, LIMIT, GTC, price, lots, v.clock.now, None, None)
         order.status = ACTIVE
-        self.hold(order, 1)
         cp.orders[oid] = order
         counts = cp.open_orders
         counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
@@ -339,14 +309,10 @@ class RecordedMarket:
         self.depth[side][order.price] = order
 
     def _resize(self, depth: Order, lots: int) -> None:
-        """Set a live depth order's open quantity (and its hold, and its level's total). The common
-        case, a size change the recording makes, is written out in apply_until."""
+        """Set a live depth order's open quantity (and its level's total). The common case, a size
+        change the recording makes, is written out in apply_until."""
         delta = lots - depth.remaining
-        if not delta:
-            return
-        self.hold(depth, -1)
         depth.remaining = lots
-        self.hold(depth, 1)
         book = self.book
         (book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]).qty += delta
 
@@ -354,30 +320,11 @@ class RecordedMarket:
         """The level is gone from the recording: the depth order leaves quietly (its level too, if no
         user rests there)."""
         self.book.remove(depth, depth.remaining)
-        self.hold(depth, -1)
         depth.status = CANCELED
         cp = self.counterparty
         cp.open_orders[self.instrument.id] -= 1
         del cp.orders[depth.id]  # nobody looks it up: the counterparty has no API access
         del self.depth[depth.side][depth.price]
-
-    def hold(self, order: Order, sign: int) -> None:
-        """Take (``sign`` 1) or release (-1) what a working order of the counterparty holds."""
-        if order.execution is None:
-            # nothing traded yet and no fee (its rates are 0): the hold is what its open lots cost
-            if order.side == BUY:
-                inst = self.instrument
-                cost = -(-order.remaining * order.price * inst.notional_num // inst.notional_den)
-                self._quote_bal.hold += cost if sign > 0 else -cost
-            else:
-                units = order.remaining * self.instrument.base_per_lot
-                self._base_bal.hold += units if sign > 0 else -units
-            return
-        asset_id, held, fee_held = order_hold(order)
-        if held:
-            bal = balance(self.counterparty, asset_id)
-            bal.hold += sign * held
-            bal.fees_hold += sign * fee_held
 
     def _restore_taken(self) -> None:
         """No impact: put back what users took from the depth orders since the last recorded event."""

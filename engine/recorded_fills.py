@@ -84,7 +84,6 @@ def aggressor(m: Market, side: str, price: int, lots: int) -> Order:
     v.next_order_id = oid + 1
     order = Order(oid, cp, m.instrument, side, LIMIT, IOC, price, lots, v.clock.stamp(), None, None)
     order.status = ACTIVE
-    m.hold(order, 1)
     cp.orders[oid] = order
     counts = cp.open_orders
     counts[m.instrument.id] = counts.get(m.instrument.id, 0) + 1

@@ -52,9 +52,6 @@ class Market(Protocol):
     #: user order id -> its place
     queue: dict[int, QueuePos]
 
-    def hold(self, order: Order, sign: int) -> None:
-        """Take (``sign`` 1) or release (-1) what a working order of the counterparty holds."""
-
 
 class QueuePos:
     """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its

@@ -236,6 +236,43 @@ class Balance:
         )
 
 
+class UnheldBalance(Balance):
+    """A balance nothing is held against: the recorded market counterparty's, in the instrument's base
+    and quote (``engine/recorded.py``). Its resting depth stands for the recording's liquidity, not
+    for funds set aside, so ``hold`` and ``fees_hold`` read 0 and drop what is written to them: the
+    venue's ledger code (fills, ended orders) runs unchanged for it, and its totals move with every
+    fill, so every asset stays conserved. Not snapshot state (a venue with a recorded market is
+    never snapshotted: ``api/runtime/simulation.py``)."""
+
+    __slots__ = ()
+
+    SNAPSHOT = None  # type: ignore[assignment]  # never in a snapshot
+
+    @classmethod
+    def replacing(cls, bal: Balance) -> UnheldBalance:
+        """An unheld balance with ``bal``'s total and unsettled fees (``bal`` holds nothing)."""
+        assert not bal.hold, f"{bal!r} holds funds"
+        new = cls(bal.total)
+        new.unsettled_fees = bal.unsettled_fees
+        return new
+
+    @property
+    def hold(self) -> int:
+        return 0
+
+    @hold.setter
+    def hold(self, value: int) -> None:
+        """Dropped: nothing is held against this balance."""
+
+    @property
+    def fees_hold(self) -> int:
+        return 0
+
+    @fees_hold.setter
+    def fees_hold(self, value: int) -> None:
+        """Dropped: nothing is held against this balance."""
+
+
 class Fill:
     """One side of a match: the trade record of the description (``liq_flag``, ``match_id`` ...)."""
 

@@ -10,6 +10,7 @@ from cefisim.engine.events import DepthEvent, TradeEvent
 from cefisim.engine.queue_model import LogProb, PowerProb, RiskAverse, queue_model
 from cefisim.engine.recorded import RecordedMarket
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.records import UnheldBalance
 from cefisim.engine.reference import Client
 from cefisim.engine.vocabulary import OrderStatus, Side
 
@@ -137,6 +138,28 @@ def test_when_the_recorded_level_empties_a_resting_order_has_nothing_ahead() -> 
     assert mkt.queue_position(order) == 0 and levels(sim)[0] == [(P, 10), (P - 100, 7)]
     sim.advance_to(at(5))  # the next trade at P fills the user first
     assert order.executed == 1
+    sim.check()
+
+
+def test_nothing_is_held_against_the_recorded_depth_and_its_totals_move_with_fills() -> None:
+    sim, _ = recorded([BOOK, (UPDATE, at(2), at(2), BUY, P, 9), (TRADE, at(3), at(3), SELL, P, 9)])
+    sim.advance_to(at(1))
+    totals = sim.v.asset_totals()
+    btc, usd = sim.bal(CP, BTC), sim.bal(CP, USD)
+    assert isinstance(btc, UnheldBalance) and isinstance(usd, UnheldBalance)
+    assert (btc.hold, btc.fees_hold, usd.hold, usd.fees_hold) == (0, 0, 0, 0)  # four depth orders rest
+    usd.hold += 5  # what the venue's ledger code writes is dropped
+    assert usd.hold == 0 and usd.available == usd.total
+    sim.buy(ALICE, "0.0003", "30001.00")  # takes 3 of the 4 lots recorded at P + 100
+    order = sim.sell(ALICE, "0.0002", "30000.00").order  # takes 2 of the recorded bid at P
+    assert order.status == FILLED
+    # sold 3 lots of 10,000 satoshis at 3,000,100 ticks: ceil(3 x 3,000,100 / 10**4) = 901 cents; bought 2 for 600
+    assert (btc.total, usd.total) == (10**18 - 10_000, 10**18 + 901 - 600)
+    sim.advance_to(at(2))  # the bid at P is 9 again
+    resting = sim.buy(ALICE, "0.0001", "30000.00").order
+    sim.advance_to(at(3))  # 9 lots traded at P: the 9 ahead, then nothing left for the user
+    assert resting.executed == 0 and btc.hold == usd.hold == 0
+    assert sim.v.asset_totals() == totals
     sim.check()
 
 
