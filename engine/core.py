@@ -213,17 +213,10 @@ class VenueCore:
         (``timers.advance`` asks this once per thing it fires: one call, not one per kind)."""
         due = self._next_housekeeping
         kind = "housekeeping"
-        # next_expiry written out: a call fewer per pass of timers.advance (a pass per timer it fires)
-        queue = self.gtc_queue
-        while queue:
-            first = queue[0]
-            if first.status not in FINAL:
-                expiry = first.created + self.config.gtc_life_ns
-                if expiry <= due:
-                    due = expiry
-                    kind = "expiry"
-                break
-            queue.popleft()
+        expiry = self.next_expiry()  # (one place drops ended orders from the expiry queue)
+        if expiry is not None and expiry <= due:
+            due = expiry
+            kind = "expiry"
         timers = self._timers
         if timers:
             timer = timers[0][0]
