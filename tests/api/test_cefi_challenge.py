@@ -101,7 +101,7 @@ def test_the_openapi_document_declares_the_challenges() -> None:
             pattern, const = header["schema"].get("pattern"), header["schema"].get("const")
             if path.startswith("/v1/auth/oauth/token"):
                 assert const == 'Basic realm="cefisim"'
-            elif path.startswith("/v1/auth") or path.startswith("/v1/paper-trading"):
+            elif path.startswith(("/v1/auth", "/v1/paper-trading")):
                 assert pattern is not None and re.fullmatch(pattern, 'Bearer realm="cefisim"'), (method, path)
             else:
                 assert const == CHALLENGE, (method, path)
