@@ -305,6 +305,14 @@ def _rows(doc: Mapping[str, Any], name: str, shape: tuple[Callable[[object], Any
     return out
 
 
+def _at(where: str, step: Callable[[], object]) -> None:
+    """Run one step of a restore; its ``ValueError`` names the row (``auth.codes[2]: ...``)."""
+    try:
+        step()
+    except ValueError as exc:
+        raise ValueError(f"auth.{where}: {exc}") from None
+
+
 def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc: object) -> AuthLedger:
     """A ledger from :meth:`AuthLedger.state` (None: as loaded); ``ValueError`` naming what is wrong."""
     ledger = AuthLedger(keys, clients)
@@ -325,8 +333,8 @@ def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc
             raise ValueError(f"auth.{where}: grant {index!r} is not in auth.grants")
         return grants[index]
 
-    for key_id in _scopes(doc.get("revoked", [])):
-        ledger.revoked.add(ledger._key(key_id).key_id)
+    for i, key_id in enumerate(_scopes(doc.get("revoked", []))):
+        _at(f"revoked[{i}]", lambda k=key_id: ledger.revoked.add(ledger._key(k).key_id))
     access_shape = (_hex, _text, _text, opt, opt, opt, _scopes, _ns, _ns, lambda v: v)
     for i, (d, kind, key_id, user_id, client_id, audience, scopes, at, expires, g) in enumerate(
         _rows(doc, "access", access_shape)
@@ -342,7 +350,7 @@ def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc
         ledger.oauth_refresh.put(d, OAuthRefresh(found, expires, used), expires, 0)
     code_shape = (_hex, _text, _text, _text, _text, _scopes, _text, _text, _text, _ns, _ns, lambda v: v)
     for i, (d, *fields, g) in enumerate(_rows(doc, "codes", code_shape)):
-        ledger._code(0, d, *fields)
+        _at(f"codes[{i}]", lambda d=d, fields=fields: ledger._code(0, d, *fields))
         ledger.codes.rows[d].grant = grant(g, f"codes[{i}]")
     return ledger
 

@@ -269,8 +269,11 @@ def test_snapshot_and_restore_carry_the_auth_state(tmp_path: Path) -> None:
     restarted = Server(scenario, path, wall)  # the journal starts from the snapshot: its header holds it
     assert restarted.store.state() == server.store.state()
     bad = {**doc, NAMESPACE: {**doc[NAMESPACE], "revoked": ["k-nobody"]}}
-    with pytest.raises(SnapshotError, match="no such API key"):
+    with pytest.raises(SnapshotError, match=r"auth.revoked\[0\]: 'k-nobody': no such API key"):
         restarted.sim.restore(bad)
+    dangling = {**doc, NAMESPACE: {**doc[NAMESPACE], "oauth_refresh": [["ab" * 32, 3, 1, False]]}}
+    with pytest.raises(SnapshotError, match=r"auth.oauth_refresh\[0\]: grant 3 is not in auth.grants"):
+        restarted.sim.restore(dangling)
     assert restarted.store.state() == server.store.state()  # a refused snapshot changes nothing
     restarted.sim.reset()
     assert restarted.store.state() is None  # a reset forgets it, as it forgets the venue's
