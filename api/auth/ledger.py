@@ -21,7 +21,8 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from cefisim.api.auth.model import (
@@ -305,10 +306,11 @@ def _rows(doc: Mapping[str, Any], name: str, shape: tuple[Callable[[object], Any
     return out
 
 
-def _at(where: str, step: Callable[[], object]) -> None:
-    """Run one step of a restore; its ``ValueError`` names the row (``auth.codes[2]: ...``)."""
+@contextmanager
+def _at(where: str) -> Iterator[None]:
+    """One step of a restore: its ``ValueError`` names the row (``auth.codes[2]: ...``)."""
     try:
-        step()
+        yield
     except ValueError as exc:
         raise ValueError(f"auth.{where}: {exc}") from None
 
@@ -334,7 +336,8 @@ def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc
         return grants[index]
 
     for i, key_id in enumerate(_scopes(doc.get("revoked", []))):
-        _at(f"revoked[{i}]", lambda k=key_id: ledger.revoked.add(ledger._key(k).key_id))
+        with _at(f"revoked[{i}]"):
+            ledger.revoked.add(ledger._key(key_id).key_id)
     access_shape = (_hex, _text, _text, opt, opt, opt, _scopes, _ns, _ns, lambda v: v)
     for i, (d, kind, key_id, user_id, client_id, audience, scopes, at, expires, g) in enumerate(
         _rows(doc, "access", access_shape)
@@ -350,7 +353,8 @@ def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc
         ledger.oauth_refresh.put(d, OAuthRefresh(found, expires, used), expires, 0)
     code_shape = (_hex, _text, _text, _text, _text, _scopes, _text, _text, _text, _ns, _ns, lambda v: v)
     for i, (d, *fields, g) in enumerate(_rows(doc, "codes", code_shape)):
-        _at(f"codes[{i}]", lambda d=d, fields=fields: ledger._code(0, d, *fields))
+        with _at(f"codes[{i}]"):
+            ledger._code(0, d, *fields)
         ledger.codes.rows[d].grant = grant(g, f"codes[{i}]")
     return ledger
 
