@@ -92,7 +92,12 @@ class Records:
             self._done = True
             return None
         try:
-            at, src, cmd = _parse(orjson.loads(line))
+            record = orjson.loads(line)
+            cmd: Command | SideRecord
+            try:
+                at, src, cmd = from_record(record)
+            except ValueError as exc:  # not an engine command: a side record, or damage
+                at, src, cmd = _side(record, exc)
             if src not in ("ext", "scn"):
                 raise ValueError(f"unknown source {src!r}")
         except (ValueError, TypeError) as exc:
@@ -106,14 +111,15 @@ class Records:
         return offset, at, src, cmd
 
 
-def _parse(record: Any) -> tuple[int, str, Command | SideRecord]:
-    """An engine command's record (``engine/journal.py``) or a side record (a kind with a dot)."""
-    if isinstance(record, list) and len(record) == 4 and isinstance(record[2], str) and "." in record[2]:
-        at, src, kind, values = record
-        if not isinstance(at, int) or isinstance(at, bool) or src != "ext" or not isinstance(values, list):
-            raise ValueError(f'{kind}: a side record is [at, "ext", kind, values]')
-        return at, src, SideRecord(kind, values)
-    return from_record(record)
+def _side(record: Any, refused: ValueError) -> tuple[int, str, SideRecord]:
+    """A record the engine refused (``refused``) read as a side record (a kind with a dot), or that
+    refusal. Asked only after the engine's reading fails, so that its records cost nothing more."""
+    if not (isinstance(record, list) and len(record) == 4 and isinstance(record[2], str) and "." in record[2]):
+        raise refused
+    at, src, kind, values = record
+    if not isinstance(at, int) or isinstance(at, bool) or src != "ext" or not isinstance(values, list):
+        raise ValueError(f'{kind}: a side record is [at, "ext", kind, values]')
+    return at, src, SideRecord(kind, values)
 
 
 class Recoverable(Protocol):
