@@ -82,6 +82,12 @@ def _from(value: object) -> str:
     return str(value)
 
 
+def _lifetime(authenticated_at_ns: int, access_expires_ns: int) -> None:
+    """An access token is minted at or after the key signature it descends from, and lives an hour."""
+    if authenticated_at_ns > access_expires_ns - ACCESS_TTL_NS:
+        raise ValueError(f"{access_expires_ns}: an access token expires an hour after it is minted, not before")
+
+
 def _optional(check: Callable[[object], Any]) -> Callable[[object], Any]:
     return lambda value: None if value is None else check(value)
 
@@ -171,6 +177,7 @@ class AuthLedger:
         key = self._key(key_id)
         if (refresh is None) != (refresh_expires_ns is None) or (refresh is not None and key.kind != "user"):
             raise ValueError(f"{key_id!r}: a refresh token and its expiry come together, for a user key only")
+        _lifetime(authenticated_at_ns, access_expires_ns)
         if rotated is not None:
             self.key_refresh.pop(rotated)
         row = AccessToken(
@@ -184,8 +191,11 @@ class AuthLedger:
 
     def _code(self, now: int, code: bytes, *fields: Any) -> None:
         row = AuthCode(*fields)
-        if row.oauth_client_id not in self.clients:
+        client = self.clients.get(row.oauth_client_id)
+        if client is None:
             raise ValueError(f"{row.oauth_client_id!r}: no such OAuth client in the scenario")
+        if not set(row.scopes) <= set(client.scopes):
+            raise ValueError(f"{list(row.scopes)}: not scopes of {row.oauth_client_id!r}")
         self._key(row.key_id)
         self.codes.put(code, row, row.expires_ns, now)
 
@@ -208,6 +218,12 @@ class AuthLedger:
         refresh_expires_ns: int,
     ) -> None:
         row, grant = self._source(source, digest)
+        granted = row.scopes if isinstance(row, AuthCode) else row.grant.scopes
+        if not set(scopes) <= set(granted):
+            raise ValueError(f"{list(scopes)}: not scopes of the grant")
+        _lifetime(
+            row.authenticated_at_ns if isinstance(row, AuthCode) else row.grant.authenticated_at_ns, access_expires_ns
+        )
         if isinstance(row, AuthCode):
             if grant is not None:
                 raise ValueError(f"{digest.hex()}: the code was redeemed already")

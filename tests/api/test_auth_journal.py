@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cefisim.api.auth.ledger import CODE, KEY_TOKENS, NAMESPACE
 from cefisim.api.auth.store import AuthStore, BadRequest, Forbidden, Unauthenticated
@@ -162,6 +164,43 @@ def test_a_record_that_cannot_apply_is_refused_naming_why(kind: str, values: lis
     with pytest.raises(ValueError, match=reason):
         store.apply_record(START_NS, kind, values)
     assert store.state() is None
+
+
+_DIGESTS = ["ab" * 32, "cd" * 32, "ef" * 32]
+_KEY = st.sampled_from(["k-alice", "k-org", "k-nobody"])
+_NS = st.sampled_from([0, START_NS, START_NS + 3600 * NS, START_NS + 7200 * NS])
+_DIGEST = st.sampled_from(_DIGESTS)
+_SCOPES = st.lists(st.sampled_from(["mcp:read", "mcp:trade", "admin"]), max_size=2)
+_FROM = st.sampled_from(["code", "refresh", "token"])
+_TEXT = st.sampled_from(["cli-demo", "cli-nobody", REDIRECT, RESOURCE, "u-alice", "100", "k-alice"])
+#: values of the right type for each kind (so that most records reach the rules), or anything at all
+_SHAPED = {
+    "auth.revoke_key": st.tuples(_KEY),
+    "auth.key_tokens": st.tuples(_KEY, _NS, _DIGEST, _NS, st.none() | _DIGEST, st.none() | _NS, st.none() | _DIGEST),
+    "auth.code": st.tuples(_DIGEST, _TEXT, _TEXT, _TEXT, _TEXT, _SCOPES, _TEXT, _TEXT, _KEY, _NS, _NS),
+    "auth.oauth_tokens": st.tuples(_FROM, _DIGEST, _SCOPES, _DIGEST, _NS, _DIGEST, _NS),
+    "auth.grant_revoked": st.tuples(_FROM, _DIGEST),
+}
+_ANY = st.lists(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), _DIGEST), max_size=12)
+_RECORD = st.one_of(
+    *(st.tuples(st.just(kind), shape.map(list)) for kind, shape in _SHAPED.items()),
+    st.tuples(st.sampled_from([*_SHAPED, "auth.x"]), _ANY),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_RECORD, max_size=10))
+def test_any_record_applies_whole_or_not_at_all(records: list[tuple[str, list[Any]]]) -> None:
+    """Whatever a damaged journal holds, a record applies (and the tables stay sound) or raises
+    ValueError with nothing changed."""
+    store, _, _, _ = build()
+    for kind, values in records:
+        before = store.state()
+        try:
+            store.apply_record(START_NS, kind, values)
+        except ValueError:
+            assert store.state() == before
+        store.check_invariants()
 
 
 # ------------------------------------------------------------------------ with the simulation
