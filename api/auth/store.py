@@ -24,6 +24,9 @@ into responses. Contract:
   :class:`LoginRequired`) carry ``error`` (an RFC 6749/6750 name where one exists) and ``detail``
   (names the field, never holds a secret). :class:`AuthorizeRedirect` is an authorize failure that
   goes back to the client's redirect_uri.
+- Journal. Everything that changes after the scenario is loaded (revocations, tokens, codes, grants)
+  is in ``self.ledger`` (``ledger.py``) and changes only by a record that is journaled first and
+  then applied, the way a restart replays it; a record the journal refuses changes nothing.
 - Memory. Expired tokens and codes are dropped as new ones are minted, amortised O(1) per mint.
   Every lookup is O(1).
 - Parts: ``model.py`` (errors, records, tables), ``config.py`` (the scenario's entries),
