@@ -193,11 +193,11 @@ class Replayer:
                 self.unchecked = False
         while (head := records.peek()) is not None:
             offset, at, src, cmd = head
-            if isinstance(cmd, SideRecord):
-                records.take()
-                sim.apply_side(offset, at, cmd)
-                continue
             try:
+                if isinstance(cmd, SideRecord):
+                    records.take()
+                    sim.apply_side(offset, at, cmd)
+                    continue
                 if src == "ext":
                     sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
