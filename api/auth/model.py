@@ -189,7 +189,8 @@ R = TypeVar("R")
 class TokenTable(Generic[R]):
     """Rows keyed by the SHA-256 digest of a secret, dropped after expiry.
 
-    ``get``/``put``/``pop`` are O(1); ``put`` first purges expired rows from the front of an
+    ``get`` finds a row by its secret, ``put``/``pop`` by the digest (the journal's records carry
+    digests, never secrets). All three are O(1); ``put`` first purges expired rows from the front of an
     expiry queue (amortised O(1)). Rows of one table share a lifetime and the clock never goes back,
     so the queue is in expiry order; a row past expiry but not yet purged is refused by the caller.
     """
@@ -200,18 +201,18 @@ class TokenTable(Generic[R]):
         self.rows: dict[bytes, R] = {}
         self._expiry: deque[tuple[int, bytes]] = deque()
 
-    def put(self, secret: str, row: R, expires_ns: int, now: int) -> None:
+    def put(self, key: bytes, row: R, expires_ns: int, now: int) -> None:
+        """Keep ``row`` under ``key``, the digest of its secret (:func:`digest`), until ``expires_ns``."""
         while self._expiry and self._expiry[0][0] <= now:
             self.rows.pop(self._expiry.popleft()[1], None)
-        digest = _digest(secret)
-        self.rows[digest] = row
-        self._expiry.append((expires_ns, digest))
+        self.rows[key] = row
+        self._expiry.append((expires_ns, key))
 
     def get(self, secret: str) -> R | None:
-        return self.rows.get(_digest(secret))
+        return self.rows.get(digest(secret))
 
-    def pop(self, secret: str) -> R | None:
-        return self.rows.pop(_digest(secret), None)
+    def pop(self, key: bytes) -> R | None:
+        return self.rows.pop(key, None)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -231,7 +232,8 @@ def with_query(uri: str, params: Mapping[str, str | None]) -> str:
     return f"{uri}{'&' if '?' in uri else '?'}{query}" if query else uri
 
 
-def _digest(secret: str) -> bytes:
+def digest(secret: str) -> bytes:
+    """The SHA-256 digest a table keys a secret's row by (and the journal records it by)."""
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
 
 

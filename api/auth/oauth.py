@@ -22,24 +22,21 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from cefisim.api.auth.ledger import CODE, GRANT_REVOKED, OAUTH_TOKENS, AuthLedger
 from cefisim.api.auth.model import (
     ACCESS_TTL_NS,
     NS,
     REFRESH_TTL_NS,
     URI_RE,
-    AccessToken,
-    AuthCode,
     AuthError,
     AuthorizeRedirect,
     AuthorizeRequest,
     BadRequest,
-    Grant,
     LoginRequired,
     OAuthClient,
-    OAuthRefresh,
     Principal,
-    TokenTable,
     Unauthenticated,
+    digest,
     mint,
     with_query,
 )
@@ -58,22 +55,20 @@ _LOOPBACK = re.compile(r"(http://(?:127\.0\.0\.1|\[::1\]|localhost))(?::([0-9]{1
 
 
 class OAuth:
-    """The OAuth state of one store: authorization codes and OAuth refresh tokens; access tokens go
-    into the store's table, so that one bearer lookup serves both kinds."""
+    """The OAuth rules of one store. Its codes and OAuth refresh tokens are in the store's ledger, and
+    their access tokens in the ledger's one access table, so that one bearer lookup serves both kinds."""
 
     def __init__(
         self,
         clients: Mapping[str, OAuthClient],
         clock: Callable[[], int],
-        access: TokenTable[AccessToken],
+        ledger: AuthLedger,
         token_prefix: str = "",
     ) -> None:
         self._clients = clients
         self._prefix = token_prefix
         self._clock = clock
-        self._access = access
-        self._oauth_refresh: TokenTable[OAuthRefresh] = TokenTable()
-        self._codes: TokenTable[AuthCode] = TokenTable()
+        self._ledger = ledger
 
     def authorize(self, params: Mapping[str, object]) -> AuthorizeRequest:
         """Validate authorize parameters (a value that is a list means the parameter was repeated).
@@ -168,12 +163,12 @@ class OAuth:
                 f"{REAUTH_WINDOW_NS // NS // 60} minutes",
             )
         code = mint(self._prefix)
-        row = AuthCode(
-            req.client.client_id, req.redirect_uri, req.code_challenge, req.resource, req.scopes,
-            principal.user_id, principal.client_id, principal.key_id, principal.authenticated_at_ns,
-            now + CODE_TTL_NS,
-        )  # fmt: skip
-        self._codes.put(code, row, row.expires_ns, now)
+        values = [
+            digest(code).hex(), req.client.client_id, req.redirect_uri, req.code_challenge, req.resource,
+            list(req.scopes), principal.user_id, principal.client_id, principal.key_id,
+            principal.authenticated_at_ns, now + CODE_TTL_NS,
+        ]  # fmt: skip
+        self._ledger.change(now, CODE, values)
         return with_query(req.redirect_uri, {"code": code, "state": req.state})
 
     # ------------------------------------------------------------------------ OAuth token
@@ -204,12 +199,13 @@ class OAuth:
         resource = _param(form, "resource")
         if not _VERIFIER.fullmatch(verifier):
             raise BadRequest("invalid_request", "code_verifier: must be 43 to 128 characters of [A-Za-z0-9-._~]")
-        row = self._codes.get(code)
+        row = self._ledger.codes.get(code)
         refused = BadRequest("invalid_grant", "code: invalid, expired or already redeemed")
         if row is None or now >= row.expires_ns:
             raise refused
         if row.grant is not None:  # a second redemption: the code leaked; revoke what it gave
-            row.grant.revoked = True
+            if not row.grant.revoked:
+                self._ledger.change(now, GRANT_REVOKED, ["code", digest(code).hex()])
             raise refused
         if row.oauth_client_id != client.client_id or row.redirect_uri != redirect_uri:
             raise refused
@@ -217,22 +213,18 @@ class OAuth:
             raise refused
         if resource is not None and resource != row.resource:
             raise BadRequest("invalid_target", "resource: differs from the resource that was authorized")
-        row.grant = Grant(
-            client.client_id, row.user_id, row.client_id, row.key_id, row.resource, row.scopes,
-            row.authenticated_at_ns,
-        )  # fmt: skip
-        return self._mint_oauth(row.grant, row.scopes, now)
+        return self._mint_oauth("code", code, row.scopes, now)
 
     def _rotate_oauth(self, form: Mapping[str, object], client: OAuthClient, now: int) -> dict[str, Any]:
         token = _required(form, "refresh_token")
         scope = _param(form, "scope")
         resource = _param(form, "resource")
-        row = self._oauth_refresh.get(token)
+        row = self._ledger.oauth_refresh.get(token)
         refused = BadRequest("invalid_grant", "refresh_token: invalid, expired, revoked or already used")
         if row is None or now >= row.expires_ns or row.grant.revoked or row.grant.oauth_client_id != client.client_id:
             raise refused
         if row.used:  # replay: every token of the grant goes
-            row.grant.revoked = True
+            self._ledger.change(now, GRANT_REVOKED, ["refresh", digest(token).hex()])
             raise refused
         grant = row.grant
         scopes = grant.scopes
@@ -242,16 +234,17 @@ class OAuth:
                 raise BadRequest("invalid_scope", "scope: must be a subset of the scopes granted")
         if resource is not None and resource != grant.resource:
             raise BadRequest("invalid_target", "resource: a refresh cannot change the audience")
-        row.used = True
-        return self._mint_oauth(grant, scopes, now)
+        return self._mint_oauth("refresh", token, scopes, now)
 
-    def _mint_oauth(self, grant: Grant, scopes: tuple[str, ...], now: int) -> dict[str, Any]:
+    def _mint_oauth(self, source: str, secret: str, scopes: tuple[str, ...], now: int) -> dict[str, Any]:
+        """Tokens of the grant a code starts (``source`` "code") or a refresh token rotates ("refresh"):
+        one journaled record, which redeems the code or marks the refresh token used."""
         access, refresh = mint(self._prefix), mint(self._prefix)
-        expires = now + ACCESS_TTL_NS
-        row = AccessToken("oauth", grant.key_id, grant.user_id, grant.client_id, grant.resource, scopes,
-                      grant.authenticated_at_ns, expires, grant)  # fmt: skip
-        self._access.put(access, row, expires, now)
-        self._oauth_refresh.put(refresh, OAuthRefresh(grant, now + REFRESH_TTL_NS), now + REFRESH_TTL_NS, now)
+        values = [
+            source, digest(secret).hex(), list(scopes), digest(access).hex(), now + ACCESS_TTL_NS,
+            digest(refresh).hex(), now + REFRESH_TTL_NS,
+        ]  # fmt: skip
+        self._ledger.change(now, OAUTH_TOKENS, values)
         return {
             "access_token": access,
             "token_type": "Bearer",
@@ -259,15 +252,6 @@ class OAuth:
             "refresh_token": refresh,
             "scope": " ".join(scopes),
         }
-
-    def check_invariants(self) -> None:
-        """Assert the cross-references of the OAuth tables (part of the store's check)."""
-        for o in self._oauth_refresh.rows.values():
-            assert o.grant.oauth_client_id in self._clients and set(o.grant.scopes) <= set(
-                self._clients[o.grant.oauth_client_id].scopes
-            )
-        for c in self._codes.rows.values():
-            assert c.grant is None or c.grant.scopes == c.scopes
 
 
 def _s256(verifier: str) -> str:

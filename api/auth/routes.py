@@ -35,6 +35,7 @@ from cefisim.api.auth.store import (
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+CLIENT_CHALLENGE = {"WWW-Authenticate": 'Basic realm="cefisim"'}  # the token endpoint's invalid_client
 
 
 def auth_routes() -> list[web.RouteDef]:
@@ -165,9 +166,11 @@ def _error_response(exc: AuthError, bearer: bool = False) -> web.Response:
 
 
 def _oauth_error(exc: AuthError) -> web.Response:
-    """RFC 6749 section 5.2: 400, or 401 for invalid_client."""
-    status = 401 if isinstance(exc, Unauthenticated) else 400
-    return _json({"error": exc.error, "error_description": exc.detail}, status)
+    """RFC 6749 section 5.2: 400, or 401 for invalid_client with a challenge of the client
+    authentication scheme (HTTP Basic, section 2.3.1), as RFC 9110 asks of every 401."""
+    if isinstance(exc, Unauthenticated):
+        return _json({"error": exc.error, "error_description": exc.detail}, 401, headers=CLIENT_CHALLENGE)
+    return _json({"error": exc.error, "error_description": exc.detail}, 400)
 
 
 def _redirect(location: str) -> web.Response:
@@ -362,4 +365,4 @@ def _html(text: str, status: int, headers: Mapping[str, str] | None = None) -> w
     )
 
 
-__all__ = ["ON_BEHALF_OF", "auth_routes", "render_consent"]
+__all__ = ["CLIENT_CHALLENGE", "ON_BEHALF_OF", "auth_routes", "render_consent"]

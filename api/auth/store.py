@@ -24,6 +24,9 @@ into responses. Contract:
   :class:`LoginRequired`) carry ``error`` (an RFC 6749/6750 name where one exists) and ``detail``
   (names the field, never holds a secret). :class:`AuthorizeRedirect` is an authorize failure that
   goes back to the client's redirect_uri.
+- Journal. Everything that changes after the scenario is loaded (revocations, tokens, codes, grants)
+  is in ``self.ledger`` (``ledger.py``) and changes only by a record that is journaled first and
+  then applied, the way a restart replays it; a record the journal refuses changes nothing.
 - Memory. Expired tokens and codes are dropped as new ones are minted, amortised O(1) per mint.
   Every lookup is O(1).
 - Parts: ``model.py`` (errors, records, tables), ``config.py`` (the scenario's entries),
@@ -45,10 +48,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from cefisim.api.auth.config import parse_api_keys, parse_oauth_clients
+from cefisim.api.auth.ledger import KEY_TOKENS, REVOKE_KEY, AuthLedger, restored
 from cefisim.api.auth.model import (
     ACCESS_TTL_NS,
     REFRESH_TTL_NS,
-    AccessToken,
     ApiKey,
     AuthError,
     AuthorizeRedirect,
@@ -56,12 +59,11 @@ from cefisim.api.auth.model import (
     BadRequest,
     Forbidden,
     IssuedTokens,
-    KeyRefresh,
     LoginRequired,
     OAuthClient,
     Principal,
-    TokenTable,
     Unauthenticated,
+    digest,
     iso_utc,
     mint,
 )
@@ -90,17 +92,33 @@ class AuthStore:
         self._clients = dict(clients)
         self._clock = clock
         self._wall = wall
-        self._revoked: set[str] = {k.key_id for k in self._keys.values() if k.revoked}
-        self._access: TokenTable[AccessToken] = TokenTable()
-        self._key_refresh: TokenTable[KeyRefresh] = TokenTable()
-        self._oauth = OAuth(self._clients, clock, self._access, token_prefix)
+        self.ledger = AuthLedger(self._keys, self._clients)  # what changes at run time, and its journal
+        self._oauth = OAuth(self._clients, clock, self.ledger, token_prefix)
 
     def reset(self) -> None:
         """Forget every token, code and revocation made since the scenario was loaded."""
-        self._revoked = {k.key_id for k in self._keys.values() if k.revoked}
-        self._access = TokenTable()
-        self._key_refresh = TokenTable()
-        self._oauth = OAuth(self._clients, self._clock, self._access, self._prefix)
+        self.ledger.clear()
+
+    # The store is the simulation's ``auth`` side (api/runtime/sides.py): its changes are journaled,
+    # replayed, snapshotted and restored with the venue.
+
+    def apply_record(self, at: int, kind: str, values: Any) -> None:
+        """Replay one journaled change (:meth:`AuthLedger.apply`)."""
+        self.ledger.apply(at, kind, values)
+
+    def state(self) -> dict[str, Any] | None:
+        """The run-time state for a snapshot (:meth:`AuthLedger.state`)."""
+        return self.ledger.state()
+
+    def restore(self, state: object) -> Callable[[], None]:
+        """Check a snapshot's Auth state (:meth:`AuthLedger.state`; None: as loaded) and return what
+        installs it; ``ValueError`` naming the value, with nothing changed, when it is not sound."""
+        ledger = restored(self._keys, self._clients, state)
+        try:
+            ledger.check_invariants()
+        except (AssertionError, KeyError) as exc:
+            raise ValueError(f"auth: the state it holds is not sound ({exc!r})") from None
+        return lambda: self.ledger.take(ledger)
 
     @classmethod
     def from_scenario(
@@ -146,20 +164,20 @@ class AuthStore:
     def refresh(self, refresh_token: str) -> IssuedTokens:
         """Rotate a key-exchange refresh token: a new pair; the presented token stops working."""
         now = self._clock()
-        row = self._key_refresh.get(refresh_token)
+        row = self.ledger.key_refresh.get(refresh_token)
         if row is None or now >= row.expires_ns:
             raise Unauthenticated("invalid_token", "refresh_token: invalid, expired or already used")
         key = self._keys[row.key_id]
         self._check_key_active(key, now)
-        self._key_refresh.pop(refresh_token)
-        return self._mint_key_tokens(key, now, authenticated_at_ns=row.authenticated_at_ns)
+        return self._mint_key_tokens(key, now, row.authenticated_at_ns, rotated=digest(refresh_token))
 
     def revoke_key(self, key_id: str) -> bool:
         """Revoke an API key (idempotent): no new tokens, its refresh tokens stop at once, access
         tokens already minted keep working until they expire. False for an unknown key."""
         if key_id not in self._keys:
             return False
-        self._revoked.add(key_id)
+        if key_id not in self.ledger.revoked:
+            self.ledger.change(self._clock(), REVOKE_KEY, [key_id])
         return True
 
     def key_ids(self) -> list[str]:
@@ -169,28 +187,30 @@ class AuthStore:
         return list(self._clients)
 
     def is_revoked(self, key_id: str) -> bool:
-        return key_id in self._revoked
+        return key_id in self.ledger.revoked
 
     def _check_key_active(self, key: ApiKey, now: int) -> None:
-        if key.key_id in self._revoked:
+        if key.key_id in self.ledger.revoked:
             raise Unauthenticated("invalid_key", "key_id: the key was revoked")
         if key.expires_at_ns is not None and now >= key.expires_at_ns:
             raise Unauthenticated("invalid_key", "key_id: the key has expired")
 
-    def _mint_key_tokens(self, key: ApiKey, now: int, authenticated_at_ns: int) -> IssuedTokens:
+    def _mint_key_tokens(
+        self, key: ApiKey, now: int, authenticated_at_ns: int, rotated: bytes | None = None
+    ) -> IssuedTokens:
+        """New tokens for ``key`` (journaled as one record; ``rotated``: the refresh token they replace)."""
         access = mint(self._prefix)
         expires = now + ACCESS_TTL_NS
-        self._access.put(
-            access,
-            AccessToken(key.kind, key.key_id, key.user_id, key.client_id, None, (), authenticated_at_ns, expires, None),
-            expires,
+        refresh = mint(self._prefix) if key.kind == "user" else None
+        self.ledger.change(
             now,
-        )
-        refresh = None
-        if key.kind == "user":
-            refresh = mint(self._prefix)
-            row = KeyRefresh(key.key_id, authenticated_at_ns, now + REFRESH_TTL_NS)
-            self._key_refresh.put(refresh, row, row.expires_ns, now)
+            KEY_TOKENS,
+            [
+                key.key_id, authenticated_at_ns, digest(access).hex(), expires,
+                None if refresh is None else digest(refresh).hex(), None if refresh is None else now + REFRESH_TTL_NS,
+                None if rotated is None else rotated.hex(),
+            ],
+        )  # fmt: skip
         return IssuedTokens(access, expires, refresh)
 
     # ---------------------------------------------------------------------------- bearer
@@ -198,7 +218,7 @@ class AuthStore:
     def authenticate_bearer(self, token: str, on_behalf_of: str | None) -> Principal:
         """The principal of an access token. An organization token must name, in ``on_behalf_of``,
         a user it acts for; a user or OAuth token may name only its own user."""
-        row = self._access.get(token)
+        row = self.ledger.access.get(token)
         if row is None or self._clock() >= row.expires_ns or (row.grant is not None and row.grant.revoked):
             raise Unauthenticated("invalid_token", "the access token is invalid or expired")
         if row.kind == "organization":
@@ -239,17 +259,7 @@ class AuthStore:
 
     def check_invariants(self) -> None:
         """Assert the cross-references of every table (tests call it after each step)."""
-        for a in self._access.rows.values():
-            key = self._keys[a.key_id]
-            assert a.kind in ("user", "organization", "oauth")
-            assert (a.kind == "oauth") == (a.grant is not None) == (a.audience is not None)
-            assert a.kind == "oauth" or a.kind == key.kind
-            assert a.kind == "organization" or (a.user_id is not None and a.client_id is not None)
-            assert a.authenticated_at_ns <= a.expires_ns - ACCESS_TTL_NS
-        for r in self._key_refresh.rows.values():
-            assert self._keys[r.key_id].kind == "user"
-        self._oauth.check_invariants()
-        assert self._revoked <= set(self._keys)
+        self.ledger.check_invariants()
 
 
 def _b64url_decode(text: str) -> bytes | None:

@@ -2,8 +2,8 @@
 
 ``signed_client`` checks the request's signature (``api/cefi/signing.py``) against the scenario's
 HMAC keys and the wall clock and stores the client id on the request (``CLIENT_ID``, for the access
-log); a signature that does not hold is a 401 problem. ``same_client`` checks a client id the query
-or body names against the signed one.
+log); a signature that does not hold is a 401 problem with the scheme's challenge
+(``signing.CHALLENGE``). ``same_client`` checks a client id the query or body names against the signed one.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
+from cefisim.api.cefi.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
 from cefisim.api.server.http import parse_json
 from cefisim.api.server.keys import CLIENT_ID, OPTIONS, SIM
 from cefisim.api.server.problems import Problem, bad_request
@@ -50,7 +50,7 @@ def _verified(request: web.Request, body: bytes) -> int:
     if isinstance(outcome, int):
         request[CLIENT_ID] = outcome
         return outcome
-    raise Problem(401, "unauthorized", outcome.detail)
+    raise Problem(401, "unauthorized", outcome.detail, headers={"WWW-Authenticate": CHALLENGE})
 
 
 def same_client(request: web.Request, acting: int, named: str | None, field: str) -> None:

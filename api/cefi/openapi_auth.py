@@ -14,6 +14,7 @@ from typing import Any
 
 from cefisim.api.auth.bearer import ON_BEHALF_OF
 from cefisim.api.auth.oauth import AUTHORIZE_PARAMS
+from cefisim.api.auth.routes import CLIENT_CHALLENGE
 from cefisim.api.cefi.openapi_schemas import record, ref
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
 
@@ -40,6 +41,14 @@ _AUTHENTICATE = {
         "description": "RFC 6750 challenge",
         "required": True,
         "schema": {"type": "string", "pattern": CHALLENGE_PATTERN},
+    }
+}
+
+_CLIENT_CHALLENGE = {
+    "WWW-Authenticate": {
+        "description": "the client authentication scheme (RFC 6749 sections 2.3.1 and 5.2)",
+        "required": True,
+        "schema": {"type": "string", "const": CLIENT_CHALLENGE["WWW-Authenticate"]},
     }
 }
 
@@ -250,7 +259,7 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         {
             "200": _answer("tokens", JSON, ref("OAuthTokens"), **_NO_STORE),
             "400": _answer("RFC 6749 error", JSON, ref("OAuthError"), **_NO_STORE),
-            "401": _answer("invalid_client", JSON, ref("OAuthError"), **_NO_STORE),
+            "401": _answer("invalid_client", JSON, ref("OAuthError"), **_NO_STORE, **_CLIENT_CHALLENGE),
             **_plain(408, 413, 500),
         },
         requestBody={"required": True, "content": {FORM: {"schema": ref("TokenForm")}}},

@@ -22,7 +22,7 @@ from cefisim.api.cefi.openapi_schemas import (
     versioned,
 )
 from cefisim.api.cefi.paging import MAX_SKIP
-from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
+from cefisim.api.cefi.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
 from cefisim.api.cefi.validate import MAX_QUERY_DIGITS
 from cefisim.api.server import versions
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
@@ -152,6 +152,10 @@ _ERRORS = {
     500: "internal error (the detail carries the request id)",
     503: "the command journal cannot be written; nothing was changed",
 }
+
+
+#: headers a problem of that status carries besides the ones of every response
+_EXTRA_HEADERS = {401: ("WWW-Authenticate",), 429: ("Retry-After",)}
 
 
 def _op(
@@ -397,6 +401,11 @@ def headers(served: Sequence[str]) -> dict[str, Any]:
             "description": "the request's id (echoed from the request, or assigned)",
             "schema": {"type": "string", "minLength": 1, "maxLength": 128},
         },
+        "WWW-Authenticate": {
+            "description": "on every 401 (RFC 9110 section 15.5.2): the x-svc-auth signature scheme and its headers",
+            "required": True,
+            "schema": {"type": "string", "const": CHALLENGE},
+        },
         "Retry-After": {
             "description": "whole seconds until the key's bucket holds a token again",
             "required": True,
@@ -431,10 +440,7 @@ def _problem(description: str, served: Sequence[str], *extra: str) -> dict[str, 
 
 def problem_responses(served: Sequence[str]) -> dict[str, Any]:
     """``components.responses``: one problem answer per status of :data:`_ERRORS`."""
-    return {
-        f"Problem{code}": _problem(text, served, *(("Retry-After",) if code == 429 else ()))
-        for code, text in _ERRORS.items()
-    }
+    return {f"Problem{code}": _problem(text, served, *_EXTRA_HEADERS.get(code, ())) for code, text in _ERRORS.items()}
 
 
 def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> dict[str, Any]:
@@ -477,7 +483,9 @@ def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> di
         if code in spec["x-rules"]:
             text += "; business rules: " + spec["x-rules"][code]
         responses[str(code)] = (
-            {"$ref": f"#/components/responses/Problem{code}"} if text == _ERRORS[code] else _problem(text, served)
+            {"$ref": f"#/components/responses/Problem{code}"}
+            if text == _ERRORS[code]
+            else _problem(text, served, *_EXTRA_HEADERS.get(code, ()))
         )
     op["responses"] = responses
     if signed:

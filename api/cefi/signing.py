@@ -29,6 +29,10 @@ H_SIGNATURE = "x-svc-auth-signature"
 H_TIMESTAMP = "x-svc-auth-timestamp"
 H_USERID = "x-svc-auth-userid"
 HEADERS = (H_TOKEN, H_SIGNATURE, H_TIMESTAMP, H_USERID)
+#: the ``WWW-Authenticate`` challenge of every CeFi 401 (RFC 9110 section 15.5.2): the routes take the
+#: x-svc-auth HMAC signature, never a bearer token, so the challenge names that scheme and its headers,
+#: whatever the request sent (nothing, a bearer token, a signature that does not hold)
+CHALLENGE = f'X-Svc-Auth realm="cefi", headers="{H_TOKEN} {H_USERID} {H_TIMESTAMP} {H_SIGNATURE}"'
 MAX_AGE_S = 15
 MAX_AHEAD_S = 1
 

@@ -1,6 +1,9 @@
 """Reading a journal back: its header, its records a line at a time, and their replay.
 
 ``Records`` reads the file after its header with flat memory and tells a torn last record from damage.
+A record whose kind has a dot (``auth.key_tokens``) is no engine command but a :class:`SideRecord`
+of state kept beside the engine (the part before the dot names it): the replay hands it to the
+simulation, which applies it to that state (:class:`Side`) in its place among the engine's records.
 ``Replayer`` drives a simulation (:class:`Recoverable`, which ``api/runtime/simulation.py`` implements)
 through the records in their order, checking
 every command the scenario regenerates against the next record (``docs/journal.md``, Recovery). Both
@@ -17,6 +20,7 @@ from typing import IO, Any, Protocol
 
 import orjson
 
+from cefisim.api.runtime.sides import SideRecord
 from cefisim.api.scenario import Scenario
 from cefisim.engine.commands import AdvanceClock, Command
 from cefisim.engine.journal import from_record
@@ -53,7 +57,8 @@ def journal_header(scenario: Scenario, start_ns: int, clock: str, snapshot: dict
 class Records:
     """The records of a journal file after its header, read one line at a time (memory stays flat).
 
-    ``peek()``/``take()`` give ``(offset, at, src, command)``. A last line without a line end, or a
+    ``peek()``/``take()`` give ``(offset, at, src, command)`` (a :class:`SideRecord` in the place of a
+    command for a kind with a dot). A last line without a line end, or a
     last line that does not parse, is a torn record: reading stops before it (``complete_until``).
     A bad record anywhere else is a :class:`JournalError` naming its byte offset."""
 
@@ -64,10 +69,10 @@ class Records:
         self.complete_until = offset
         self._offset = offset
         self._next_line = f.readline()
-        self._head: tuple[int, int, str, Command] | None = None
+        self._head: tuple[int, int, str, Command | SideRecord] | None = None
         self._done = False
 
-    def peek(self) -> tuple[int, int, str, Command] | None:
+    def peek(self) -> tuple[int, int, str, Command | SideRecord] | None:
         if self._head is None and not self._done:
             self._head = self._read()
         return self._head
@@ -75,7 +80,7 @@ class Records:
     def take(self) -> None:
         self._head = None
 
-    def _read(self) -> tuple[int, int, str, Command] | None:
+    def _read(self) -> tuple[int, int, str, Command | SideRecord] | None:
         line, offset = self._next_line, self._offset
         if not line:
             self._done = True
@@ -87,7 +92,12 @@ class Records:
             self._done = True
             return None
         try:
-            at, src, cmd = from_record(orjson.loads(line))
+            record = orjson.loads(line)
+            cmd: Command | SideRecord
+            try:
+                at, src, cmd = from_record(record)
+            except ValueError as exc:  # not an engine command: a side record, or damage
+                at, src, cmd = _side(record, exc)
             if src not in ("ext", "scn"):
                 raise ValueError(f"unknown source {src!r}")
         except (ValueError, TypeError) as exc:
@@ -99,6 +109,17 @@ class Records:
         self._offset = offset + len(line)
         self.complete_until = self._offset
         return offset, at, src, cmd
+
+
+def _side(record: Any, refused: ValueError) -> tuple[int, str, SideRecord]:
+    """A record the engine refused (``refused``) read as a side record (a kind with a dot), or that
+    refusal. Asked only after the engine's reading fails, so that its records cost nothing more."""
+    if not (isinstance(record, list) and len(record) == 4 and isinstance(record[2], str) and "." in record[2]):
+        raise refused
+    at, src, kind, values = record
+    if not isinstance(at, int) or isinstance(at, bool) or src != "ext" or not isinstance(values, list):
+        raise ValueError(f'{kind}: a side record is [at, "ext", kind, values]')
+    return at, src, SideRecord(kind, values)
 
 
 class Recoverable(Protocol):
@@ -119,11 +140,17 @@ class Recoverable(Protocol):
         """Record ``cmd`` (here: check it against the journal) and submit it at ``at``."""
         ...
 
+    def apply_side(self, offset: int, at: int, record: SideRecord) -> None:
+        """Apply a side record (or keep it until its state is attached)."""
+        ...
+
 
 class Replayer:
     """Rebuilds a simulation from its journal records, in order.
 
     - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies.
+    - side record: applied where it stands, without the scenario catching up (the live server wrote it
+      without touching the venue).
     - ``scn`` record the scenario has not regenerated yet: the scenario runs its turns up to that
       record's time; a record still not regenerated then is the closing ``advance`` of a catch-up,
       which the runner makes next. Turns run only up to times the journal shows, so a recovered
@@ -167,6 +194,10 @@ class Replayer:
         while (head := records.peek()) is not None:
             offset, at, src, cmd = head
             try:
+                if isinstance(cmd, SideRecord):
+                    records.take()
+                    sim.apply_side(offset, at, cmd)
+                    continue
                 if src == "ext":
                     sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
                     if records.peek() is not head:  # pragma: no cover - expect() raises first

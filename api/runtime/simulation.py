@@ -22,6 +22,11 @@ commands that came from outside ("ext": requests, control plane, clock moves) fr
 runner generated ("scn"). On start with an existing journal the server rebuilds the state record by
 record (``api/runtime/recovery.py``): the scenario regenerates its own records, checked one by one, and the
 external ones are re-applied where they stand; a torn tail is cut and a torn scenario burst finished.
+
+State kept beside the engine (the Auth store's tokens and revocations) is journaled in the same file,
+in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
+are written before the response like a command's, replayed where they stand, and its state goes into
+snapshots under its namespace. The engine never sees them.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from cefisim.api.runtime.recovery import (
     journal_header,
     scenario_digest,
 )
+from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides, side_record
 from cefisim.api.scenario import Scenario, ScenarioError
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import (
@@ -123,6 +129,7 @@ class Simulation:
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
+        self.sides = Sides()  # state kept beside the engine (attach)
         existing = self._read_header() if self.journal_path else None
         if existing is not None:
             self.start_ns = existing[0]
@@ -169,13 +176,18 @@ class Simulation:
             "clock": self.clock_mode,
             "start_ns": self.start_ns,
         }
-        return snapshot.to_json({"venue": self.venue, "runner": self.runner}, header)
+        return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
 
     def restore(self, doc: Any) -> None:
         """Replace the state with a snapshot of this scenario. The journal starts anew from it."""
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
+        try:
+            install_sides = self.sides.restore(doc)
+        except SideError as exc:
+            raise snapshot.SnapshotError(str(exc)) from None
         self._install(doc)
+        install_sides()
         self.epoch += 1
         if self.journal_path:
             if self._journal is not None:
@@ -211,6 +223,7 @@ class Simulation:
         self._base_snapshot = None
         self.epoch += 1
         self._build()
+        self.sides.restore(None)()
         if self.journal_path:
             self._open_journal(fresh=True)
         self.catch_up(self.start_ns)
@@ -313,6 +326,28 @@ class Simulation:
         plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
         ``on_result``: the live stream's hub (``api/control/stream_hub.py``) is the one listener of a server."""
         self._on_result = listener
+
+    # --- state kept beside the engine ---------------------------------------------------------------
+
+    def attach(self, namespace: str, side: Side) -> Callable[[int, str, list[Any]], None]:
+        """Journal ``side`` with the venue under ``namespace`` (its record kinds are ``{namespace}.*``,
+        ``api/runtime/sides.py``). Brings it to where the journal left it first (a record that does not
+        apply is a :class:`JournalError` naming its offset) and returns the function that journals its
+        records from now on, ``(at, kind, values)``: written before the change applies, it raises
+        :class:`JournalWriteError` when the journal cannot take one."""
+        try:
+            self.sides.attach(namespace, side, self._base_snapshot, self.journal_path)
+        except SideError as exc:
+            raise JournalError(str(exc)) from None
+        return self._journal_side
+
+    def apply_side(self, offset: int, at: int, record: SideRecord) -> None:
+        """A side record met in recovery (``recovery.Replayer``)."""
+        self.sides.replay(offset, at, record)
+
+    def _journal_side(self, at: int, kind: str, values: list[Any]) -> None:
+        if self._journal is not None:
+            self._append(side_record(at, kind, values))
 
     # --- journal ----------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from cefisim.api.auth import AUTH_STORE
+from cefisim.api.auth.ledger import NAMESPACE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.funds import paper_funds_for
@@ -43,14 +44,17 @@ async def _ticker(app: web.Application) -> AsyncIterator[None]:
 
 
 def auth_store_for(sim: Simulation, options: ServerOptions, token_prefix: str = "") -> AuthStore:
-    """The scenario's API keys and OAuth clients; tokens live on the engine clock."""
-    return AuthStore.from_scenario(
+    """The scenario's API keys and OAuth clients; tokens live on the engine clock. The store is the
+    simulation's ``auth`` side: brought back from its journal, and journaled with it from now on."""
+    store = AuthStore.from_scenario(
         sim.scenario.api_keys,
         sim.scenario.oauth_clients,
         clock=sim.now_ns,
         wall=options.wall_s,
         token_prefix=token_prefix,
     )
+    store.ledger.journal = sim.attach(NAMESPACE, store)
+    return store
 
 
 async def _close_journal(app: web.Application) -> None:

@@ -60,6 +60,15 @@ def start_server(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
     )
 
 
+def reap(proc: subprocess.Popen) -> None:
+    """Kill a server process a failed test left running, and close its pipe (a test's ``finally``)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=30)
+    if proc.stdout:
+        proc.stdout.close()
+
+
 async def _wait_ready(session: aiohttp.ClientSession, base: str, proc: subprocess.Popen) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

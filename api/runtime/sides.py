@@ -1,0 +1,116 @@
+"""State kept beside the engine and journaled with it: the Auth store's tokens, codes and revocations.
+
+The engine journals commands; a server also changes state the engine does not hold (api/auth). Such
+state is a :class:`Side`, attached to the simulation under a namespace (``auth``). Its changes are
+:class:`SideRecord` lines ``[at, "ext", "{namespace}.{name}", values]`` in the same journal, written
+before the response like a command's record and replayed in their place among the engine's records;
+its state goes into snapshots under its namespace (``{"auth": {...}}`` beside the engine's objects).
+A record read before its side is attached (the journal replays as the simulation is built, the Auth
+store is made after) waits in :class:`Sides` until it is. Readers that attach nothing (``cefisim
+replay --from-journal``) skip them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+
+@dataclass(frozen=True, slots=True)
+class SideRecord:
+    """A record of state kept beside the engine: ``kind`` is ``{namespace}.{name}``, ``values`` its JSON."""
+
+    kind: str
+    values: Any
+
+    @property
+    def namespace(self) -> str:
+        return self.kind.partition(".")[0]
+
+
+class Side(Protocol):
+    """What the simulation needs of a side: replay its records, snapshot it, restore it."""
+
+    def apply_record(self, at: int, kind: str, values: Any) -> None:
+        """Apply one record written at engine time ``at``; ``ValueError`` when it cannot be."""
+        ...
+
+    def state(self) -> Any:
+        """The state as JSON values for a snapshot; None when it is as the scenario loaded it."""
+        ...
+
+    def restore(self, state: Any) -> Callable[[], None]:
+        """Check a snapshot's state (None: as loaded) and return what installs it; ``ValueError``,
+        with nothing changed, when it is not sound."""
+        ...
+
+
+def side_record(at: int, kind: str, values: list[Any]) -> bytes:
+    """A side record as a journal line (always ``ext``: a request or the control plane made it)."""
+    return orjson.dumps([at, "ext", kind, values], option=orjson.OPT_APPEND_NEWLINE)
+
+
+class SideError(ValueError):
+    """A side's record or snapshot state does not apply; the message names the offset or the part."""
+
+
+class Sides:
+    """The sides of one simulation, and the recovered records of those not attached yet."""
+
+    def __init__(self) -> None:
+        self.attached: dict[str, Side] = {}
+        self._waiting: list[tuple[int, int, SideRecord]] = []  # (byte offset, at, record)
+
+    def attach(self, namespace: str, side: Side, base: dict[str, Any] | None, path: Path | None) -> None:
+        """Bring ``side`` to where the journal left it: ``base`` (the snapshot the journal starts from),
+        then its waiting records in order; :class:`SideError` naming the journal and offset otherwise."""
+        try:
+            side.restore(None if base is None else base.get(namespace))()
+        except ValueError as exc:
+            raise SideError(f"journal {path}: byte offset 0: the snapshot's {exc}") from None
+        waiting = []
+        for offset, at, record in self._waiting:
+            if record.namespace != namespace:
+                waiting.append((offset, at, record))
+                continue
+            try:
+                side.apply_record(at, record.kind, record.values)
+            except (ValueError, TypeError, KeyError) as exc:
+                raise SideError(
+                    f"journal {path}: byte offset {offset}: {record.kind} cannot be applied ({exc})"
+                ) from None
+        self._waiting = waiting
+        self.attached[namespace] = side
+
+    def replay(self, offset: int, at: int, record: SideRecord) -> None:
+        """A record met in recovery: applied now when its side is attached, else kept until it is."""
+        side = self.attached.get(record.namespace)
+        if side is None:
+            self._waiting.append((offset, at, record))
+        else:
+            side.apply_record(at, record.kind, record.values)
+
+    def snapshot_into(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """Add each side's state under its namespace (none when as loaded) to a snapshot document."""
+        for namespace, side in self.attached.items():
+            state = side.state()
+            if state is not None:
+                doc[namespace] = state
+        return doc
+
+    def restore(self, doc: dict[str, Any] | None) -> Callable[[], None]:
+        """Check every side's part of a snapshot (None: back to as loaded); what installs them all."""
+        try:
+            installs = [side.restore(None if doc is None else doc.get(ns)) for ns, side in self.attached.items()]
+        except ValueError as exc:
+            raise SideError(f"snapshot: {exc}") from None
+
+        def install_all() -> None:
+            for install in installs:
+                install()
+
+        return install_all
