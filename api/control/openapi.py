@@ -108,6 +108,24 @@ FAULT_FIELDS = {
     "delay_ms": _whole(0, 60_000, "^0*([0-9]{1,4}|[1-5][0-9]{4}|60000)$"),
 }
 VENUE_LAG_MS = _whole(0, MAX_LAG_MS, "^0*([0-9]{1,6}|[1-2][0-9]{6}|3[0-5][0-9]{5}|3600000)$")
+
+
+def _venue_faults_request() -> dict[str, Any]:
+    """VENUE_FAULTS_SPEC's fields and clock_skew_s, which set_venue_faults takes signed."""
+    out = object_schema(VENUE_FAULTS_SPEC, overrides=dict.fromkeys(VENUE_FAULTS_SPEC, VENUE_LAG_MS))
+    out["properties"]["clock_skew_s"] = nullable(
+        {
+            "type": ["integer", "string"],
+            "minimum": -MAX_SKEW_S,
+            "maximum": MAX_SKEW_S,
+            "pattern": "^-?[0-9]{1,6}$",
+            "description": f"whole seconds, -{MAX_SKEW_S} to {MAX_SKEW_S}",
+        }
+    )
+    out["description"] = "read lag, fill delay (ms) and clock skew (s); an absent one is 0: off (docs/faults.md)"
+    return out
+
+
 #: the bodies the handlers check with api.cefi.validate (advance_clock, set_latency, ...), as tables
 ADVANCE = {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}
 LATENCY = {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}
@@ -380,24 +398,7 @@ def _schemas() -> dict[str, Any]:
                 "canceled": {"type": "array", "items": ID, "description": "per instrument, oldest first"},
             }
         ),
-        "VenueFaultsRequest": {
-            **object_schema(VENUE_FAULTS_SPEC, overrides=dict.fromkeys(VENUE_FAULTS_SPEC, VENUE_LAG_MS)),
-            "properties": {
-                **object_schema(VENUE_FAULTS_SPEC, overrides=dict.fromkeys(VENUE_FAULTS_SPEC, VENUE_LAG_MS))[
-                    "properties"
-                ],
-                "clock_skew_s": nullable(
-                    {
-                        "type": ["integer", "string"],
-                        "minimum": -MAX_SKEW_S,
-                        "maximum": MAX_SKEW_S,
-                        "pattern": "^-?[0-9]{1,6}$",
-                        "description": f"whole seconds, -{MAX_SKEW_S} to {MAX_SKEW_S}",
-                    }
-                ),
-            },
-            "description": "read lag, fill delay (ms) and clock skew (s); an absent one is 0: off (docs/faults.md)",
-        },
+        "VenueFaultsRequest": _venue_faults_request(),
         "VenueFaults": record(
             {
                 "read_lag_ms": {"type": "integer", "minimum": 0},
