@@ -210,3 +210,15 @@ def test_cefisim_journal_is_a_subcommand(tmp_path: Path, capsys) -> None:
     assert cli_main(["journal", "show", str(path), "--to", "1"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
     assert cli_main(["journal", "nonsense"]) == 2
+
+
+def test_a_record_recovery_cannot_apply_is_named_by_its_number(tmp_path: Path, capsys) -> None:
+    path, _ = _run(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = orjson.loads(lines[3])[0]
+    lines.insert(4, orjson.dumps([at, "ext", "auth_session", ["u-alice"]]) + b"\n")  # a newer cefisim's kind
+    path.write_bytes(b"".join(lines))
+    assert _main(capsys, "show", str(path))[0] == 0
+    code, _, err = _main(capsys, "state", str(path))
+    assert code == 2 and "record 4: " in err and "unknown command kind 'auth_session'" in err
+    assert len(err.strip().splitlines()) == 1 and "byte offset" not in err
