@@ -107,10 +107,13 @@ def write_fork(journal: Journal, at: int, out: Path) -> None:
     try:
         with open(staged, "wb") as f:
             f.writelines(fork_lines(journal, at))
+        os.replace(staged, out)
+    except OSError as exc:
+        staged.unlink(missing_ok=True)
+        raise JournalDamage(f"{out}: {exc.strerror or exc}") from None
     except BaseException:
         staged.unlink(missing_ok=True)
         raise
-    os.replace(staged, out)
 
 
 def _record_number(path: Path, offset: int) -> int:
