@@ -10,7 +10,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
-from cefisim.api.cefi.paging import fills_before, listing_client, paging
+from cefisim.api.cefi.paging import fills_before, listing_client, paging, trades_cursor
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
 from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
@@ -166,18 +166,14 @@ async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    late = fills_before(request, before)
-    fills, cursor = trades(
-        request.app[SIM].venue, client_id, before if late is None else late, skip, size, window=False
-    )
+    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size, window=False)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    late = fills_before(request, before)
-    fills, cursor = trades(request.app[SIM].venue, client_id, before if late is None else late, skip, size, window=True)
+    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size, window=True)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 

@@ -46,6 +46,12 @@ def fills_before(request: web.Request, before: int) -> int | None:
     return sim.faults.fills_before(sim.now_ns(), before)
 
 
+def trades_cursor(request: web.Request, before: int) -> int:
+    """``before`` for a list of trade records: late fills held back (``docs/faults.md``)."""
+    late = fills_before(request, before)
+    return before if late is None else late
+
+
 async def listing_client(request: web.Request) -> int:
     """The signed client of a list read, which a ``client_id`` query parameter must name if given."""
     client_id = await signed_client(request)
