@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import orjson
+
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import PlaceOrder
@@ -141,3 +143,16 @@ def test_a_skewed_clock_moves_wall_clock_engine_time() -> None:
     sim.skew_clock(0)
     wall[0] += 10 * 10**9
     assert sim.now_ns() == wall[0]
+
+
+def test_a_pending_venue_cancel_event_survives_a_snapshot() -> None:
+    events = [{"at": "+5", "type": "venue_cancel", "reason": "RISK_EVENT", "client": "alice"}]
+    scenario = parse_scenario(scenario_doc(events=events), "s.json")
+    sim = Simulation(scenario, clock="virtual")
+    order = sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "49000.00")).order
+    assert order is not None
+    doc = orjson.loads(orjson.dumps(sim.snapshot()))
+    again = Simulation(scenario, clock="virtual")
+    again.restore(doc)
+    again.advance(again.venue.clock.now + 6 * 10**9)
+    assert again.venue.accounts[100].orders[order.id].cancel_reason == "RISK_EVENT"
