@@ -1,4 +1,5 @@
-"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``data``, ``scenarios``; ``--version``.
+"""The ``cefisim`` command: ``serve``, ``replay``, ``backtest``, ``sweep``, ``data``, ``journal``, ``scenarios``;
+``--version``.
 
 ``cefisim serve [--host 127.0.0.1] [--port 8080] [--scenario FILE|NAME] [--journal FILE] [--clock wall|virtual]``
 serves the emulator; with no scenario it loads the shipped ``demo`` (package data of
@@ -248,6 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         from .recorded.cli import data_main  # each subcommand loads only what it runs
 
         return data_main(argv[1:])
+    sub.add_parser(
+        "journal", help="show, compare, fork a command journal (see `cefisim journal --help`)", add_help=False
+    )
+    if argv and argv[0] == "journal":
+        from .journal.cli import journal_main  # each subcommand loads only what it runs
+
+        return journal_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_main(args)

@@ -141,6 +141,19 @@ class SetStatusRetention:
 
 @saves_fields
 @dataclass(slots=True)
+class VenueCancel:
+    """The venue cancels resting orders on its own, as on a risk event or an instrument halt: every
+    resting order, or only one client's (``client_id``), or only on one instrument (``instrument_id``),
+    or both; each ends CANCELED with ``reason`` (``rejects.VENUE_CANCEL_REASONS``)."""
+
+    kind = "venue_cancel"
+    reason: str
+    client_id: int | None = None
+    instrument_id: int | None = None
+
+
+@saves_fields
+@dataclass(slots=True)
 class AdvanceClock:
     """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""
 
@@ -159,6 +172,7 @@ Command = (
     | SetLatency
     | SetSettlementDelay
     | SetStatusRetention
+    | VenueCancel
     | AdvanceClock
 )
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -174,6 +188,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
         SetLatency,
         SetSettlementDelay,
         SetStatusRetention,
+        VenueCancel,
         AdvanceClock,
     )
 }

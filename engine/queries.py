@@ -370,12 +370,13 @@ def transfers(
 
 
 def activity(
-    v: Venue, client_id: int, before: int, skip: int, size: int | None
+    v: Venue, client_id: int, before: int, skip: int, size: int | None, fills_before: int | None = None
 ) -> tuple[list[tuple[str, int, Order, Fill | None, str | None]], int | None]:
     """Trades, confirms, rejects, cancels and modifications of the client's orders, newest first.
 
     Items are (kind, timestamp, order, fill or None, detail). Derived from the records the venue keeps
-    anyway, so the hot path stores nothing extra for this feed.
+    anyway, so the hot path stores nothing extra for this feed. ``fills_before``: trades from then on
+    are left out (fills the runtime reports late).
     """
     account = v.accounts[client_id]
     since = v.clock.now - v.config.listing_window_ns
@@ -394,6 +395,9 @@ def activity(
         if order.status in FINAL:
             kind = A_CANCEL if order.status != OrderStatus.FILLED else A_FILLED
             items.append((kind, order.updated, order, None, order.cancel_reason))
-    items.extend((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag) for fill in account.fills)
+    fills = account.fills
+    if fills_before is not None:
+        fills = fills[: bisect_left(fills, fills_before, key=_fill_ts)]
+    items.extend((A_TRADE, fill.timestamp, fill.order, fill, fill.liq_flag) for fill in fills)
     items.sort(key=lambda item: item[1], reverse=True)
     return page(items, lambda item: item[1], before, since, skip, size)

@@ -81,3 +81,10 @@ class CancelReason(StrEnum):
     SELF_TRADE_PREVENTION = "SELF_TRADE_PREVENTION"
     EXPIRED = "EXPIRED"
     MODIFIED_TO_EXECUTED = "MODIFIED_TO_EXECUTED"
+    # the venue's own cancels (a ``venue_cancel`` command: a fault the control plane or a scenario injects)
+    RISK_EVENT = "RISK_EVENT"
+    INSTRUMENT_HALT = "INSTRUMENT_HALT"
+
+
+#: the reasons a ``venue_cancel`` may give (the spec's "canceled by ... market conditions")
+VENUE_CANCEL_REASONS = (CancelReason.RISK_EVENT.value, CancelReason.INSTRUMENT_HALT.value)

@@ -36,6 +36,7 @@ from .commands import (
     SetLatency,
     SetSettlementDelay,
     SetStatusRetention,
+    VenueCancel,
 )
 from .core import Result, VenueConfig, VenueCore
 from .events import ClientEvent, Event, InstrumentEvent
@@ -74,6 +75,7 @@ class Venue(VenueCore):
             SetLatency: Venue._set_latency,
             SetSettlementDelay: Venue._set_settlement_delay,
             SetStatusRetention: Venue._set_status_retention,
+            VenueCancel: Venue._venue_cancel,
             AdvanceClock: lambda v, c, r: r,  # the move happens in submit()
         }
 
@@ -161,6 +163,21 @@ class Venue(VenueCore):
         elif cmd.status == InstrumentStatus.ACTIVE and book.opening is not None:
             # from OPENING, possibly by way of HALTED: the book may be crossed
             lifecycle.uncross(self, book, events)
+        return result
+
+    def _venue_cancel(self, cmd: VenueCancel, result: Result) -> Result:
+        """Off the hot path: a fault the control plane or a scenario injects (``docs/faults.md``)."""
+        if cmd.client_id is not None and cmd.client_id not in self.accounts:
+            result.reject = Reject.UNKNOWN_CLIENT
+            return result
+        if cmd.instrument_id is not None and cmd.instrument_id not in self.books:
+            result.reject = Reject.UNKNOWN_INSTRUMENT
+            return result
+        ids = sorted(self.books) if cmd.instrument_id is None else [cmd.instrument_id]
+        for inst_id in ids:
+            for order in self.books[inst_id].resting_orders():
+                if cmd.client_id is None or order.account.id == cmd.client_id:
+                    lifecycle.cancel_now(self, order, cmd.reason, result.events)
         return result
 
     # --- checks -----------------------------------------------------------------------------

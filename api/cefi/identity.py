@@ -1,9 +1,10 @@
 """Who a signed CeFi request acts for: the HMAC signature's client, and the client ids it may name.
 
 ``signed_client`` checks the request's signature (``api/cefi/signing.py``) against the scenario's
-HMAC keys and the wall clock and stores the client id on the request (``CLIENT_ID``, for the access
-log); a signature that does not hold is a 401 problem with the scheme's challenge
-(``signing.CHALLENGE``). ``same_client`` checks a client id the query or body names against the signed one.
+HMAC keys and the wall clock (skewed when that fault is injected: ``docs/faults.md``) and stores the
+client id on the request (``CLIENT_ID``, for the access log); a signature that does not hold is a
+401 problem with the scheme's challenge (``signing.CHALLENGE``). ``same_client`` checks a client id
+the query or body names against the signed one.
 """
 
 from __future__ import annotations
@@ -34,17 +35,20 @@ async def signed_json(request: web.Request) -> tuple[int, Any]:
 def _verified(request: web.Request, body: bytes) -> int:
     app = request.app
     opts = app[OPTIONS]
+    sim = app[SIM]
     h = request.headers
+    wall_s = opts.wall_s()
+    skew = sim.faults.clock_skew_ns  # a skewed server clock (docs/faults.md); 0 unless injected
     outcome = verify(
         h.get(H_TOKEN),
         h.get(H_SIGNATURE),
         h.get(H_TIMESTAMP),
         h.get(H_USERID),
-        app[SIM].scenario.hmac_keys,
+        sim.scenario.hmac_keys,
         request.method,
         request.rel_url.raw_path,
         body,
-        opts.wall_s(),
+        wall_s + skew / 1e9 if skew else wall_s,
         opts.signature_layout,
     )
     if isinstance(outcome, int):

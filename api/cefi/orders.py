@@ -10,7 +10,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
-from cefisim.api.cefi.paging import listing_client, paging
+from cefisim.api.cefi.paging import fills_before, listing_client, paging, trades_cursor
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
 from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
@@ -151,7 +151,10 @@ async def delete_order(request: web.Request) -> web.Response:
 async def get_order_status(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
-    order = order_status(request.app[SIM].venue, client_id, _ref(request))
+    sim = request.app[SIM]
+    order = order_status(sim.venue, client_id, _ref(request))
+    if order is not None and sim.faults.read_lag_ns and sim.faults.hides(sim.now_ns(), order.created):
+        order = None  # placed after the state a lagging read sees (docs/faults.md)
     if order is None:
         raise Problem(
             404, "unknown-order", "ref_id: no such order for this client (or its status is no longer retained)"
@@ -163,14 +166,14 @@ async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    fills, cursor = trades(request.app[SIM].venue, client_id, before, skip, size, window=False)
+    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size, window=False)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    fills, cursor = trades(request.app[SIM].venue, client_id, before, skip, size, window=True)
+    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size, window=True)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
@@ -201,5 +204,5 @@ async def get_orders_active(request: web.Request) -> web.Response:
 async def get_orders_activity(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    items, cursor = activity(request.app[SIM].venue, client_id, before, skip, size)
+    items, cursor = activity(request.app[SIM].venue, client_id, before, skip, size, fills_before(request, before))
     return respond_list(request, [activity_item(*item) for item in items], size, cursor)

@@ -3,7 +3,8 @@
 Pages exist under v2026_01_23 only: v2024_01_01 answers every matching record (size None). ``size``
 is checked under both versions (the one document declares it for both, and a malformed value is a
 400 either way); ``skip`` and ``timestamp`` apply to both. The cursor is exclusive: records created
-strictly before it (``engine/queries.py``); without one, every record so far.
+strictly before it (``engine/queries.py``); without one, every record so far. Reads lagging the engine
+and late fills (``docs/faults.md``) move the cursor back.
 """
 
 from __future__ import annotations
@@ -29,9 +30,26 @@ def paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, 
         size = None
     skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
     before = query_timestamp(q, "timestamp", timestamp_required)
+    sim = request.app[SIM]
     if before is None:
-        before = next_stamp(request.app[SIM].venue) + 1
+        before = next_stamp(sim.venue) + 1
+    if sim.faults.read_lag_ns:  # reads behind the engine (docs/faults.md)
+        before = sim.faults.visible_before(sim.now_ns(), before)
     return size, skip, before
+
+
+def fills_before(request: web.Request, before: int) -> int | None:
+    """The cursor of trade records, late fills held back (``docs/faults.md``); None when none are."""
+    sim = request.app[SIM]
+    if not sim.faults.fill_delay_ns:
+        return None
+    return sim.faults.fills_before(sim.now_ns(), before)
+
+
+def trades_cursor(request: web.Request, before: int) -> int:
+    """``before`` for a list of trade records: late fills held back (``docs/faults.md``)."""
+    late = fills_before(request, before)
+    return before if late is None else late
 
 
 async def listing_client(request: web.Request) -> int:

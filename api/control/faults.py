@@ -11,6 +11,15 @@ same faults), optionally only under a path prefix. A hit request is delayed by `
 
 The control plane itself is never faulted. ``GET /_sim/faults`` shows the plan and what it has hit;
 ``DELETE /_sim/faults`` ends it.
+
+The venue's own faults (``docs/faults.md``):
+
+- ``POST /_sim/faults/venue-cancel`` ``{"reason", "client_id"?, "instrument_id"?}``: the venue cancels
+  resting orders (all, one client's, one instrument's) with a venue cancel reason: a ``VenueCancel``
+  command, journaled like any other;
+- ``POST /_sim/faults/venue`` ``{"read_lag_ms"?, "fill_delay_ms"?, "clock_skew_s"?}`` sets reads lagging
+  the engine, fills reported late and a skewed server clock (an absent key is 0: off); ``GET`` shows
+  them, ``DELETE`` ends them (``api/runtime/venue_faults.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +38,10 @@ from cefisim.api.control.plane import control_guard
 from cefisim.api.server.http import read_json, respond
 from cefisim.api.server.keys import SIM
 from cefisim.api.server.problems import Problem, bad_request
+from cefisim.engine import queries
+from cefisim.engine.commands import VenueCancel
+from cefisim.engine.events import OrderEvent
+from cefisim.engine.rejects import VENUE_CANCEL_REASONS
 
 FAULTS_SPEC = {
     "count": F("number"),
@@ -128,6 +141,67 @@ async def clear_faults(request: web.Request) -> web.Response:
     return respond(None)
 
 
+VENUE_CANCEL_SPEC = {
+    "reason": F("enum", required=True, values=VENUE_CANCEL_REASONS),
+    "client_id": F("id"),
+    "instrument_id": F("id"),
+}
+#: and clock_skew_s, which may be negative (F("number") is not): _skew checks it, an integer or its digits
+VENUE_FAULTS_SPEC = {"read_lag_ms": F("number"), "fill_delay_ms": F("number")}
+MAX_LAG_MS = 3_600_000  # an hour
+MAX_SKEW_S = 86_400  # a day either way
+
+
+async def venue_cancel(request: web.Request) -> web.Response:
+    """The venue cancels resting orders on its own; answers the ids it canceled, oldest first per
+    instrument. An unknown client or instrument is a 404 and cancels nothing."""
+    body = check_object(await read_json(request), VENUE_CANCEL_SPEC, "")
+    client = int(body["client_id"]) if body.get("client_id") is not None else None
+    inst = int(body["instrument_id"]) if body.get("instrument_id") is not None else None
+    sim = request.app[SIM]
+    if client is not None and not queries.has_client(sim.venue, client):
+        raise Problem(404, "unknown-client", f"client_id: no client {client}")
+    if inst is not None and queries.instrument(sim.venue, inst) is None:
+        raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {inst}")
+    result = sim.submit(VenueCancel(body["reason"], client, inst))
+    canceled = [str(e.order_id) for e in result.events if type(e) is OrderEvent]
+    return respond({"reason": body["reason"], "canceled": canceled})
+
+
+def _skew(value: object) -> int:
+    text = str(value)
+    digits = text.removeprefix("-")
+    if isinstance(value, bool) or not ascii_digits(digits) or len(digits) > 6 or int(digits) > MAX_SKEW_S:
+        raise bad_request("clock_skew_s", f"must be whole seconds from -{MAX_SKEW_S} to {MAX_SKEW_S}")
+    return int(text)
+
+
+async def set_venue_faults(request: web.Request) -> web.Response:
+    """Set reads lagging, late fills and the clock skew at once (an absent key is 0: off)."""
+    raw = await read_json(request)
+    skew_given = raw.pop("clock_skew_s", None) if isinstance(raw, dict) else None
+    body = check_object(raw, VENUE_FAULTS_SPEC, "")
+    lag = _whole(body.get("read_lag_ms", 0), "read_lag_ms", 0, MAX_LAG_MS)
+    delay = _whole(body.get("fill_delay_ms", 0), "fill_delay_ms", 0, MAX_LAG_MS)
+    skew = _skew(skew_given) if skew_given is not None else 0
+    sim = request.app[SIM]
+    sim.faults.read_lag_ns = lag * 1_000_000
+    sim.faults.fill_delay_ns = delay * 1_000_000
+    sim.skew_clock(skew * 1_000_000_000)
+    return respond(sim.faults.describe())
+
+
+async def get_venue_faults(request: web.Request) -> web.Response:
+    return respond(request.app[SIM].faults.describe())
+
+
+async def clear_venue_faults(request: web.Request) -> web.Response:
+    sim = request.app[SIM]
+    sim.faults.read_lag_ns = sim.faults.fill_delay_ns = 0
+    sim.skew_clock(0)
+    return respond(sim.faults.describe())
+
+
 def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
     if plan.drop:
         if request.transport is not None:
@@ -168,4 +242,8 @@ def fault_routes() -> list[web.RouteDef]:
         web.get("/_sim/faults", get_faults),
         web.post("/_sim/faults", set_faults),
         web.delete("/_sim/faults", clear_faults),
+        web.post("/_sim/faults/venue-cancel", venue_cancel),
+        web.get("/_sim/faults/venue", get_venue_faults),
+        web.post("/_sim/faults/venue", set_venue_faults),
+        web.delete("/_sim/faults/venue", clear_venue_faults),
     ]

@@ -18,7 +18,14 @@ import cefisim
 from cefisim.api.cefi.openapi_operations import described
 from cefisim.api.cefi.openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
 from cefisim.api.cefi.validate import F
-from cefisim.api.control.faults import FAULTS_SPEC, fault_routes
+from cefisim.api.control.faults import (
+    FAULTS_SPEC,
+    MAX_LAG_MS,
+    MAX_SKEW_S,
+    VENUE_CANCEL_SPEC,
+    VENUE_FAULTS_SPEC,
+    fault_routes,
+)
 from cefisim.api.control.plane import (
     MAX_ADVANCE_NS,
     MAX_DURATION_CHARS,
@@ -100,6 +107,25 @@ FAULT_FIELDS = {
     "status": _whole(400, 599, "^0*[45][0-9]{2}$"),
     "delay_ms": _whole(0, 60_000, "^0*([0-9]{1,4}|[1-5][0-9]{4}|60000)$"),
 }
+VENUE_LAG_MS = _whole(0, MAX_LAG_MS, "^0*([0-9]{1,6}|[1-2][0-9]{6}|3[0-5][0-9]{5}|3600000)$")
+
+
+def _venue_faults_request() -> dict[str, Any]:
+    """VENUE_FAULTS_SPEC's fields and clock_skew_s, which set_venue_faults takes signed."""
+    out = object_schema(VENUE_FAULTS_SPEC, overrides=dict.fromkeys(VENUE_FAULTS_SPEC, VENUE_LAG_MS))
+    out["properties"]["clock_skew_s"] = nullable(
+        {
+            "type": ["integer", "string"],
+            "minimum": -MAX_SKEW_S,
+            "maximum": MAX_SKEW_S,
+            "pattern": "^-?[0-9]{1,6}$",
+            "description": f"whole seconds, -{MAX_SKEW_S} to {MAX_SKEW_S}",
+        }
+    )
+    out["description"] = "read lag, fill delay (ms) and clock skew (s); an absent one is 0: off (docs/faults.md)"
+    return out
+
+
 #: the bodies the handlers check with api.cefi.validate (advance_clock, set_latency, ...), as tables
 ADVANCE = {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}
 LATENCY = {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}
@@ -362,6 +388,24 @@ def _schemas() -> dict[str, Any]:
         ),
         "Venues": {"type": "array", "items": ref("Venue")},
         "VenueDeleted": record({"id": {"type": "string"}, "deleted": {"const": True}}),
+        "VenueCancelRequest": {
+            **object_schema(VENUE_CANCEL_SPEC),
+            "description": "every resting order, or only a client's, or only on an instrument, or both",
+        },
+        "VenueCancel": record(
+            {
+                "reason": {"type": "string", "enum": list(VENUE_CANCEL_SPEC["reason"].values)},
+                "canceled": {"type": "array", "items": ID, "description": "per instrument, oldest first"},
+            }
+        ),
+        "VenueFaultsRequest": _venue_faults_request(),
+        "VenueFaults": record(
+            {
+                "read_lag_ms": {"type": "integer", "minimum": 0},
+                "fill_delay_ms": {"type": "integer", "minimum": 0},
+                "clock_skew_s": {"type": "integer"},
+            }
+        ),
         "Fault": nullable(
             record(
                 {
@@ -514,6 +558,16 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "sim_set_faults", "Inject faults into the next /v1/ requests", "Fault", body="FaultRequest"
     ),
     ("DELETE", "/_sim/faults"): _op("sim_clear_faults", "Remove the fault plan", "Fault"),
+    ("POST", "/_sim/faults/venue-cancel"): _op(
+        "sim_venue_cancel", "The venue cancels resting orders (journaled)", "VenueCancel", body="VenueCancelRequest"
+    ),
+    ("GET", "/_sim/faults/venue"): _op("sim_venue_faults", "Read lag, fill delay, clock skew", "VenueFaults"),
+    ("POST", "/_sim/faults/venue"): _op(
+        "sim_set_venue_faults", "Set read lag, fill delay and clock skew", "VenueFaults", body="VenueFaultsRequest"
+    ),
+    ("DELETE", "/_sim/faults/venue"): _op(
+        "sim_clear_venue_faults", "End read lag, fill delay, clock skew", "VenueFaults"
+    ),
     ("GET", "/_sim/retention"): _op(
         "sim_retention", "Status retention, the caps on ended orders, the counts kept", "Retention"
     ),

@@ -51,6 +51,7 @@ from cefisim.api.runtime.recovery import (
     scenario_digest,
 )
 from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides, side_record
+from cefisim.api.runtime.venue_faults import VenueFaults
 from cefisim.api.scenario import Scenario, ScenarioError
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import (
@@ -115,7 +116,8 @@ class Simulation:
         self.scenario = scenario
         self.clock_mode = clock
         self.venue_config = venue_config
-        self._wall_ns = wall_ns
+        self._wall_ns = self._true_wall_ns = wall_ns
+        self.faults = VenueFaults()  # what reads and the clock show, not state (api/runtime/venue_faults.py)
         self.journal_path = Path(journal_path) if journal_path else None
         self._journal: IO[bytes] | None = None
         self._journal_size = 0
@@ -235,6 +237,13 @@ class Simulation:
         if self.clock_mode == "wall":
             return max(self._wall_ns(), self.venue.clock.now)
         return self.venue.clock.now
+
+    def skew_clock(self, skew_ns: int) -> None:
+        """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew. The clock
+        function is swapped, so an unskewed clock costs nothing (``api/runtime/venue_faults.py``)."""
+        true = self._true_wall_ns
+        self._wall_ns = true if skew_ns == 0 else (lambda: true() + skew_ns)
+        self.faults.clock_skew_ns = skew_ns
 
     def catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """Let the scenario act up to ``at`` before an external command applies there; with ``close``

@@ -24,8 +24,10 @@ from cefisim.engine.commands import (
     SetInstrumentStatus,
     SetLatency,
     SetSettlementDelay,
+    VenueCancel,
 )
 from cefisim.engine.reference import ID_RE, Asset
+from cefisim.engine.rejects import VENUE_CANCEL_REASONS
 from cefisim.engine.vocabulary import InstrumentStatus, OrderType, Platform, SelfTradePrevention, TimeInForce
 
 from .document import join_path, kind_of
@@ -192,6 +194,15 @@ def ev_instrument_status(parser: Parser, d: dict, path: str, at: int) -> Command
     return None if parser.problems else SetInstrumentStatus(inst.id, status)
 
 
+def ev_venue_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
+    reason = parser.get(d, "reason", path, lambda v, p: parser.enum(v, p, VENUE_CANCEL_REASONS))
+    client = parser.get(d, "client", path, parser.client_ref) if "client" in d else None
+    inst = parser.get(d, "instrument", path, parser.instrument_ref) if "instrument" in d else None
+    if parser.problems:
+        return None
+    return VenueCancel(reason, client.id if client else None, inst.id if inst else None)
+
+
 def ev_latency(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     entry, modify, cancel = (parser.get(d, k, path, parser.millis, default=0) for k in LATENCY_KEYS[1])
     return None if parser.problems else SetLatency(entry, modify, cancel)
@@ -232,4 +243,5 @@ EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | None]] = {
     "clock": ev_clock,
     "paper_funds": ev_paper_funds,
     "client_info": ev_client_info,
+    "venue_cancel": ev_venue_cancel,
 }

@@ -79,6 +79,7 @@ EVENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "clock": ((), ()),
     "paper_funds": (("client", "asset", "amount"), ("remove",)),
     "client_info": (("client", "self_trade_prevention"), ()),
+    "venue_cancel": (("reason",), ("client", "instrument")),
 }
 AGENT_COMMON = (("type", "client", "instrument"), ("name", "note", "start", "end"))
 AGENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
