@@ -16,6 +16,11 @@ installed: cefisim never imports it at run time.
   best ask of the market depth; a quote whose price is no longer the touch is cancelled and replaced
   once the cancel is done; no buying (selling) at a position of +max (-max). The same rules as
   ``bench_recorded.Quoter``.
+- Fills: hftbacktest 2.4.4's own state (``state_values``: position, fees, volume, trade count) keeps
+  only the last piece of a partially filled order (its issues #299, #316), so the strategy counts
+  pieces from the order copies instead (``quote``), and the figures come from them (``figures_of``).
+  ``elapse`` is checked: an error code (#312: 14 forever after a partial fill that equalled the
+  remaining quantity) ends the run with ``complete`` False.
 """
 
 from __future__ import annotations
