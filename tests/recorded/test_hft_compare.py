@@ -4,7 +4,7 @@ from hftbacktest's order copies and says when hftbacktest's ``elapse`` stops ear
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,8 +14,12 @@ from cefisim.engine.vocabulary import Side
 
 pytest.importorskip("hftbacktest")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # numba compiles the strategy first
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import hft_compare  # noqa: E402
+_spec = importlib.util.spec_from_file_location(
+    "hft_compare", Path(__file__).resolve().parents[2] / "benchmarks" / "hft_compare.py"
+)
+assert _spec is not None and _spec.loader is not None
+hft_compare = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hft_compare)
 
 P = 3_000_000
 T = 1_793_610_000_000_000_000
