@@ -30,8 +30,10 @@ Workloads (sizes full / --quick):
   hftbacktest (when the ``bench`` extra is installed, unless --no-hftbacktest) the same recording, as
             hftbacktest events, through ``HashMapMarketDepthBacktest`` with the same strategy (numba),
             the risk-averse queue model, partial fills, the same fees and a constant 1 ms order
-            latency; fills, filled quantity, PnL (marked to the last mid) and events/s side by side.
-            ``docs/recorded.md`` explains the differences.
+            latency; fills, filled quantity, position, PnL (marked to the last mid), fees and events/s
+            side by side (``hft_compare.py`` counts hftbacktest's fills from its order copies, and
+            says when its ``elapse`` stopped early); then the same for a second recording, ``SECOND``
+            (played once, in both modes). ``docs/recorded.md`` explains the differences.
 
 Method: one warm-up run (discarded), then N repetitions (default 3, --quick 1) of recorded then the
 two floor runs, interleaved; medians of CPU time of this process (``time.process_time``: the machine
@@ -48,6 +50,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from statistics import median
 from typing import Any
 
@@ -60,10 +63,11 @@ import bench_engine  # noqa: E402
 from floor_book import FloorBook  # noqa: E402
 
 from cefisim.api.recorded.source import attach, mapped_events  # noqa: E402
-from cefisim.api.scenario import Scenario, load_scenario  # noqa: E402
+from cefisim.api.scenario import Scenario, load_scenario, parse_scenario  # noqa: E402
 from cefisim.engine.commands import AdvanceClock, CancelOrder, PlaceOrder, SetLatency  # noqa: E402
 from cefisim.engine.recorded import RecordedMarket  # noqa: E402
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE  # noqa: E402
+from cefisim.engine.simulation.figures import unrounded_fee  # noqa: E402
 from cefisim.engine.venue import Venue  # noqa: E402
 from cefisim.engine.vocabulary import WORKING, Side  # noqa: E402
 
@@ -72,6 +76,9 @@ SELL = Side.SELL
 
 SCENARIO = os.path.join(ROOT, "scenarios", "recorded_busy.json")
 PASSES = {False: 5, True: 1}
+#: the second recording of the hftbacktest comparison, relative to the scenario: 70 s of
+#: ``scenarios/flash_crash.json`` (a 12% fall and recovery, five levels a side, sweeps)
+SECOND = "recordings/flash_crash_btcusd.jsonl.gz"
 STEP_NS = 100_000_000  # the strategy acts every 100 ms of engine time
 LATENCY_NS = 1_000_000  # order latency: 1 ms
 QTY_LOTS = 100  # 0.01 BTC on a 0.0001 grid
@@ -79,9 +86,16 @@ MAX_POSITION_LOTS = 1000  # 0.1 BTC
 TARGET = 0.5
 
 
-def load(passes: int) -> tuple[Scenario, list[tuple]]:
-    """The scenario (without its file-backed source) and the recording ``passes`` times, in engine time."""
-    scenario = load_scenario(SCENARIO)
+def load(passes: int, recording: str | None = None) -> tuple[Scenario, list[tuple]]:
+    """The scenario (without its file-backed source) and the recording ``passes`` times, in engine time;
+    ``recording``: another recording (relative to the scenario) in the scenario's place."""
+    if recording is None:
+        scenario = load_scenario(SCENARIO)
+    else:
+        with open(SCENARIO, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["recorded"][0]["file"] = recording
+        scenario = parse_scenario(doc, SCENARIO)
     spec = scenario.recorded[0]
     inst = scenario.instruments[spec.instrument_id]
     one = list(mapped_events(spec, scenario.start_ns, inst))
@@ -239,13 +253,19 @@ def run_recorded(
     mid2 = (bid or 0) + (ask or 0)
     d_usd = alice.balances[2].total - start_usd  # cents, fees paid
     d_btc = alice.balances[1].total - start_btc  # satoshis
-    pnl_cents = d_usd + d_btc * mid2 / 2 / 10**8  # mark: ticks of 0.01 USD per BTC
+    pnl_cents = d_usd + Fraction(d_btc * mid2, 2 * 10**8)  # mark: ticks of 0.01 USD per BTC
+    fills = alice.fills
     figures = {
         "events": len(events),
-        "fills": len(alice.fills),
-        "filled_qty": sum(f.qty for f in alice.fills) / 10**4,
-        "pnl": round(pnl_cents / 100, 2),
-        "fees": sum(f.fee for f in alice.fills) / 100,
+        "fills": len(fills),
+        # fills as a strategy that looks every STEP_NS sees them: one per order per step
+        "pieces": len({(f.order.id, -(-(f.timestamp - start_ns) // STEP_NS)) for f in fills}),
+        "filled_qty": sum(f.qty for f in fills) / 10**4,
+        "position": d_btc / 10**8,
+        "pnl": float(round(pnl_cents / 100, 2)),
+        "fees": sum(f.fee for f in fills) / 100,
+        "fees_unrounded": float(round(sum(map(unrounded_fee, fills), Fraction(0)) / 100, 2)),
+        "rejected": sum(1 for o in alice.orders.values() if o.status == "REJECTED"),
         "commands": quoter.commands,
         "total_s": took,
         "strategy_s": in_strategy,
@@ -308,6 +328,39 @@ def run_floor_adds(events: list[tuple], gc_on: bool) -> tuple[float, int]:
     took = time.process_time() - t0
     gc.enable()
     return took, len(rows)
+
+
+def compare(
+    hft_compare: Any, name: str, events: list[tuple], scenario: Scenario, ours: dict[str, Any], gc_on: bool
+) -> dict[str, Any]:
+    """Run hftbacktest on ``events`` and print its figures beside cefisim's (``ours``)."""
+    hft = hft_compare.run(events, scenario, STEP_NS, LATENCY_NS, QTY_LOTS, MAX_POSITION_LOTS, gc_on)
+    rate = ours["events"] / (ours["total_s"] - ours["strategy_s"])
+    print(f"\n{name}: {len(events):,} events")
+    print(
+        f"{'':<12} {'fills':>6} {'pieces':>6} {'filled BTC':>10} {'position':>9} {'PnL USD':>9} "
+        f"{'fees USD':>9} {'unrounded':>9} {'events/s':>10}"
+    )
+    print(
+        f"{'cefisim':<12} {ours['fills']:>6,} {ours['pieces']:>6,} {ours['filled_qty']:>10.4f} "
+        f"{ours['position']:>9.4f} {ours['pnl']:>9.2f} {ours['fees']:>9.2f} {ours['fees_unrounded']:>9.2f} "
+        f"{rate:>10,.0f}"
+    )
+    print(
+        f"{'hftbacktest':<12} {'':>6} {hft['fills']:>6,} {hft['filled_qty']:>10.4f} {hft['position']:>9.4f} "
+        f"{hft['pnl']:>9.2f} {hft['fees']:>9.2f} {hft['fees']:>9.2f} {hft['events_per_s']:>10,.0f}"
+    )
+    own = hft["own_state"]
+    print(
+        f"{'  its state':<12} {own['fills']:>6,} {'':>6} {own['filled_qty']:>10.4f} {own['position']:>9.4f} "
+        f"{'':>9} {own['fees']:>9.2f}   (hftbacktest's own counters: a partly filled order's last piece only)"
+    )
+    if not hft["complete"]:
+        print(
+            f"  hftbacktest STOPPED at {hft['stopped_at_s']} s of {hft['span_s']} s: elapse returned "
+            f"{hft['elapse_code']} (its issue #312)"
+        )
+    return hft
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -402,15 +455,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nhftbacktest: not run ({exc}); install the bench extra: pip install -e '.[bench]'")
             out["hftbacktest"] = None
         else:
-            hft = hft_compare.run(events, scenario, STEP_NS, LATENCY_NS, QTY_LOTS, MAX_POSITION_LOTS, args.gc_on)
-            out["hftbacktest"] = hft
-            print()
-            print(f"{'':<12} {'fills':>7} {'filled qty':>11} {'PnL USD':>10} {'fees USD':>9} {'events/s':>11}")
-            for name, fig, rate in (("cefisim", figures, events_per_s), ("hftbacktest", hft, hft["events_per_s"])):
-                print(
-                    f"{name:<12} {fig['fills']:>7,} {fig['filled_qty']:>11.4f} {fig['pnl']:>10.2f} "
-                    f"{fig['fees']:>9.2f} {rate:>11,.0f}"
-                )
+            out["hftbacktest"] = hft = compare(hft_compare, "busy_btcusd", events, scenario, figures, args.gc_on)
+            scenario2, events2 = load(1, SECOND)
+            figures2 = run_recorded(scenario2, events2, args.gc_on)[1]
+            out["second"] = {"cefisim": figures2}
+            out["second"]["hftbacktest"] = compare(hft_compare, SECOND, events2, scenario2, figures2, args.gc_on)
+            if not (hft["complete"] and out["second"]["hftbacktest"]["complete"]):
+                print("hftbacktest stopped before the end of the data: its figures above are partial")
     print(f"total {time.perf_counter() - t_start:.1f}s")
     if args.json:
         print(json.dumps(out))

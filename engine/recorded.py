@@ -27,6 +27,11 @@ Contract:
   counterparty at the trade's price (trade record, fees, balances, events), at the user's price.
 - When recorded depth crosses a user's resting order (after all the events of one instant), the
   depth trades with it as the aggressor, at the user's price, up to the depth's size.
+- Reference price: a recorded trade's price is the book's last price (``Book.last_price``: the price
+  band's reference and what a strategy reads as the last price), as a trade on the venue is; users'
+  own fills set it as anywhere. Until the recording's first trade, every recorded instant ends with
+  no last price, so the band's reference is the book's mid: a user's early fill does not pin it while
+  the recorded market moves on.
 - Conservation: the counterparty is a client of the venue, so every fill moves assets between two
   accounts and every asset is conserved. Its fee rates on the instrument are zero (the recorded
   market's fees are not the venue's to charge), and nothing is held against its orders: its base and
@@ -94,6 +99,7 @@ class RecordedMarket:
         self.queue: dict[int, QueuePos] = {}  # user order id -> its place
         self.applied = 0  # recorded events applied
         self.last_ts: int | None = None  # engine time of the last one
+        self.traded = False  # a recorded trade has set the book's last price
         self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
         inst = self.instrument
         for asset_id in (inst.base.id, inst.quote.id):  # nothing is held against the recorded depth
@@ -245,6 +251,8 @@ class RecordedMarket:
         bid_key, ask_key = book.bid_key, book.ask_key
         if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
             uncross(self, events)
+        if not self.traded:  # no recorded trade yet: the band's reference is the mid, not a user's old fill
+            book.last_price = None
         # Clock.stamp written out and the event made with events.build_event, once per call
         ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
         events.append(build_event(DepthEvent, (ts, inst_id)))

@@ -31,8 +31,11 @@ ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instru
 
 
 def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> None:
-    """A recorded trade whose aggressor is ``side``: fill the users' orders it reached."""
+    """A recorded trade whose aggressor is ``side``: fill the users' orders it reached. Its price is
+    the venue's last price (the reference of the price band), as a trade on the venue is."""
     book = m.book
+    book.last_price = price
+    m.traded = True
     if side == SELL:
         levels, limit, best = book.bids, -price, book.bid_key  # bids at or above the price, best first
     else:
@@ -95,6 +98,7 @@ def fill_user(m: Market, order: Order, level: Level, side: str, price: int, lots
     taker = aggressor(m, side, price, lots)
     trade_against(m, taker, order, level, lots, events)
     end_order(m.venue, taker, FILLED, None, events)
+    m.book.last_price = price  # the recorded trade went on past the user's price to its own
 
 
 def trade_against(m: Market, taker: Order, order: Order, level: Level, lots: int, events: list[Event]) -> None:

@@ -51,6 +51,8 @@ class Market(Protocol):
 
     #: user order id -> its place
     queue: dict[int, QueuePos]
+    #: whether a recorded trade has been applied (its price is then the venue's last price)
+    traded: bool
 
 
 class QueuePos:

@@ -50,6 +50,19 @@ def amount(h: Harness, asset_id: int, units: Fraction | int | None) -> str | Non
     return fixed(Fraction(units, 10**decimals), decimals)
 
 
+#: decimals past the asset's own with which ``fees_unrounded`` is written
+UNROUNDED_DECIMALS = 6
+
+
+def unrounded(h: Harness, asset_id: int, units: Fraction | None) -> str | None:
+    """Units of an asset that the ledger would round (an exact Fraction) with ``UNROUNDED_DECIMALS``
+    more decimals than the asset's, rounded half-even only there."""
+    if units is None:
+        return None
+    decimals = _asset(h, asset_id).decimals
+    return fixed(units / 10**decimals, decimals + UNROUNDED_DECIMALS)
+
+
 def _asset(h: Harness, asset_id: int) -> Asset:
     found = queries.asset(h.venue, asset_id)
     assert found is not None  # the harness reports the venue's assets
@@ -97,10 +110,11 @@ def build_report(
     volume: dict[str, Any] = {}
     slippage: dict[str, Any] = {}
     fees_by_asset: dict[int, int] = {}
+    unrounded_by_asset: dict[int, Fraction] = {}
     # the totals in the valuation asset; valued turns False (totals None) once an instrument's quote
     # asset has no value in it
     valued = True
-    total_fees = total_volume = slip_bps_num = slip_weight = Fraction(0)
+    total_fees = total_unrounded = total_volume = slip_bps_num = slip_weight = Fraction(0)
     base_units: dict[int, list[int]] = {}  # base asset id -> [maker base units, all base units]
     n_fills = n_maker = 0
     for inst in h.instruments:
@@ -119,6 +133,7 @@ def build_report(
         if not x.fills:
             continue
         fees_by_asset[q_id] = fees_by_asset.get(q_id, 0) + x.fees
+        unrounded_by_asset[q_id] = unrounded_by_asset.get(q_id, Fraction(0)) + x.fees_unrounded
         slot = base_units.setdefault(b_id, [0, 0])
         slot[0] += x.maker_lots * inst.base_per_lot
         slot[1] += x.lots * inst.base_per_lot
@@ -139,6 +154,7 @@ def build_report(
             continue
         if valued:
             total_fees += x.fees * per
+            total_unrounded += x.fees_unrounded * per
             total_volume += x.quote * per
             if x.mid2_lots:
                 w = x.slip_quote * per
@@ -184,6 +200,10 @@ def build_report(
         "fees": {
             "total": amount(h, v_id, total_fees if valued else None),
             **{assets[a].name: amount(h, a, units) for a, units in fees_by_asset.items()},
+        },
+        "fees_unrounded": {
+            "total": unrounded(h, v_id, total_unrounded if valued else None),
+            **{assets[a].name: unrounded(h, a, units) for a, units in unrounded_by_asset.items()},
         },
         "maker_share": maker_share(f, base_units),
         "slippage": {"bps": fixed(slip_bps_num / slip_weight, 2) if valued and slip_weight else None, **slippage},
@@ -241,6 +261,9 @@ def table(report: dict[str, Any]) -> list[str]:
     parts = [(k, v) for k, v in r["fees"].items() if k != "total"]
     detail = ", ".join(f"{v} {k}" for k, v in parts) if parts and [k for k, _ in parts] != [q] else ""
     lines.append(f"fees       {r['fees']['total'] or '?'} {q}" + (f"  ({detail})" if detail else ""))
+    exact = r["fees_unrounded"]["total"]
+    if exact is not None and r["fills"]["count"]:
+        lines.append(f"  unrounded {exact} {q}  (before the ledger rounds each order's fees up to the unit)")
     slip = r["slippage"]
     lines.append(
         f"slippage   {slip['bps'] + ' bps' if slip['bps'] is not None else '-'} vs mid before the fill"

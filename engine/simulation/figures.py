@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from ..units import RATE_ONE
 from ..vocabulary import LiquidityFlag, Side
 
 BUY = Side.BUY.value
 MAKER = LiquidityFlag.MAKER.value
 
 if TYPE_CHECKING:
+    from ..records import Fill
     from ..reference import Instrument
     from .backtest import Harness
 
@@ -33,6 +35,15 @@ if TYPE_CHECKING:
 def base_unit_price(inst: Instrument, mark2: int) -> Fraction:
     """Quote-asset units per base-asset unit at a mark of ``mark2 / 2`` ticks."""
     return Fraction(mark2 * inst.notional_num, 2 * inst.notional_den * inst.base_per_lot)
+
+
+def unrounded_fee(fill: Fill) -> Fraction:
+    """The fee of ``fill`` before the ledger rounds it up to the quote asset's smallest unit: the fill's
+    exact notional (lots x ticks x quote units per lot-tick) times its fee rate. The ledger rounds an
+    order's fees up once over its fills so far (``engine/ledger.py``), on its rounded notional: about
+    one unit more an order at most."""
+    inst = fill.order.instrument
+    return Fraction(fill.qty * fill.price * inst.notional_num * fill.fee_rate, inst.notional_den * RATE_ONE)
 
 
 def unit_value(
@@ -63,6 +74,7 @@ class InstrumentFigures:
     quote: int = 0  # quote units traded (before fees)
     maker_quote: int = 0
     fees: int = 0  # quote units paid in fees
+    fees_unrounded: Fraction = Fraction(0)  # the same fees before rounding (``unrounded_fee``)
     position: int = 0  # base units bought minus sold
     cash: int = 0  # quote units received minus paid, fees included
     slip_fills: int = 0  # fills with a mid before them
@@ -101,6 +113,7 @@ def figures(h: Harness, valuation_id: int) -> Figures:
         f.lots += fill.qty
         f.quote += fill.quote
         f.fees += fill.fee
+        f.fees_unrounded += unrounded_fee(fill)
         base = fill.qty * inst.base_per_lot
         if order.side == BUY:
             f.position += base

@@ -32,6 +32,7 @@ REPORT_KEYS = {
     "fills",
     "volume",
     "fees",
+    "fees_unrounded",
     "maker_share",
     "slippage",
     "orders",
@@ -166,6 +167,8 @@ def test_pnl_accounting_on_a_hand_checked_scenario(tmp_path: Path) -> None:
     assert r["volume"]["X-USD"] == {"fills": 2, "base": "3", "quote": "302.00", "maker_share": "0.3333"}
     assert r["volume"]["total"] == "302.00"
     assert r["fees"] == {"total": "0.51", "USD": "0.51"}
+    # before the ledger rounds the taker order's fee up to the cent: 0.404 + 0.100
+    assert r["fees_unrounded"] == {"total": "0.50400000", "USD": "0.50400000"}
     assert r["maker_share"] == "0.3333"  # by quantity: 1 of 3
     # buy 2 @ 101 vs mid 100: +1 each; sell 1 @ 100 vs mid 99.5: -0.5 -> (2 - 0.5) / 3 = 0.5
     assert r["slippage"]["X-USD"] == {"fills": 2, "avg": "0.5", "bps": "50.08"}  # 1.5 / (200 + 99.5) * 1e4

@@ -318,3 +318,46 @@ def test_an_opening_instrument_collects_recorded_depth_and_users_then_uncrosses(
     # ask that came later trades with it at the bid's price
     assert order.executed == 2 and sim.v.accounts[ALICE].fills[-1].price == P + 60
     sim.check()
+
+
+UP = P * 107 // 100  # 7% above P: past the 5% band around P
+TREND = (SNAPSHOT, at(3), at(3), ((UP, 5),), ((UP + 100, 4),))
+
+
+def test_recorded_trades_set_the_reference_price_the_band_and_last_price_use() -> None:
+    """After an early fill at P and a trend past the band, an order at the recorded touch is within
+    the band: the recorded trades, not the user's own old fill, are the last price."""
+    sim, _ = recorded([BOOK, TREND, (TRADE, at(3), at(3), SELL, UP, 2), (TRADE, at(4), at(4), BUY, UP + 100, 1)])
+    sim.advance_to(at(1))
+    assert sim.buy(ALICE, "0.0001", "30001.00").order.status == FILLED
+    assert sim.v.books[BTC_USD].last_price == P + 100
+    sim.advance_to(at(3))
+    bid = sim.buy(ALICE, "0.0001", f"{UP // 100}.00").order  # at the recorded best bid
+    assert bid.status == OrderStatus.ACTIVE, bid.extra and bid.extra.reject_reason
+    assert sim.v.books[BTC_USD].last_price == UP
+    sim.advance_to(at(4))
+    assert sim.v.books[BTC_USD].last_price == UP + 100
+    sim.check()
+
+
+def test_a_trade_through_a_users_order_leaves_the_recorded_trade_as_the_last_price() -> None:
+    sim, _ = recorded([BOOK, (TRADE, at(3), at(3), SELL, P - 100, 3)])
+    sim.advance_to(at(2))
+    better = sim.buy(ALICE, "0.0002", "30000.50").order  # the trade went through it
+    sim.advance_to(at(3))
+    assert better.status == FILLED and sim.v.accounts[ALICE].fills[-1].price == P + 50
+    assert sim.v.books[BTC_USD].last_price == P - 100
+    sim.check()
+
+
+def test_a_recording_without_trades_keeps_the_mid_as_its_reference() -> None:
+    """With no recorded trade, a user's own early fill does not pin the band: at the next recorded
+    instant the reference is the book's mid again."""
+    sim, _ = recorded([BOOK, TREND])
+    sim.advance_to(at(1))
+    assert sim.buy(ALICE, "0.0001", "30001.00").order.status == FILLED
+    sim.advance_to(at(3))
+    assert sim.v.books[BTC_USD].last_price is None
+    ask = sim.sell(ALICE, "0.0001", f"{(UP + 100) // 100}.00").order
+    assert ask.status == OrderStatus.ACTIVE, ask.extra and ask.extra.reject_reason
+    sim.check()

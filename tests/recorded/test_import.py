@@ -163,6 +163,15 @@ def test_the_shipped_recording_is_small_and_loads() -> None:
     assert header["symbol"] == "BTC-USD" and count > 10_000
 
 
+def test_the_shipped_flash_crash_recording_is_what_data_record_writes(tmp_path: Path) -> None:
+    """The hftbacktest comparison's second recording (``benchmarks/bench_recorded.py``) is
+    ``cefisim data record scenarios/flash_crash.json``, byte for byte."""
+    shipped = SCENARIOS / "recordings" / "flash_crash_btcusd.jsonl.gz"
+    out = tmp_path / "flash.jsonl.gz"
+    assert main(["data", "record", str(SCENARIOS / "flash_crash.json"), "--out", str(out)]) == 0
+    assert out.read_bytes() == shipped.read_bytes()
+
+
 LONG_TARDIS = (
     TARDIS_TRADES.split("\n", 1)[0]
     + "\n"
