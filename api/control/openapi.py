@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from typing import Any
 
 import cefisim
@@ -27,6 +28,7 @@ from cefisim.api.control.faults import (
     fault_routes,
 )
 from cefisim.api.control.plane import (
+    CONTROL_CHALLENGE,
     MAX_ADVANCE_NS,
     MAX_DURATION_CHARS,
     MAX_LATENCY_MS,
@@ -132,6 +134,8 @@ LATENCY = {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("nu
 SETTLEMENT = {"ms": F("number", required=True)}
 STATUS = {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}
 
+#: the ``WWW-Authenticate`` of a 401 (``--control-token``): an error code when a wrong token was sent
+_CHALLENGE = "^" + re.escape(CONTROL_CHALLENGE) + '(, error="invalid_token")?$'
 _ERRORS = {
     400: "malformed body or query (the detail names the field)",
     401: "the server runs with --control-token and the request lacks `Authorization: Bearer <token>`",
@@ -682,10 +686,14 @@ def control_template() -> dict[str, Any]:
         "description": "text/event-stream: snapshot, depth, trade and order events (docs/stream.md)",
     }
     schemas["Page"] = {"type": "string"}
-    problem = {
-        "content": {PROBLEM_CONTENT_TYPE: {"schema": ref("Problem")}},
-        "headers": {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}},
+    request_id = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    problem = {"content": {PROBLEM_CONTENT_TYPE: {"schema": ref("Problem")}}, "headers": request_id}
+    challenge = {
+        "description": "RFC 6750 challenge",
+        "required": True,
+        "schema": {"type": "string", "pattern": _CHALLENGE},
     }
+    challenged = {"headers": {**request_id, "WWW-Authenticate": challenge}}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -703,7 +711,10 @@ def control_template() -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": schemas,
-            "responses": {f"Problem{code}": {"description": text, **problem} for code, text in _ERRORS.items()},
+            "responses": {
+                f"Problem{code}": {"description": text, **problem, **(challenged if code == 401 else {})}
+                for code, text in _ERRORS.items()
+            },
             "headers": {"X-Request-Id": {"description": "the request's id", "schema": {"type": "string"}}},
             "securitySchemes": {
                 "controlToken": {"type": "http", "scheme": "bearer", "description": "the server's --control-token"}

@@ -64,6 +64,7 @@ MAX_SETTLEMENT_DELAY_MS = 86_400_000  # a transfer's settlement delay: a day
 MAX_SNAPSHOT_BYTES = 256 << 20  # POST /_sim/snapshot: a week of the demo scenario is far below it
 MAX_DURATION_CHARS = 40  # a duration given as a decimal string: longer text is refused unread
 LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()) * NS_PER_SECOND
+CONTROL_CHALLENGE = 'Bearer realm="cefisim-control"'  # a 401 of the control plane (--control-token)
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
 
 
@@ -76,7 +77,14 @@ async def control_guard(request: web.Request, handler: Handler) -> web.StreamRes
         if opts.control_token is not None:
             given = request.headers.get("Authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
-                raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
+                # RFC 6750 section 3.1: the error code only when a bearer token was presented
+                wrong = ', error="invalid_token"' if given.strip().lower().startswith("bearer") else ""
+                raise Problem(
+                    401,
+                    "unauthorized",
+                    "Authorization: the control plane needs its bearer token",
+                    headers={"WWW-Authenticate": CONTROL_CHALLENGE + wrong},
+                )
         elif not _is_loopback(request.remote):
             raise Problem(
                 403,

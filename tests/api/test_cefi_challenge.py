@@ -1,6 +1,7 @@
 """Every CeFi 401 names the scheme the routes take (RFC 9110 section 15.5.2): the x-svc-auth HMAC
 signature and its four headers, never Bearer, whatever the request sent; the OAuth token endpoint's
-invalid_client 401 names HTTP Basic (RFC 6749 section 5.2); the OpenAPI document declares both."""
+invalid_client 401 names HTTP Basic (RFC 6749 section 5.2); the control plane's (``--control-token``)
+names Bearer; the OpenAPI documents declare them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from cefisim.api.cefi.openapi import openapi_document
 from cefisim.api.cefi.signing import CHALLENGE, HEADERS
+from cefisim.api.control.openapi import control_document
 from tests.api.conftest import Api
 
 PATH = "/v1/cefi/balances"
@@ -107,3 +109,25 @@ def test_the_openapi_document_declares_the_challenges() -> None:
                 assert const == CHALLENGE, (method, path)
             seen += 1
     assert seen > 10
+
+
+@pytest.mark.parametrize(
+    ("authorization", "challenge"),
+    [
+        (None, 'Bearer realm="cefisim-control"'),
+        ("Basic c2VzYW1lOg==", 'Bearer realm="cefisim-control"'),
+        ("Bearer wrong", 'Bearer realm="cefisim-control", error="invalid_token"'),
+    ],
+)
+async def test_the_control_planes_401_carries_a_bearer_challenge(
+    api_factory: Any, authorization: str | None, challenge: str
+) -> None:
+    api = await api_factory(control_token="s3cret")
+    headers = {"Authorization": authorization} if authorization else {}
+    resp = await api.client.get("/_sim/health", headers=headers)
+    assert resp.status == 401 and resp.headers["WWW-Authenticate"] == challenge
+    doc = control_document("http://127.0.0.1:8080")
+    header = doc["components"]["responses"]["Problem401"]["headers"]["WWW-Authenticate"]
+    assert header["required"] and re.fullmatch(header["schema"]["pattern"], challenge)
+    resp = await api.client.get("/_sim/health", headers={"Authorization": "Bearer s3cret"})
+    assert resp.status == 200 and "WWW-Authenticate" not in resp.headers
