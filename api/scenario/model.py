@@ -22,7 +22,7 @@ from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
-from cefisim.engine.simulation.agents import AgentSpec
+from cefisim.engine.simulation.population import AnySpec
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue, VenueConfig
 
@@ -134,7 +134,7 @@ class Scenario:
     api_keys: list[dict[str, Any]]
     oauth_clients: list[dict[str, Any]]
     events: list[tuple[int, Command]]
-    agents: list[AgentSpec]
+    agents: list[AnySpec]
     settings: dict[str, Any]
     description: str | None = None
     latency_ns: tuple[int, int, int] | None = None  # settings.latency: (entry, modify, cancel)
@@ -192,7 +192,7 @@ class Scenario:
             (at + delta_ns, AdvanceClock(cmd.to_ns + delta_ns) if isinstance(cmd, AdvanceClock) else cmd)
             for at, cmd in self.events
         ]
-        agents: list[AgentSpec] = [
+        agents: list[AnySpec] = [
             replace(a, start_ns=a.start_ns + delta_ns, end_ns=None if a.end_ns is None else a.end_ns + delta_ns)
             for a in self.agents
         ]
