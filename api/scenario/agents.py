@@ -62,7 +62,11 @@ def agent(
         parser.err(join_path(path, "end"), "is before the agent's start")
     if atype in POPULATION_KINDS:
         specs = population_agents(parser, d, path, inst, group, balances, hmac_keys)
-        return [replace(s, start_ns=start, end_ns=end, name=f"{name}{s.name}") for s in specs]
+        # agent k of an entry named "value" is "value-k"; unnamed, it takes its client's mnemonic
+        return [
+            replace(s, start_ns=start, end_ns=end, name=f"{name}-{k + 1}" if name else s.name)
+            for k, s in enumerate(specs)
+        ]
     client = parser.get(d, "client", path, parser.client_ref)
     spec = market_maker(parser, d, path, inst) if atype == "market_maker" else noise_taker(parser, d, path, inst)
     if spec is None or parser.problems:  # the document is refused: no spec needed

@@ -76,7 +76,8 @@ class PopulationAgent:
     """The schedule, the latency and the order bookkeeping the kinds share; a kind says when it
     wakes next (``gap``) and what it decides (``decide``: fills ``_cancels`` and ``_places``)."""
 
-    SNAPSHOT: ClassVar[tuple[str, ...]] = (
+    #: what every kind saves (api/runtime/snapshot.py); each kind's SNAPSHOT adds its own state
+    SAVED: ClassVar[tuple[str, ...]] = (
         "spec",
         "rng",
         "latency",
@@ -197,7 +198,7 @@ class ValueTrader(PoissonAgent):
     """Trades toward its own estimate of a fundamental value it sees only through noise: buys below
     it, sells above it, one resting order at a time (replaced at each wake)."""
 
-    SNAPSHOT = (*PopulationAgent.SNAPSHOT, "fundamental", "_estimate")
+    SNAPSHOT = (*PopulationAgent.SAVED, "fundamental", "_estimate")
     spec: ValueTraderSpec
 
     def __init__(self, spec: ValueTraderSpec, rng: Random, fundamental: Fundamental) -> None:
@@ -224,7 +225,7 @@ class MomentumTrader(PoissonAgent):
     """Follows the trend it samples at its own wakes: takes liquidity on the side the short average
     of the mid leads the long one by more than ``threshold`` ticks."""
 
-    SNAPSHOT = (*PopulationAgent.SNAPSHOT, "_mids")
+    SNAPSHOT = (*PopulationAgent.SAVED, "_mids")
     spec: MomentumTraderSpec
 
     def __init__(self, spec: MomentumTraderSpec, rng: Random) -> None:
@@ -259,7 +260,7 @@ class NoiseTrader(PoissonAgent):
     activity regime), then takes liquidity or rests a limit up to ``depth`` ticks behind the touch
     (its previous resting order is cancelled first)."""
 
-    SNAPSHOT = (*PopulationAgent.SNAPSHOT, "activity")
+    SNAPSHOT = (*PopulationAgent.SAVED, "activity")
     spec: NoiseTraderSpec
 
     def __init__(self, spec: NoiseTraderSpec, rng: Random, activity: Activity | None) -> None:
@@ -297,7 +298,7 @@ class InventoryMaker(PopulationAgent):
     against its inventory by up to ``skew`` ticks; stops quoting the side that would take it past
     ``max_inventory``. Keeps its ladder (and queue position) while nothing changed."""
 
-    SNAPSHOT = (*PopulationAgent.SNAPSHOT, "_opening")
+    SNAPSHOT = (*PopulationAgent.SAVED, "_opening")
     spec: InventoryMakerSpec
 
     def __init__(self, spec: InventoryMakerSpec, rng: Random) -> None:
