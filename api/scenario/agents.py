@@ -1,7 +1,8 @@
-"""The ``agents`` section: market makers and noise takers as :mod:`engine.simulation.agents` specs.
+"""The ``agents`` section: each entry as :mod:`engine.simulation.agents` or population specs.
 
-Contract: ``agent`` returns a spec with prices in ticks, quantities in lots and times in engine
-nanoseconds, or None once the document has a problem. A market maker has exactly one price path: a
+Contract: ``agent`` returns an entry's specs, with prices in ticks, quantities in lots and times in
+engine nanoseconds: one, or ``count`` for a population kind (``population.py``), and ``[]`` once the
+document has a problem. A market maker has exactly one price path: a
 seeded random walk, or a series (inline or a file next to the scenario) stepped ``every`` seconds.
 """
 

@@ -289,7 +289,11 @@ class NoiseTrader(PoissonAgent):
             return
         self._cancels = list(self._live)
         # behind its own side's touch; a tick inside the other side when its own is empty
-        touch = own if own is not None else other - 1 if buy else other + 1  # type: ignore[operator]
+        if own is not None:
+            touch = own
+        else:
+            assert other is not None
+            touch = other - 1 if buy else other + 1
         self.order(inst, side, lots, touch - behind if buy else touch + behind)
 
 
