@@ -14,9 +14,11 @@ pairs. Then N repetitions (default 3, --quick 1) of two timed runs on fresh venu
 the scenario run by its runner; ``direct``, the recorded pairs submitted straight to a venue (the
 engine's part). The engine's share is ``direct / population`` time; decisions per second are the
 decisions over the population run's time. Times are ``process_time_ns`` (CPU of this process, so
-load from other processes does not count) with the wall time beside. Memory: the peak resident set
-of the process (``ru_maxrss``) after the runs, and the scenario's object count is flat (nothing is
-kept per step). GC frozen after setup and off while timing unless --gc-on.
+load from other processes does not count) with the wall time beside. Memory, from a first run that
+keeps nothing per step: the peak resident set of the process (``ru_maxrss``) after it, and the
+objects it built and left alive (the venue keeps its records, orders and fills, by design; the
+runner and the agents hold one heap entry and a few orders each). GC frozen after setup and off
+while timing unless --gc-on.
 """
 
 from __future__ import annotations
@@ -54,6 +56,26 @@ def make_scenario(span_s: int, seed: int) -> Scenario:
     return parse_scenario(doc, str(ROOT / "scenarios" / "population.json"))
 
 
+def memory(scenario: Scenario) -> dict[str, float]:
+    """One run with nothing kept per step: the process's peak resident set after it, and how many
+    objects the run left alive (the venue's records: orders, fills, trades it keeps by design)."""
+    gc.collect()
+    before = len(gc.get_objects())
+    venue = scenario.build_venue()
+    runner = scenario.runner(venue)
+    built = len(gc.get_objects())
+    runner.run(scenario.end_ns)
+    gc.collect()
+    after = len(gc.get_objects())
+    fills = sum(len(a.fills) for a in venue.accounts.values())
+    return {
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "objects_built": built - before,
+        "objects_after_run": after - before,
+        "fills_kept": fills,
+    }
+
+
 def record(scenario: Scenario) -> tuple[list[tuple[int, Command]], int]:
     """The commands of one run, and the agents' decisions (turns that were not an event)."""
     venue = scenario.build_venue()
@@ -88,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     scenario = make_scenario(span, args.seed)
     agents = len(scenario.agents)
+    mem = memory(scenario)  # first: the recorded commands below would dominate the resident set
     pairs, decisions = record(scenario)
     gc.collect()
     gc.freeze()
@@ -115,7 +138,6 @@ def main(argv: list[str] | None = None) -> int:
         assert steps[0] == len(pairs), "the timed run submitted what the counting pass recorded"
         rows.append({"pop_cpu": pop_cpu, "pop_wall": pop_wall, "dir_cpu": dir_cpu, "dir_wall": dir_wall})
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     per_s = decisions / (med["pop_cpu"] / 1e9)
     commands_per_s = len(pairs) / (med["pop_cpu"] / 1e9)
     share = med["dir_cpu"] / med["pop_cpu"]
@@ -127,7 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{span / (med['pop_cpu'] / 1e9):,.0f}x engine time"
     )
     print(f"engine's share of the time (direct / population, CPU): {share:.1%}")
-    print(f"peak resident set {rss_mb:.0f} MiB; total wall {time.perf_counter() - t0:.0f} s")
+    print(
+        f"memory: peak resident set {mem['peak_rss_mib']:.0f} MiB after one run (nothing kept per step); "
+        f"objects: {mem['objects_built']:,.0f} to build, {mem['objects_after_run']:,.0f} alive after the run "
+        f"(the venue keeps its records: {mem['fills_kept']:,.0f} fills)"
+    )
+    print(f"total wall {time.perf_counter() - t0:.0f} s")
     if args.json:
         out = {
             "benchmark": "bench_agents",
@@ -146,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
             "decisions_per_s": round(per_s),
             "commands_per_s": round(commands_per_s),
             "engine_share": round(share, 4),
-            "peak_rss_mib": round(rss_mb, 1),
+            "peak_rss_mib": round(mem["peak_rss_mib"], 1),
+            "objects_built": mem["objects_built"],
+            "objects_after_run": mem["objects_after_run"],
+            "fills_kept": mem["fills_kept"],
         }
         print(json.dumps(out, sort_keys=True))
     return 0
