@@ -24,7 +24,6 @@ while timing unless --gc-on.
 from __future__ import annotations
 
 import copy
-import datetime
 import gc
 import json
 import resource
@@ -157,13 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total wall {time.perf_counter() - t0:.0f} s")
     if args.json:
         out = {
-            "benchmark": "bench_agents",
-            "date": datetime.date.today().isoformat(),
-            "quick": args.quick,
-            "gc": "on" if args.gc_on else "off",
-            "machine": bench_engine.machine(),
-            "seed": args.seed,
-            "reps": reps,
+            **bench_engine.json_header("bench_agents", args, reps),
             "agents": agents,
             "span_s": span,
             "decisions": decisions,

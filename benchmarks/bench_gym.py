@@ -13,7 +13,6 @@ a longer slice or a busier scenario means fewer steps per second.
 
 from __future__ import annotations
 
-import datetime
 import gc
 import json
 import statistics
@@ -64,13 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{steps} random steps a workload, seed {args.seed}, median of {reps} rep(s)")
     if args.json:
         out = {
-            "benchmark": "bench_gym",
-            "date": datetime.date.today().isoformat(),
-            "quick": args.quick,
-            "gc": "on" if args.gc_on else "off",
-            "machine": bench_engine.machine(),
-            "seed": args.seed,
-            "reps": reps,
+            **bench_engine.json_header("bench_gym", args, reps),
             "steps": steps,
             "workloads": results,
         }
