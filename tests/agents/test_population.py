@@ -10,6 +10,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import ScenarioError, parse_scenario
@@ -205,3 +207,19 @@ def test_a_population_journals_and_snapshots(tmp_path: Any) -> None:
     restored.restore(saved)
     restored.advance(scenario.start_ns + 20 * S)
     assert _state(restored) == _state(sim)
+
+
+@settings(max_examples=50, deadline=None)
+@given(times=st.lists(st.integers(0, 400), min_size=1, max_size=30), seed=st.integers(0, 2**32))
+def test_shared_paths_do_not_depend_on_who_asks_when(times: list[int], seed: int) -> None:
+    """Agents of an entry ask the shared state at their own wakes: the path must be the same."""
+    f_spec = FundamentalSpec(0, start=900, mean=1000, reversion=50_000_000, step=2, vol=3, every_ns=S, start_ns=0)
+    a_spec = ActivitySpec(0, busy_ns=7 * S, calm_ns=11 * S, start_ns=0)
+    asked_f, once_f = Fundamental(f_spec, random.Random(seed)), Fundamental(f_spec, random.Random(seed))
+    asked_a, once_a = Activity(a_spec, random.Random(seed)), Activity(a_spec, random.Random(seed))
+    for t in sorted(times):
+        asked_f.value_at(t * S)
+        asked_a.busy_at(t * S)
+    end = max(times) * S
+    assert asked_f.value_at(end) == once_f.value_at(end)
+    assert asked_a.busy_at(end) == once_a.busy_at(end)
