@@ -137,6 +137,7 @@ def _scenario(parser: Parser, doc: object) -> Scenario:
     groups = itertools.count()  # an entry's index keys the state its population shares
     entries = _section(parser, top, "agents", lambda v, p: agent(parser, v, p, next(groups), balances, hmac_keys))
     agents = [a for specs in entries for a in specs]
+    agent_entries = [k for k, specs in enumerate(entries) for _ in specs]
     end_ns = parser.get(top, "end", "$", parser.time)
     recorded = [r for r in _section(parser, top, "recorded", partial(recorded_source, parser)) if r is not None]
     latency = recorded_latency(parser, recorded, latency)
@@ -173,6 +174,7 @@ def _scenario(parser: Parser, doc: object) -> Scenario:
         oauth_clients=plain_copy(oauth_clients),
         events=events,
         agents=agents,
+        agent_entries=agent_entries,
         settings=settings,
         description=description,
         latency_ns=latency,

@@ -140,6 +140,7 @@ class Scenario:
     latency_ns: tuple[int, int, int] | None = None  # settings.latency: (entry, modify, cancel)
     settlement_delay_ns: int | None = None  # settings.settlement_delay_ms
     recorded: list[RecordedSpec] = field(default_factory=list)  # instruments whose market is a recording
+    agent_entries: list[int] = field(default_factory=list)  # per agent, its entry in the file's ``agents``
     _names: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def venue_config(self) -> VenueConfig:
@@ -199,6 +200,10 @@ class Scenario:
         return replace(
             self, start_ns=self.start_ns + delta_ns, end_ns=self.end_ns + delta_ns, events=events, agents=agents
         )
+
+    def agent_path(self, i: int) -> str:
+        """The JSON path of agent ``i``'s entry (a population entry holds many agents)."""
+        return f"$.agents[{self.agent_entries[i] if i < len(self.agent_entries) else i}]"
 
     def order_latency_range(self) -> tuple[int, int] | None:
         """A recorded source's order latency drawn per command, (lo, hi) ns; None when constant."""

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.runtime.simulation import Simulation, check_wall_clock
 from cefisim.api.scenario import ScenarioError, parse_scenario
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.simulation.population import (
@@ -223,3 +223,13 @@ def test_shared_paths_do_not_depend_on_who_asks_when(times: list[int], seed: int
     end = max(times) * S
     assert asked_f.value_at(end) == once_f.value_at(end)
     assert asked_a.busy_at(end) == once_a.busy_at(end)
+
+
+def test_a_population_too_fast_for_the_wall_clock_is_named_once_by_its_entry() -> None:
+    d = doc(noise={"mean_interval": "0.05"})
+    d["agents"].insert(0, d["agents"].pop(3))  # the population first: file index 0, agents 0-199
+    scenario = parse_scenario(d, "pop.json")
+    with pytest.raises(ScenarioError) as err:
+        check_wall_clock(scenario)
+    assert [p for _, p, _ in err.value.problems] == ["$.agents[0].mean_interval"]
+    assert scenario.agent_path(200) == "$.agents[1]"  # the first maker, after the 200 noise traders
