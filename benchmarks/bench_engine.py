@@ -419,6 +419,19 @@ def machine() -> dict:
     }
 
 
+def json_header(name: str, args: argparse.Namespace, reps: int) -> dict:
+    """The fields a benchmark's --json line starts with: what ran, when, where and how."""
+    return {
+        "benchmark": name,
+        "date": datetime.date.today().isoformat(),
+        "quick": args.quick,
+        "gc": "on" if args.gc_on else "off",
+        "machine": machine(),
+        "seed": args.seed,
+        "reps": reps,
+    }
+
+
 def bench_arguments(
     doc: str, quick: str, seed: int, gc_on: str = "leave the garbage collector on while timing"
 ) -> argparse.ArgumentParser:

@@ -81,13 +81,14 @@ def check_wall_clock(scenario: Scenario) -> None:
     problems = [
         (
             str(scenario.source),
-            f"$.agents[{i}].{name}",
+            f"{scenario.agent_path(i)}.{name}",
             f"at least {MIN_WALL_INTERVAL_NS / NS_PER_SECOND:g} s on the wall clock (--clock wall)",
         )
         for i, spec in enumerate(scenario.agents)
         for name, attr in (("interval", "interval_ns"), ("mean_interval", "mean_interval_ns"))
         if getattr(spec, attr, MIN_WALL_INTERVAL_NS) < MIN_WALL_INTERVAL_NS
     ]
+    problems = list(dict.fromkeys(problems))  # once per entry, not once per agent of a population
     if problems:
         raise ScenarioError(problems)
 

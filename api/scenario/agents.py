@@ -1,7 +1,8 @@
-"""The ``agents`` section: market makers and noise takers as :mod:`engine.simulation.agents` specs.
+"""The ``agents`` section: each entry as :mod:`engine.simulation.agents` or population specs.
 
-Contract: ``agent`` returns a spec with prices in ticks, quantities in lots and times in engine
-nanoseconds, or None once the document has a problem. A market maker has exactly one price path: a
+Contract: ``agent`` returns an entry's specs, with prices in ticks, quantities in lots and times in
+engine nanoseconds: one, or ``count`` for a population kind (``population.py``), and ``[]`` once the
+document has a problem. A market maker has exactly one price path: a
 seeded random walk, or a series (inline or a file next to the scenario) stepped ``every`` seconds.
 """
 
@@ -13,37 +14,46 @@ from pathlib import Path
 
 from cefisim.engine.reference import Instrument
 from cefisim.engine.simulation.agents import (
-    AgentSpec,
     MarketMakerSpec,
     NoiseTakerSpec,
     PriceSeries,
     RandomWalk,
 )
+from cefisim.engine.simulation.population import AnySpec
 from cefisim.engine.units import RATE_ONE, Grid
 
 from .document import join_path, kind_of, no_constant, os_reason
-from .keys import AGENT_COMMON, AGENT_KEYS, RANDOM_WALK_KEYS
+from .keys import AGENT_COMMON, AGENT_KEYS, POPULATION_KINDS, RANDOM_WALK_KEYS
 from .parser import Parser
+from .population import population as population_agents
 
 MAX_LEVELS = 100
 MAX_VOL = 10_000
 MAX_PRICES_FILE_BYTES = 16 << 20  # a prices_file: about a million prices
 
 
-def agent(parser: Parser, value: object, path: str) -> AgentSpec | None:
+def agent(
+    parser: Parser,
+    value: object,
+    path: str,
+    group: int,
+    balances: dict[int, dict[int, int]],
+    hmac_keys: dict[str, tuple[int, str]],
+) -> list[AnySpec]:
+    """The specs of one ``agents`` entry: one, or ``count`` for a population kind (``population.py``,
+    which makes their clients into ``balances`` and ``hmac_keys``); ``[]`` once there is a problem."""
     if not isinstance(value, dict):
         parser.err(path, f"must be an object, got {kind_of(value)}")
-        return None
+        return []
     atype = value.get("type")
     if not isinstance(atype, str) or atype not in AGENT_KEYS:
         parser.obj(value, path, (AGENT_COMMON[0], tuple(value)))
         if "type" in value:
             parser.enum(atype, join_path(path, "type"), tuple(AGENT_KEYS))
-        return None
+        return []
     required, optional = AGENT_KEYS[atype]
     d = parser.obj(value, path, (AGENT_COMMON[0] + required, AGENT_COMMON[1] + optional))
     assert d is not None
-    client = parser.get(d, "client", path, parser.client_ref)
     inst = parser.get(d, "instrument", path, parser.instrument_ref)
     name = parser.get(d, "name", path, parser.string, default="")
     parser.get(d, "note", path, parser.string)
@@ -51,10 +61,18 @@ def agent(parser: Parser, value: object, path: str) -> AgentSpec | None:
     end = parser.get(d, "end", path, parser.time)
     if start is not None and end is not None and end < start:
         parser.err(join_path(path, "end"), "is before the agent's start")
+    if atype in POPULATION_KINDS:
+        specs = population_agents(parser, d, path, inst, group, balances, hmac_keys)
+        # agent k of an entry named "value" is "value-k"; unnamed, it takes its client's mnemonic
+        return [
+            replace(s, start_ns=start, end_ns=end, name=f"{name}-{k + 1}" if name else s.name)
+            for k, s in enumerate(specs)
+        ]
+    client = parser.get(d, "client", path, parser.client_ref)
     spec = market_maker(parser, d, path, inst) if atype == "market_maker" else noise_taker(parser, d, path, inst)
     if spec is None or parser.problems:  # the document is refused: no spec needed
-        return None
-    return replace(spec, client_id=client.id, instrument_id=inst.id, start_ns=start, end_ns=end, name=name)
+        return []
+    return [replace(spec, client_id=client.id, instrument_id=inst.id, start_ns=start, end_ns=end, name=name)]
 
 
 def market_maker(parser: Parser, d: dict, path: str, inst: Instrument | None) -> MarketMakerSpec | None:

@@ -81,17 +81,47 @@ EVENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "client_info": (("client", "self_trade_prevention"), ()),
     "venue_cancel": (("reason",), ("client", "instrument")),
 }
-AGENT_COMMON = (("type", "client", "instrument"), ("name", "note", "start", "end"))
+AGENT_COMMON = (("type", "instrument"), ("name", "note", "start", "end"))
+POPULATION_COMMON = ("count", "latency_ms")  # optional keys of every population kind (clients is required)
 AGENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "market_maker": (
-        ("interval", "levels", "spread", "spacing", "qty"),
+        ("client", "interval", "levels", "spread", "spacing", "qty"),
         ("qty_step", "post_only", "random_walk", "prices", "prices_file", "every"),
     ),
     "noise_taker": (
-        ("mean_interval", "qty_min", "qty_max"),
+        ("client", "mean_interval", "qty_min", "qty_max"),
         ("market_fraction", "buy_fraction", "through"),
     ),
+    "value_trader": (
+        ("clients", "mean_interval", "qty_min", "qty_max", "fundamental"),
+        (*POPULATION_COMMON, "noise", "noise_vol", "smoothing", "margin"),
+    ),
+    "momentum_trader": (
+        ("clients", "mean_interval", "qty_min", "qty_max", "short", "long"),
+        (*POPULATION_COMMON, "threshold", "market_fraction", "through"),
+    ),
+    "noise_trader": (
+        ("clients", "mean_interval", "qty_min", "qty_max"),
+        (
+            *POPULATION_COMMON,
+            "activity",
+            "calm_fraction",
+            "passive_fraction",
+            "depth",
+            "market_fraction",
+            "through",
+            "buy_fraction",
+        ),
+    ),
+    "inventory_maker": (
+        ("clients", "interval", "levels", "spread", "spacing", "qty", "max_inventory", "reference"),
+        (*POPULATION_COMMON, "qty_step", "skew", "post_only"),
+    ),
 }
+POPULATION_KINDS = ("value_trader", "momentum_trader", "noise_trader", "inventory_maker")
+CLIENT_TEMPLATE_KEYS = (("first_id", "mnemonic"), ("balances", "self_trade_prevention", "fees"))
+FUNDAMENTAL_KEYS = (("start", "step"), ("mean", "reversion", "vol", "every"))
+ACTIVITY_KEYS = (("busy", "calm"), ())
 RANDOM_WALK_KEYS = (("start", "step"), ("vol", "floor"))
 
 SIDES = (BUY, SELL)

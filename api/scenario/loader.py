@@ -23,6 +23,7 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from functools import partial
@@ -133,7 +134,10 @@ def _scenario(parser: Parser, doc: object) -> Scenario:
     oauth_clients = _section(parser, top, "oauth_clients", partial(oauth_client, parser))
     events = [e for e in _section(parser, top, "events", partial(event, parser)) if e is not None]
     events.sort(key=lambda e: e[0])
-    agents = [a for a in _section(parser, top, "agents", partial(agent, parser)) if a is not None]
+    groups = itertools.count()  # an entry's index keys the state its population shares
+    entries = _section(parser, top, "agents", lambda v, p: agent(parser, v, p, next(groups), balances, hmac_keys))
+    agents = [a for specs in entries for a in specs]
+    agent_entries = [k for k, specs in enumerate(entries) for _ in specs]
     end_ns = parser.get(top, "end", "$", parser.time)
     recorded = [r for r in _section(parser, top, "recorded", partial(recorded_source, parser)) if r is not None]
     latency = recorded_latency(parser, recorded, latency)
@@ -170,6 +174,7 @@ def _scenario(parser: Parser, doc: object) -> Scenario:
         oauth_clients=plain_copy(oauth_clients),
         events=events,
         agents=agents,
+        agent_entries=agent_entries,
         settings=settings,
         description=description,
         latency_ns=latency,

@@ -22,7 +22,7 @@ from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
-from cefisim.engine.simulation.agents import AgentSpec
+from cefisim.engine.simulation.population import AnySpec
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue, VenueConfig
 
@@ -134,12 +134,13 @@ class Scenario:
     api_keys: list[dict[str, Any]]
     oauth_clients: list[dict[str, Any]]
     events: list[tuple[int, Command]]
-    agents: list[AgentSpec]
+    agents: list[AnySpec]
     settings: dict[str, Any]
     description: str | None = None
     latency_ns: tuple[int, int, int] | None = None  # settings.latency: (entry, modify, cancel)
     settlement_delay_ns: int | None = None  # settings.settlement_delay_ms
     recorded: list[RecordedSpec] = field(default_factory=list)  # instruments whose market is a recording
+    agent_entries: list[int] = field(default_factory=list)  # per agent, its entry in the file's ``agents``
     _names: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def venue_config(self) -> VenueConfig:
@@ -192,13 +193,17 @@ class Scenario:
             (at + delta_ns, AdvanceClock(cmd.to_ns + delta_ns) if isinstance(cmd, AdvanceClock) else cmd)
             for at, cmd in self.events
         ]
-        agents: list[AgentSpec] = [
+        agents: list[AnySpec] = [
             replace(a, start_ns=a.start_ns + delta_ns, end_ns=None if a.end_ns is None else a.end_ns + delta_ns)
             for a in self.agents
         ]
         return replace(
             self, start_ns=self.start_ns + delta_ns, end_ns=self.end_ns + delta_ns, events=events, agents=agents
         )
+
+    def agent_path(self, i: int) -> str:
+        """The JSON path of agent ``i``'s entry (a population entry holds many agents)."""
+        return f"$.agents[{self.agent_entries[i] if i < len(self.agent_entries) else i}]"
 
     def order_latency_range(self) -> tuple[int, int] | None:
         """A recorded source's order latency drawn per command, (lo, hi) ns; None when constant."""

@@ -2,9 +2,11 @@
 
 Contract:
 - Inputs are the scenario's timed events, a list of ``(at_ns, command)`` sorted by time (stably, so
-  the file's order breaks ties), and agent specs (``engine/simulation/agents.py``). Agent number ``i``
-  gets its own generator ``make_rng(agent_seed(rng_seed, i))``: the caller passes ``random.Random`` so
-  that nothing in ``engine/`` imports ``random``.
+  the file's order breaks ties), and agent specs (``engine/simulation/agents.py``,
+  ``engine/simulation/population.py``). Agent number ``i`` gets its own generator
+  ``make_rng(agent_seed(rng_seed, i))``, and the state shared by population entry ``g`` its own,
+  ``make_rng(agent_seed(rng_seed, -1 - g))``: the caller passes ``random.Random`` so that nothing in
+  ``engine/`` imports ``random``.
 - ``run(t, on_step, submit=...)`` submits everything due at or before ``t`` with ``submit(command,
   time)`` in (time, sequence) order: at one instant the events come first in file order, then the
   agents in their declared order. It then moves the clock to ``t`` with an ``AdvanceClock`` submitted
@@ -30,7 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from ..commands import AdvanceClock, Command
-from .agents import AgentSpec, agent_seed, build_agent
+from .agents import agent_seed
+from .population import AnySpec, build_agent
 
 if TYPE_CHECKING:
     from random import Random
@@ -50,14 +53,21 @@ class ScenarioRunner:
         self,
         venue: Venue,
         events: Sequence[tuple[int, Command]],
-        agents: Sequence[AgentSpec],
+        agents: Sequence[AnySpec],
         rng_seed: int,
         make_rng: Callable[[int], Random],
     ) -> None:
         self.venue = venue
         self._events = list(events)
         self._event_index = 0
-        self.agents = [build_agent(spec, make_rng(agent_seed(rng_seed, i))) for i, spec in enumerate(agents)]
+        shared: dict[object, object] = {}  # the state each population entry's agents share (population.py)
+
+        def shared_rng(group: int) -> Random:  # a seed no agent has: agents count up from 0
+            return make_rng(agent_seed(rng_seed, -1 - group))
+
+        self.agents = [
+            build_agent(spec, make_rng(agent_seed(rng_seed, i)), shared, shared_rng) for i, spec in enumerate(agents)
+        ]
         self._heap: list[tuple[int, int]] = []
         for i, agent in enumerate(self.agents):
             due = agent.next_time()

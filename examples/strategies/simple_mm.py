@@ -176,3 +176,6 @@ class SimpleMarketMaker:
                     ctx.cancel_order(order_id)  # CANCELED, or CANCEL_PENDING under latency
                 except ProblemError:
                     self.live.pop(order_id, None)  # ended in the meantime
+                # forget it now if it ended: fair_mid must not count a cancelled quote as its own,
+                # or a level it shares with another order flips in and out of the mid it quotes around
+                self._status(ctx, order_id)

@@ -18,6 +18,7 @@ GOLDEN = {
     "demo.json": "2c400dd35dde0d9c10f5c792a5802a818650f023b49e5b51dcf634a47a3ee0a4",
     "flash_crash.json": "a20414f8173d4cddb8f2df5005bf15f4bf329ee3a2967cfeee81056acf8f732b",
     "halt_resume.json": "0aabe37828aa3c0430809551eef360bbaeb1fea385313599111588f9b93d1498",
+    "population.json": "7ec1ae24a2aaa2236be0c842c446b3303560ec78630ff496da1e9d5d009e82ae",
     "recorded_busy.json": "5bfcda9b77c02391b1f1d7a87c9d9d93cd07842c69077d3f03bdf25fe8540ae7",
     "self_trade.json": "cebcb06b5fc9db2a3b473bebe36ae681a3515be137b43504ee3cb9559d19c12f",
     "thin_book_sweep.json": "ee71d93b6f353bd3e10b470458b8632a445efbb64a94d6a7ad9fba65659a9744",

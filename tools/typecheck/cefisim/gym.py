@@ -1,0 +1,1 @@
+../../../cefisim/gym.py
