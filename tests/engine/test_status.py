@@ -3,6 +3,8 @@ orders and modifies but accepts cancels; DISABLED rejects everything and cancels
 
 from __future__ import annotations
 
+import pytest
+
 from cefisim.engine.events import InstrumentEvent, OrderEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, Side
@@ -36,28 +38,20 @@ def test_opening_rejects_market_and_ioc() -> None:
     assert sim.buy(BOB, "1", "100.00", tif="IOC").reject == Reject.INSTRUMENT_OPENING
 
 
-def test_opening_uncross_meets_the_best_bid_first() -> None:
+@pytest.mark.parametrize("side", [BUY, SELL])
+def test_opening_uncross_meets_the_best_price_first(side: str) -> None:
     """The issue's case: entered SELL 0.1 @ 100, BUY 0.1 @ 101, BUY 0.1 @ 102, the better 102 bid meets
-    the ask (at the ask's price: it was there first) and the 101 bid rests."""
+    the ask (at the ask's price: it was there first) and the 101 bid rests; the ask side mirrors it."""
     sim = opening_sim()
-    a = sim.sell(ALICE, "0.1", "100.00").order.id
-    sim.buy(BOB, "0.1", "101.00")
-    c = sim.buy(CAROL, "0.1", "102.00").order.id
+    better = 1 if side == BUY else -1  # ticks of 1.00 in the side's favour
+    a = sim.limit(ALICE, SELL if side == BUY else BUY, "0.1", "100.00").order.id
+    sim.limit(BOB, side, "0.1", f"{100 + better}.00")
+    c = sim.limit(CAROL, side, "0.1", f"{100 + 2 * better}.00").order.id
     r = sim.status(BTC_USD, "ACTIVE")
     assert trades(r) == [(10_000, 1_000, a, c)]
-    assert [row[0] for row in sim.book()[0]] == [10_100] and sim.book()[1] == []
+    bids, asks = sim.book()
+    assert [row[0] for row in bids + asks] == [10_000 + 100 * better]
     assert sim.v.books[BTC_USD].last_price == 10_000
-    sim.check()
-
-
-def test_opening_uncross_meets_the_best_ask_first() -> None:
-    sim = opening_sim()
-    a = sim.buy(ALICE, "0.1", "100.00").order.id
-    sim.sell(BOB, "0.1", "99.00")
-    c = sim.sell(CAROL, "0.1", "98.00").order.id
-    r = sim.status(BTC_USD, "ACTIVE")
-    assert trades(r) == [(10_000, 1_000, a, c)]
-    assert sim.book()[0] == [] and [row[0] for row in sim.book()[1]] == [9_900]
     sim.check()
 
 
