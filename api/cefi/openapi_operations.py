@@ -380,7 +380,8 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         rules={
             400: "an unknown asset_id; amount finer than the asset's decimals; "
             "instructions that are not those of the platform (a WITHDRAW beyond "
-            "the available balance is a 200 REJECTED transfer)"
+            "the available balance is a 200 INITIALIZED transfer, REJECTED at settlement unless "
+            "the balance covers it then)"
         },
     ),
     ("GET", "/transfers/active"): _op(
