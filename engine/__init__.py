@@ -8,6 +8,6 @@ The venue core, bottom up (each module imports only those before it; ``tests/tes
 ``commands``; ``reference`` (assets, instruments, clients), ``records`` (an account: its balances,
 orders, fills and transfers), ``ledger`` (holds and the money of a fill), ``book``; ``core`` (the
 venue's state and the interface the operations call); ``pricing``, ``matching``, ``lifecycle``
-(activate, rest, end, cancel, uncross, acknowledgements), ``entry``, ``modify``, ``transfers``,
-``retention``, ``timers`` (what the passing of time does); ``venue``.
+(activate, rest, end, cancel, acknowledgements), ``opening`` (the opening uncross), ``entry``, ``modify``,
+``transfers``, ``retention``, ``timers`` (what the passing of time does); ``venue``.
 """

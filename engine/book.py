@@ -16,7 +16,7 @@ Contract:
   removed at once. ``check_invariants`` asserts all of this and that the book is not crossed (except
   while an OPENING instrument collects orders).
 - While the instrument is OPENING (and until it uncrosses), ``opening`` records the orders that joined
-  the back of a level, in joining order, so the uncross can feed them back in true time priority
+  the back of a level, in joining order, so the uncross (``engine/opening.py``) knows their time priority
   (an order that lost its place by a modify counts from when it rejoined).
 """
 

@@ -27,6 +27,10 @@ from .state import saves_fields
 from .vocabulary import FINAL, InstrumentStatus
 
 CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
+#: the edition of the venue's rules a new venue follows. Edition 1 is what ``cefisim-journal/1``
+#: journals were recorded under: the opening fed back in arrival order, a modify to zero refused
+#: (QTY_NOT_POSITIVE), a WITHDRAW beyond the available balance REJECTED at once (``docs/journal.md``)
+RULES = 2
 
 
 @saves_fields
@@ -106,6 +110,10 @@ class VenueCore:
     # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
     # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
     feeds: tuple[Feed, ...] = ()
+    # the edition of the rules (``RULES``), chosen once before the first command (``use_rules``) and
+    # read only where the editions differ, off the order-entry path. Not state: a snapshot starts a
+    # journal of the current format, whose venue follows the current rules
+    rules: int = RULES
 
     def __init__(self, start_ns: int, config: VenueConfig | None = None) -> None:
         self.config = config or VenueConfig()
@@ -159,6 +167,13 @@ class VenueCore:
         due = feed.next_ts
         if due is not None and due < self._wake:
             self._wake = due
+
+    def use_rules(self, edition: int) -> None:
+        """Follow the rules of ``edition`` (1 up to ``RULES``): a venue that replays, and goes on from, a
+        journal of an older format keeps the rules it was recorded under (set when it is loaded)."""
+        if not 1 <= edition <= RULES:
+            raise ValueError(f"no edition {edition} of the venue's rules (1 to {RULES})")
+        self.rules = edition
 
     def credit(self, client_id: int, asset_id: int, units: int) -> None:
         """Opening balance of a client (scenario setup)."""

@@ -9,7 +9,7 @@ Contract (the emulator's reading of the description; ``docs/matching.md`` says i
   is CANCELED); AON (MARKET only) trades completely at entry or not at all (CANCELED).
 - Modify: ``new_qty`` is the new total quantity. A lower or equal quantity at the same price keeps the
   queue position; a price change or a larger quantity goes to the back of the queue and may trade. A
-  ``new_qty`` at or below the executed quantity ends the order (CANCELED). ``new_type: MARKET`` turns
+  ``new_qty`` at or below the executed quantity (zero too) ends the order (CANCELED). ``new_type: MARKET`` turns
   the order into a MARKET order at its protection price, which executes at once and cancels the rest.
 - With a latency configured, entry/modify/cancel are acknowledged later (NEW_PENDING,
   MODIFY_PENDING, CANCEL_PENDING); meanwhile a working order keeps trading at its old terms.

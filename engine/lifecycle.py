@@ -1,6 +1,6 @@
 """An order's life after entry: it goes live (``activate``), trades or rests, ends (``end_unless_rests``,
-``cancel_now``), meets the opening auction (``uncross``), and its delayed acknowledgements
-(``ack_entry``, ``ack_cancel``) when a latency is configured.
+``cancel_now``), and its delayed acknowledgements (``ack_entry``, ``ack_cancel``) when a latency is
+configured. The opening auction is ``engine/opening.py``.
 
 Contract (``engine/entry.py`` has the whole of it, ``docs/matching.md`` in prose): an activated order
 is confirmed ACTIVE, trades what it can (not while its instrument is OPENING), then rests if it is a
@@ -19,10 +19,9 @@ from .matching import available_to, end_order, match
 from .pricing import protection_price, would_trade
 from .records import Order, OrderExtra
 from .rejects import CancelReason, Reject
-from .vocabulary import WORKING, ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
+from .vocabulary import ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
 
 if TYPE_CHECKING:
-    from .book import Book
     from .core import VenueCore
     from .events import Event
 
@@ -99,28 +98,6 @@ def end_unless_rests(v: VenueCore, order: Order, stopped: bool, events: list[Eve
     else:
         return True
     return False
-
-
-def uncross(v: VenueCore, book: Book, events: list[Event]) -> None:
-    """Opening: feed the resting orders back in arrival order, so crossing ones trade.
-
-    Orders that rested before OPENING never cross one another: they go first, level by level, which
-    keeps their queues. Then the orders that joined while OPENING, in the order they joined. (Resting
-    orders are LIMIT GTC: what one leaves untraded rests again.)
-    """
-    joined = book.opening or {}
-    book.opening = None
-    orders = [
-        o for side in (book.bids, book.asks) for lv in side.values() for o in lv.orders.values() if o.id not in joined
-    ]
-    orders += joined.values()
-    for order in orders:
-        book.remove(order, order.remaining)
-    for order in orders:
-        if order.status not in WORKING:
-            continue  # ended by self-trade prevention of an earlier order
-        if end_unless_rests(v, order, match(v, order, events), events):
-            book.add(order)
 
 
 def cancel_now(v: VenueCore, order: Order, reason: str, events: list[Event]) -> None:

@@ -160,7 +160,7 @@ def _modify_reject(v: VenueCore, cmd: ModifyOrder, order: Order) -> Reject | Non
     new_qty = inst.qty_grid.to_units(cmd.new_qty)
     if new_qty is None:
         return Reject.QTY_OFF_GRID
-    if new_qty <= 0:
+    if new_qty <= 0 and (new_qty or v.rules < 2):  # zero ends the order (edition 1 refused it)
         return Reject.QTY_NOT_POSITIVE
     if cmd.new_type == MARKET:
         if inst.status == OPENING:

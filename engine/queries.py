@@ -6,7 +6,8 @@ Lookups by id answer None for an unknown id (the caller turns that into its 404 
 Listings: newest first, "created strictly before" a timestamp cursor, windows.
 
 Every listing is newest first. ``before`` keeps records whose timestamp is strictly smaller; ``since``
-(when given) drops records older than it (the "last 24 hours" windows). A page is ``skip`` records in,
+(when given) drops records older than it (the "last 24 hours" windows, ``window_start``: applied at
+read time, whenever the housekeeping last ran). A page is ``skip`` records in,
 ``size`` long, and its cursor is the timestamp of the oldest record on it when older records remain
 (else None) — timestamps are unique, so sending the cursor back as ``before`` continues exactly.
 
@@ -310,13 +311,18 @@ def _fills_newest_first(fills: list[Fill], before: int) -> Iterator[Fill]:
         yield fills[j]
 
 
-def trades(
-    v: Venue, client_id: int, before: int, skip: int, size: int | None, window: bool
-) -> tuple[list[Fill], int | None]:
-    """The client's fills (trade records), newest first; ``window`` limits to the listing window."""
+def window_start(v: Venue) -> int:
+    """The oldest timestamp the "last 24 hours" listings show now (``config.listing_window_ns``).
+
+    Applied when a listing is read, so what it shows never depends on when the hourly housekeeping
+    (``engine/retention.py``) last dropped old records."""
+    return v.clock.now - v.config.listing_window_ns
+
+
+def trades(v: Venue, client_id: int, before: int, skip: int, size: int | None) -> tuple[list[Fill], int | None]:
+    """The client's fills (trade records) within the listing window, newest first."""
     account = v.accounts[client_id]
-    since = v.clock.now - v.config.listing_window_ns if window else None
-    return page(_fills_newest_first(account.fills, before), _fill_ts, before, since, skip, size)
+    return page(_fills_newest_first(account.fills, before), _fill_ts, before, window_start(v), skip, size)
 
 
 def _fill_ts(f: Fill) -> int:
@@ -341,7 +347,7 @@ def orders(
     stream: Iterable[Order] = reversed(account.orders.values())
     if active_only:
         stream = (o for o in stream if o.status in WORKING or o.status == NEW_PENDING)
-    since = v.clock.now - v.config.listing_window_ns if window and not active_only else None
+    since = window_start(v) if window and not active_only else None
     return page(stream, _order_ts, before, since, skip, size)
 
 
@@ -365,7 +371,7 @@ def transfers(
         stream = (t for t in stream if t.status == T_INITIALIZED)
         since = None
     else:
-        since = v.clock.now - v.config.listing_window_ns
+        since = window_start(v)
     return page(stream, lambda t: t.created, before, since, skip, size)
 
 
@@ -379,7 +385,7 @@ def activity(
     are left out (fills the runtime reports late).
     """
     account = v.accounts[client_id]
-    since = v.clock.now - v.config.listing_window_ns
+    since = window_start(v)
     items: list[tuple[str, int, Order, Fill | None, str | None]] = []
     for order in account.orders.values():
         extra = order.extra

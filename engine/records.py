@@ -349,6 +349,7 @@ class Transfer:
         self.status: str = TransferStatus.INITIALIZED.value
         self.created = created
         self.updated = created
+        # REJECTED: why; INITIALIZED: a WITHDRAW that holds nothing, which its settlement decides
         self.reject_reason: str | None = None
         self.amount_text = amount_text
 

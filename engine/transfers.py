@@ -3,9 +3,14 @@
 Contract:
 - The amount is a decimal string on the asset's grid (its ``decimals``); off the grid or not positive
   is a typed rejection, as is an unknown client or asset, and changes nothing.
-- A transfer is recorded INITIALIZED at once and settles COMPLETED after the venue's settlement delay
-  (engine time; at once when it is 0). A WITHDRAW holds its amount until it settles, or is REJECTED
-  at once when the available balance cannot cover it. A DEPOSIT credits on settlement.
+- A transfer is recorded INITIALIZED at once and is decided after the venue's settlement delay
+  (engine time; at once when it is 0): COMPLETED or REJECTED. A DEPOSIT credits on settlement. A
+  WITHDRAW the available balance covers when it is requested holds its amount until it settles
+  COMPLETED; one it does not cover holds nothing (its ``reject_reason`` says so meanwhile) and is
+  decided against the available balance at settlement: COMPLETED if it covers the amount then, else
+  REJECTED (INSUFFICIENT_BALANCE).
+- Under the rules of ``cefisim-journal/1`` (``VenueCore.rules`` 1) a WITHDRAW the available balance
+  does not cover is REJECTED at once, as those journals recorded it.
 - Paper funds change ``total`` at once; removing more than is available is refused.
 """
 
@@ -25,6 +30,7 @@ DEPOSIT = TransferType.DEPOSIT.value
 T_COMPLETED = TransferStatus.COMPLETED.value
 T_INITIALIZED = TransferStatus.INITIALIZED.value
 T_REJECTED = TransferStatus.REJECTED.value
+INSUFFICIENT_BALANCE = Reject.INSUFFICIENT_BALANCE.value
 
 if TYPE_CHECKING:
     from .core import Result, VenueCore
@@ -48,8 +54,8 @@ def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> t
 
 
 def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Result:
-    """A DEPOSIT or WITHDRAW: INITIALIZED now (a WITHDRAW holds its amount), COMPLETED after the
-    settlement delay (at once without one); a WITHDRAW the available balance cannot cover is REJECTED."""
+    """A DEPOSIT or WITHDRAW: INITIALIZED now (a WITHDRAW the available balance covers holds its
+    amount), decided after the settlement delay (at once without one)."""
     target = _funds_target(v, cmd.client_id, cmd.asset_id, cmd.amount)
     if isinstance(target, Reject):
         result.reject = target
@@ -72,12 +78,15 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
     result.transfer = transfer
     bal = balance(account, asset.id)
     if cmd.type != DEPOSIT:
-        if bal.total - bal.hold < units:
+        if bal.total - bal.hold >= units:
+            bal.hold += units
+        elif v.rules >= 2:
+            transfer.reject_reason = INSUFFICIENT_BALANCE  # holds nothing: the settlement decides
+        else:
             transfer.status = T_REJECTED
-            transfer.reject_reason = Reject.INSUFFICIENT_BALANCE.value
+            transfer.reject_reason = INSUFFICIENT_BALANCE
             result.events.append(TransferEvent(transfer.created, tid, account.id, T_REJECTED))
             return result
-        bal.hold += units
     result.events.append(TransferEvent(transfer.created, tid, account.id, T_INITIALIZED))
     result.snapshot_status = T_INITIALIZED
     if v.settlement_delay_ns:
@@ -88,15 +97,24 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
 
 
 def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> None:
+    """The settlement delay has passed: COMPLETED, or REJECTED for a WITHDRAW that held nothing and
+    that the available balance still does not cover."""
     bal = balance(transfer.account, transfer.asset.id)
+    amount = transfer.amount
+    status = T_COMPLETED
     if transfer.type == DEPOSIT:
-        bal.total += transfer.amount
+        bal.total += amount
+    elif transfer.reject_reason is None:  # held since it was requested
+        bal.hold -= amount
+        bal.total -= amount
+    elif bal.total - bal.hold >= amount:
+        transfer.reject_reason = None
+        bal.total -= amount
     else:
-        bal.hold -= transfer.amount
-        bal.total -= transfer.amount
-    transfer.status = T_COMPLETED
+        status = T_REJECTED
+    transfer.status = status
     transfer.updated = v.clock.stamp()
-    events.append(TransferEvent(transfer.updated, transfer.id, transfer.account.id, T_COMPLETED))
+    events.append(TransferEvent(transfer.updated, transfer.id, transfer.account.id, status))
 
 
 def paper_funds(v: VenueCore, cmd: PaperFunds, result: Result) -> Result:

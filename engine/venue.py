@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from . import entry, lifecycle, modify, retention, timers, transfers
+from . import entry, lifecycle, modify, opening, retention, timers, transfers
 from .commands import (
     AdvanceClock,
     CancelOrder,
@@ -162,7 +162,10 @@ class Venue(VenueCore):
                 book.opening = {}
         elif cmd.status == InstrumentStatus.ACTIVE and book.opening is not None:
             # from OPENING, possibly by way of HALTED: the book may be crossed
-            lifecycle.uncross(self, book, events)
+            if self.rules >= 2:
+                opening.uncross(self, book, events)
+            else:
+                opening.uncross_in_arrival_order(self, book, events)
         return result
 
     def _venue_cancel(self, cmd: VenueCancel, result: Result) -> Result:
@@ -214,7 +217,9 @@ class Venue(VenueCore):
             for inst_id, n in account.open_orders.items():
                 assert n == counts.get(inst_id, 0), f"client {account.id} open orders {n} != {counts}"
             for transfer in account.transfers.values():
-                if transfer.status == TransferStatus.INITIALIZED and transfer.type != TransferType.DEPOSIT:
+                # an INITIALIZED WITHDRAW holds its amount, unless the balance did not cover it (reject_reason)
+                held = transfer.type != TransferType.DEPOSIT and transfer.reject_reason is None
+                if transfer.status == TransferStatus.INITIALIZED and held:
                     slot = expected_hold.setdefault((account.id, transfer.asset.id), [0, 0])
                     slot[0] += transfer.amount
             for asset_id, bal in account.balances.items():

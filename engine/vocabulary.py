@@ -66,7 +66,7 @@ class AssetStatus(Word):
 
 
 class TransferStatus(Word):
-    """A transfer's status: INITIALIZED until it settles COMPLETED, or REJECTED at once."""
+    """A transfer's status: INITIALIZED until the settlement delay has passed, then COMPLETED or REJECTED."""
 
     INITIALIZED = "INITIALIZED"
     COMPLETED = "COMPLETED"

@@ -133,6 +133,7 @@ def test_the_operation_modules_do_not_import_the_venue() -> None:
         "lifecycle",
         "matching",
         "modify",
+        "opening",
         "pricing",
         "transfers",
         "retention",

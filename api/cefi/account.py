@@ -114,7 +114,8 @@ async def get_balances(request: web.Request) -> web.Response:
 
 
 async def get_balances_activity(request: web.Request) -> web.Response:
-    """Every change to the client's balances: trades (base, quote, fee), transfers and test funds."""
+    """The changes to the client's balances of the last 24 hours: trades (base, quote, fee), transfers
+    and test funds."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
     venue = request.app[SIM].venue
@@ -122,7 +123,7 @@ async def get_balances_activity(request: web.Request) -> web.Response:
     changes = queries.balance_changes(venue, client_id)
     if asset_filter is not None:
         changes = [e for e in changes if any(asset_id == asset_filter for asset_id, _ in e.changes)]
-    items, cursor = page(changes, _change_ts, before, None, skip, size)
+    items, cursor = page(changes, _change_ts, before, queries.window_start(venue), skip, size)
     return respond_list(request, [_change_record(venue, e) for e in items], size, cursor)
 
 

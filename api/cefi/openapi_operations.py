@@ -106,12 +106,12 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     ),
     "client_id": _q(
         "client_id",
-        "must name the client the request is signed for (else 403)",
+        "must name the client the request is signed for (else 403; 404 when no client has this id)",
         {"type": "string", "pattern": ID_PATTERN},
     ),
     "client_id_self": _q(
         "id",
-        "client id; must be the client the request is signed for (else 403)",
+        "client id; must be the client the request is signed for (else 403; 404 when no client has this id)",
         {"type": "string", "pattern": ID_PATTERN},
     ),
     "mnemonic": _q("mnemonic", "client mnemonic, exact match", {"type": "string"}),
@@ -186,6 +186,11 @@ def _op(
 
 
 _ORDER_STATE = "the order has ended or has a request pending, or the instrument is halted or disabled"
+#: what an operation whose query or body names a client id answers for one that is not the signer
+#: (``api/cefi/identity.same_client``): declared on every such operation by :func:`operation`
+_NAMES_A_CLIENT_PARAMS = ("client_id", "client_id_self")
+_NAMES_A_CLIENT_BODIES = ("PatchClientRequest", "PostOrderRequest", "PatchOrderRequest", "PostTransferRequest")
+_UNKNOWN_CLIENT = "a client id that names no client (unknown-client)"
 
 
 #: (METHOD, path) -> the operation; every row of api.cefi.routes.CEFI_ROUTES must have one
@@ -379,7 +384,8 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         rules={
             400: "an unknown asset_id; amount finer than the asset's decimals; "
             "instructions that are not those of the platform (a WITHDRAW beyond "
-            "the available balance is a 200 REJECTED transfer)"
+            "the available balance is a 200 INITIALIZED transfer, REJECTED at settlement unless "
+            "the balance covers it then)"
         },
     ),
     ("GET", "/transfers/active"): _op(
@@ -476,12 +482,16 @@ def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> di
         codes |= {413}
     if spec["x-body"] is not None:
         codes |= {408}
+    rules = dict(spec["x-rules"])
+    if spec["x-body"] in _NAMES_A_CLIENT_BODIES or any(p in _NAMES_A_CLIENT_PARAMS for p in spec["x-params"]):
+        codes |= {403, 404}  # another client's id, an id no client has
+        rules[404] = f"{rules[404]}; {_UNKNOWN_CLIENT}" if 404 in rules else _UNKNOWN_CLIENT
     for code in sorted(codes):
         text = _ERRORS[code]
         if reference and code in (401, 413):
             text += " (only when the server runs with --sign-reference-data)"
-        if code in spec["x-rules"]:
-            text += "; business rules: " + spec["x-rules"][code]
+        if code in rules:
+            text += "; business rules: " + rules[code]
         responses[str(code)] = (
             {"$ref": f"#/components/responses/Problem{code}"}
             if text == _ERRORS[code]

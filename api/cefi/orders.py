@@ -163,17 +163,17 @@ async def get_order_status(request: web.Request) -> web.Response:
 
 
 async def get_orders(request: web.Request) -> web.Response:
-    """GET /orders: the client's trade records, newest first (timestamp required)."""
+    """GET /orders: the client's trade records of the last 24 hours, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size, window=False)
+    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size, window=True)
+    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 

@@ -17,7 +17,7 @@ from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Balance, Fill, Order, OrderExtra, Transfer
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.units import format_rate
-from cefisim.engine.vocabulary import WORKING, OrderStatus, OrderType, Side
+from cefisim.engine.vocabulary import WORKING, OrderStatus, OrderType, Side, TransferStatus
 
 BUY = Side.BUY
 LIMIT = OrderType.LIMIT
@@ -159,7 +159,7 @@ def transfer_record(t: Transfer, listing: bool, status: str | None = None) -> di
             "instructions": dict(t.instructions),
         },
     }
-    if t.reject_reason is not None:
+    if t.reject_reason is not None and out["status"] == TransferStatus.REJECTED:  # INITIALIZED: not decided yet
         out["reject_reason"] = t.reject_reason
     if listing:
         out["timestamp"] = ns(t.created)

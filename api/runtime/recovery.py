@@ -23,12 +23,18 @@ import orjson
 from cefisim.api.runtime.sides import SideRecord
 from cefisim.api.scenario import Scenario
 from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.core import RULES
 from cefisim.engine.journal import from_record
 from cefisim.engine.venue import Result
 
 log = logging.getLogger("cefisim.sim")
 
-JOURNAL_FORMAT = "cefisim-journal/1"
+JOURNAL_FORMAT = "cefisim-journal/2"
+#: every journal format a server restores, and the edition of the venue's rules (``engine/core.py``,
+#: ``RULES``) its commands were recorded under. The records are the same in both; /2 marks that
+#: commands do other things since (docs/journal.md, Format versions), and a /1 journal replays, and
+#: goes on, under the rules it was written with
+JOURNAL_RULES = {"cefisim-journal/1": 1, JOURNAL_FORMAT: RULES}
 MAX_HEADER_BYTES = 1 << 30  # the header may hold a whole snapshot
 
 

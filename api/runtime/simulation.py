@@ -42,7 +42,7 @@ import orjson
 
 from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.recovery import (
-    JOURNAL_FORMAT,
+    JOURNAL_RULES,
     MAX_HEADER_BYTES,
     JournalError,
     Records,
@@ -143,6 +143,9 @@ class Simulation:
         else:
             self._build()
         if existing is not None:
+            # an older journal goes on under the rules it was recorded with (a reset or a restore
+            # starts a journal of the current format, and a venue of the current rules)
+            self.venue.use_rules(existing[2])
             self._recover(existing[1], read_only)
         if self.journal_path and not read_only:
             self._open_journal(fresh=existing is None)
@@ -404,8 +407,9 @@ class Simulation:
         self._journal = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the simulation's life
         self._journal_size = path.stat().st_size
 
-    def _read_header(self) -> tuple[int, int] | None:
-        """(start_ns, header length) of an existing journal, None when there is none (or it is empty).
+    def _read_header(self) -> tuple[int, int, int] | None:
+        """(start_ns, header length, edition of the rules its format was recorded under) of an existing
+        journal, None when there is none (or it is empty).
 
         Anything but a complete, matching header refuses the start and leaves the file as it is."""
         path = self.journal_path
@@ -421,8 +425,8 @@ class Simulation:
             )
         try:
             header = orjson.loads(line)
-            if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
-                raise ValueError(f"not a cefisim journal header (format {JOURNAL_FORMAT})")
+            if not isinstance(header, dict) or str(header.get("format")) not in JOURNAL_RULES:
+                raise ValueError(f"not a cefisim journal header (format {' or '.join(JOURNAL_RULES)})")
             start_ns = header.get("start_ns")
             if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
                 raise ValueError("start_ns must be a nanosecond timestamp")
@@ -431,7 +435,7 @@ class Simulation:
         if header.get("scenario_sha256") != self.scenario_digest():
             raise JournalError(f"journal {path} was written for another scenario ({header.get('scenario')})")
         self._base_snapshot = header.get("snapshot")
-        return start_ns, len(line)
+        return start_ns, len(line), JOURNAL_RULES[header["format"]]
 
     def _recover(self, header_bytes: int, read_only: bool) -> None:
         """Re-apply a journal, record by record, checking each of the scenario's own records as the

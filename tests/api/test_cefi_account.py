@@ -70,8 +70,11 @@ async def test_deposit_and_withdraw(api: Api) -> None:
 
 
 async def test_withdraw_more_than_available_is_rejected(api: Api) -> None:
+    """Answered INITIALIZED like any transfer; without a settlement delay it is decided at once."""
     status, t, _ = await api.call("POST", "/v1/cefi/transfers", json=transfer("2000000.00", "WITHDRAW"))
-    assert status == 200 and t["status"] == "REJECTED"
+    assert status == 200 and t["status"] == "INITIALIZED"
+    status, page, _ = await api.call("GET", "/v1/cefi/transfers", params={"timestamp": "9" * 19})
+    assert page["data"][0]["status"] == "REJECTED" and page["data"][0]["reject_reason"] == "INSUFFICIENT_BALANCE"
     assert amounts(await _usd(api))["TOTAL"] == "1000000.00"
 
 

@@ -264,7 +264,7 @@ def test_the_journal_writes_the_documented_record(tmp_path: Path) -> None:
     sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1.5", "50000.00", external_id="my-1"))
     sim.close()
     header, record = path.read_bytes().splitlines()
-    assert orjson.loads(header)["format"] == "cefisim-journal/1"
+    assert orjson.loads(header)["format"] == "cefisim-journal/2"
     assert record == DOC_RECORD
 
 

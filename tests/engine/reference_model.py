@@ -8,7 +8,8 @@ and the hold of an order is recomputed from scratch from its sums whenever it is
 It models price-time priority, STP, IOC/MARKET/AON/ALO, the price band and the protection price (with
 the ``USE_AGGRESSIVE_PRICING`` rule of design.md: the more aggressive of the unflagged protection price
 and the band's far edge around the reference price), modify priority, GTC expiry, the instrument
-statuses (OPENING uncrosses by join sequence), cancel reasons, modify and cancel by external id, and the
+statuses (OPENING uncrosses best bid against best ask, the later-joined one taking), cancel reasons,
+modify and cancel by external id, and the
 ledger: holds (BUY: ``ceil(notional)`` at the limit plus the fee at the hold rate, both on top of the
 order's sums so far; SELL: the base), INSUFFICIENT_BALANCE at entry and on modify, fees rounded up once
 per order over its cumulative quote, the seller paid what the buyer paid minus its fee, the hourly sweep
@@ -393,7 +394,7 @@ class Model:
         status = self.status[o.inst]
         if status in ("DISABLED", "HALTED"):
             return "INSTRUMENT_" + status
-        if new_qty <= 0:
+        if new_qty < 0:
             return "QTY_NOT_POSITIVE"
         if to_market:
             if status == "OPENING":
@@ -474,9 +475,22 @@ class Model:
             self.opening[inst] = True
         elif status == "ACTIVE" and self.opening[inst]:
             self.opening[inst] = False
-            feed = sorted((o for o in self.resting.values() if o.inst == inst), key=lambda o: o.seq)
-            for o in feed:
-                del self.resting[o.id]
-            for o in feed:
-                if o.status in WORKING:  # not ended by CANCEL_BOTH of an earlier one
-                    self.trade_or_rest(o)
+            self.uncross(inst)
+
+    def uncross(self, inst: int) -> None:
+        """The best bid meets the best ask until the book no longer crosses: the one that joined later
+        takes from the other, at the other's price (self-trade prevention as the taker's)."""
+        while True:
+            bids, asks = self.rows(inst, BUY), self.rows(inst, SELL)
+            if not bids or not asks or bids[0].price < asks[0].price:
+                return
+            taker, maker = (bids[0], asks[0]) if bids[0].seq > asks[0].seq else (asks[0], bids[0])
+            if taker.client == maker.client and self.stp_of(taker) != "NONE":
+                if self.stp_of(taker) == "CANCEL_BOTH":
+                    self.end(maker, CANCELED, "SELF_TRADE_PREVENTION")
+                self.end(taker, CANCELED, "SELF_TRADE_PREVENTION")
+                continue
+            self.fill(maker, taker, min(taker.open, maker.open))
+            for o in (maker, taker):
+                if not o.open:
+                    self.end(o, FILLED)

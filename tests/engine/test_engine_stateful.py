@@ -335,7 +335,7 @@ class EngineVsModel(RuleBasedStateMachine):
         # the quantity and price on the grids of the order the command reaches: by external id that is
         # another client's own order with the same id, maybe on the other instrument
         inst = mo.inst if target is None else target.inst
-        new_lots = (lots + 1) % (LOTS[inst][1] + 2)  # 0 (refused) up to above the largest entry
+        new_lots = (lots + 1) % (LOTS[inst][1] + 2)  # 0 (ends the order) up to above the largest entry
         new_price = None if price is None or to_market else PRICES[inst][price]
         cmd = ModifyOrder(
             client,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, OrderType, Side
 
-from .builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, trades
+from .builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, order_events, trades
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY
@@ -84,6 +86,39 @@ def test_new_qty_at_or_below_executed_ends_the_order(sim: Sim) -> None:
     sim.check()
 
 
+@pytest.mark.parametrize("filled", ["0", "0.5"])
+def test_new_qty_zero_ends_the_order_like_any_qty_at_or_below_executed(sim: Sim, filled: str) -> None:
+    """Zero is at or below any executed quantity: a client that cancels by modifying to zero stops
+    trading, on an unfilled and on a partly filled order alike."""
+    a = sim.sell(ALICE, "2", "100.00").order
+    if filled != "0":
+        sim.buy(BOB, filled, "100.00")
+    r = sim.modify(ALICE, a.id, "0", "100.00")
+    assert r.ok and r.order is a and a.status == CANCELED and a.ex().cancel_reason == "MODIFIED_TO_EXECUTED"
+    assert order_events(r) == [(a.id, ACTIVE, "MODIFIED"), (a.id, CANCELED, "MODIFIED_TO_EXECUTED")]
+    assert sim.book() == ([], []) and sim.bal(ALICE, BTC).hold == 0
+    assert not trades(sim.buy(BOB, "1", "100.00"))  # it trades no more
+    sim.check()
+
+
+def test_new_qty_zero_under_a_modify_latency_ends_the_order_on_acknowledgement(sim: Sim) -> None:
+    a = sim.sell(ALICE, "2", "100.00").order
+    sim.latency(modify=10)
+    assert sim.modify(ALICE, a.id, "0", "100.00").ok and a.status == "MODIFY_PENDING"
+    sim.advance(10)
+    assert a.status == CANCELED and a.ex().cancel_reason == "MODIFIED_TO_EXECUTED"
+    sim.check()
+
+
+def test_new_qty_zero_is_refused_under_the_rules_of_edition_1(sim: Sim) -> None:
+    """What ``cefisim-journal/1`` journals recorded: a modify to zero refused, the order untouched."""
+    sim.v.use_rules(1)
+    a = sim.sell(ALICE, "2", "100.00").order
+    before = fingerprint(sim.v)
+    assert sim.modify(ALICE, a.id, "0", "100.00").reject == Reject.QTY_NOT_POSITIVE
+    assert fingerprint(sim.v) == before and a.status == ACTIVE
+
+
 def test_new_qty_below_executed_ends_the_order(sim: Sim) -> None:
     a = sim.sell(ALICE, "2", "100.00").order
     sim.buy(BOB, "1.5", "100.00")
@@ -158,7 +193,6 @@ def test_modify_rejections(sim: Sim) -> None:
     assert sim.modify(ALICE, a.id, "1", "100.00").reject == Reject.ALO_WOULD_TRADE
     assert sim.modify(ALICE, a.id, "1", "99.001").reject == Reject.PRICE_OFF_GRID
     assert sim.modify(ALICE, a.id, "1.00001").reject == Reject.QTY_OFF_GRID
-    assert sim.modify(ALICE, a.id, "0").reject == Reject.QTY_NOT_POSITIVE
     assert sim.modify(ALICE, a.id, "1", "0").reject == Reject.PRICE_NOT_POSITIVE
     assert fingerprint(sim.v) == before
 

@@ -1,13 +1,15 @@
-"""Instrument status: OPENING rests without matching and uncrosses on ACTIVE; HALTED rejects new
+"""Instrument status: OPENING rests without matching and uncrosses in price-time order on ACTIVE; HALTED rejects new
 orders and modifies but accepts cancels; DISABLED rejects everything and cancels resting orders."""
 
 from __future__ import annotations
+
+import pytest
 
 from cefisim.engine.events import InstrumentEvent, OrderEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, Side
 
-from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, trades
+from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, order_events, trades
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY
@@ -36,7 +38,24 @@ def test_opening_rejects_market_and_ioc() -> None:
     assert sim.buy(BOB, "1", "100.00", tif="IOC").reject == Reject.INSTRUMENT_OPENING
 
 
-def test_opening_uncrosses_in_arrival_order_on_active() -> None:
+@pytest.mark.parametrize("side", [BUY, SELL])
+def test_opening_uncross_meets_the_best_price_first(side: str) -> None:
+    """The issue's case: entered SELL 0.1 @ 100, BUY 0.1 @ 101, BUY 0.1 @ 102, the better 102 bid meets
+    the ask (at the ask's price: it was there first) and the 101 bid rests; the ask side mirrors it."""
+    sim = opening_sim()
+    better = 1 if side == BUY else -1  # ticks of 1.00 in the side's favour
+    a = sim.limit(ALICE, SELL if side == BUY else BUY, "0.1", "100.00").order.id
+    sim.limit(BOB, side, "0.1", f"{100 + better}.00")
+    c = sim.limit(CAROL, side, "0.1", f"{100 + 2 * better}.00").order.id
+    r = sim.status(BTC_USD, "ACTIVE")
+    assert trades(r) == [(10_000, 1_000, a, c)]
+    bids, asks = sim.book()
+    assert [row[0] for row in bids + asks] == [10_000 + 100 * better]
+    assert sim.v.books[BTC_USD].last_price == 10_000
+    sim.check()
+
+
+def test_opening_uncross_in_price_time_order_each_fill_at_the_earlier_orders_price() -> None:
     sim = opening_sim()
     a = sim.sell(ALICE, "1", "100.00").order.id
     b = sim.buy(BOB, "1", "101.00").order.id
@@ -44,9 +63,73 @@ def test_opening_uncrosses_in_arrival_order_on_active() -> None:
     d = sim.sell(ALICE, "2", "99.00").order.id
     r = sim.status(BTC_USD, "ACTIVE")
     assert isinstance(r.events[0], InstrumentEvent)
-    # fed back in arrival order: b takes a at a's price, then d takes c at c's price
-    assert trades(r) == [(10_000, 10_000, a, b), (10_050, 10_000, c, d)]
-    assert sim.book() == ([], [(9_900, d, 10_000)])
+    # the best ask (d, 99.00) meets the best bid (b) at b's price, then the next best bid (c) at c's;
+    # a (100.00) crosses nothing that is left
+    assert trades(r) == [(10_100, 10_000, b, d), (10_050, 10_000, c, d)]
+    assert sim.book() == ([], [(10_000, a, 10_000)])
+    sim.check()
+
+
+def test_opening_uncross_the_later_order_of_a_pair_takes() -> None:
+    """The bid joined between two asks: it takes the first ask at that ask's price, then the second
+    ask takes the rest of the bid at the bid's price (as continuous trading would have it)."""
+    sim = opening_sim()
+    a1 = sim.sell(ALICE, "1", "100.00").order.id
+    b = sim.buy(BOB, "2", "102.00").order.id
+    a2 = sim.sell(CAROL, "1", "101.00").order.id
+    r = sim.status(BTC_USD, "ACTIVE")
+    assert trades(r) == [(10_000, 10_000, a1, b), (10_200, 10_000, b, a2)]
+    liq = [(f.order.id, f.liq_flag) for c in (ALICE, BOB, CAROL) for f in sim.v.accounts[c].fills]
+    assert liq == [(a1, "MAKER"), (b, "TAKER"), (b, "MAKER"), (a2, "TAKER")]
+    assert sim.book() == ([], [])
+    sim.check()
+
+
+def test_opening_uncross_releases_what_a_buy_taker_held_above_the_price_it_paid() -> None:
+    sim = Sim(status={BTC_USD: "OPENING"}, balances={ALICE: {USD: 1_000_000}, BOB: {BTC: 10**8}})
+    sim.sell(BOB, "1", "100.00")
+    sim.buy(ALICE, "1", "102.00")  # holds 102.00 + 0.2% fee
+    sim.status(BTC_USD, "ACTIVE")
+    bal = sim.bal(ALICE, USD)
+    assert bal.hold == 0 and bal.total == 1_000_000 - 10_000 - 20  # paid 100.00 + the 0.2% taker fee
+    sim.check()
+
+
+def test_opening_uncross_self_trade_prevention_is_the_takers() -> None:
+    sim = opening_sim()
+    sim.stp(ALICE, "CANCEL_AGGRESSIVE")
+    a = sim.sell(ALICE, "1", "100.00").order
+    b = sim.sell(BOB, "1", "100.50").order
+    c = sim.buy(ALICE, "1", "101.00").order  # meets her own ask first: she is the taker
+    r = sim.status(BTC_USD, "ACTIVE")
+    assert trades(r) == []
+    assert c.status == CANCELED and c.ex().cancel_reason == "SELF_TRADE_PREVENTION"
+    assert a.status == ACTIVE and b.status == ACTIVE
+    sim.check()
+
+
+def test_opening_uncross_cancel_both_cancels_the_maker_too() -> None:
+    sim = opening_sim()
+    a = sim.sell(ALICE, "1", "100.00").order
+    b = sim.sell(BOB, "1", "100.50").order
+    c = sim.buy(ALICE, "1", "101.00", stp="CANCEL_BOTH").order
+    r = sim.status(BTC_USD, "ACTIVE")
+    assert a.status == CANCELED and c.status == CANCELED and b.status == ACTIVE
+    assert order_events(r) == [(a.id, CANCELED, "SELF_TRADE_PREVENTION"), (c.id, CANCELED, "SELF_TRADE_PREVENTION")]
+    sim.check()
+
+
+def test_opening_uncross_in_arrival_order_under_the_rules_of_edition_1() -> None:
+    """A venue replaying a ``cefisim-journal/1`` journal feeds the orders back in arrival order, as the
+    journal recorded: the 101 bid (entered first) takes the ask, the better 102 bid rests."""
+    sim = opening_sim()
+    sim.v.use_rules(1)
+    a = sim.sell(ALICE, "0.1", "100.00").order.id
+    b = sim.buy(BOB, "0.1", "101.00").order.id
+    sim.buy(CAROL, "0.1", "102.00")
+    r = sim.status(BTC_USD, "ACTIVE")
+    assert trades(r) == [(10_000, 1_000, a, b)]
+    assert [row[0] for row in sim.book()[0]] == [10_200]
     sim.check()
 
 

@@ -51,11 +51,55 @@ def test_withdraw_with_insufficient_funds_is_rejected() -> None:
     sim = Sim(balances={DAVE: {USD: 1_000}})
     sim.buy(DAVE, "0.09", "100.00")  # holds 9.00 + 0.018 -> 9.02
     r = sim.transfer(DAVE, USD, "0.99", "WITHDRAW")
+    assert r.snapshot_status == T_INITIALIZED  # what the request is answered: decided at settlement
+    assert [e.status for e in r.events if isinstance(e, TransferEvent)] == [T_INITIALIZED, T_REJECTED]
     assert r.transfer.status == T_REJECTED and r.transfer.reject_reason == "INSUFFICIENT_BALANCE"
     assert sim.bal(DAVE, USD).total == 1_000 and sim.bal(DAVE, USD).hold == 902
     r = sim.transfer(DAVE, USD, "0.98", "WITHDRAW")
     assert r.transfer.status == T_COMPLETED
     assert sim.bal(DAVE, USD).total == 902 and sim.bal(DAVE, USD).available == 0
+    sim.check()
+
+
+def test_withdraw_beyond_the_balance_is_initialized_and_rejected_after_the_delay() -> None:
+    """Like any transfer: INITIALIZED until the settlement delay has passed, holding nothing meanwhile
+    (the balance did not cover it), then decided against the available balance: REJECTED."""
+    sim = Sim(balances={DAVE: {USD: 1_000}})
+    sim.settlement_delay(5 * SECOND)
+    r = sim.transfer(DAVE, USD, "10.01", "WITHDRAW")
+    t = r.transfer
+    assert r.ok and t.status == T_INITIALIZED and r.snapshot_status == T_INITIALIZED
+    assert [e.status for e in r.events if isinstance(e, TransferEvent)] == [T_INITIALIZED]
+    assert sim.bal(DAVE, USD).hold == 0 and sim.bal(DAVE, USD).available == 1_000
+    sim.check()
+    sim.advance(5 * SECOND - 1)
+    assert t.status == T_INITIALIZED
+    r = sim.advance(1)
+    assert [(e.transfer_id, e.status) for e in r.events if isinstance(e, TransferEvent)] == [(t.id, T_REJECTED)]
+    assert t.status == T_REJECTED and t.reject_reason == "INSUFFICIENT_BALANCE" and t.updated > t.created
+    assert sim.bal(DAVE, USD).total == 1_000 and sim.bal(DAVE, USD).hold == 0
+    sim.check()
+
+
+def test_withdraw_beyond_the_balance_completes_if_the_balance_covers_it_at_settlement() -> None:
+    sim = Sim(balances={DAVE: {USD: 1_000}})
+    sim.settlement_delay(5 * SECOND)
+    t = sim.transfer(DAVE, USD, "10.01", "WITHDRAW").transfer
+    sim.funds(DAVE, USD, "0.01")
+    sim.advance(5 * SECOND)
+    assert t.status == T_COMPLETED and t.reject_reason is None
+    assert sim.bal(DAVE, USD).total == 0 and sim.bal(DAVE, USD).hold == 0
+    sim.check()
+
+
+def test_withdraw_beyond_the_balance_is_rejected_at_once_under_the_rules_of_edition_1() -> None:
+    """What ``cefisim-journal/1`` journals recorded: REJECTED at once, without an INITIALIZED event."""
+    sim = Sim(balances={DAVE: {USD: 1_000}})
+    sim.v.use_rules(1)
+    sim.settlement_delay(5 * SECOND)
+    r = sim.transfer(DAVE, USD, "10.01", "WITHDRAW")
+    assert r.transfer.status == T_REJECTED and r.snapshot_status is None
+    assert [e.status for e in r.events if isinstance(e, TransferEvent)] == [T_REJECTED]
     sim.check()
 
 

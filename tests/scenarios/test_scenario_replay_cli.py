@@ -30,7 +30,7 @@ def test_two_runs_write_identical_journals_and_summaries(tmp_path: Path, capsys:
     assert lines[-1] == f"digest    sha256:{GOLDEN['flash_crash.json']}"
     assert outs[0].err.startswith("wall ")  # not a terminal: no progress line, only the timing
     header, first = map(orjson.loads, (tmp_path / "a.jsonl").read_bytes().splitlines()[:2])
-    assert header["format"] == "cefisim-journal/1" and header["clock"] == "virtual"
+    assert header["format"] == "cefisim-journal/2" and header["clock"] == "virtual"
     assert first[1:3] == ["scn", "place"]
 
 
