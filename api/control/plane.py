@@ -70,21 +70,27 @@ _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to micr
 @web.middleware
 async def control_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path.startswith("/_sim/") or request.path == "/_sim":
-        opts = request.app[OPTIONS]
-        if opts.environment == "production":
-            raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
-        if opts.control_token is not None:
-            given = request.headers.get("Authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
-                raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
-        elif not _is_loopback(request.remote):
-            raise Problem(
-                403,
-                "forbidden",
-                "the control plane answers loopback peers only; "
-                "start the server with --control-token to open it to others",
-            )
+        check_control(request)
     return await handler(request)
+
+
+def check_control(request: web.Request) -> None:
+    """The control plane's guard (a 404, 401 or 403 problem); the venue router runs it before it
+    looks a venue id up, so that an id cannot be probed without the token."""
+    opts = request.app[OPTIONS]
+    if opts.environment == "production":
+        raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
+    if opts.control_token is not None:
+        # a header's bytes that are not UTF-8 arrive as surrogates: compared as the bytes they were
+        given = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(given, f"Bearer {opts.control_token}".encode()):
+            raise Problem(401, "unauthorized", "Authorization: the control plane needs its bearer token")
+    elif not _is_loopback(request.remote):
+        raise Problem(
+            403,
+            "forbidden",
+            "the control plane answers loopback peers only; start the server with --control-token to open it to others",
+        )
 
 
 def _is_loopback(peer: str | None) -> bool:

@@ -29,7 +29,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from multidict import istr
 
-from cefisim.api.runtime.simulation import JournalWriteError
+from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
 from cefisim.api.server import versions
 from cefisim.api.server.http import dumps
 from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
@@ -147,6 +147,13 @@ def request_middleware(
                     )
                 raise
             response = render_problem(request, _from_http_exception(exc, request))
+        except SimulationEnded:
+            response = render_problem(
+                request,
+                Problem(
+                    404, "unknown-venue", "the venue was deleted while this request was on its way; nothing was applied"
+                ),
+            )
         except JournalWriteError as exc:
             log.error("request %s refused: %s", request_id, exc)
             response = render_problem(
