@@ -99,10 +99,10 @@ class VenueFiles:
     ``root``: the folder names resolve against and must stay inside (the data directory, or a shipped
     scenario's folder); None refuses every name. ``kept`` maps each name read to its copy's digest."""
 
-    def __init__(self, store: FileStore, root: Path | None, limit: int = MAX_DATA_FILE_BYTES) -> None:
+    def __init__(self, store: FileStore, root: Path | None, limit: int | None = None) -> None:
         self._store = store
         self._root = root
-        self._limit = limit
+        self._limit = limit or MAX_DATA_FILE_BYTES
         self.kept: dict[str, str] = {}
         self.refusals: set[str] = set()  # the reasons given: they quote no file
 
