@@ -126,7 +126,7 @@ async def test_the_data_dir_serves_regular_files_inside_it_and_quotes_none(
     )
     assert status == 400 and problem["detail"] == f"scenario.agents[0].prices_file: {reason}", problem
     assert "NOT-TO-BE-QUOTED" not in orjson.dumps(problem).decode()
-    status, health, _ = await api.call("GET", "/_sim/health", client_id=None)
+    status, _, _ = await api.call("GET", "/_sim/health", client_id=None)
     assert status == 200
     status, venue, _ = await api.call(
         "POST", "/_sim/venues", client_id=None, json={"scenario": maker_doc("prices.txt")}
