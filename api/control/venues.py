@@ -163,7 +163,7 @@ class VenueHub:
         app[AUTH_STORE] = store
         app[PAPER_FUNDS] = paper_funds_for(sim)
         app[FAULTS] = []
-        app[STREAMS] = StreamHub(sim, main[STREAMS].settings, venue=venue_id)
+        app[STREAMS] = StreamHub(sim, main[STREAMS].settings, venue=venue_id, server=main[STREAMS].server)
         app[VENUE_ID] = venue_id
         self.apps[venue_id] = app
         self.by_key.update(dict.fromkeys(sim.scenario.hmac_keys, app))

@@ -491,3 +491,24 @@ async def test_on_the_wall_clock_each_venue_has_its_own_ticker() -> None:
         assert ticker is not None and not ticker.done()
         await client.delete("/_sim/venues/v1")
         assert ticker.cancelled() and "v1" not in hub._tickers
+
+
+async def test_the_stream_cap_is_per_server_whatever_the_venue(api: Api) -> None:
+    from cefisim.api.control.stream import STREAMS
+    from cefisim.api.control.stream_hub import StreamSettings
+
+    api.client.app[STREAMS].settings = StreamSettings(max_streams=2)  # type: ignore[index]
+    await create(api)
+    await create(api)
+    opened = []
+    for venue in ("default", "v1"):
+        resp = await api.client.get("/_sim/stream", params={"venue": venue, "instrument": "1"})
+        assert resp.status == 200
+        opened.append(resp)
+    for venue in ("v2", "v1", "default"):
+        status, body, _ = await api.call(
+            "GET", "/_sim/stream", client_id=None, params={"venue": venue, "instrument": "1"}
+        )
+        assert status == 429 and body["type"].endswith("/too-many-streams"), venue
+    for resp in opened:
+        resp.close()
