@@ -471,6 +471,7 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/_sim/trades/{instrument_id}"): _op(
         "sim_trades", "Recent trades, newest first", "Trades", errors=(400,), params=(INSTRUMENT, _count("limit", 50))
     ),
+    ("GET", "/_sim/instruments"): _op("sim_instruments", "The venue's instruments", "Instruments"),
     ("GET", "/_sim/latency"): _op("sim_latency", "Acknowledgement delays", "Latency"),
     ("POST", "/_sim/latency"): _op("sim_set_latency", "Set acknowledgement delays", "Latency", body="LatencyRequest"),
     ("POST", "/_sim/settlement-delay"): _op(
@@ -621,6 +622,15 @@ def control_template() -> dict[str, Any]:
     paths[CONTROL_OPENAPI_PATH] = {"get": _op("sim_openapi", "This document", "OpenApiDocument")}
     schemas = _schemas()
     schemas["Trades"] = {"type": "array", "items": ref("Trade")}
+    schemas["Instruments"] = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["instrument_id", "symbol"],
+            "additionalProperties": False,
+            "properties": {"instrument_id": {"type": "string", "pattern": "^[0-9]+$"}, "symbol": {"type": "string"}},
+        },
+    }
     schemas["Journal"] = {"type": "string"}
     schemas["OpenApiDocument"] = {"type": "object", "required": ["openapi", "paths"]}
     schemas["EventStream"] = {

@@ -12,6 +12,7 @@ JSON; errors are bare RFC 7807 problems.
 | POST | /_sim/clock/advance | ``{"seconds": "1.5"}`` or ``{"to": "2026-11-02T10:00:00Z"}`` or ``{"to_ns": "..."}`` |
 | GET | /_sim/book/{instrument_id} | depth (``?depth=N``, default 10) and last trade price |
 | GET | /_sim/trades/{instrument_id} | recent trades (``?limit=N``, default 50), newest first |
+| GET | /_sim/instruments | the venue's instruments: id and symbol |
 | GET, POST | /_sim/latency | acknowledgement delays ``{"entry_ms", "modify_ms", "cancel_ms"}`` |
 | POST | /_sim/settlement-delay | ``{"ms": 250}``: transfer settlement delay |
 | POST | /_sim/instruments/{instrument_id}/status | ``{"status": "HALTED"}`` |
@@ -227,6 +228,14 @@ async def recent_trades(request: web.Request) -> web.Response:
     return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in fills])
 
 
+async def list_instruments(request: web.Request) -> web.Response:
+    """The venue's instruments (the live page of a created venue lists them: ``/v1/cefi/instruments``
+    without a key reads the default venue)."""
+    return respond(
+        [{"instrument_id": str(i.id), "symbol": i.symbol} for i in queries.instruments(request.app[SIM].venue)]
+    )
+
+
 async def get_latency(request: web.Request) -> web.Response:
     entry_ns, modify_ns, cancel_ns = queries.latency(request.app[SIM].venue)
     return respond({"entry_ms": _fmt_ms(entry_ns), "modify_ms": _fmt_ms(modify_ns), "cancel_ms": _fmt_ms(cancel_ns)})
@@ -367,6 +376,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post("/_sim/clock/advance", advance_clock),
         web.get("/_sim/book/{instrument_id}", book),
         web.get("/_sim/trades/{instrument_id}", recent_trades),
+        web.get("/_sim/instruments", list_instruments),
         web.get("/_sim/latency", get_latency),
         web.post("/_sim/latency", set_latency),
         web.post("/_sim/settlement-delay", set_settlement_delay),

@@ -512,3 +512,13 @@ async def test_the_stream_cap_is_per_server_whatever_the_venue(api: Api) -> None
         assert status == 429 and body["type"].endswith("/too-many-streams"), venue
     for resp in opened:
         resp.close()
+
+
+async def test_instruments_of_a_venue_on_the_control_plane(api: Api) -> None:
+    doc = scenario_doc()
+    doc["instruments"] = doc["instruments"][:1]
+    await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
+    status, own, _ = await api.call("GET", "/_sim/venues/v1/instruments", client_id=None)
+    assert status == 200 and own == [{"instrument_id": "1", "symbol": "BTC-USD"}]
+    status, default, _ = await api.call("GET", "/_sim/instruments", client_id=None)
+    assert [i["symbol"] for i in default] == ["BTC-USD", "ETH-USD"]
