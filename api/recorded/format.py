@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from io import BufferedReader, BufferedWriter
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 from sortedcontainers import SortedDict
@@ -64,7 +64,7 @@ MAX_LINE_BYTES = 8 << 20  # one line of a recording or of Binance messages (a de
 MAX_DECOMPRESSED_BYTES = 64 << 30  # one input file once gunzipped: past it the file is refused
 
 
-def bounded_lines(stream: IO[bytes], name: str, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+def bounded_lines(stream: gzip.GzipFile | BufferedReader, name: str, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
     """The lines of ``stream`` (newline kept) holding at most ``max_line`` bytes of one in memory: a
     longer line (a file without newlines, a gzip bomb of zeros) is a RecordingError naming its line,
     and so is more than ``MAX_DECOMPRESSED_BYTES`` in all. Memory is bounded by a line, not the file."""

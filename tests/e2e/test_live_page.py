@@ -204,10 +204,9 @@ async def test_the_page_of_a_created_venue_shows_its_own_instruments_and_trades(
     """Opened with ``?venue=v1``, the page lists v1's instruments and loads v1's trade history, not
     the default venue's (the page once read both from the default venue)."""
     doc = orjson.loads(DEMO.read_bytes().replace(b"BTC-USD", b"XBT-USD"))
-    async with aiohttp.ClientSession() as http:
-        async with http.post(f"{server.base}/_sim/venues", json={"scenario": doc}) as resp:
-            venue = await resp.json()
-            assert resp.status == 201, venue
+    async with aiohttp.ClientSession() as http, http.post(f"{server.base}/_sim/venues", json={"scenario": doc}) as resp:
+        venue = await resp.json()
+        assert resp.status == 201, venue
     alice = next(c for c in venue["clients"] if c["mnemonic"] == "alice")
     await server.order((alice["client_id"], alice["key"], alice["secret"]), side="BUY", qty="0.1", price="30001.00")
     await open_page(browser, server, "venue=v1&instrument=1")
