@@ -270,3 +270,20 @@ async def test_default_venue_control_routes_never_follow_a_key_header(api: Api) 
     assert book["bids"], "POST /_sim/reset with v1's key reset v1"
     _, default_book, _ = await api.call("GET", "/_sim/book/1", client_id=None, headers=key)
     assert default_book["bids"] == []
+
+
+def test_data_dir_flag_and_its_variable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from cefisim.api.cli import _serve_parser
+    from cefisim.api.cli_env import env_defaults
+    from cefisim.api.server.limit_flags import limit_options
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    serve = _serve_parser(sub)
+    assert ServerOptions(**limit_options(serve.parse_args([]))).data_dir is None
+    env_defaults(serve, {"CEFISIM_DATA_DIR": str(tmp_path)})
+    assert ServerOptions(**limit_options(serve.parse_args([]))).data_dir == tmp_path.resolve()
+    with pytest.raises(SystemExit) as exited:
+        serve.parse_args(["--data-dir", str(tmp_path / "nowhere")])
+    assert exited.value.code == 2 and "nowhere: not a folder" in capsys.readouterr().err
