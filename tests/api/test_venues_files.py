@@ -287,3 +287,27 @@ def test_data_dir_flag_and_its_variable(tmp_path: Path, capsys: pytest.CaptureFi
     with pytest.raises(SystemExit) as exited:
         serve.parse_args(["--data-dir", str(tmp_path / "nowhere")])
     assert exited.value.code == 2 and "nowhere: not a folder" in capsys.readouterr().err
+
+
+async def test_venue_answers_match_the_control_document(server: Any, tmp_path: Path) -> None:
+    """Create (secrets), GET one (identifiers), the list with a set-aside venue: as /_sim/openapi.json says."""
+    import jsonschema
+
+    client = await server()
+    status, created = await post(client, {"scenario": "demo"})
+    assert status == 201
+    one = await (await client.get("/_sim/venues/v1")).json()
+    await post(client, {"scenario": scenario_doc()})
+    (tmp_path / "journal.jsonl.venues" / "v2.venue.json").write_bytes(b"{damaged")
+    client = await server()
+    listed = await (await client.get("/_sim/venues")).json()
+    assert [v["state"] for v in listed] == ["live", "live", "set-aside"]
+    document = await (await client.get("/_sim/openapi.json")).json()
+
+    def check(value: Any, schema: str) -> None:
+        jsonschema.validate(value, {"$ref": f"#/components/schemas/{schema}", "components": document["components"]})
+
+    check(created, "Venue")
+    check(one, "AnyVenue")
+    check(listed, "Venues")
+    assert "secret" in created["clients"][0] and "private_key" in created["api_keys"][0]
