@@ -12,6 +12,8 @@ and this one runs, in order, what used to be four:
   the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
   nested in ``error`` under v2026_01_23, bare under v2024_01_01 and on non-CeFi routes;
+- a command for a venue deleted while the request was on its way (``SimulationEnded``) is a 404
+  ``unknown-venue`` problem, nothing applied;
 - any other exception is a bug: it is logged with the request id and answered as a 500 problem that
   reveals nothing. No request ever gets a traceback.
 """
