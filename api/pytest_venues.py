@@ -11,7 +11,9 @@ Registered by ``api/pytest_plugin.py`` (its fixtures are imported there). Contra
 ``cefisim_venue`` (function scope)
     A venue created for the test on the shared server (``POST /_sim/venues``) from the test's
     ``cefisim_scenario`` (a shipped name when it is a shipped file, else the file's document), and
-    deleted after it, whatever the outcome. ``.id``, ``.url``, ``.clients`` (its credentials),
+    deleted after it, whatever the outcome. Its credentials are the ones the server minted for it and
+    answered once (``docs/venues.md``). ``.id``, ``.url``, ``.clients`` (each client's HMAC key and
+    secret), ``.api_keys`` and ``.api_key(name)`` (Auth key ids with their private keys),
     ``.client(id_or_mnemonic)`` (a :class:`~cefisim.api.client.CefiClient` signing with its keys: close
     it yourself), ``.control(method, path, body)`` (its ``/_sim/venues/{id}/...`` routes),
     ``.advance(seconds)``.
@@ -116,6 +118,19 @@ class Venue:
             if str(client) in (entry["client_id"], entry["mnemonic"]):
                 return entry
         raise LookupError(f"venue {self.id}: client {client!r} has no HMAC key")
+
+    @property
+    def api_keys(self) -> list[dict[str, Any]]:
+        """Each Auth API key: ``key_id``, ``kind``, ``user_id``, ``client_id`` and the ``private_key``
+        (PEM) minted for it, which the server answered once and keeps nowhere."""
+        return list(self.doc["api_keys"])
+
+    def api_key(self, name: str) -> dict[str, Any]:
+        """The Auth API key the scenario calls ``name`` (``"k-alice"``: the venue's is ``"k-alice-…@v1"``)."""
+        for entry in self.api_keys:
+            if entry["key_id"] == name or entry["key_id"].startswith(f"{name}-"):
+                return entry
+        raise LookupError(f"venue {self.id}: no API key {name!r}")
 
     def client(self, client: str | int | None = None, **kwargs: Any) -> CefiClient:
         """A :class:`CefiClient` signing as ``client`` of this venue; close it yourself."""

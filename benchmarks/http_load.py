@@ -530,7 +530,8 @@ async def run_inproc(args: argparse.Namespace) -> dict[str, Any]:
         with open(args.scenario, "rb") as f:
             doc = json.load(f)
         for _ in range(args.venues - 1):
-            venue = app[VENUES].apps[app[VENUES].create({"scenario": doc})]
+            made = await app[VENUES].create(json.dumps({"scenario": doc}).encode())
+            venue = app[VENUES].apps[made["id"]]
             venues.append([(str(cid), key, secret) for key, (cid, secret) in venue[SIM].scenario.hmac_keys.items()])
     conns = []
     for i in range(args.connections):  # connection i: venue i mod N, and within it the next of its clients

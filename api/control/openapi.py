@@ -353,11 +353,18 @@ def _schemas() -> dict[str, Any]:
                     "maximum": 2**63 - 1,
                     "description": "replaces the scenario's seed",
                 },
+                "credentials": {
+                    "type": "string",
+                    "enum": ["minted", "document"],
+                    "default": "minted",
+                    "description": "minted at random (answered once, by the create) or the document's own",
+                },
             },
         },
         "Venue": record(
             {
                 "id": {"type": "string"},
+                "state": {"const": "live"},
                 "scenario": {"type": "string"},
                 "seed": {"type": "integer"},
                 **CLOCK,
@@ -369,11 +376,19 @@ def _schemas() -> dict[str, Any]:
                             "client_id": ID,
                             "mnemonic": {"type": "string"},
                             "key": {"type": "string", "format": "uuid"},
-                            "secret": {"type": "string"},
-                        }
+                            "secret": {"type": "string", "description": "on create only"},
+                        },
+                        required=["client_id", "mnemonic", "key"],
                     ),
                 },
-                "api_keys": {"type": "array", "items": {"type": "object", "required": ["key_id", "kind"]}},
+                "api_keys": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["key_id", "kind"],
+                        "properties": {"private_key": {"type": "string", "description": "PEM, on create only"}},
+                    },
+                },
                 "oauth_clients": {
                     "type": "array",
                     "items": record(
@@ -386,11 +401,16 @@ def _schemas() -> dict[str, Any]:
                     ),
                 },
             },
-            required=["id", "scenario", "seed", "now_ns", "now", "clock", "control"],
+            required=["id", "state", "scenario", "seed", "now_ns", "now", "clock", "control"],
             description="a venue; clients, api_keys and oauth_clients (its credentials, docs/venues.md) on create "
-            "and GET one",
+            "and GET one, their secrets and private keys on create only",
         ),
-        "Venues": {"type": "array", "items": ref("Venue")},
+        "SetAsideVenue": record(
+            {"id": {"type": "string"}, "state": {"const": "set-aside"}, "reason": {"type": "string"}},
+            description="a venue the server could not rebuild on start; its journal is kept (docs/venues.md)",
+        ),
+        "AnyVenue": {"oneOf": [ref("Venue"), ref("SetAsideVenue")]},
+        "Venues": {"type": "array", "items": ref("AnyVenue")},
         "VenueDeleted": record({"id": {"type": "string"}, "deleted": {"const": True}}),
         "VenueCancelRequest": {
             **object_schema(VENUE_CANCEL_SPEC),
@@ -519,6 +539,7 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/_sim/trades/{instrument_id}"): _op(
         "sim_trades", "Recent trades, newest first", "Trades", errors=(400,), params=(INSTRUMENT, _count("limit", 50))
     ),
+    ("GET", "/_sim/instruments"): _op("sim_instruments", "The venue's instruments", "Instruments"),
     ("GET", "/_sim/latency"): _op("sim_latency", "Acknowledgement delays", "Latency"),
     ("POST", "/_sim/latency"): _op("sim_set_latency", "Set acknowledgement delays", "Latency", body="LatencyRequest"),
     ("POST", "/_sim/settlement-delay"): _op(
@@ -622,12 +643,12 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
             "Create a venue: its own engine, clock, keys and journal",
             "Venue",
             body="VenueRequest",
-            errors=(429,),
+            errors=(409, 413, 429),
         )
     ),
     ("GET", "/_sim/venues"): _op("sim_venues", "Every venue, the default one first (no credentials)", "Venues"),
     ("GET", VENUE_RESOURCE): _op(
-        "sim_venue", "One venue with its credentials", "Venue", params=(_path("id", VENUE_ID["schema"]["pattern"]),)
+        "sim_venue", "One venue with its credentials", "AnyVenue", params=(_path("id", VENUE_ID["schema"]["pattern"]),)
     ),
     ("DELETE", VENUE_RESOURCE): _op(
         "sim_delete_venue",
@@ -679,6 +700,15 @@ def control_template() -> dict[str, Any]:
     paths[CONTROL_OPENAPI_PATH] = {"get": _op("sim_openapi", "This document", "OpenApiDocument")}
     schemas = _schemas()
     schemas["Trades"] = {"type": "array", "items": ref("Trade")}
+    schemas["Instruments"] = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["instrument_id", "symbol"],
+            "additionalProperties": False,
+            "properties": {"instrument_id": {"type": "string", "pattern": "^[0-9]+$"}, "symbol": {"type": "string"}},
+        },
+    }
     schemas["Journal"] = {"type": "string"}
     schemas["OpenApiDocument"] = {"type": "object", "required": ["openapi", "paths"]}
     schemas["EventStream"] = {

@@ -12,6 +12,7 @@ JSON; errors are bare RFC 7807 problems.
 | POST | /_sim/clock/advance | ``{"seconds": "1.5"}`` or ``{"to": "2026-11-02T10:00:00Z"}`` or ``{"to_ns": "..."}`` |
 | GET | /_sim/book/{instrument_id} | depth (``?depth=N``, default 10) and last trade price |
 | GET | /_sim/trades/{instrument_id} | recent trades (``?limit=N``, default 50), newest first |
+| GET | /_sim/instruments | the venue's instruments: id and symbol |
 | GET, POST | /_sim/latency | acknowledgement delays ``{"entry_ms", "modify_ms", "cancel_ms"}`` |
 | POST | /_sim/settlement-delay | ``{"ms": 250}``: transfer settlement delay |
 | POST | /_sim/instruments/{instrument_id}/status | ``{"status": "HALTED"}`` |
@@ -71,28 +72,34 @@ _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to micr
 @web.middleware
 async def control_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.path.startswith("/_sim/") or request.path == "/_sim":
-        opts = request.app[OPTIONS]
-        if opts.environment == "production":
-            raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
-        if opts.control_token is not None:
-            given = request.headers.get("Authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {opts.control_token}".encode()):
-                # RFC 6750 section 3.1: the error code only when a bearer token was presented
-                wrong = ', error="invalid_token"' if given.strip().lower().startswith("bearer") else ""
-                raise Problem(
-                    401,
-                    "unauthorized",
-                    "Authorization: the control plane needs its bearer token",
-                    headers={"WWW-Authenticate": CONTROL_CHALLENGE + wrong},
-                )
-        elif not _is_loopback(request.remote):
-            raise Problem(
-                403,
-                "forbidden",
-                "the control plane answers loopback peers only; "
-                "start the server with --control-token to open it to others",
-            )
+        check_control(request)
     return await handler(request)
+
+
+def check_control(request: web.Request) -> None:
+    """The control plane's guard (a 404, 401 or 403 problem); the venue router runs it before it
+    looks a venue id up, so that an id cannot be probed without the token."""
+    opts = request.app[OPTIONS]
+    if opts.environment == "production":
+        raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
+    if opts.control_token is not None:
+        # a header's bytes that are not UTF-8 arrive as surrogates: compared as the bytes they were
+        given = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(given, f"Bearer {opts.control_token}".encode()):
+            # RFC 6750 section 3.1: the error code only when a bearer token was presented
+            wrong = ', error="invalid_token"' if given.strip().lower().startswith(b"bearer") else ""
+            raise Problem(
+                401,
+                "unauthorized",
+                "Authorization: the control plane needs its bearer token",
+                headers={"WWW-Authenticate": CONTROL_CHALLENGE + wrong},
+            )
+    elif not _is_loopback(request.remote):
+        raise Problem(
+            403,
+            "forbidden",
+            "the control plane answers loopback peers only; start the server with --control-token to open it to others",
+        )
 
 
 def _is_loopback(peer: str | None) -> bool:
@@ -227,6 +234,14 @@ async def recent_trades(request: web.Request) -> web.Response:
     limit = _query_count(request, "limit", 50)
     fills = queries.recent_trades(request.app[SIM].venue, inst.id, limit)
     return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in fills])
+
+
+async def list_instruments(request: web.Request) -> web.Response:
+    """The venue's instruments (the live page of a created venue lists them: ``/v1/cefi/instruments``
+    without a key reads the default venue)."""
+    return respond(
+        [{"instrument_id": str(i.id), "symbol": i.symbol} for i in queries.instruments(request.app[SIM].venue)]
+    )
 
 
 async def get_latency(request: web.Request) -> web.Response:
@@ -369,6 +384,7 @@ def control_routes() -> list[web.RouteDef]:
         web.post("/_sim/clock/advance", advance_clock),
         web.get("/_sim/book/{instrument_id}", book),
         web.get("/_sim/trades/{instrument_id}", recent_trades),
+        web.get("/_sim/instruments", list_instruments),
         web.get("/_sim/latency", get_latency),
         web.post("/_sim/latency", set_latency),
         web.post("/_sim/settlement-delay", set_settlement_delay),

@@ -66,6 +66,13 @@ class StreamSettings:
     retry_ms: int = 1000  # the reconnection delay the stream asks browsers for
 
 
+@dataclass
+class OpenStreams:
+    """The streams open on a whole server: the venues' hubs share one, so ``max_streams`` is per server."""
+
+    count: int = 0
+
+
 def format_id(event_id: EventId) -> str:
     n, k = event_id
     return str(n) if k == _AFTER_ALL else f"{n}-{k}"
@@ -143,8 +150,12 @@ class StreamHub:
         settings: StreamSettings | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         venue: str = "default",
+        server: OpenStreams | None = None,
     ) -> None:
+        """``server``: the count of the server's open streams, shared with the other venues' hubs
+        (None: this hub's own, a server of one venue)."""
         self.sim = sim
+        self.server = server or OpenStreams()
         self.venue = venue  # the venue's id, in each snapshot (docs/venues.md)
         self.settings = settings or StreamSettings()
         self.seq = 0  # engine events applied since the hub attached (the server started)
@@ -249,6 +260,7 @@ class StreamHub:
             conn.push(self._snapshot(conn, "resume-gap" if last_event_id else "connect"))
         watch.conns.append(conn)
         self.open += 1
+        self.server.count += 1
         self._ensure_housekeeping()
         return conn
 
@@ -261,13 +273,14 @@ class StreamHub:
                 "stream of instrument %s dropped: %d events behind", conn.instrument_id, self.settings.queue_events
             )
         self.open -= 1
+        self.server.count -= 1
         if watch is not None and conn in watch.conns:
             watch.conns.remove(conn)
             if not watch.conns:
                 watch.idle_since = self._monotonic()
 
     def full(self) -> bool:
-        return self.open >= self.settings.max_streams
+        return self.server.count >= self.settings.max_streams
 
     def close_all(self) -> None:
         """Server shutdown: every stream ends (its handler returns)."""

@@ -45,11 +45,12 @@ from cefisim.api.cefi.paper import PAPER_FUNDS
 from cefisim.api.cefi.serialize import iso, ns
 from cefisim.api.cefi.signing import H_TOKEN
 from cefisim.api.control.faults import FAULTS
-from cefisim.api.control.plane import read_bounded
+from cefisim.api.control.plane import check_control, read_bounded
 from cefisim.api.control.stream import STREAMS
 from cefisim.api.control.stream_hub import StreamHub
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.runtime.venues import DEFAULT_ID, TooManyVenues, VenueError, Venues, VenueSpec
+from cefisim.api.runtime.venue_keys import taken
+from cefisim.api.runtime.venues import DEFAULT_ID, Made, TooManyVenues, VenueError, Venues, VenueSpec
 from cefisim.api.scenario import Scenario
 from cefisim.api.server.http import parse_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM, VENUE_ID
@@ -79,20 +80,27 @@ class VenueHub:
         self.by_key_id: dict[str, web.Application] = {}  # Auth API key id -> venue
         self.by_oauth_client: dict[str, web.Application] = {}  # OAuth client id -> venue
         self._tickers: dict[str, asyncio.Task[None] | None] = {}
+        self._lock = asyncio.Lock()  # one create or delete at a time (a create builds off the loop)
 
     # --- routing -----------------------------------------------------------------------------------
 
     def route(self, request: web.Request) -> bool:
         """Point ``request.app`` at the venue the request belongs to (left alone: the default venue).
         True when the credential is in the body (an Auth key id, refresh token or code): the caller
-        then awaits :meth:`route_body` once the body may be read."""
-        venue_id = request.match_info.get("venue_id")
-        if venue_id is not None:
-            if venue_id == DEFAULT_ID:
+        then awaits :meth:`route_body` once the body may be read. A control route (``/_sim/``) is
+        checked by the control plane's guard before any venue is looked up, and follows only its path
+        or its ``?venue=``, never a key header."""
+        if request.path.startswith("/_sim"):
+            venue_id = request.match_info.get("venue_id")
+            if venue_id is None:
+                venue_id = request.query.get("venue", "") if self.apps else ""
+            if venue_id in ("", DEFAULT_ID):
                 return False
+            check_control(request)
             target = self.apps.get(venue_id)
             if target is None:
-                raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
+                field = "venue_id" if "venue_id" in request.match_info else "venue"
+                raise Problem(404, "unknown-venue", f"{field}: no venue {venue_id!r} (GET /_sim/venues lists them)")
         elif not self.apps:
             return False
         else:
@@ -100,8 +108,6 @@ class VenueHub:
             key = headers.get(H_TOKEN)
             if key is not None:
                 target = self.by_key.get(key)
-            elif request.path.startswith("/_sim/"):
-                target = self.apps.get(request.query.get("venue", ""))
             else:
                 target = self._by_secret(headers.get("Authorization", "").removeprefix("Bearer "))
                 if target is None:
@@ -157,7 +163,7 @@ class VenueHub:
         app[AUTH_STORE] = store
         app[PAPER_FUNDS] = paper_funds_for(sim)
         app[FAULTS] = []
-        app[STREAMS] = StreamHub(sim, main[STREAMS].settings, venue=venue_id)
+        app[STREAMS] = StreamHub(sim, main[STREAMS].settings, venue=venue_id, server=main[STREAMS].server)
         app[VENUE_ID] = venue_id
         self.apps[venue_id] = app
         self.by_key.update(dict.fromkeys(sim.scenario.hmac_keys, app))
@@ -176,20 +182,61 @@ class VenueHub:
         for venue_id, app in self.apps.items():
             self._tickers[venue_id] = start_ticker(app[SIM], self.main[OPTIONS].speed)
 
-    def create(self, body: dict[str, Any]) -> str:
-        spec, sim = self.venues.create(body)
-        self._attach(spec.id, sim)
+    async def create(self, raw: bytes) -> dict[str, Any]:
+        """A venue from a create body (JSON bytes): what the 201 answers, its credentials included.
+        Parsing and building run off the event loop (a big document does not hold other venues up),
+        one create at a time; :class:`VenueError` or :class:`TooManyVenues`, and nothing changes."""
+        async with self._lock:
+            venue_id = self.venues.next_id()
+            made = await asyncio.to_thread(self._make, venue_id, raw)
+            clash = self._taken(made)
+            if clash is not None:
+                self.venues.discard(made)
+                raise VenueError(clash[0], clash[1], status=409)
+            self.venues.commit(made)
+        sim = made.sim
+        app = self._attach(venue_id, sim)
         assert self.main is not None
-        self._tickers[spec.id] = start_ticker(sim, self.main[OPTIONS].speed)
+        self._tickers[venue_id] = start_ticker(sim, self.main[OPTIONS].speed)
         if gc.get_freeze_count():
             # the server froze what it loaded (``cefisim serve``): a venue made later joins it, or every
             # full collection would walk every venue's books and records again
             gc.freeze()
-        return spec.id
+        doc = self.doc(venue_id, app, credentials=True)
+        for client in doc["clients"]:
+            client["secret"] = sim.scenario.hmac_keys[client["key"]][1]
+        for key in doc["api_keys"]:
+            if key["key_id"] in made.private_keys:
+                key["private_key"] = made.private_keys[key["key_id"]]
+        return doc
+
+    def _make(self, venue_id: str, raw: bytes) -> Made:
+        body = parse_json(raw)
+        if not isinstance(body, dict):
+            raise bad_request("body", "must be a JSON object")
+        return self.venues.make(venue_id, body)
+
+    def _taken(self, made: Made) -> tuple[str, str] | None:
+        """The first credential of a new venue that another venue already has: (field, reason)."""
+        assert self.main is not None
+        store = self.main[AUTH_STORE]
+        used = {
+            "clients": self.by_key.keys() | self.main[SIM].scenario.hmac_keys.keys(),
+            "api_keys": self.by_key_id.keys() | set(store.key_ids()),
+            "oauth_clients": self.by_oauth_client.keys() | set(store.oauth_client_ids()),
+        }
+        for path, value in taken(made.spec.document):
+            if value in used[path.partition("[")[0]]:
+                return "scenario." + path, "another venue already has this credential: a venue's own must be new"
+        return None
 
     async def delete(self, venue_id: str) -> None:
-        app = self.apps.pop(venue_id)
-        self.venues.delete(venue_id)
+        """End a live or set-aside venue; a create in progress finishes first."""
+        async with self._lock:
+            app = self.apps.pop(venue_id, None)
+            self.venues.delete(venue_id)
+        if app is None:
+            return
         for table in (self.by_key, self.by_key_id, self.by_oauth_client):
             for key in [k for k, a in table.items() if a is app]:
                 del table[key]
@@ -213,12 +260,14 @@ class VenueHub:
     # --- documents ---------------------------------------------------------------------------------
 
     def doc(self, venue_id: str, app: web.Application, credentials: bool) -> dict[str, Any]:
-        """What ``GET /_sim/venues/{id}`` answers; with ``credentials`` the keys and secrets too."""
+        """What ``GET /_sim/venues/{id}`` answers; with ``credentials`` the identifiers of its keys and
+        clients (never a secret: those are answered once, by the create)."""
         sim = app[SIM]
         spec: VenueSpec | None = self.venues.live[venue_id][0] if venue_id != DEFAULT_ID else None
         now = queries.now(sim.venue)
         out: dict[str, Any] = {
             "id": venue_id,
+            "state": "live",
             "scenario": spec.scenario if spec is not None and spec.scenario is not None else str(sim.scenario.source),
             "seed": sim.scenario.seed,
             "clock": sim.clock_mode,
@@ -238,22 +287,30 @@ class VenueHub:
             ]
         return out
 
-    def lookup(self, request: web.Request) -> tuple[str, web.Application]:
-        """The venue ``/_sim/venues/{id}`` names (not routed to it: a request must not hold a venue it ends)."""
+    def set_aside_doc(self, venue_id: str) -> dict[str, Any]:
+        """A venue that could not be rebuilt on start: its id and why (its journal kept as it is)."""
+        aside = self.venues.set_aside[venue_id]
+        return {"id": venue_id, "state": "set-aside", "reason": aside.reason}
+
+    def lookup(self, request: web.Request) -> tuple[str, web.Application | None]:
+        """The venue ``/_sim/venues/{id}`` names (not routed to it: a request must not hold a venue it
+        ends); None for a set-aside one."""
         venue_id = request.match_info["id"]
         if venue_id == DEFAULT_ID:
             assert self.main is not None
             return venue_id, self.main
         app = self.apps.get(venue_id)
         if app is None:
+            if venue_id in self.venues.set_aside:
+                return venue_id, None
             raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
         return venue_id, app
 
 
 def _clients(scenario: Scenario) -> list[dict[str, str]]:
     return [
-        {"client_id": str(client_id), "mnemonic": scenario.clients[client_id].mnemonic, "key": key, "secret": secret}
-        for key, (client_id, secret) in scenario.hmac_keys.items()
+        {"client_id": str(client_id), "mnemonic": scenario.clients[client_id].mnemonic, "key": key}
+        for key, (client_id, _) in scenario.hmac_keys.items()
     ]
 
 
@@ -265,11 +322,19 @@ VENUES = web.AppKey("venues", VenueHub)
 
 async def create_venue(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
-    body = parse_json(await read_bounded(request, MAX_SCENARIO_BYTES))
-    if not isinstance(body, dict):
-        raise bad_request("body", "must be a JSON object")
     try:
-        venue_id = hub.create(body)
+        raw = await read_bounded(request, MAX_SCENARIO_BYTES)
+    except Problem as problem:
+        if problem.status != 413:
+            raise
+        raise Problem(
+            413,
+            "payload-too-large",
+            f"body: a create body (the scenario document, its events included) is at most "
+            f"{MAX_SCENARIO_BYTES >> 20} MiB; a bigger market belongs in a recording (docs/recorded.md)",
+        ) from None
+    try:
+        doc = await hub.create(raw)
     except TooManyVenues:
         limit = hub.venues.max_venues
         raise Problem(
@@ -278,8 +343,10 @@ async def create_venue(request: web.Request) -> web.Response:
             f"this server runs at most {limit} venues (--max-venues), the default one included; delete one first",
         ) from None
     except VenueError as exc:
+        if exc.status == 409:
+            raise Problem(409, "credential-taken", f"{exc.field}: {exc.reason}") from None
         raise bad_request(exc.field, exc.reason) from None
-    return respond(hub.doc(venue_id, hub.apps[venue_id], credentials=True), status=201)
+    return respond(doc, status=201)
 
 
 async def list_venues(request: web.Request) -> web.Response:
@@ -287,13 +354,14 @@ async def list_venues(request: web.Request) -> web.Response:
     assert hub.main is not None
     docs = [hub.doc(DEFAULT_ID, hub.main, credentials=False)]
     docs += [hub.doc(venue_id, app, credentials=False) for venue_id, app in hub.apps.items()]
+    docs += [hub.set_aside_doc(venue_id) for venue_id in hub.venues.set_aside]
     return respond(docs)
 
 
 async def get_venue(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
     venue_id, app = hub.lookup(request)
-    return respond(hub.doc(venue_id, app, credentials=True))
+    return respond(hub.set_aside_doc(venue_id) if app is None else hub.doc(venue_id, app, credentials=True))
 
 
 async def delete_venue(request: web.Request) -> web.Response:
@@ -341,8 +409,11 @@ def install_venues(app: web.Application, hub: VenueHub) -> None:
     app.cleanup_ctx.append(clocks)
 
 
-def make_venues(sim: Simulation, config: Callable[[Scenario], Any] | None, max_venues: int) -> Venues:
-    """The created venues of a server whose default venue is ``sim``: same clock mode, journals beside its."""
+def make_venues(
+    sim: Simulation, config: Callable[[Scenario], Any] | None, max_venues: int, data_dir: Path | None = None
+) -> Venues:
+    """The created venues of a server whose default venue is ``sim``: same clock mode, journals beside
+    its; posted documents may name files inside ``data_dir`` only (None: no file)."""
 
     def make(scenario: Scenario, journal: Path | None) -> Simulation:
         return Simulation(
@@ -352,4 +423,4 @@ def make_venues(sim: Simulation, config: Callable[[Scenario], Any] | None, max_v
             venue_config=config(scenario) if config is not None else None,
         )
 
-    return Venues(make, max_venues, sim.journal_path)
+    return Venues(make, max_venues, sim.journal_path, data_dir)

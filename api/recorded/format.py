@@ -60,6 +60,31 @@ class RecordingError(ValueError):
 READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
+MAX_LINE_BYTES = 8 << 20  # one line of a recording or of Binance messages (a deep REST snapshot fits)
+MAX_DECOMPRESSED_BYTES = 64 << 30  # one input file once gunzipped: past it the file is refused
+
+
+def bounded_lines(stream: gzip.GzipFile | BufferedReader, name: str, max_line: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of ``stream`` (newline kept) holding at most ``max_line`` bytes of one in memory: a
+    longer line (a file without newlines, a gzip bomb of zeros) is a RecordingError naming its line,
+    and so is more than ``MAX_DECOMPRESSED_BYTES`` in all. Memory is bounded by a line, not the file."""
+    total = 0
+    lineno = 0
+    limit = MAX_DECOMPRESSED_BYTES
+    while line := stream.readline(max_line + 1):
+        lineno += 1
+        total += len(line)
+        if len(line) > max_line:
+            raise RecordingError(f"{name}:{lineno}: a line longer than {_size(max_line)}; is this the right file?")
+        if total > limit:
+            raise RecordingError(f"{name}: more than {_size(limit)} once decompressed; is this the right file?")
+        yield line
+
+
+def _size(n: int) -> str:
+    return f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
+
+
 def open_text(path: str | Path) -> gzip.GzipFile | BufferedReader:
     """The file's bytes, gunzipped when it starts with the gzip magic number; RecordingError
     naming the file when it cannot be opened."""
@@ -267,7 +292,8 @@ def read_events(
     with open_text(path) as stream:
         lineno = 0
         try:
-            first = stream.readline()
+            lines = bounded_lines(stream, name)
+            first = next(lines, b"")
             lineno = 1
             head = read_header(first, f"{name}:1")
             if header is not None:
@@ -277,7 +303,7 @@ def read_events(
             parser = LineParser(pg, qg)
             check = EventCheck(pg)
             loads = orjson.loads
-            for line in stream:
+            for line in lines:
                 lineno += 1
                 if not line.strip():
                     continue

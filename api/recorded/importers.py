@@ -1,8 +1,10 @@
 """Importers: Tardis-style CSV and Binance stream messages to recorded events with decimal strings.
 
 Contract:
-- An importer reads one file as a stream (constant memory in its length: a snapshot being gathered
-  is bounded by the book's levels) and yields ``(where, event)``: ``where`` is ``file:line`` and
+- An importer reads one file as a stream, memory bounded by a line (``format.bounded_lines``: a
+  Tardis line holds at most 64 KiB, a Binance one 8 MiB, a file at most 64 GiB once decompressed;
+  beyond, a one-line RecordingError) and by the book's levels (a snapshot being gathered); it
+  yields ``(where, event)``: ``where`` is ``file:line`` and
   ``event`` an engine tuple (``engine/recorded_events.py``) whose prices and sizes are still the
   file's decimal strings; :mod:`api.recorded.convert` puts them on a grid.
 - Bad input raises :class:`~api.recorded.format.RecordingError` with the file, the line and the reason.
@@ -25,7 +27,6 @@ first id ``U`` skips past the previous ``u`` + 1 (``pu`` on futures streams: mus
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ import orjson
 from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.vocabulary import Side
 
-from .format import READ_ERRORS, RecordingError, open_text
+from .format import READ_ERRORS, RecordingError, bounded_lines, open_text
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -45,6 +46,7 @@ Sourced = tuple[str, tuple]
 BOOK_COLUMNS = ("timestamp", "local_timestamp", "is_snapshot", "side", "price", "amount")
 TRADE_COLUMNS = ("timestamp", "local_timestamp", "side", "price", "amount")
 _US = 1000
+MAX_CSV_LINE_BYTES = 64 << 10  # a Tardis row is a few dozen bytes: a longer line is not one
 _MS = 1_000_000
 
 
@@ -58,7 +60,7 @@ def tardis(path: str | Path) -> Iterator[Sourced]:
     """Events of one Tardis CSV file: ``incremental_book_L2`` or ``trades``."""
     name = str(path)
     with open_text(path) as stream:
-        rows = csv.reader(io.TextIOWrapper(stream, encoding="utf-8", newline=""))
+        rows = csv.reader(line.decode("utf-8") for line in bounded_lines(stream, name, MAX_CSV_LINE_BYTES))
         try:
             head = next(rows, None)
         except (UnicodeDecodeError, csv.Error) as exc:
@@ -152,7 +154,7 @@ def binance(path: str | Path) -> Iterator[Sourced]:
     with open_text(path) as stream:
         lineno = 0
         try:
-            for lineno, line in enumerate(stream, 1):
+            for lineno, line in enumerate(bounded_lines(stream, name), 1):
                 if not line.strip():
                     continue
                 where = f"{name}:{lineno}"

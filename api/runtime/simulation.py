@@ -97,6 +97,10 @@ class JournalWriteError(Exception):
     """A command could not be written to the journal; it was not applied."""
 
 
+class SimulationEnded(Exception):
+    """A command for a simulation that was ended (a deleted venue); it was not applied."""
+
+
 class Simulation:
     def __init__(
         self,
@@ -166,6 +170,14 @@ class Simulation:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+
+    def end(self) -> None:
+        """Close the journal for good: every later command raises :class:`SimulationEnded` before it
+        applies (a request still in flight when its venue is deleted is refused, never applied
+        unjournaled)."""
+        self.close()
+        self.journal_path = None  # a reset in flight must not open it again
+        self._record = _ended
 
     # --- snapshots ------------------------------------------------------------------------------
 
@@ -472,3 +484,7 @@ class Simulation:
                 self.journal_path,
                 len(replayer.tail),
             )
+
+
+def _ended(at: int, src: str, cmd: Command) -> None:
+    raise SimulationEnded("the simulation was ended; nothing was applied")

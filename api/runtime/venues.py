@@ -1,4 +1,4 @@
-"""Venues made at run time (``POST /_sim/venues``): what each is made from, its keys, its journal.
+"""Venues made at run time (``POST /_sim/venues``): what each is made from, its credentials, its files, its journal.
 
 A server runs its default venue (the ``--scenario`` one) and any number of venues created later, each a
 :class:`~cefisim.api.runtime.simulation.Simulation` of its own: own engine, clock, clients, keys and
@@ -9,230 +9,288 @@ Contract:
 - Ids. A created venue's id is ``v1``, ``v2``, ... in creation order, never reused on a server (nor
   across restarts with the same journal), so a key or token of an ended venue never comes back to life.
   ``default`` names the default venue.
-- Keys. Two venues may run the same scenario, so a created venue's credentials are derived from its id:
-  each client's HMAC key (``clients[].key``) becomes ``uuid5(NAMESPACE_URL, "cefisim:venue:{id}:{key}")``
-  (still a UUID), each Auth API key id (``api_keys[].key_id``) becomes ``"{key_id}@{id}"`` and each
-  OAuth client id (``oauth_clients[].client_id``) ``"{client_id}@{id}"``; secrets, venue client ids,
-  user ids, public keys and redirect URIs stay as the scenario gives them. :func:`venue_document` applies
-  this to the scenario document, which then is the venue's scenario (its journal names that document).
-- Seed. An optional ``seed`` replaces the document's.
+- Credentials. Minted at random when the venue is made (``venue_keys.py``) unless the create body says
+  ``"credentials": "document"``: then the document's own, refused (:class:`VenueError`, 409) when a
+  key, key id or OAuth client id is already another venue's. The venue's scenario is the document with
+  its credentials and its ``seed`` replaced by the body's.
+- Files. What the document names is read through ``venue_files.py`` (nothing without ``--data-dir``)
+  and kept as a copy named by its digest; the venue reads the copy.
 - Journal (a server with ``--journal FILE``): created venues journal to ``FILE.venues/{id}.jsonl``
-  (the format of ``docs/journal.md``), and ``FILE.venues/manifest.jsonl`` records each create (id,
-  scenario, seed) and delete, one JSON line each, appended and fsync'd before the answer. On start the
-  manifest is read and every venue it leaves alive is rebuilt from its scenario and its journal; a torn
-  last line (a crash while writing it) is cut off, as the journal's own torn tail is.
-- Limits. At most ``max_venues`` venues, the default one included (:class:`TooManyVenues`).
+  (``docs/journal.md``), their records and manifest beside it (``venue_manifest.py``). On start every
+  venue the manifest leaves alive is rebuilt from its record and its journal; one that cannot be (its
+  record unreadable, its journal not replaying, a venue of an earlier cefisim) is set aside
+  (:attr:`Venues.set_aside`, with the reason), its files untouched, and every other venue serves.
+- Limits. At most ``max_venues`` live venues, the default one included (:class:`TooManyVenues`).
+
+Blocking: :meth:`Venues.make` parses, reads files and builds (seconds for a big document); the server
+calls it off the event loop, one create at a time. Everything else runs on the loop.
 """
 
 from __future__ import annotations
 
-import copy
-import os
+import logging
 import re
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-import orjson
-
-from cefisim.api.runtime.recovery import JournalError
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.runtime.venue_files import FileStore, VenueFiles, stored
+from cefisim.api.runtime.venue_keys import mint
+from cefisim.api.runtime.venue_manifest import Entry, VenueManifest
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.loader import parse_scenario
 from cefisim.api.scenario.shipped import shipped
 
+log = logging.getLogger("cefisim.venues")
+
 DEFAULT_ID = "default"
 DEFAULT_MAX_VENUES = 64
 ID_RE = re.compile(r"v[1-9][0-9]{0,8}")
-MANIFEST = "manifest.jsonl"
+CREDENTIALS = ("minted", "document")
+LEGACY = "made by an earlier cefisim, whose venue credentials anyone could compute; delete it to drop it"
+_FILE_FIELD = re.compile(r"\.(?:prices_file|file)(?:\[[0-9]+\])?$")
+_LINE = re.compile(r"(?:line |:)([0-9]+)(?=[:,]|$)")
 
 
 class VenueError(ValueError):
     """A create request that cannot be served: ``field`` names what is wrong in its body."""
 
-    def __init__(self, field: str, reason: str) -> None:
+    def __init__(self, field: str, reason: str, status: int = 400) -> None:
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+        self.status = status
 
 
 class TooManyVenues(Exception):
     """The server already runs ``max_venues`` venues."""
 
 
-def derived_key(key: str, venue_id: str) -> str:
-    """The HMAC key (a UUID) a created venue's client gets for the scenario's ``key``."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"cefisim:venue:{venue_id}:{key}"))
+@dataclass(frozen=True)
+class VenueSpec:
+    """What a created venue is made of: its scenario document (credentials in it), the shipped scenario
+    it came from (None: a posted document), and the digest of the copy of each file it names."""
+
+    id: str
+    scenario: str | None
+    document: dict[str, Any]
+    files: dict[str, str]
+
+    @property
+    def source(self) -> str:
+        """What its problems and journal name it by."""
+        path = shipped(self.scenario) if self.scenario is not None else None
+        return str(path) if path is not None else f"venue {self.id}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "scenario": self.scenario, "document": self.document, "files": self.files}
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> VenueSpec:
+        scenario, document, files = record.get("scenario"), record.get("document"), record.get("files")
+        if not isinstance(document, dict) or not isinstance(files, dict) or not isinstance(scenario, str | None):
+            raise ValueError(f"venue {record.get('id')}: its record is damaged")
+        return cls(str(record["id"]), scenario, document, files)
 
 
-def derived_key_id(key_id: str, venue_id: str) -> str:
-    """The Auth API key id a created venue gets for the scenario's ``key_id``."""
-    return f"{key_id}@{venue_id}"
+@dataclass
+class Made:
+    """A venue built by :meth:`Venues.make`, not yet recorded: ``commit`` or ``discard`` it."""
 
-
-def derived_oauth_client_id(client_id: str, venue_id: str) -> str:
-    """The OAuth client id a created venue gets for the scenario's ``client_id``."""
-    return f"{client_id}@{venue_id}"
-
-
-def venue_document(doc: dict[str, Any], venue_id: str, seed: int | None) -> dict[str, Any]:
-    """The scenario document of venue ``venue_id``: ``doc`` with its keys derived and its seed replaced."""
-    out = copy.deepcopy(doc)
-    if seed is not None:
-        out["seed"] = seed
-    for client in out.get("clients") or ():
-        if isinstance(client, dict) and isinstance(client.get("key"), str):
-            client["key"] = derived_key(client["key"], venue_id)
-    for key in out.get("api_keys") or ():
-        if isinstance(key, dict) and isinstance(key.get("key_id"), str):
-            key["key_id"] = derived_key_id(key["key_id"], venue_id)
-    for oauth_client in out.get("oauth_clients") or ():
-        if isinstance(oauth_client, dict) and isinstance(oauth_client.get("client_id"), str):
-            oauth_client["client_id"] = derived_oauth_client_id(oauth_client["client_id"], venue_id)
-    return out
+    spec: VenueSpec
+    sim: Simulation
+    private_keys: dict[str, str]  # Auth key id -> private key PEM, returned once
 
 
 @dataclass(frozen=True)
-class VenueSpec:
-    """What a created venue is made from: a shipped scenario's name or a document, and a seed."""
+class SetAside:
+    """A venue the manifest names that could not be rebuilt: why, and the files it keeps."""
 
     id: str
-    scenario: str | None  # a shipped scenario's name
-    document: dict[str, Any] | None  # or a whole scenario document
-    seed: int | None
-
-    def load(self) -> Scenario:
-        """The venue's scenario (keys derived); :class:`VenueError` naming the body field when it is bad."""
-        if self.scenario is not None:
-            path = shipped(self.scenario)
-            if path is None:
-                raise VenueError("scenario", f"no shipped scenario {self.scenario!r} (`cefisim scenarios` lists them)")
-            base = load_scenario(path)
-            doc, source = base.doc, str(path)
-        else:
-            assert self.document is not None
-            doc, source = self.document, f"venue {self.id}"
-        try:
-            return parse_scenario(venue_document(doc, self.id, self.seed), source)
-        except ScenarioError as exc:
-            first = exc.problems[0]
-            raise VenueError("scenario" + first[1].removeprefix("$"), first[2]) from None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "scenario": self.scenario, "document": self.document, "seed": self.seed}
+    reason: str
+    entry: Entry
+    files: frozenset[str] | None = field(default=None)  # digests of its copies; None: unknown
 
 
-def parse_spec(venue_id: str, body: dict[str, Any]) -> VenueSpec:
-    """A create body ``{"scenario": NAME | DOCUMENT, "seed": N}`` (checked: ``VenueError`` naming the field)."""
-    unknown = [k for k in body if k not in ("scenario", "seed")]
+def scenario_problem(exc: ScenarioError, own: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """The first problem of ``exc`` as (JSON path, reason). A problem with a file's content is told
+    without quoting it (only its line): ``own`` are the reasons that quote nothing of a file."""
+    _, path, reason = exc.problems[0]
+    if _FILE_FIELD.search(path) and reason not in own:
+        line = _LINE.search(reason)
+        reason = "the file's content is not valid here" + (f" (line {line[1]})" if line else "")
+    return path, reason
+
+
+def parse_body(body: dict[str, Any]) -> tuple[str | dict[str, Any], int | None, str]:
+    """A create body ``{"scenario": NAME | DOCUMENT, "seed": N, "credentials": "minted" | "document"}``."""
+    unknown = [k for k in body if k not in ("scenario", "seed", "credentials")]
     if unknown:
         raise VenueError(unknown[0], "unknown field")
-    scenario = body.get("scenario")
-    seed = body.get("seed")
+    scenario, seed = body.get("scenario"), body.get("seed")
+    credentials = body.get("credentials", "minted")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63):
         raise VenueError("seed", "must be a whole number from 0 to 2**63-1")
-    if isinstance(scenario, str):
-        return VenueSpec(venue_id, scenario, None, seed)
-    if isinstance(scenario, dict):
-        return VenueSpec(venue_id, None, scenario, seed)
-    raise VenueError("scenario", "required: a shipped scenario's name or a scenario document")
+    if credentials not in CREDENTIALS:
+        raise VenueError("credentials", 'must be "minted" (the default) or "document" (the document\'s own)')
+    if not isinstance(scenario, str | dict):
+        raise VenueError("scenario", "required: a shipped scenario's name or a scenario document")
+    return scenario, seed, credentials
 
 
 class Venues:
-    """The created venues of one server (the default one is not among them) and their manifest.
+    """The created venues of one server (the default one is not among them), their files and records.
 
-    ``make`` builds a venue's simulation from its scenario and its journal path (None: no journal)."""
+    ``make`` builds a venue's simulation from its scenario and its journal path (None: no journal);
+    ``data_dir`` is the folder posted documents may name files in (None: none)."""
 
     def __init__(
         self,
         make: Callable[[Scenario, Path | None], Simulation],
         max_venues: int = DEFAULT_MAX_VENUES,
         journal: Path | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self._make = make
         self.max_venues = max_venues
+        self.data_dir = data_dir
         self.dir = Path(str(journal) + ".venues") if journal is not None else None
+        self._manifest = VenueManifest(self.dir) if self.dir is not None else None
+        self.store = FileStore(self.dir / "files" if self.dir is not None else None)
         self.live: dict[str, tuple[VenueSpec, Simulation]] = {}
-        self._next = 1
-        self._manifest: IO[bytes] | None = None
+        self.set_aside: dict[str, SetAside] = {}
+        self._entries: dict[str, Entry] = {}  # the manifest's lines: live and set-aside venues
+        self._highest = 0
+
+    # --- start ------------------------------------------------------------------------------------
 
     def recover(self) -> None:
-        """Rebuild every venue the manifest leaves alive, each from its scenario and journal."""
-        path = self._manifest_path()
-        if path is None or not path.exists():
+        """Rebuild every venue the manifest leaves alive; set aside those that cannot be; compact it."""
+        manifest = self._manifest
+        if manifest is None:
             return
-        data = path.read_bytes()
-        complete = data[: data.rfind(b"\n") + 1]
-        if len(complete) < len(data):  # a torn last line: that create or delete was never answered
-            with open(path, "r+b") as f:
-                f.truncate(len(complete))
-                os.fsync(f.fileno())
-        specs: dict[str, VenueSpec] = {}
-        for line in complete.splitlines():
-            record = orjson.loads(line)
-            self._next = max(self._next, int(record["id"][1:]) + 1)
-            if record["op"] == "create":
-                specs[record["id"]] = VenueSpec(record["id"], record["scenario"], record["document"], record["seed"])
-            else:
-                specs.pop(record["id"], None)
-        for spec in specs.values():
+        entries, self._highest = manifest.read()
+        for entry in entries:
+            self._entries[entry.id] = entry
+            if entry.legacy is not None:
+                self.set_aside[entry.id] = SetAside(entry.id, LEGACY, entry)
+                continue
+            spec: VenueSpec | None = None
             try:
-                scenario = spec.load()
-            except VenueError as exc:  # e.g. a shipped scenario this version no longer has
-                raise JournalError(f"{path}: venue {spec.id}: {exc}") from None
-            self.live[spec.id] = (spec, self._make(scenario, self._journal_path(spec.id)))
+                spec = VenueSpec.from_json(manifest.read_record(entry.id))
+                scenario = parse_scenario(spec.document, spec.source, stored(self.store, spec.files))
+                self.live[entry.id] = (spec, self._make(scenario, self._journal_path(entry.id)))
+            except Exception as exc:  # one venue never keeps the others (and the default one) from serving
+                if isinstance(exc, ScenarioError):
+                    path, reason = scenario_problem(exc)
+                    why = f"{path}: {reason}"
+                else:
+                    why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                log.error("venue %s set aside: %s", entry.id, why, exc_info=not isinstance(exc, ValueError))
+                files = frozenset(spec.files.values()) if spec is not None else None
+                self.set_aside[entry.id] = SetAside(entry.id, why, entry, files)
+        for venue_id in list(manifest.records()):
+            if venue_id not in self._entries:  # a create never answered
+                manifest.remove_record(venue_id)
+        manifest.rewrite(list(self._entries.values()), self._highest)
+        self._prune()
 
-    def create(self, body: dict[str, Any]) -> tuple[VenueSpec, Simulation]:
-        """A new venue from a create body; ``TooManyVenues`` or ``VenueError`` and nothing changes."""
+    # --- create -----------------------------------------------------------------------------------
+
+    def next_id(self) -> str:
+        """The id the next create gets; :class:`TooManyVenues` when the server is full."""
         if len(self.live) + 1 >= self.max_venues:
             raise TooManyVenues()
-        spec = parse_spec(f"v{self._next}", body)
-        scenario = spec.load()
-        path = self._journal_path(spec.id)
-        if path is not None:
-            path.parent.mkdir(exist_ok=True)
-            path.unlink(missing_ok=True)  # left by a create that never reached the manifest
-        try:
-            sim = self._make(scenario, path)
-        except ScenarioError as exc:  # e.g. agents too fast for the wall clock
-            first = exc.problems[0]
-            raise VenueError("scenario" + first[1].removeprefix("$"), first[2]) from None
-        self._record({"op": "create", **spec.to_json()})
-        self._next += 1
-        self.live[spec.id] = (spec, sim)
-        return spec, sim
+        return f"v{self._highest + 1}"
 
-    def delete(self, venue_id: str) -> Simulation:
-        """End a venue: recorded, its journal closed and removed; the caller drops its last references."""
-        _, sim = self.live.pop(venue_id)
-        self._record({"op": "delete", "id": venue_id})
-        sim.close()
-        path = self._journal_path(venue_id)
-        if path is not None:
-            path.unlink(missing_ok=True)
-        return sim
+    def make(self, venue_id: str, body: dict[str, Any]) -> Made:
+        """Build venue ``venue_id`` from a create body, unrecorded (blocking: off the event loop).
+        :class:`VenueError` naming the body's field, and nothing is left behind."""
+        scenario, seed, credentials = parse_body(body)
+        root: Path | None = self.data_dir
+        name: str | None = None
+        if isinstance(scenario, str):
+            path = shipped(scenario)
+            if path is None:
+                raise VenueError("scenario", f"no shipped scenario {scenario!r} (`cefisim scenarios` lists them)")
+            doc, name, root = load_scenario(path).doc, scenario, path.parent
+        else:
+            doc = scenario
+        if seed is not None:
+            doc = {**doc, "seed": seed}
+        private_keys: dict[str, str] = {}
+        if credentials == "minted":
+            doc, private_keys = mint(doc, venue_id)
+        files = VenueFiles(self.store, root)
+        spec = VenueSpec(venue_id, name, doc, files.kept)
+        journal = self._journal_path(venue_id)
+        try:
+            parsed = parse_scenario(doc, spec.source, files)
+            if journal is not None:
+                journal.parent.mkdir(mode=0o700, exist_ok=True)
+                journal.unlink(missing_ok=True)  # left by a create that never reached the manifest
+            sim = self._make(parsed, journal)
+        except ScenarioError as exc:  # the document's problems, or agents too fast for the wall clock
+            self._prune()
+            where, reason = scenario_problem(exc, frozenset(files.refusals))
+            raise VenueError("scenario" + where.removeprefix("$"), reason) from None
+        return Made(spec, sim, private_keys)
+
+    def commit(self, made: Made) -> None:
+        """Record a made venue (fsync'd) and make it live."""
+        spec = made.spec
+        if self._manifest is not None:
+            self._manifest.write_record(spec.id, spec.to_json())
+            self._manifest.append(spec.id)
+        self._entries[spec.id] = Entry(spec.id)
+        self._highest = int(spec.id[1:])
+        self.live[spec.id] = (spec, made.sim)
+
+    def discard(self, made: Made) -> None:
+        """Drop a made venue that will not be served (its journal and unshared copies go)."""
+        made.sim.end()
+        journal = self._journal_path(made.spec.id)
+        if journal is not None:
+            journal.unlink(missing_ok=True)
+        self._prune()
+
+    # --- end --------------------------------------------------------------------------------------
+
+    def delete(self, venue_id: str) -> None:
+        """End a live or set-aside venue: the manifest rewritten without it, then its journal, record
+        and unshared copies removed. A command still in flight for it is refused (``Simulation.end``)."""
+        if venue_id in self.live:
+            self.live.pop(venue_id)[1].end()
+        else:
+            self.set_aside.pop(venue_id)
+        del self._entries[venue_id]
+        if self._manifest is not None:
+            self._manifest.rewrite(list(self._entries.values()), self._highest)
+            self._manifest.remove_record(venue_id)
+        journal = self._journal_path(venue_id)
+        if journal is not None:
+            journal.unlink(missing_ok=True)
+        self._prune()
 
     def close(self) -> None:
         for _, sim in self.live.values():
             sim.close()
         if self._manifest is not None:
             self._manifest.close()
-            self._manifest = None
+        self.store.close()
+
+    def _prune(self) -> None:
+        """Remove the copies no live or set-aside venue reads (none when a set-aside one's are unknown)."""
+        keep: set[str] = set()
+        for spec, _ in self.live.values():
+            keep.update(spec.files.values())
+        for aside in self.set_aside.values():
+            if aside.files is None and aside.entry.legacy is None:
+                return
+            keep.update(aside.files or ())
+        self.store.prune(keep)
 
     def _journal_path(self, venue_id: str) -> Path | None:
         return self.dir / f"{venue_id}.jsonl" if self.dir is not None else None
-
-    def _manifest_path(self) -> Path | None:
-        return self.dir / MANIFEST if self.dir is not None else None
-
-    def _record(self, record: dict[str, Any]) -> None:
-        """Append a manifest line and fsync it (the directory and file made at the first one)."""
-        if self.dir is None:
-            return
-        if self._manifest is None:
-            self.dir.mkdir(exist_ok=True)
-            self._manifest = open(self.dir / MANIFEST, "ab", buffering=0)  # noqa: SIM115 - closed in close()
-        self._manifest.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
-        os.fsync(self._manifest.fileno())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 from cefisim.engine.reference import Instrument
 from cefisim.engine.simulation.agents import (
@@ -140,7 +139,9 @@ def read_prices(parser: Parser, value: object, path: str) -> list | None:
     name = parser.string(value, path)
     if name is None:
         return None
-    file = Path(parser.source).parent / name
+    file = parser.file(name, path)
+    if file is None:
+        return None
     try:
         if not file.is_file():  # a device (/dev/zero) or a pipe would never end
             parser.err(path, f"cannot read {name}: not a regular file")

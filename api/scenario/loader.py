@@ -42,6 +42,7 @@ from .agents import agent
 from .auth_entries import api_key, oauth_client
 from .document import join_path, no_constant, object_pairs, os_reason, plain_copy
 from .events import event
+from .files import FileResolver
 from .keys import (  # noqa: F401
     AGENT_COMMON,
     AGENT_KEYS,
@@ -105,9 +106,10 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(doc, source)
 
 
-def parse_scenario(doc: object, source: str) -> Scenario:
-    """Check a decoded document; ``source`` names it in problems and anchors relative file paths."""
-    return _scenario(Parser(source), doc)
+def parse_scenario(doc: object, source: str, files: FileResolver | None = None) -> Scenario:
+    """Check a decoded document; ``source`` names it in problems; ``files`` resolves the file names it
+    gives (``files.py``; by default relative to ``source``'s folder)."""
+    return _scenario(Parser(source, files), doc)
 
 
 def _scenario(parser: Parser, doc: object) -> Scenario:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cefisim.engine.clock import NS_PER_SECOND
@@ -21,6 +22,7 @@ from cefisim.engine.reference import ID_RE, Asset, Client, Instrument
 from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
 
 from .document import is_int, join_path, kind_of
+from .files import FileRefused, FileResolver, beside
 from .model import (
     MAX_NS,
     REL_RE,
@@ -42,8 +44,9 @@ class Parser:
     converters every section uses. The sections are plain functions that take it as their first
     argument (``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, files: FileResolver | None = None) -> None:
         self.source = source
+        self._files = files or beside(source)
         self.problems: list[Problem] = []
         self.start_ns: int | None = None
         self.assets: dict[int, Asset] = {}
@@ -73,6 +76,15 @@ class Parser:
         names = self.broken[kind]
         if value not in names and "*" not in names:
             self.err(path, f"unknown {kind} {value!r}")
+
+    def file(self, name: str, path: str) -> Path | None:
+        """The path to read for the file ``name`` the document gives at ``path`` (``files.py``), or
+        None after reporting why it may not be read."""
+        try:
+            return self._files(name)
+        except FileRefused as exc:
+            self.err(path, exc.reason)
+            return None
 
     # --- structure --------------------------------------------------------------------------
 

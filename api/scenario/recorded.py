@@ -9,7 +9,6 @@ scenario naming bad data is refused with the data file's own ``file:line: reason
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 from ..recorded.format import RecordingError
 from ..recorded.source import FORMATS, QUEUE_MODELS, RecordedSpec, scan
@@ -113,8 +112,8 @@ def recorded_files(parser: Parser, value: object, path: str) -> tuple[str, ...] 
     if not names or len(files) != len(names):
         parser.err(path, f"must be a file name or a non-empty array of them, got {kind_of(value)}")
         return None
-    here = Path(parser.source).parent
-    return tuple(str(here / n) for n in files)
+    paths = [parser.file(n, path if not isinstance(value, list) else join_path(path, i)) for i, n in enumerate(files)]
+    return tuple(str(p) for p in paths if p is not None) if None not in paths else None
 
 
 def replay_speed(parser: Parser, value: object, path: str) -> tuple[int, int] | None:

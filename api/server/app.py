@@ -67,7 +67,7 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
         options.request_history, sys.stderr if options.access_log else None, options.access_log or "text"
     )
     venues = VenueHub(
-        make_venues(sim, options.venue_config, options.max_venues),
+        make_venues(sim, options.venue_config, options.max_venues, options.data_dir),
         lambda venue_sim, prefix: auth_store_for(venue_sim, options, prefix),
     )
     app = web.Application(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -35,6 +36,7 @@ class ServerOptions:
     wall_s: Callable[[], float] = field(default=time.time)
     max_venues: int = DEFAULT_MAX_VENUES  # venues one server runs, the default one included (api/control/venues.py)
     venue_config: Callable[[Scenario], VenueConfig] | None = None  # a created venue's limits; None: its scenario's
+    data_dir: Path | None = None  # the folder posted venue documents may name files in; None: no file
 
 
 SIM = web.AppKey("sim", Simulation)

@@ -16,6 +16,7 @@ import logging
 import math
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp.http_exceptions import HttpProcessingError
@@ -188,6 +189,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         f"429 (default {DEFAULT_MAX_VENUES}; docs/venues.md)",
     )
     g.add_argument(
+        "--data-dir",
+        type=_data_dir,
+        default=None,
+        metavar="DIR",
+        help="the folder whose regular files a document posted to POST /_sim/venues may name "
+        "(prices_file, recorded[].file); without it such a document names no file (docs/venues.md)",
+    )
+    g.add_argument(
         "--quote-max-levels",
         type=positive_int,
         default=DEFAULT_QUOTE_MAX_LEVELS,
@@ -227,6 +236,7 @@ def limit_options(args: argparse.Namespace) -> dict[str, Any]:
         "read_timeout_s": args.read_timeout or None,
         "rate_limits": parse_rate_limits(args.rate_limit),
         "max_venues": args.max_venues,
+        "data_dir": args.data_dir,
         "venue_config": lambda scenario: venue_config_for(scenario, args),  # of venues made by POST /_sim/venues
     }
 
@@ -243,3 +253,10 @@ def venue_config_for(scenario: Scenario, args: argparse.Namespace) -> VenueConfi
     if args.max_ended_orders_per_client is not _UNSET:
         config = replace(config, max_ended_orders_per_client=args.max_ended_orders_per_client)
     return config
+
+
+def _data_dir(text: str) -> Path:
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: not a folder")
+    return path.resolve()

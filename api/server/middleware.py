@@ -12,6 +12,8 @@ and this one runs, in order, what used to be four:
   the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
   nested in ``error`` under v2026_01_23, bare under v2024_01_01 and on non-CeFi routes;
+- a command for a venue deleted while the request was on its way (``SimulationEnded``) is a 404
+  ``unknown-venue`` problem, nothing applied;
 - any other exception is a bug: it is logged with the request id and answered as a 500 problem that
   reveals nothing. No request ever gets a traceback.
 """
@@ -29,7 +31,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from multidict import istr
 
-from cefisim.api.runtime.simulation import JournalWriteError
+from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
 from cefisim.api.server import versions
 from cefisim.api.server.http import dumps
 from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
@@ -147,6 +149,13 @@ def request_middleware(
                     )
                 raise
             response = render_problem(request, _from_http_exception(exc, request))
+        except SimulationEnded:
+            response = render_problem(
+                request,
+                Problem(
+                    404, "unknown-venue", "the venue was deleted while this request was on its way; nothing was applied"
+                ),
+            )
         except JournalWriteError as exc:
             log.error("request %s refused: %s", request_id, exc)
             response = render_problem(

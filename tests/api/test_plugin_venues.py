@@ -25,6 +25,8 @@ async def test_a_fresh_venue_each(cefisim_venue, n):
     cefisim_venue.advance(5)
     book = cefisim_venue.control("GET", "/book/1")
     assert f"{29000 + n}.00" in [level["price"] for level in book["bids"]]
+    key = cefisim_venue.api_key("k-alice")
+    assert key["key_id"].endswith("@" + cefisim_venue.id) and "PRIVATE KEY" in key["private_key"]
     with open(os.environ["SEEN"], "a") as f:
         f.write(json.dumps([cefisim_venue.id, cefisim_venue.url]) + "\\n")
 """

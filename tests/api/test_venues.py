@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+import uuid
 import weakref
 from decimal import ROUND_UP, Decimal
 from typing import Any
 
 import orjson
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from cefisim.api.control.venues import VENUES
-from cefisim.api.runtime.venues import derived_key, derived_key_id, derived_oauth_client_id
 from cefisim.api.server.keys import SIM
 from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 from tests.api.test_auth_support import RESOURCE, new_key, pkce, public_pem
@@ -55,19 +57,54 @@ def order_body(client_id: int = 100, **info: Any) -> dict[str, Any]:
     }
 
 
-async def test_create_answers_id_and_derived_credentials(api: Api) -> None:
+async def test_create_answers_id_and_minted_credentials_once(api: Api) -> None:
     first = await create(api)
     second = await create(api, seed=11)
     assert (first["id"], second["id"]) == ("v1", "v2")
-    assert creds(first, 100) == {"key": derived_key(ALICE_KEY, "v1"), "secret": "alice-secret"}
-    assert creds(second, 101)["key"] == derived_key(BOB_KEY, "v2")
-    assert len({ALICE_KEY, creds(first, 100)["key"], creds(second, 100)["key"]}) == 3
+    keys = [c["key"] for venue in (first, second) for c in venue["clients"]]
+    secrets_ = [c["secret"] for venue in (first, second) for c in venue["clients"]]
+    assert all(uuid.UUID(key).version == 4 for key in keys)
+    assert len(set(keys) | {ALICE_KEY, BOB_KEY}) == len(keys) + 2  # nothing shared, nothing derived
+    assert len(set(secrets_)) == len(secrets_) and all(len(s) >= 40 for s in secrets_)
+    assert not {"alice-secret", "bob-secret"} & set(secrets_)
     assert second["seed"] == 11 and first["seed"] == 7
     status, listed, _ = await api.call("GET", "/_sim/venues", client_id=None)
     assert status == 200 and [v["id"] for v in listed] == ["default", "v1", "v2"]
     assert "clients" not in listed[1]
     status, one, _ = await api.call("GET", "/_sim/venues/v2", client_id=None)
-    assert status == 200 and one == second
+    # the identifiers again, never a secret: those are answered by the create alone
+    assert status == 200 and "secret" not in orjson.dumps(one).decode()
+    assert one["clients"] == [{k: v for k, v in c.items() if k != "secret"} for c in second["clients"]]
+    assert {k: v for k, v in one.items() if k != "clients"} == {k: v for k, v in second.items() if k != "clients"}
+
+
+async def test_a_document_may_keep_its_own_credentials_if_no_other_venue_has_them(api: Api) -> None:
+    own = "0b7c9e1a-1f0e-4c3b-9d7a-5e2f8a6b4c3d"
+    doc = scenario_doc()
+    doc["clients"][0]["key"], doc["clients"][0]["secret"] = own, "team-a-secret"
+    doc["clients"][1]["key"] = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+    status, venue, _ = await api.call(
+        "POST", "/_sim/venues", client_id=None, json={"scenario": doc, "credentials": "document"}
+    )
+    assert status == 201 and creds(venue, 100) == {"key": own, "secret": "team-a-secret"}
+    status, rec, _ = await signed(api, venue, "POST", "/v1/cefi/orders", json=order_body())
+    assert status == 200 and rec["status"] == "ACTIVE"
+    for taken in (doc, scenario_doc()):  # v1's key, then the default venue's
+        status, problem, _ = await api.call(
+            "POST", "/_sim/venues", client_id=None, json={"scenario": taken, "credentials": "document"}
+        )
+        assert status == 409 and problem["detail"].startswith("scenario.clients[0].key"), problem
+    status, listed, _ = await api.call("GET", "/_sim/venues", client_id=None)
+    assert [v["id"] for v in listed] == ["default", "v1"]
+    assert (await create(api))["id"] == "v2"
+
+
+def private_key(venue: dict[str, Any], index: int = 0) -> tuple[str, ec.EllipticCurvePrivateKey]:
+    """The key id and private key a create answered for an Auth key of the venue."""
+    entry = venue["api_keys"][index]
+    key = serialization.load_pem_private_key(entry["private_key"].encode(), None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    return entry["key_id"], key
 
 
 async def test_orders_stay_in_their_venue(api: Api) -> None:
@@ -113,7 +150,7 @@ async def test_the_default_venue_cannot_be_deleted(api: Api) -> None:
     status, body, _ = await api.call("DELETE", "/_sim/venues/default", client_id=None)
     assert status == 409 and "cannot be deleted" in body["detail"]
     status, doc, _ = await api.call("GET", "/_sim/venues/default", client_id=None)
-    assert status == 200 and creds(doc, 100)["key"] == ALICE_KEY
+    assert status == 200 and doc["clients"][0]["key"] == ALICE_KEY
 
 
 @pytest.mark.parametrize(
@@ -209,21 +246,23 @@ async def test_auth_tokens_are_minted_and_honoured_per_venue(api_factory: Any) -
     )
     api = await api_factory(doc)
     status, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
-    assert status == 201 and venue["api_keys"][0]["key_id"] == derived_key_id("k-alice", "v1") == "k-alice@v1"
+    key_id, venue_key = private_key(venue)
+    assert status == 201 and key_id.startswith("k-alice-") and key_id.endswith("@v1")
 
-    async def exchange(key_id: str) -> tuple[int, Any]:
+    async def exchange(key_id: str, signer: ec.EllipticCurvePrivateKey = venue_key) -> tuple[int, Any]:
         ts = int(time.time())
         status, body, _ = await api.call(
             "POST",
             "/v1/auth/api-key/token",
             client_id=None,
-            json={"key_id": key_id, "timestamp": ts, "signature": sign_es256(key, key_id, ts)},
+            json={"key_id": key_id, "timestamp": ts, "signature": sign_es256(signer, key_id, ts)},
         )
         return status, body
 
-    status, default_tokens = await exchange("k-alice")
+    status, default_tokens = await exchange("k-alice", key)
     assert status == 200 and "." not in default_tokens["access_token"]
-    status, tokens = await exchange("k-alice@v1")
+    assert (await exchange(key_id, key))[0] == 401  # the document's key pair is not the venue's
+    status, tokens = await exchange(key_id)
     assert status == 200 and tokens["access_token"].startswith("v1.")
 
     async def fund(token: str) -> tuple[int, Any]:
@@ -248,7 +287,7 @@ async def test_auth_tokens_are_minted_and_honoured_per_venue(api_factory: Any) -
     await api.call("DELETE", "/_sim/venues/v1", client_id=None)
     unknown = await fund("v1." + "A" * 43)
     assert await fund(fresh) == unknown and unknown[0] == 401
-    assert await exchange("k-alice@v1") == await exchange("k-nobody")
+    assert await exchange(key_id) == await exchange("k-nobody")
 
 
 async def test_the_oauth_screens_of_a_created_venue_are_its_own(api_factory: Any) -> None:
@@ -269,8 +308,8 @@ async def test_the_oauth_screens_of_a_created_venue_are_its_own(api_factory: Any
     )
     api = await api_factory(scenario_doc())  # the default venue has no OAuth client at all
     status, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
-    client_id = derived_oauth_client_id("cli-x", "v1")
-    assert status == 201 and [c["client_id"] for c in venue["oauth_clients"]] == [client_id] == ["cli-x@v1"]
+    client_id = venue["oauth_clients"][0]["client_id"]
+    assert status == 201 and client_id.startswith("cli-x-") and client_id.endswith("@v1")
     verifier, challenge = pkce()
     params = {
         "client_id": client_id,
@@ -291,11 +330,12 @@ async def test_the_oauth_screens_of_a_created_venue_are_its_own(api_factory: Any
     assert page.status == 200 and "X" in await page.text()
 
     ts = int(time.time())
+    key_id, venue_key = private_key(venue)
     status, tokens, _ = await api.call(
         "POST",
         "/v1/auth/api-key/token",
         client_id=None,
-        json={"key_id": "k-alice@v1", "timestamp": ts, "signature": sign_es256(key, "k-alice@v1", ts)},
+        json={"key_id": key_id, "timestamp": ts, "signature": sign_es256(venue_key, key_id, ts)},
     )
     assert status == 200
     status, body, _ = await api.call(
@@ -451,3 +491,34 @@ async def test_on_the_wall_clock_each_venue_has_its_own_ticker() -> None:
         assert ticker is not None and not ticker.done()
         await client.delete("/_sim/venues/v1")
         assert ticker.cancelled() and "v1" not in hub._tickers
+
+
+async def test_the_stream_cap_is_per_server_whatever_the_venue(api: Api) -> None:
+    from cefisim.api.control.stream import STREAMS
+    from cefisim.api.control.stream_hub import StreamSettings
+
+    api.client.app[STREAMS].settings = StreamSettings(max_streams=2)  # type: ignore[index]
+    await create(api)
+    await create(api)
+    opened = []
+    for venue in ("default", "v1"):
+        resp = await api.client.get("/_sim/stream", params={"venue": venue, "instrument": "1"})
+        assert resp.status == 200
+        opened.append(resp)
+    for venue in ("v2", "v1", "default"):
+        status, body, _ = await api.call(
+            "GET", "/_sim/stream", client_id=None, params={"venue": venue, "instrument": "1"}
+        )
+        assert status == 429 and body["type"].endswith("/too-many-streams"), venue
+    for resp in opened:
+        resp.close()
+
+
+async def test_instruments_of_a_venue_on_the_control_plane(api: Api) -> None:
+    doc = scenario_doc()
+    doc["instruments"] = doc["instruments"][:1]
+    await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": doc})
+    status, own, _ = await api.call("GET", "/_sim/venues/v1/instruments", client_id=None)
+    assert status == 200 and own == [{"instrument_id": "1", "symbol": "BTC-USD"}]
+    status, default, _ = await api.call("GET", "/_sim/instruments", client_id=None)
+    assert [i["symbol"] for i in default] == ["BTC-USD", "ETH-USD"]

@@ -10,7 +10,6 @@ from typing import Any
 
 import aiohttp
 import orjson
-import pytest
 
 from cefisim.api.cefi.signing import sign
 from tests.api.conftest import ALICE_KEY, scenario_doc
@@ -29,11 +28,11 @@ def _headers(key: str, secret: str, method: str, path: str, body: bytes) -> dict
 
 
 async def _call(
-    session: aiohttp.ClientSession, base: str, key: str, method: str, path: str, json: Any = None
+    session: aiohttp.ClientSession, base: str, key: tuple[str, str], method: str, path: str, json: Any = None
 ) -> tuple[int, Any]:
     body = orjson.dumps(json) if json is not None else b""
     async with session.request(
-        method, base + path, data=body or None, headers=_headers(key, "alice-secret", method, path, body)
+        method, base + path, data=body or None, headers=_headers(*key, method, path, body)
     ) as resp:
         return resp.status, await resp.json(content_type=None)
 
@@ -49,7 +48,7 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
     scenario.write_bytes(orjson.dumps(scenario_doc()))
     journal = tmp_path / "journal.jsonl"
     orders: dict[str, list[str]] = {}  # key -> acknowledged order ids
-    keys: dict[str, str] = {"default": ALICE_KEY}
+    keys: dict[str, tuple[str, str]] = {"default": (ALICE_KEY, "alice-secret")}
     async with aiohttp.ClientSession() as session:
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
@@ -60,7 +59,7 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
                 async with session.post(base + "/_sim/venues", json={"scenario": scenario_doc()}) as resp:
                     venue = await resp.json()
                     assert resp.status == 201, venue
-                keys[venue["id"]] = venue["clients"][0]["key"]
+                keys[venue["id"]] = (venue["clients"][0]["key"], venue["clients"][0]["secret"])
             async with session.delete(base + "/_sim/venues/v2") as resp:
                 assert resp.status == 200
             del keys["v2"]
@@ -94,11 +93,16 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
             proc.send_signal(signal.SIGKILL)
             _end(proc)
         manifest = (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").read_bytes().splitlines()
-        assert [orjson.loads(line)["op"] for line in manifest] == ["create", "create", "create", "delete"]
+        # live venues only: the delete compacted it, and no line holds a document
+        assert [orjson.loads(line) for line in manifest] == [
+            {"op": "create", "id": venue_id, "record": 2} for venue_id in ("v1", "v3")
+        ]
         assert sorted(p.name for p in (tmp_path / "journal.jsonl.venues").iterdir()) == [
             "manifest.jsonl",
             "v1.jsonl",
+            "v1.venue.json",
             "v3.jsonl",
+            "v3.venue.json",
         ]
 
         port = _free_port()
@@ -120,18 +124,26 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
             _end(proc)
 
 
-def test_a_torn_last_manifest_line_is_cut_and_that_venue_never_was(tmp_path: Path) -> None:
+def make(scenario: Any, path: Path | None) -> Any:
     from cefisim.api.runtime.simulation import Simulation
+
+    return Simulation(scenario, clock="virtual", journal_path=path)
+
+
+def create(venues: Any, body: dict[str, Any]) -> str:
+    """What ``POST /_sim/venues`` does with the runtime part: make the next venue, then record it."""
+    made = venues.make(venues.next_id(), body)
+    venues.commit(made)
+    return str(made.spec.id)
+
+
+def test_a_torn_last_manifest_line_is_cut_and_that_venue_never_was(tmp_path: Path) -> None:
     from cefisim.api.runtime.venues import Venues
 
     journal = tmp_path / "journal.jsonl"
-
-    def make(scenario: Any, path: Path | None) -> Simulation:
-        return Simulation(scenario, clock="virtual", journal_path=path)
-
     venues = Venues(make, journal=journal)
     venues.recover()
-    venues.create({"scenario": scenario_doc(), "seed": 3})
+    create(venues, {"scenario": scenario_doc(), "seed": 3})
     venues.close()
     manifest = tmp_path / "journal.jsonl.venues" / "manifest.jsonl"
     whole = manifest.read_bytes()
@@ -142,19 +154,32 @@ def test_a_torn_last_manifest_line_is_cut_and_that_venue_never_was(tmp_path: Pat
     try:
         assert list(again.live) == ["v1"] and again.live["v1"][1].scenario.seed == 3
         assert manifest.read_bytes() == whole
-        assert again.create({"scenario": scenario_doc()})[0].id == "v2"
+        assert create(again, {"scenario": scenario_doc()}) == "v2"
     finally:
         again.close()
 
 
-def test_a_venue_the_manifest_cannot_rebuild_refuses_the_start_naming_it(tmp_path: Path) -> None:
-    from cefisim.api.runtime.recovery import JournalError
-    from cefisim.api.runtime.venues import Venues
+def test_a_manifest_of_an_earlier_cefisim_is_read_a_line_at_a_time_and_its_venues_set_aside(tmp_path: Path) -> None:
+    """Its lines hold whole documents (of deleted venues too) and its venues' keys could be computed:
+    they are set aside, lines and journals kept, and the ids go on after the highest."""
+    from cefisim.api.runtime.venues import LEGACY, Venues
 
-    journal = tmp_path / "journal.jsonl"
-    (tmp_path / "journal.jsonl.venues").mkdir()
-    (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").write_bytes(
-        b'{"op": "create", "id": "v1", "scenario": "gone-from-this-version", "document": null, "seed": null}\n'
-    )
-    with pytest.raises(JournalError, match="venue v1: scenario: no shipped scenario 'gone-from-this-version'"):
-        Venues(lambda scenario, path: None, journal=journal).recover()  # type: ignore[arg-type,return-value]
+    folder = tmp_path / "journal.jsonl.venues"
+    folder.mkdir()
+    lines = [
+        {"op": "create", "id": "v1", "scenario": None, "document": scenario_doc(), "seed": None},
+        {"op": "create", "id": "v2", "scenario": "demo", "document": None, "seed": 5},
+        {"op": "delete", "id": "v1"},
+    ]
+    (folder / "manifest.jsonl").write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    (folder / "v2.jsonl").write_bytes(b"their journal\n")
+    venues = Venues(make, journal=tmp_path / "journal.jsonl")
+    venues.recover()
+    try:
+        assert venues.live == {} and [(a.id, a.reason) for a in venues.set_aside.values()] == [("v2", LEGACY)]
+        assert (folder / "v2.jsonl").read_bytes() == b"their journal\n"
+        kept = (folder / "manifest.jsonl").read_bytes().splitlines()
+        assert [orjson.loads(line) for line in kept] == [lines[1]]  # the deleted v1's document is gone
+        assert create(venues, {"scenario": scenario_doc()}) == "v3"
+    finally:
+        venues.close()

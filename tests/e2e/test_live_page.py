@@ -196,3 +196,31 @@ async def test_the_frame_loop_keeps_up_at_1000_events_a_second(
     assert fps >= 20 and gap < 500, "the frame loop kept running while the events came in"
     assert stats["renderMs"] / stats["renders"] < 16, "drawing a frame's changes fits in a frame (60 Hz) on average"
     await screenshot(browser, tmp_path / "live-page-under-load.png")
+
+
+async def test_the_page_of_a_created_venue_shows_its_own_instruments_and_trades(
+    server: Server, browser: WebDriver
+) -> None:
+    """Opened with ``?venue=v1``, the page lists v1's instruments and loads v1's trade history, not
+    the default venue's (the page once read both from the default venue)."""
+    doc = orjson.loads(DEMO.read_bytes().replace(b"BTC-USD", b"XBT-USD"))
+    async with aiohttp.ClientSession() as http, http.post(f"{server.base}/_sim/venues", json={"scenario": doc}) as resp:
+        venue = await resp.json()
+        assert resp.status == 201, venue
+    alice = next(c for c in venue["clients"] if c["mnemonic"] == "alice")
+    await server.order((alice["client_id"], alice["key"], alice["secret"]), side="BUY", qty="0.1", price="30001.00")
+    await open_page(browser, server, "venue=v1&instrument=1")
+    first_row = await wait_js(
+        browser,
+        """
+        const td = document.querySelector('#trades tr td:nth-child(3)');
+        return td && td.textContent === '30001.00' ? document.querySelector('#trades tr').textContent : null;""",
+    )
+    assert "0.1000" in first_row
+    options = await js(browser, "return [...document.querySelectorAll('#instrument option')].map((o) => o.textContent)")
+    assert options[0] == "XBT-USD (1)", options
+    await open_page(browser, server, "instrument=1")
+    options = await js(browser, "return [...document.querySelectorAll('#instrument option')].map((o) => o.textContent)")
+    assert options[0] == "BTC-USD (1)" and not await js(
+        browser, "return document.querySelectorAll('#trades tr').length"
+    )

@@ -389,6 +389,7 @@ def test_limit_flags_become_server_options_and_venue_config() -> None:
         "read_timeout_s": 30.0,
         "rate_limits": None,
         "max_venues": 64,
+        "data_dir": None,
     }
     assert venue_config_for(scenario, args).max_open_orders == 7  # the scenario's setting stands
     args = _parse(

@@ -121,9 +121,14 @@ function query(extra) {
   return q.toString();
 }
 
+// the control routes of the venue the page is opened for: a created venue's under /_sim/venues/{id}
+function controlBase() {
+  return state.venue && state.venue !== "default" ? `/_sim/venues/${encodeURIComponent(state.venue)}` : "/_sim";
+}
+
 async function loadHistory(instrument) {
   try {
-    const resp = await fetch(`/_sim/trades/${encodeURIComponent(instrument)}?limit=${MAX_TRADES}`);
+    const resp = await fetch(`${controlBase()}/trades/${encodeURIComponent(instrument)}?limit=${MAX_TRADES}`);
     if (!resp.ok || instrument !== state.instrument) return;
     const newestFirst = await resp.json();
     const live = state.trades;
@@ -309,13 +314,12 @@ function frame(now) {
 
 async function loadInstruments() {
   const select = $("instrument");
+  select.replaceChildren();
   try {
-    const resp = await fetch("/v1/cefi/instruments");
-    const body = await resp.json();
-    const list = Array.isArray(body) ? body : (body.data || []);
-    for (const inst of list) {
-      const opt = el("option", `${inst.info.symbol} (${inst.id})`);
-      opt.value = inst.id;
+    const resp = await fetch(`${controlBase()}/instruments`);
+    for (const inst of await resp.json()) {
+      const opt = el("option", `${inst.symbol} (${inst.instrument_id})`);
+      opt.value = inst.instrument_id;
       select.appendChild(opt);
     }
   } catch (e) { setStatus("could not list instruments", "error"); }
@@ -342,7 +346,13 @@ async function start() {
   state.client = params.get("client") || "";
   $("venue").value = state.venue;
   $("client").value = state.client;
-  $("controls").addEventListener("submit", (ev) => { ev.preventDefault(); readForm(); connect(); });
+  $("controls").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const venue = state.venue;
+    readForm();
+    if (state.venue !== venue) { state.instrument = ""; await loadInstruments(); readForm(); }
+    connect();
+  });
   readColors();
   const canvas = $("chart");
   new ResizeObserver(() => {
