@@ -535,6 +535,7 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         params=(
             _query("instrument", "^[0-9]+$", required=True),
             _query("client", "^[0-9]*$"),
+            _query("once", "^(0|1|true|false)?$"),
             VENUE,
             {
                 "name": "Last-Event-ID",

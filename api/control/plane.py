@@ -198,13 +198,16 @@ async def advance_clock(request: web.Request) -> web.Response:
         raise bad_request(given[0], f"at most {MAX_ADVANCE_NS // NS_PER_DAY} days per advance; advance again for more")
     # the scenario runs in slices, with the event loop let through between them: other requests (health,
     # reads, orders, which apply at the instant the advance has reached) are answered meanwhile
-    epoch = sim.epoch
+    epoch, before = sim.epoch, sim.scenario_events
     for _ in sim.advance_slices(target):
         await asyncio.sleep(0)
         if sim.epoch != epoch:
             raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
     result = sim.finish_advance(target)
-    return respond({**clock_doc(request), "events": len(result.events)})
+    # the venue events the advance made happen: the scenario's commands' (agents, scheduled events,
+    # the timers they passed) and the closing advance's timers; not those of requests served meanwhile
+    events = sim.scenario_events - before + len(result.events)
+    return respond({**clock_doc(request), "events": events})
 
 
 async def book(request: web.Request) -> web.Response:

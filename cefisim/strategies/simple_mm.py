@@ -1,7 +1,6 @@
 """A simple market maker for ``cefisim backtest``: one bid and one ask around the mid, with inventory limits.
 
-    cefisim backtest scenarios/demo.json \\
-        --strategy examples/strategies/simple_mm.py:SimpleMarketMaker \\
+    cefisim backtest demo --strategy simple_mm \\
         --param instrument=BTC-USD --param qty=0.05 --until +300 --report mm.json
 
 Parameters (``--param KEY=VALUE``; every value is a string):
