@@ -16,7 +16,7 @@ import pytest
 from cefisim.api.cli import main
 from cefisim.api.scenario import load_scenario
 from cefisim.api.sweep import sweep_main
-from cefisim.api.sweep.grid import RunSpec
+from cefisim.api.sweep.grid import RunSpec, load_sweep_file
 from cefisim.api.sweep.run import UNSTABLE, Settings, run_task
 from cefisim.api.sweep.sources import Sources, load, referenced_files
 
@@ -169,6 +169,17 @@ def test_a_sweep_file_gives_the_same_runs_as_the_flags(tmp_path: Path) -> None:
     out = tmp_path / "file"
     assert sweep_main(["--file", str(toml), "--workers", "0", "--quiet", "--out", str(out)]) == 0
     assert stable(out) == flags
+
+
+def test_a_sweep_file_names_a_shipped_scenario_and_strategy_from_any_folder(tmp_path: Path) -> None:
+    toml = tmp_path / "sweep.toml"
+    toml.write_text('scenario = "demo"\nstrategy = "simple_mm"\nseeds = [1, 2]\nuntil = "+10"\n')
+    out = tmp_path / "out"
+    assert sweep_main(["--file", str(toml), "--workers", "0", "--quiet", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_bytes().splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    (tmp_path / "demo").write_text("{}")  # a file of that name next to the sweep file wins
+    assert load_sweep_file(toml)["scenario"] == str(tmp_path / "demo")
 
 
 @pytest.mark.parametrize(
