@@ -33,6 +33,7 @@ from cefisim.engine.recorded import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
 from cefisim.engine.simulation.scenario import ScenarioRunner, Step
+from cefisim.strategies import SHIPPED
 
 from ..progress import Progress
 from ..scenario import Scenario, format_time, parse_time
@@ -66,11 +67,7 @@ class StrategyFailed(RuntimeError):
 def shipped_strategy(spec: str) -> str:
     """``spec`` with a shipped strategy's name (``simple_mm``, see ``cefisim.strategies``) written
     out as its ``module:Class``; any other spec unchanged."""
-    if ":" in spec:
-        return spec
-    from cefisim.strategies import SHIPPED  # the examples, found by name from any folder
-
-    return SHIPPED.get(spec, spec)
+    return spec if ":" in spec else SHIPPED.get(spec, spec)
 
 
 def load_strategy_class(spec: str) -> type:
@@ -78,8 +75,6 @@ def load_strategy_class(spec: str) -> type:
     class; BacktestError otherwise."""
     where, sep, name = shipped_strategy(spec).rpartition(":")
     if not sep or not where or not name.isidentifier():
-        from cefisim.strategies import SHIPPED
-
         raise BacktestError(
             f"--strategy {spec!r}: give module:Class, path/to/file.py:Class or a shipped strategy"
             f" ({', '.join(sorted(SHIPPED))})"
