@@ -140,9 +140,10 @@ def save_backtest_plot(bt: Backtest, path: str | Path, tape: BookTape | None = N
         if tops:
             tops = [*tops, (h.now, *tops[-1][1:])]  # the last top holds to the end of the run
             for k, label, color in ((1, "best bid", "tab:blue"), (2, "best ask", "tab:orange")):
+                sides = [top[k] for top in tops]
                 ax.step(
                     [secs(top[0]) for top in tops],
-                    [float(price(top[k])) if top[k] is not None else float("nan") for top in tops],  # NaN: a gap
+                    [float("nan") if p is None else float(price(p)) for p in sides],  # NaN: a gap in the line
                     where="post",
                     color=color,
                     linewidth=0.7,

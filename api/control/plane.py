@@ -1,5 +1,7 @@
 """The emulator's control plane under ``/_sim/``: things a sandbox user drives that the venue has not.
 
+Every route with its body, answer and examples: docs/control.md (and ``GET /_sim/openapi.json``).
+
 Off in ``--environment production`` (every path 404); with ``--control-token`` every request needs
 ``Authorization: Bearer <token>``; without one, only loopback peers are served (403 otherwise). Bodies are
 JSON; errors are bare RFC 7807 problems.

@@ -123,7 +123,7 @@ class SimpleMarketMaker:
         if mid is None or book["status"] != "ACTIVE":
             return
         mid_ticks = mid / self.tick
-        lean = self.skew * max(-1, min(1, self.position / self.max_inventory))
+        lean = self.skew * max(Decimal(-1), min(Decimal(1), self.position / self.max_inventory))
         bid = (mid_ticks - self.half_spread - lean).to_integral_value(ROUND_FLOOR)
         ask = (mid_ticks + self.half_spread - lean).to_integral_value(ROUND_CEILING)
         self._quote(ctx, "BUY", bid if self.position < self.max_inventory else None)
