@@ -2,18 +2,21 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+SUM    := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# one stamp per install: `make run` needs only the package, the other targets its [test] extra
+STAMP  := $(VENV)/.installed-test-$(SUM)
+RUN_STAMP := $(VENV)/.installed-run-$(SUM)
 
 .PHONY: run test lint fmt bench bench-quick e2e soak soak-long fuzz clean
 SOAK_SECONDS ?= 600
 
-$(STAMP): pyproject.toml
+$(VENV)/.installed-%-$(SUM): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	rm -f $(VENV)/.installed-* && touch $(STAMP)
+	$(PY) -m pip install --quiet -e '.$(if $(filter test,$*),[test])'
+	rm -f $(VENV)/.installed-$*-* && touch $@
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(VENV)/bin/cefisim serve --host 127.0.0.1 --port 8080 --scenario scenarios/demo.json
 
 test: $(STAMP)

@@ -136,6 +136,14 @@ def _speed(text: str) -> float:
     return value
 
 
+def live_page(sim: Simulation, url: str, options: ServerOptions) -> str | None:
+    """The live page's address for the scenario's first instrument; None where a browser cannot open it
+    (no control plane in production; with --control-token the page needs a header a browser cannot send)."""
+    if options.environment == "production" or options.control_token is not None or not sim.scenario.instruments:
+        return None
+    return f"{url}/_sim/ui/?instrument={next(iter(sim.scenario.instruments))}"
+
+
 def example_request(sim: Simulation, url: str, layout: str) -> str:
     """A shell snippet that signs and sends GET /v1/cefi/balances as the scenario's first client."""
     if not sim.scenario.hmac_keys:
@@ -202,6 +210,9 @@ def serve_main(args: argparse.Namespace) -> int:
             print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
         print("Try a signed request (valid for 15 s after you press enter):", flush=True)
         print("  " + example_request(sim, url, options.signature_layout), flush=True)
+        page = live_page(sim, url, options)
+        if page:
+            print(f"Watch the book, trades and orders live: {page}", flush=True)
 
     return run(app, args.host, args.port, listening, args.ready_file, keepalive_timeout=KEEPALIVE_TIMEOUT_S)
 

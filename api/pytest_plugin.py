@@ -28,7 +28,7 @@ Fixtures:
     client; every client it made is closed after the test.
 ``cefisim_shared_server``, ``cefisim_venue``
     One server per session (per pytest-xdist worker), or the running one ``--cefisim-url`` names, and a
-    fresh venue of ``cefisim_scenario`` on it for each test: ``api/pytest_venues.py``, docs/testing.md.
+    fresh venue of ``cefisim_scenario`` on it for each test: ``api/pytest_venues.py``, docs/pytest.md.
 """
 
 from __future__ import annotations

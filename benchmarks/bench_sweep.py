@@ -5,10 +5,10 @@
 Target: 2 workers run at least 1.7 times the runs per second of 1 worker, for both executors (on a
 2-core machine: runs are independent processes, so the rest is per-run overhead and the machine).
 
-Workload: ``cefisim sweep scenarios/demo.json --strategy examples/strategies/simple_mm.py:
-SimpleMarketMaker`` over seeds (--quick 24 runs, full 48), each run the scenario's whole 600 s of
-engine time (~0.2 s of CPU a run on an idle core), no latency, default client and quote: exactly
-what ``cefisim sweep`` plans (``plan_sweep``) and runs (``PoolExecutor`` / ``DaskExecutor``).
+Workload: ``cefisim sweep demo --strategy simple_mm`` (the shipped example strategy) over seeds
+(--quick 24 runs, full 48), each run the scenario's whole 600 s of engine time (~0.2 s of CPU a run
+on an idle core), no latency, default client and quote: exactly what ``cefisim sweep`` plans
+(``plan_sweep``) and runs (``PoolExecutor`` / ``DaskExecutor``).
 
 Method: for each executor kind, a 1-worker and a 2-worker executor are started (start-up not timed)
 and warmed with 2 runs each (workers import cefisim, load the scenario and the strategy). Then N
@@ -42,7 +42,7 @@ from cefisim.api.sweep.run import UNSTABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = str(ROOT / "scenarios" / "demo.json")
-STRATEGY = str(ROOT / "examples" / "strategies" / "simple_mm.py") + ":SimpleMarketMaker"
+STRATEGY = "simple_mm"  # the shipped example (cefisim.strategies.simple_mm)
 SEED = 1
 RUNS = {True: 24, False: 48}
 TARGET = 1.7

@@ -10,7 +10,7 @@ Contract:
   price), so one loop matches both sides: an incoming order trades every level whose key is at most
   its own limit key (``price`` for a BUY against asks, ``-price`` for a SELL against bids).
 - A level is a plain ``dict`` id -> order: insertion order is arrival order, and cancel is O(1).
-  (perf-notes: a dict level beats a deque with ``remove`` by 8x on cancel-heavy flow, and beats an
+  (measured: a dict level beats a deque with ``remove`` by 8x on cancel-heavy flow, and beats an
   ``OrderedDict``; ``__slots__`` orders beat lists.)
 - Fills are at the resting order's price; an unfilled remainder rests (GTC). No ledger, fees,
   self-trade prevention, events, timestamps or validation: this is the floor, not a venue.

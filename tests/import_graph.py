@@ -119,7 +119,7 @@ def graph(modules: Mapping[str, Module], package: str) -> dict[str, dict[str, Im
     """Module -> imported module -> the first import making that edge, inside ``package`` only.
 
     An import under ``if TYPE_CHECKING:`` never runs but still ties the two modules together for a
-    reader and for the type checker (style.md: a type-only import still counts), so it makes an edge;
+    reader and for the type checker (a type-only import still counts), so it makes an edge;
     deferred imports do too (they run when the function does).
     """
     inside = {name for name in modules if name == package or name.startswith(package + ".")}

@@ -2,7 +2,7 @@
 
 For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
 
-- no import cycle inside either package. An import under ``if TYPE_CHECKING:`` counts (style.md: a
+- no import cycle inside either package. An import under ``if TYPE_CHECKING:`` counts (a
   type-only import is still a dependency), and so does one deferred into a function body. A failure
   names one shortest cycle per knot, each edge with its file:line, and the other modules in the knot.
   :data:`KNOWN_KNOTS` lists the knots still there, each waiting for its own change: a new knot fails,

@@ -5,21 +5,26 @@ code and tests. The wall time is measured here and nowhere else.
 
 Exit status: 0 done; 2 a scenario, usage or ``--strategy`` problem (a message, never a traceback);
 1 the strategy raised (its traceback is printed: it is the user's code) or the report could not be
-written.
+written; 130 interrupted (Ctrl-C): one line, and the report, table and plot of what ran, with
+``"complete": false``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 import orjson
@@ -28,12 +33,13 @@ from cefisim.engine.recorded import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
 from cefisim.engine.simulation.scenario import ScenarioRunner, Step
+from cefisim.strategies import SHIPPED
 
 from ..progress import Progress
 from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load
 from .context import CALLBACKS, Context, Driver, seconds_ns
-from .plot import PlotUnavailable, check_target, save_backtest_plot
+from .plot import BookTape, PlotUnavailable, check_target, save_backtest_plot
 from .report import Backtest, build_report, table
 
 __all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
@@ -58,11 +64,21 @@ class StrategyFailed(RuntimeError):
 # --- loading the strategy ------------------------------------------------------------------------
 
 
+def shipped_strategy(spec: str) -> str:
+    """``spec`` with a shipped strategy's name (``simple_mm``, see ``cefisim.strategies``) written
+    out as its ``module:Class``; any other spec unchanged."""
+    return spec if ":" in spec else SHIPPED.get(spec, spec)
+
+
 def load_strategy_class(spec: str) -> type:
-    """``package.module:Class`` or ``path/to/file.py:Class`` -> the class; BacktestError otherwise."""
-    where, sep, name = spec.rpartition(":")
+    """``package.module:Class``, ``path/to/file.py:Class`` or the name of a shipped strategy -> the
+    class; BacktestError otherwise."""
+    where, sep, name = shipped_strategy(spec).rpartition(":")
     if not sep or not where or not name.isidentifier():
-        raise BacktestError(f"--strategy {spec!r}: give module:Class or path/to/file.py:Class")
+        raise BacktestError(
+            f"--strategy {spec!r}: give module:Class, path/to/file.py:Class or a shipped strategy"
+            f" ({', '.join(sorted(SHIPPED))})"
+        )
     try:
         if where.endswith(".py") or "/" in where or os.sep in where:
             path = Path(where)
@@ -100,20 +116,52 @@ def load_strategy_class(spec: str) -> type:
 # --- running ---------------------------------------------------------------------------------------
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C reached the run between two of its steps (the venue as the last step left it)."""
+
+
 class _Reporting:
     """The scenario's runner as the harness sees it (``next_time``, ``steps``), telling a progress
-    bar the engine time of every step."""
+    bar the engine time of every step and stopping the run at the first step after a Ctrl-C.
 
-    def __init__(self, runner: ScenarioRunner, bar: Progress) -> None:
+    The first SIGINT only sets ``interrupted``: the harness asks ``next_time`` before each step, so
+    the run stops between two steps, never inside the venue's matching, and the report of what ran
+    is exact. A second SIGINT raises at once (a strategy stuck in its own callback)."""
+
+    def __init__(self, runner: ScenarioRunner, bar: Progress, tape: BookTape | None) -> None:
         self.runner = runner
         self.bar = bar
+        self.tape = tape
+        self.interrupted = False
 
     def next_time(self) -> int | None:
+        if self.interrupted:
+            raise Interrupted
+        if self.tape is not None:  # the state the last step left: the top of book the plot draws
+            self.tape.record(self.runner.venue)
         return self.runner.next_time()
 
     def steps(self, t: int) -> Iterator[Step]:
         self.bar.at(t)
         return self.runner.steps(t)
+
+    def on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.interrupted:
+            raise KeyboardInterrupt
+        self.interrupted = True
+
+
+@contextlib.contextmanager
+def _sigint_to(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` takes SIGINT while the block runs (in the main thread: elsewhere Python cannot)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def default_client(scenario: Scenario) -> int:
@@ -136,9 +184,14 @@ def run_backtest(
     quote: str | None = None,
     meta: dict[str, Any] | None = None,
     progress: IO[str] | None = None,
+    interruptible: bool = False,
+    tape: BookTape | None = None,
 ) -> Backtest:
     """Run ``strategy`` (an instance) against ``scenario``; BacktestError for bad options,
-    StrategyFailed when the strategy raises. ``progress``: a terminal to draw a progress bar on."""
+    StrategyFailed when the strategy raises. ``progress``: a terminal to draw a progress bar on.
+    ``interruptible`` (the command): Ctrl-C ends the run and the report, of what ran, has
+    ``"complete": false``; otherwise (a sweep's runs) KeyboardInterrupt goes to the caller. ``tape``
+    records the best bid and ask after every step (for the plot)."""
     if client is None:
         client_id = default_client(scenario)
     else:
@@ -182,11 +235,11 @@ def run_backtest(
             return latency_draw(scenario.seed, venue, *spread)
 
     bar = Progress(scenario.start_ns, until, progress, "backtest ")
-    runner = scenario.runner(venue)
+    runner = _Reporting(scenario.runner(venue), bar, tape)
     harness = Harness(
         venue,
         # Harness's parameter is typed ScenarioRunner (engine/) yet calls only next_time and steps
-        runner if bar.bar is None else _Reporting(runner, bar),  # type: ignore[arg-type]  # duck-typed runner
+        runner,  # type: ignore[arg-type]  # duck-typed runner
         client_id,
         None,
         latency_ns=latency_ns,
@@ -199,8 +252,14 @@ def run_backtest(
     driver = Driver(strategy, ctx, harness)
     harness.driver = driver
     started = time.perf_counter()
+    complete = True
     try:
-        harness.run(until)
+        with _sigint_to(runner.on_sigint) if interruptible else contextlib.nullcontext():
+            harness.run(until)
+    except KeyboardInterrupt:
+        if not interruptible:
+            raise
+        complete = False  # the report is of what ran, up to the last step taken
     except StrategyLoop as exc:
         raise StrategyFailed("its callbacks", harness.now, exc) from exc
     except Exception as exc:
@@ -212,6 +271,7 @@ def run_backtest(
     wall = time.perf_counter() - started
     figs = figures(harness, valuation)
     report = build_report(scenario, harness, figs, meta or {}, latency_ns, wall)
+    report["complete"] = complete
     return Backtest(harness, figs, report)
 
 
@@ -241,6 +301,14 @@ def millis_ns(text: str) -> int:
 
 
 def backtest_main(argv: list[str]) -> int:
+    try:
+        return _backtest(argv)
+    except KeyboardInterrupt:  # before the run started (loading) or after it (writing): nothing to report
+        print("\ncefisim backtest: interrupted", file=sys.stderr)
+        return 130
+
+
+def _backtest(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="cefisim backtest",
         description="Run a strategy in-process against a scenario at full speed and report how it did.",
@@ -250,7 +318,7 @@ def backtest_main(argv: list[str]) -> int:
         "--strategy",
         required=True,
         metavar="module:Class",
-        help="the strategy class: package.module:Class or path/to/file.py:Class",
+        help="the strategy class: package.module:Class, path/to/file.py:Class or a shipped one by name (simple_mm)",
     )
     parser.add_argument(
         "--param",
@@ -316,6 +384,7 @@ def backtest_main(argv: list[str]) -> int:
                 f" raised {type(exc).__name__}: {exc}"
             ) from None
         meta = {"strategy": args.strategy, "params": params}
+        tape = None if args.plot is None else BookTape()
         bt = run_backtest(
             scenario,
             strategy,
@@ -326,6 +395,8 @@ def backtest_main(argv: list[str]) -> int:
             quote=args.quote,
             meta=meta,
             progress=None if args.quiet else sys.stderr,
+            interruptible=True,
+            tape=tape,
         )
     except BacktestError as exc:
         print(f"cefisim backtest: {exc}", file=sys.stderr)
@@ -343,10 +414,17 @@ def backtest_main(argv: list[str]) -> int:
             return 1
     if args.plot is not None:
         try:
-            save_backtest_plot(bt, args.plot)
+            save_backtest_plot(bt, args.plot, tape)
         except OSError as exc:
             print(f"cefisim backtest: {args.plot}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     if not args.quiet:
         print("\n".join(table(bt.report)))
+    if not bt.report["complete"]:
+        print(
+            f"\ncefisim backtest: interrupted at {bt.report['end']} after {bt.report['seconds']} s of engine time:"
+            ' the report covers what ran ("complete": false)',
+            file=sys.stderr,
+        )
+        return 130
     return 0

@@ -3,11 +3,14 @@
 Contract:
 - :func:`save_backtest_plot` draws a finished :class:`~.report.Backtest`: per instrument the strategy
   traded (else the first it watched), the market's trade prices with the strategy's fills marked
-  (buys ▲, sells ▼); its inventory (change from the start) of every asset that moved but the
-  valuation one; its PnL and cumulative fees in the valuation asset (fees of instruments quoted in another
-  asset in that asset). Time is seconds from the run's
-  start. Prices and amounts come from the engine's integers through the grids' decimal text; floats
-  exist only in the drawing.
+  (buys ▲, sells ▼), the best bid and ask as the run went (a :class:`BookTape` recorded during the
+  run, when given) and the strategy's own orders, each a line at its price from its entry to its end
+  (an order modified is drawn at its last price; ended orders past the venue's retention are not
+  drawn), so why a fill happened shows; the price axis reads in prices, never as an offset. Then its
+  inventory (change from the start) of every asset that moved but the valuation one; its PnL and
+  cumulative fees in the valuation asset (fees of instruments quoted in another asset in that asset).
+  Time is seconds from the run's start. Prices and amounts come from the engine's integers through the
+  grids' decimal text; floats exist only in the drawing.
 - :func:`figure` and :func:`save_figure` are the reusable part (sweep plots use them): a matplotlib
   ``Figure`` made without pyplot (no global state, no display needed), saved by the file's suffix:
   ``.png``, ``.svg``, ``.pdf``, or ``.html`` (the SVG inside a small self-contained page).
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cefisim.engine import queries
+from cefisim.engine.vocabulary import FINAL, OrderStatus, OrderType
 
 from .report import Backtest, amount
 
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 SUFFIXES = (".png", ".svg", ".pdf", ".html")
+LIMIT = OrderType.LIMIT.value
+REJECTED = OrderStatus.REJECTED.value  # never on the book: not drawn
 INSTALL = "pip install 'cefisim[plot]'"
 
 
@@ -82,8 +88,26 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
     return target
 
 
-def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
-    """Draw ``bt`` (price and fills, inventory, PnL and fees over time) into ``path``."""
+class BookTape:
+    """The best bid and ask of every instrument as a run goes: :meth:`record` after each step (the
+    backtest calls it only when it draws a plot); a point is kept only when the top changed."""
+
+    def __init__(self) -> None:
+        self.tops: dict[int, list[tuple[int, int | None, int | None]]] = {}  # instrument id -> (ns, bid, ask)
+
+    def record(self, venue: Any) -> None:
+        now = queries.now(venue)
+        for inst in queries.instruments(venue):
+            book = queries.book(venue, inst.id)
+            bid, ask = book.best_bid(), book.best_ask()
+            series = self.tops.setdefault(inst.id, [])
+            if not series or series[-1][1] != bid or series[-1][2] != ask:
+                series.append((now, bid, ask))
+
+
+def save_backtest_plot(bt: Backtest, path: str | Path, tape: BookTape | None = None) -> Path:
+    """Draw ``bt`` (price, top of book, own orders and fills, inventory, PnL and fees over time) into
+    ``path``; ``tape``: the best bid and ask recorded during the run."""
     h, report = bt.harness, bt.report
     start = h.start_ns
     traded = [i for i in h.instruments if any(f.order.instrument is i for f, _ in h.fills)]
@@ -112,6 +136,36 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
             linewidth=0.9,
             label="market trades",
         )
+        tops = tape.tops.get(inst.id, []) if tape is not None else []
+        if tops:
+            tops = [*tops, (h.now, *tops[-1][1:])]  # the last top holds to the end of the run
+            for k, label, color in ((1, "best bid", "tab:blue"), (2, "best ask", "tab:orange")):
+                sides = [top[k] for top in tops]
+                ax.step(
+                    [secs(top[0]) for top in tops],
+                    [float("nan") if p is None else float(price(p)) for p in sides],  # NaN: a gap in the line
+                    where="post",
+                    color=color,
+                    linewidth=0.7,
+                    alpha=0.8,
+                    label=label,
+                )
+        for side, color in (("BUY", "tab:green"), ("SELL", "tab:red")):
+            own = [
+                o
+                for o in h.account.orders.values()
+                if o.instrument is inst and o.side == side and o.type == LIMIT and o.status != REJECTED
+            ]
+            if own:
+                ax.hlines(
+                    [float(price(o.price)) for o in own],
+                    [secs(o.created) for o in own],
+                    [secs(o.updated if o.status in FINAL else h.now) for o in own],
+                    colors=color,
+                    linewidth=2.2,
+                    alpha=0.45,
+                    label=f"own {'bids' if side == 'BUY' else 'asks'} ({len(own)})",
+                )
         for side, marker, color in (("BUY", "^", "tab:green"), ("SELL", "v", "tab:red")):
             mine = [f for f, _ in h.fills if f.order.instrument is inst and f.order.side == side]
             ax.scatter(
@@ -124,7 +178,8 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
                 label=f"{side.lower()} fills ({len(mine)})",
             )
         ax.set_ylabel(f"{inst.symbol} price")
-        ax.legend(loc="upper left", fontsize="small")
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)  # 30001.5, not +3e4 and 1.5
+        ax.legend(loc="upper left", fontsize="small", ncols=2)
 
     samples = bt.figures.series  # (engine time, the client's totals in h.assets order, PnL or None)
     times = [secs(t) for t, _, _ in samples]
@@ -136,7 +191,8 @@ def save_backtest_plot(bt: Backtest, path: str | Path) -> Path:
             inv.step(times, [_num(h, asset_id, units) for units in held], where="post", label=_asset_name(h, asset_id))
     inv.axhline(0, color="0.8", linewidth=0.8)
     inv.set_ylabel("inventory\n(change from start)")
-    inv.legend(loc="upper left", fontsize="small")
+    if inv.get_legend_handles_labels()[0]:  # nothing moved (a strategy that never traded): no legend
+        inv.legend(loc="upper left", fontsize="small")
 
     money = axes[-1]
     quote = report["quote_asset"]

@@ -614,6 +614,7 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         params=(
             _query("instrument", "^[0-9]+$", required=True),
             _query("client", "^[0-9]*$"),
+            _query("once", "^(0|1|true|false)?$"),
             VENUE,
             {
                 "name": "Last-Event-ID",
@@ -633,7 +634,7 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "Page",
         media="text/html",
         # the page's script reads them (a wrong one: the stream refuses it)
-        params=(_query("instrument", None), _query("client", None), VENUE),
+        params=(_query("instrument", None), _query("client", None), _query("once", None), VENUE),
     ),
     ("GET", "/_sim/ui/{name}"): _ui_file_op(),
     # isolated venues (api/control/venues.py, docs/venues.md)

@@ -1,5 +1,7 @@
 """The emulator's control plane under ``/_sim/``: things a sandbox user drives that the venue has not.
 
+Every route with its body, answer and examples: docs/control.md (and ``GET /_sim/openapi.json``).
+
 Off in ``--environment production`` (every path 404); with ``--control-token`` every request needs
 ``Authorization: Bearer <token>``; without one, only loopback peers are served (403 otherwise). Bodies are
 JSON; errors are bare RFC 7807 problems.
@@ -213,13 +215,16 @@ async def advance_clock(request: web.Request) -> web.Response:
         raise bad_request(given[0], f"at most {MAX_ADVANCE_NS // NS_PER_DAY} days per advance; advance again for more")
     # the scenario runs in slices, with the event loop let through between them: other requests (health,
     # reads, orders, which apply at the instant the advance has reached) are answered meanwhile
-    epoch = sim.epoch
+    epoch, before = sim.epoch, sim.scenario_events
     for _ in sim.advance_slices(target):
         await asyncio.sleep(0)
         if sim.epoch != epoch:
             raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
     result = sim.finish_advance(target)
-    return respond({**clock_doc(request), "events": len(result.events)})
+    # the venue events the advance made happen: the scenario's commands' (agents, scheduled events,
+    # the timers they passed) and the closing advance's timers; not those of requests served meanwhile
+    events = sim.scenario_events - before + len(result.events)
+    return respond({**clock_doc(request), "events": events})
 
 
 async def book(request: web.Request) -> web.Response:

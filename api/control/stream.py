@@ -7,6 +7,7 @@ loopback peers only, or the control token.
 | ``venue`` | ``default`` or empty: the default venue; a created venue's id (``/_sim/venues``); else a 404 |
 | ``instrument`` | the instrument id (required on the stream; 404 ``unknown-instrument`` when there is none) |
 | ``client`` | optional client id: the stream also carries that client's ``order`` events (404 ``unknown-client``) |
+| ``once`` | ``1``: send the snapshot and end the stream (a bounded answer: screenshots, ``--virtual-time-budget``) |
 
 The event format, ids and resume rules are in ``api/control/stream_hub.py`` and ``docs/stream.md``. A stream
 starts with a snapshot (or, with a ``Last-Event-ID`` header the instrument's ring still covers, the
@@ -71,6 +72,16 @@ def _query_id(request: web.Request, name: str, known: Callable[[int], bool], slu
     return int(raw)
 
 
+def _query_flag(request: web.Request, name: str) -> bool:
+    """``name=1`` (or ``true``, or bare ``name``) True; absent, ``0`` or ``false`` False; else a 400."""
+    raw = request.query.get(name)
+    if raw is None or raw in ("0", "false"):
+        return False
+    if raw in ("", "1", "true"):
+        return True
+    raise bad_request(name, "must be 1 or 0")
+
+
 async def stream(request: web.Request) -> web.StreamResponse:
     hub = request.app[STREAMS]
     check_venue(request)
@@ -79,6 +90,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         request, "instrument", lambda i: queries.instrument(venue, i) is not None, "unknown-instrument", required=True
     )
     client_id = _query_id(request, "client", lambda i: queries.has_client(venue, i), "unknown-client", required=False)
+    once = _query_flag(request, "once")
     assert instrument_id is not None
     settings = hub.settings
     if hub.full():
@@ -99,11 +111,16 @@ async def stream(request: web.Request) -> web.StreamResponse:
             "X-Request-Id": request[REQUEST_ID],
         }
     )
-    conn = hub.subscribe(instrument_id, client_id, request.headers.get("Last-Event-ID"), transport.abort)
+    conn = hub.subscribe(
+        instrument_id, client_id, None if once else request.headers.get("Last-Event-ID"), transport.abort
+    )
     try:
         await response.prepare(request)
         await response.write(b"retry: %d\n\n" % settings.retry_ms)
-        await _pump(conn, response, transport, settings.heartbeat_s)
+        if once:  # the snapshot subscribe queued, and the end
+            await response.write(b"".join(conn.pending))
+        else:
+            await _pump(conn, response, transport, settings.heartbeat_s)
     except ConnectionError:
         pass  # the client went away (or was dropped) while we wrote
     finally:

@@ -137,6 +137,7 @@ class Simulation:
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
         self.sides = Sides()  # state kept beside the engine (attach)
+        self.scenario_events = 0  # venue events of the scenario's own commands so far (never reset)
         existing = self._read_header() if self.journal_path else None
         if existing is not None:
             self.start_ns = existing[0]
@@ -343,8 +344,11 @@ class Simulation:
         return result
 
     def _apply_scenario(self, cmd: Command, at: int) -> Result:
-        """The submit function the scenario runner is handed: its commands, journaled as "scn"."""
-        return self.apply(cmd, at, "scn")
+        """The submit function the scenario runner is handed: its commands, journaled as "scn"; their
+        events counted in ``scenario_events`` (what an advance reports it made happen)."""
+        result = self.apply(cmd, at, "scn")
+        self.scenario_events += len(result.events)
+        return result
 
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control

@@ -73,6 +73,7 @@ from .model import Scenario, ScenarioError, format_time, parse_time
 from .parser import Parser
 from .recorded import recorded_latency, recorded_source
 from .reference import asset, client, instrument
+from .shipped import shipped_names
 
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 STP_VALUES = tuple(SelfTradePrevention)
@@ -93,6 +94,13 @@ def load_scenario(path: str | Path) -> Scenario:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        if Path(path).parent == Path("."):  # a bare name, as `--scenario demoo`: a mistyped shipped name?
+            shipped = ", ".join(shipped_names())
+            raise ScenarioError(
+                [(source, "$", f"neither a file nor a shipped scenario (shipped: {shipped})")]
+            ) from None
+        raise ScenarioError([(source, "$", f"cannot read the file: {os_reason(exc)}")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError([(source, "$", f"cannot read the file: {os_reason(exc)}")]) from None
     try:

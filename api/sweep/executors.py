@@ -219,7 +219,11 @@ class DaskExecutor(_Executor):
                         threads_per_worker=1,
                         processes=True,
                         dashboard_address=":0",
-                        silence_logs=logging.ERROR,
+                        # the cluster's own log stays quiet but for a crash: on Ctrl-C (or a busy machine)
+                        # a worker's heartbeat may find the scheduler gone and log an ERROR with its
+                        # traceback, which would reach the user's terminal. What a run needs to say
+                        # (a failed task, a dead worker) is in its row.
+                        silence_logs=logging.CRITICAL,
                     )
             finally:
                 if main:

@@ -8,7 +8,7 @@ Contract:
 - ``load_sweep_file(path)`` reads a JSON (``.json``) or TOML (any other suffix) sweep file and
   returns its keys checked (:data:`FILE_KEYS`); a problem is a :class:`GridError` with the file, the
   key path and the reason, never a traceback. Relative ``scenario`` and strategy file paths are
-  resolved against the file's directory.
+  resolved against the file's directory; a shipped scenario's or strategy's name stays a name.
 - ``runs(axes)`` is the Cartesian product in a fixed order: parameter sets (the first ``--param``
   varies slowest), then latencies, then seeds. Run ``i`` is the ``i``-th of that order, whatever
   executes it, so the rows of a sweep are the same list on every executor.
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backtest.main import BacktestError, millis_ns
+from ..scenario.shipped import shipped
 
 __all__ = [
     "FILE_KEYS",
@@ -179,7 +180,8 @@ def load_sweep_file(path: str | Path) -> dict[str, Any]:
         elif not isinstance(value, str):
             raise GridError(f"{where}: must be a string")
         elif key == "scenario":
-            out[key] = str(p.parent / value)
+            here = p.parent / value  # a file next to this one, else a shipped scenario's name (demo)
+            out[key] = value if not here.exists() and shipped(value) is not None else str(here)
         elif key == "strategy":
             out[key] = _resolve_strategy(value, p.parent)
         else:
@@ -221,7 +223,8 @@ def _file_params(value: object, where: str) -> dict[str, list[str]]:
 
 
 def _resolve_strategy(spec: str, base: Path) -> str:
-    """A ``path/file.py:Class`` spec relative to the sweep file; a ``module:Class`` spec unchanged."""
+    """A ``path/file.py:Class`` spec relative to the sweep file; a ``module:Class`` spec or a shipped
+    strategy's name unchanged."""
     where, sep, name = spec.rpartition(":")
     if sep and (where.endswith(".py") or "/" in where) and not Path(where).is_absolute():
         return f"{base / where}:{name}"

@@ -60,7 +60,11 @@ def sweep_parser() -> argparse.ArgumentParser:
         help="scenario file (JSON), or the name of a shipped one; or `scenario` in the sweep file",
     )
     p.add_argument("--file", metavar="SWEEP.toml|.json", help="a sweep file giving any of the axes and options")
-    p.add_argument("--strategy", metavar="module:Class", help="package.module:Class or path/to/file.py:Class")
+    p.add_argument(
+        "--strategy",
+        metavar="module:Class",
+        help="package.module:Class, path/to/file.py:Class or a shipped one by name (simple_mm)",
+    )
     p.add_argument("--seeds", metavar="A-B,C", help="scenario seeds, e.g. 1-64 (default: the scenario's seed)")
     p.add_argument(
         "--param",

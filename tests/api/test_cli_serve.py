@@ -213,10 +213,17 @@ def test_port_0_ready_file_access_log_and_recent_requests(tmp_path: Path) -> Non
         described = json.loads(_get(url + "/_sim/openapi.json")[1])  # what the control document promises
         jsonschema.validate(doc, {"$ref": "#/components/schemas/Requests", "components": described["components"]})
         assert _get(url + "/_sim/requests?limit=0")[0] == 400
+        status, body = _get(url + "/_sim/ui/?instrument=1")
+        assert status == 200 and b"<html" in body
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert f"on {url}" in out  # the real port, not 0
+    # the live page, found from the startup lines: an address that serves it
+    (page,) = [
+        ln.rpartition(" ")[2] for ln in out.splitlines() if ln.startswith("Watch the book, trades and orders live: ")
+    ]
+    assert page == f"{url}/_sim/ui/?instrument=1"
     lines = [ln for ln in err.splitlines() if " /v1/cefi/balances " in ln]
     assert len(lines) == 2
     assert " GET /v1/cefi/balances 200 " in lines[0] and "ms client=100 request_id=r-1" in lines[0]

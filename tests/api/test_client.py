@@ -408,9 +408,9 @@ async def test_versions_and_raw_responses(server: CefisimServer) -> None:
         assert text.status == 400 and "not valid JSON" in text.text
 
 
-def doc_examples() -> list[str]:
-    """The Python code blocks of docs/client.md."""
-    text = (Path(__file__).resolve().parents[2] / "docs" / "client.md").read_text()
+def doc_examples(page: str = "client.md") -> list[str]:
+    """The Python code blocks of docs/``page``."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / page).read_text()
     return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 

@@ -112,11 +112,44 @@ async def test_a_virtual_clock_with_a_speed_moves_by_itself(api_factory) -> None
     import asyncio
     import time
 
+    # the real time counts from before the server (and its ticker) starts: on a loaded machine the
+    # ticker may already run a while before the factory returns
+    started = time.monotonic()
     api = await api_factory(speed=3600.0)
-    start, started = api.sim.venue.clock.now, time.monotonic()
+    start = api.sim.venue.clock.now
     target = start + 10 * 60 * 10**9  # 10 engine minutes: about 0.17 s of real time at 3600x
     while api.sim.venue.clock.now < target:  # waits for the ticker, however slow the machine is
         await asyncio.sleep(0.01)
     moved, real = api.sim.venue.clock.now - start, time.monotonic() - started
     # the ticker moves engine time by speed x the real time that passed, never faster
     assert moved <= 3600 * real * 10**9 * 1.01, (moved, real)
+
+
+async def test_an_advance_counts_the_events_the_scenario_made_happen() -> None:
+    """``events`` of POST /_sim/clock/advance: every venue event of the advance (the agents' orders,
+    acks and fills, the timers), as a Simulation's listener counts them offline; not only the closing
+    advance's timers (it answered 0 for a minute of the demo's trading)."""
+    import aiohttp
+
+    from cefisim.api.pytest_plugin import serving
+    from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.scenario import load_scenario
+    from cefisim.api.server.keys import ServerOptions
+    from tests.scenarios.replay_support import SCENARIOS
+
+    counted: list[int] = []
+    offline = Simulation(load_scenario(SCENARIOS / "demo.json"), on_result=lambda r: counted.append(len(r.events)))
+    counted.clear()  # what loading the scenario applied is not the advance's
+    offline.advance(offline.start_ns + 60 * 10**9)
+    async with (
+        serving(Simulation(load_scenario(SCENARIOS / "demo.json"), clock="virtual"), ServerOptions()) as server,
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.get(f"{server.url}/_sim/health") as resp:
+            orders_before = (await resp.json())["orders"]
+        async with http.post(f"{server.url}/_sim/clock/advance", json={"seconds": 60}) as resp:
+            advanced = await resp.json()
+        async with http.get(f"{server.url}/_sim/health") as resp:
+            orders_after = (await resp.json())["orders"]
+    assert orders_after > orders_before  # the demo's agents traded during the minute
+    assert advanced["events"] == sum(counted) > orders_after - orders_before

@@ -8,6 +8,10 @@ from cefisim.api.pytest_venues import SharedServer, _start
 
 pytest_plugins = ["pytester"]
 
+# each test runs a pytest of its own that starts `cefisim serve` processes (two under -n 2): on a loaded
+# 2-core machine that took more than the suite's 120 s per test (seen with both cores busy)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
 STRICT_INI = "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
 
 #: four tests, each placing an order in its own venue and seeing only that one; the venue ids they saw go to a file

@@ -48,14 +48,14 @@ def test_replay_and_backtest_report_progress_on_a_terminal(monkeypatch: pytest.M
     tty = Terminal()
     run(scenario, scenario.start_ns + 60 * 10**9, None, tty)
     assert "replay " in tty.getvalue() and "engine s" in tty.getvalue()
-    strategy = load_strategy_class("examples/strategies/simple_mm.py:SimpleMarketMaker")()
+    strategy = load_strategy_class("simple_mm")()
     tty = Terminal()
     run_backtest(scenario, strategy, until_ns=scenario.start_ns + 60 * 10**9, progress=tty)
     assert "backtest " in tty.getvalue()
     piped = io.StringIO()
     run_backtest(
         scenario,
-        load_strategy_class("examples/strategies/simple_mm.py:SimpleMarketMaker")(),
+        load_strategy_class("simple_mm")(),
         until_ns=scenario.start_ns + 60 * 10**9,
         progress=piped,
     )

@@ -4,7 +4,7 @@ The conformance tests compare answers with our OpenAPI document, which our code 
 tests copy the field names, formats and status codes out of the description
 (``spec/platform-interfaces.md``: Resources and their fields, Errors, Limits, Versioning) as literals,
 so a renamed or dropped field, a different status or a changed format fails here even when the OpenAPI
-document changed with it. Fields the emulator adds (design.md, docs/cefi.md) are allowed next to the
+document changed with it. Fields the emulator adds (docs/cefi.md) are allowed next to the
 description's; the description's own fields must all be there, spelled as it spells them.
 """
 

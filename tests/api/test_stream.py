@@ -406,3 +406,21 @@ async def test_an_idle_stream_gets_heartbeat_comments(api: Api) -> None:
     async with asyncio.timeout(5):
         while (line := await sse.resp.content.readline()) != b": keep-alive\n":
             assert line == b"\n", line
+
+
+async def test_once_sends_the_snapshot_and_ends_the_stream(api: Api) -> None:
+    """``once=1`` (the live page's ``?once=1``): a bounded answer, so a headless browser's
+    ``--virtual-time-budget`` screenshot is not held up by a stream that never idles."""
+    await cross(api)
+    resp = await api.client.get("/_sim/stream", params={"instrument": "1", "client": "100", "once": "1"})
+    assert resp.status == 200 and resp.headers["Content-Type"] == "text/event-stream"
+    async with asyncio.timeout(30):
+        body = (await resp.read()).decode()  # returns only because the server ended the stream
+    events = [line.removeprefix("event: ") for line in body.splitlines() if line.startswith("event: ")]
+    assert events == ["snapshot"]
+    assert hub_of(api).open == 0
+    for bad in ("yes", "2"):
+        status, problem, _ = await api.call(
+            "GET", "/_sim/stream", client_id=None, params={"instrument": "1", "once": bad}
+        )
+        assert status == 400 and problem["detail"].startswith("once: ")

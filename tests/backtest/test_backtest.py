@@ -15,7 +15,7 @@ from cefisim.api.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
-EXAMPLE = "examples/strategies/simple_mm.py:SimpleMarketMaker"
+EXAMPLE = "simple_mm"  # the shipped example strategy, by name
 HERE = "tests.backtest.test_backtest"
 
 REPORT_KEYS = {
@@ -429,10 +429,11 @@ def test_a_strategy_that_raises_exits_1_with_its_traceback(tmp_path: Path, capsy
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("simple_mm", "give module:Class"),
+        ("simple_mn", "give module:Class, path/to/file.py:Class or a shipped strategy (simple_mm)"),
         ("no_such_module_xyz:Strategy", "cannot import no_such_module_xyz"),
-        ("examples/strategies/simple_mm.py:Nope", "has no Nope"),
-        ("examples/strategies/missing.py:Strategy", "no such file"),
+        ("cefisim/strategies/simple_mm.py:Nope", "has no Nope"),
+        ("cefisim/strategies/missing.py:Strategy", "no such file"),
+        ("cefisim.strategies.simple_mm:SimpleMarketMaker", None),  # the shipped one, by module
         ("json:dumps", "is not a class"),
         ("json:JSONDecoder", "defines none of on_start"),
         ("tests.backtest.test_backtest:TinyTaker", None),  # fine, for contrast

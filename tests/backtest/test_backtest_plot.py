@@ -3,6 +3,7 @@ matplotlib is one line and exit 2 before the run."""
 
 from __future__ import annotations
 
+import re
 import struct
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from cefisim.api.backtest.plot import INSTALL, figure, save_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "scenarios" / "demo.json")
-EXAMPLE = "examples/strategies/simple_mm.py:SimpleMarketMaker"
+EXAMPLE = "simple_mm"
 RUN = (DEMO, "--strategy", EXAMPLE, "--until", "+120", "--param", "qty=0.05", "--quiet")
 
 
@@ -28,8 +29,15 @@ def test_a_backtest_draws_price_fills_inventory_pnl_and_fees(tmp_path: Path) -> 
     assert backtest_main([*RUN, "--plot", str(page)]) == 0
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!doctype html>") and "<svg" in text
-    for label in ("BTC-USD price", "buy fills", "sell fills", "inventory", "PnL (USD)", "fees paid (USD)"):
+    labels = ("BTC-USD price", "buy fills", "sell fills", "inventory", "PnL (USD)", "fees paid (USD)")
+    # why a fill happened: the top of the book and the strategy's own quotes, drawn as the run went
+    labels += ("best bid", "best ask", "own bids (", "own asks (")
+    for label in labels:
         assert f"<!-- {label}" in text, label  # matplotlib keeps each text, drawn as glyphs, in a comment
+    # the price axis reads in prices (the demo trades around 30000), not as an offset and small numbers
+    ticks = [float(t) for t in re.findall(r"<!-- (\d{5}(?:\.\d+)?) -->", text)]
+    assert len(ticks) >= 3 and all(29_900 < t < 30_100 for t in ticks)
+    assert "e4" not in " ".join(re.findall(r"<!-- (.*?) -->", text))
 
 
 def test_a_target_it_cannot_write_is_refused_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

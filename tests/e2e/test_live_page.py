@@ -224,3 +224,51 @@ async def test_the_page_of_a_created_venue_shows_its_own_instruments_and_trades(
     assert options[0] == "BTC-USD (1)" and not await js(
         browser, "return document.querySelectorAll('#trades tr').length"
     )
+
+
+async def test_a_virtual_time_budget_screenshot_of_once_finishes(server: Server, tmp_path: Path) -> None:
+    """``chromium --headless --screenshot --virtual-time-budget``: with ``&once=1`` the page keeps no
+    stream open, so the browser's virtual time runs out and it writes the picture (the live page's
+    never-ending stream held it for ever). The page in the picture was drawn from the snapshot."""
+    import os
+
+    from tests.e2e.test_consent_browser import CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("needs /usr/bin/chromium (Debian: apt-get install chromium)")
+    png = tmp_path / "once.png"
+    proc = await asyncio.create_subprocess_exec(
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={png}",
+        "--window-size=1440,900",
+        "--virtual-time-budget=5000",
+        f"{server.base}/_sim/ui/?instrument=1&client=100&once=1",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(120):  # a stream left open would hold it until this fails the test
+            assert await proc.wait() == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert server.app[STREAMS].open == 0  # the page's stream ended with its snapshot
+    print(f"\nonce=1 screenshot: {png}")
+
+
+async def test_once_draws_the_snapshot_and_closes_the_stream(server: Server, browser: WebDriver) -> None:
+    await open_page(browser, server, "instrument=1&once=1")
+    status = await wait_js(
+        browser, "return window.cefisimLive.stats.connected === false && document.getElementById('status').textContent"
+    )
+    assert status == "snapshot (once=1: not live)"
+    assert len(await js(browser, "return [...document.querySelectorAll('#bids tr')]")) == 5
+    await server.order(BOB, side="BUY", qty="0.1", price="29999.50")  # after the snapshot: not shown
+    await asyncio.sleep(0)  # (nothing to wait for: the page has no stream)
+    assert await js(browser, "return window.cefisimLive.stats.snapshots") == 1

@@ -301,7 +301,7 @@ def fingerprint(v: Venue, exclude_order: Order | None = None) -> tuple:
 
 
 def state_hash(v: Venue) -> tuple:
-    """Sorted levels and balances (style.md practice 9), plus the counters."""
+    """Sorted levels and balances (a comparable picture of the state), plus the counters."""
     levels = []
     for i in sorted(v.books):
         book = v.books[i]

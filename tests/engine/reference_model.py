@@ -6,7 +6,7 @@ exact: every amount is computed from the decimal reference data of ``builders.py
 and the hold of an order is recomputed from scratch from its sums whenever it is read.
 
 It models price-time priority, STP, IOC/MARKET/AON/ALO, the price band and the protection price (with
-the ``USE_AGGRESSIVE_PRICING`` rule of design.md: the more aggressive of the unflagged protection price
+the ``USE_AGGRESSIVE_PRICING`` rule of docs/matching.md: the more aggressive of the unflagged protection price
 and the band's far edge around the reference price), modify priority, GTC expiry, the instrument
 statuses (OPENING uncrosses best bid against best ask, the later-joined one taking), cancel reasons,
 modify and cancel by external id, and the

@@ -1,4 +1,4 @@
-"""style.md practice 2: the deterministic path never reads the wall clock, unseeded randomness or I/O.
+"""Determinism: the deterministic path never reads the wall clock, unseeded randomness or I/O.
 
 Parses every module of ``engine/`` with ``ast`` and fails on any import of a forbidden module, wherever
 it is (imports inside functions count). The one exception is an ``if TYPE_CHECKING:`` block: it never

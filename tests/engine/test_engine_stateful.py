@@ -1,6 +1,6 @@
-"""Random command streams through the real Venue and a naive reference venue (style.md practice 8).
+"""Random command streams through the real Venue and a naive reference venue (a model-based test).
 
-The reference model (``reference_model.py``) is written from docs/matching.md and design.md, not from
+The reference model (``reference_model.py``) is written from docs/matching.md and the interface description, not from
 the engine: prices, priority, STP, order types, the band and protection prices, modify, GTC expiry,
 instrument statuses, cancel reasons and the ledger (holds, fees, balances, the hourly fee sweep,
 transfers, entry and cancel latency with NEW_PENDING and CANCEL_PENDING; modify latency is left to
@@ -21,7 +21,7 @@ mostly hit one, and instrument status changes are rare. ``event()`` reports the 
 example (``--hypothesis-show-statistics``); ``python -m tests.engine.test_engine_stateful`` prints the
 shares of all steps of one full run.
 
-``USE_AGGRESSIVE_PRICING``: the model has design.md's rule (the more aggressive of the unflagged
+``USE_AGGRESSIVE_PRICING``: the model has docs/matching.md's rule (the more aggressive of the unflagged
 protection price and the band's far edge around the reference price); a third of the MARKET orders
 carry the flag (``AGGRESSIVE_IN_STREAMS``).
 """

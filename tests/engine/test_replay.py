@@ -1,4 +1,4 @@
-"""Golden replay (style.md practice 9): the same (at, command) journal gives the same events and state."""
+"""Golden replay: the same (at, command) journal gives the same events and state."""
 
 from __future__ import annotations
 

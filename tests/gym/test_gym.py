@@ -135,3 +135,14 @@ def test_several_venues_in_one_process_and_in_subprocesses() -> None:
     assert not np.array_equal(sync[-1][0], sync[-1][1])
     subprocesses = _vector_rollout(AsyncVectorEnv([make, make]), 10)
     assert all(np.array_equal(a, b) for a, b in zip(sync, subprocesses, strict=True))
+
+
+def test_the_shipped_example_runs_both_policies(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m cefisim.examples.gym_random_and_simple`` (docs/gym.md): both policies play a whole
+    episode of the steps asked for."""
+    from cefisim.examples.gym_random_and_simple import main
+
+    main(["--scenario", "demo", "--steps", "20", "--seed", "3"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0].strip() for line in lines] == ["random", "simple"]
+    assert all(" 20 steps, reward " in line for line in lines)

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from cefisim.api.backtest.main import run_backtest
 from cefisim.api.backtest.report import WALL_FIELDS
 from cefisim.api.scenario import load_scenario
+from cefisim.strategies.simple_mm import SimpleMarketMaker
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "recorded_busy.json"
-sys.path.insert(0, str(ROOT / "examples" / "strategies"))
-
-from simple_mm import SimpleMarketMaker  # noqa: E402
 
 
 class Watcher:

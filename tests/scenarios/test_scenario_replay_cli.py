@@ -10,6 +10,7 @@ import pytest
 
 from cefisim.api.runtime.replay import replay_main, run
 from cefisim.api.scenario import load_scenario
+from cefisim.api.scenario.shipped import shipped_names
 from cefisim.engine.journal import event_digest, from_record
 
 from .replay_support import SCENARIOS, SHIPPED
@@ -110,6 +111,17 @@ def test_scenario_problems_are_listed_and_exit_2(tmp_path: Path, capsys: pytest.
     ]
     assert replay_main([str(tmp_path / "missing.json")]) == 2
     assert "cannot read the file" in capsys.readouterr().err
+
+
+def test_a_mistyped_shipped_name_says_so_and_lists_the_shipped_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no file called demoo here either
+    assert replay_main(["demoo"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    names = ", ".join(shipped_names())
+    assert line == f"demoo: $: neither a file nor a shipped scenario (shipped: {names})"
+    assert "demo, " in names
 
 
 def test_unwritable_journal_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

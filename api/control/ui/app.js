@@ -19,6 +19,7 @@ const state = {
   activity: [],                // newest first
   dirty: new Set(),            // panels to redraw at the next frame
   source: null,
+  once: false,                 // ?once=1: draw the state at load and keep no stream open (screenshots)
 };
 
 // Counters for the status line and for tests (window.cefisimLive): events handled, frames drawn,
@@ -144,10 +145,15 @@ function connect() {
   state.orders = new Map(); state.activity = [];
   mark("book", "trades", "chart", "orders", "activity");
   if (!state.instrument) return;
-  const url = `/_sim/stream?${query({ instrument: state.instrument, client: state.client })}`;
+  const once = state.once ? "1" : "";
+  const url = `/_sim/stream?${query({ instrument: state.instrument, client: state.client, once })}`;
   const source = new EventSource(url);
   state.source = source;
-  source.addEventListener("snapshot", handler(onSnapshot));
+  source.addEventListener("snapshot", handler((doc) => {
+    onSnapshot(doc);
+    // once: the server ends the stream after the snapshot; closing it here stops EventSource's reconnect
+    if (state.once) { source.close(); stats.connected = false; setStatus("snapshot (once=1: not live)", ""); }
+  }));
   source.addEventListener("depth", handler(onDepth));
   source.addEventListener("trade", handler((t) => addTrade(t)));
   source.addEventListener("order", handler(onOrder));
@@ -335,7 +341,7 @@ function readForm() {
   state.instrument = $("instrument").value;
   state.client = $("client").value.trim();
   const url = new URL(window.location.href);
-  url.search = query({ instrument: state.instrument, client: state.client });
+  url.search = query({ instrument: state.instrument, client: state.client, once: state.once ? "1" : "" });
   history.replaceState(null, "", url);
 }
 
@@ -344,6 +350,7 @@ async function start() {
   state.venue = params.get("venue") || "default";
   state.instrument = params.get("instrument") || "";
   state.client = params.get("client") || "";
+  state.once = params.has("once") && params.get("once") !== "0";
   $("venue").value = state.venue;
   $("client").value = state.client;
   $("controls").addEventListener("submit", async (ev) => {

@@ -1,7 +1,7 @@
 """A random policy and a simple hand-written one in cefisim's Gymnasium environment (docs/gym.md).
 
     pip install 'cefisim[gym]'
-    python examples/gym_random_and_simple.py [--scenario population] [--steps 300] [--seed 1]
+    python -m cefisim.examples.gym_random_and_simple [--scenario population] [--steps 300] [--seed 1]
 
 Nothing is trained: the point is the interface. The simple policy is a market maker of its own: it
 quotes one tick either side of the mid while its inventory is small, leans out of a position past
@@ -47,12 +47,12 @@ def episode(env: VenueEnv, policy: str, seed: int) -> tuple[float, int, float]:
             return total, steps, steps / (time.perf_counter() - start)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenario", default="population")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     env = VenueEnv(args.scenario, offsets=(1, 3, 10), max_steps=args.steps, inventory_penalty=0.5)
     for policy in ("random", "simple"):
         total, steps, rate = episode(env, policy, args.seed)

@@ -1,7 +1,6 @@
 """A simple market maker for ``cefisim backtest``: one bid and one ask around the mid, with inventory limits.
 
-    cefisim backtest scenarios/demo.json \\
-        --strategy examples/strategies/simple_mm.py:SimpleMarketMaker \\
+    cefisim backtest demo --strategy simple_mm \\
         --param instrument=BTC-USD --param qty=0.05 --until +300 --report mm.json
 
 Parameters (``--param KEY=VALUE``; every value is a string):
@@ -124,7 +123,7 @@ class SimpleMarketMaker:
         if mid is None or book["status"] != "ACTIVE":
             return
         mid_ticks = mid / self.tick
-        lean = self.skew * max(-1, min(1, self.position / self.max_inventory))
+        lean = self.skew * max(Decimal(-1), min(Decimal(1), self.position / self.max_inventory))
         bid = (mid_ticks - self.half_spread - lean).to_integral_value(ROUND_FLOOR)
         ask = (mid_ticks + self.half_spread - lean).to_integral_value(ROUND_CEILING)
         self._quote(ctx, "BUY", bid if self.position < self.max_inventory else None)

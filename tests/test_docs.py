@@ -1,0 +1,101 @@
+"""The documentation a newcomer reads first holds: the README's module names import, docs/control.md
+covers every route of the served control plane, the changelog's newest entry is the package's version,
+and the docs stand on their own (no citation of a file the repository does not have)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import cefisim
+from cefisim.api.cli import main
+from cefisim.api.control.openapi import control_document
+from cefisim.api.control.venues import VENUE_PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _resolves(dotted: str) -> bool:
+    """``cefisim.a.b`` is a module, or an attribute of the longest module prefix."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/pytest.md", "docs/client.md", "CONTRIBUTING.md"])
+def test_every_cefisim_name_the_page_gives_imports(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    names = sorted(set(re.findall(r"\bcefisim(?:\.[A-Za-z_]\w*)+", text)))
+    assert names, f"{page} names no cefisim module"
+    assert [n for n in names if not _resolves(n)] == []
+
+
+def test_the_readme_names_the_signers_where_they_are() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "cefisim.api.signing_clients" in text and "CefiHttpxAuth" in text
+
+
+def _documented() -> set[tuple[str, str]]:
+    """(method, path) of every ``### METHOD /path, METHOD /path`` heading of docs/control.md."""
+    out = set()
+    for line in (ROOT / "docs" / "control.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("### "):
+            for item in line[4:].split(", "):
+                method, _, path = item.partition(" ")
+                out.add((method, path))
+    return out
+
+
+def test_control_md_documents_every_route_of_the_served_control_plane() -> None:
+    served = {
+        (method.upper(), path)
+        for path, ops in control_document("http://127.0.0.1:8080")["paths"].items()
+        for method in ops
+    }
+    # a venue's routes are the same routes under its prefix: the page says so once, in one section
+    plain = {(m, p) for m, p in served if not p.startswith(VENUE_PREFIX + "/")}
+    scoped = {(m, "/_sim" + p.removeprefix(VENUE_PREFIX)) for m, p in served if p.startswith(VENUE_PREFIX + "/")}
+    assert scoped <= plain
+    assert _documented() == plain
+    assert f"`{VENUE_PREFIX}/`" in (ROOT / "docs" / "control.md").read_text(encoding="utf-8")
+
+
+def test_the_changelogs_newest_entry_is_the_packages_version(capsys: pytest.CaptureFixture[str]) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    versions = re.findall(r"^## (\d+\.\d+\.\d+)\s*$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.MULTILINE)
+    assert versions and versions[0] == project == cefisim.__version__
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"cefisim {project}"
+
+
+def test_the_docs_cite_no_file_the_repository_does_not_have() -> None:
+    """The project's files stand on their own: no citation of working notes kept outside it."""
+    outside = ["design" + ".md", "style" + ".md", "perf-" + "notes", "../" + "shared"]
+    tracked = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    )
+    found = []
+    for name in tracked:
+        path = ROOT / name
+        if not name or path.suffix not in {".md", ".py", ".toml", ".json", ".js", ".html", ".txt", ""}:
+            continue
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [f"{name}: {word}" for word in outside if word in text]
+    assert found == []
