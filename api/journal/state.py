@@ -30,7 +30,9 @@ import orjson
 from cefisim.api.runtime.recovery import JournalError, scenario_digest
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.snapshot import SnapshotError
-from cefisim.api.runtime.venues import MANIFEST, VenueError, VenueSpec
+from cefisim.api.runtime.venue_files import FileStore
+from cefisim.api.runtime.venue_manifest import MANIFEST, VenueManifest
+from cefisim.api.runtime.venues import VenueError, VenueSpec
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.shipped import resolve
 from cefisim.engine.venue import Venue
@@ -41,21 +43,17 @@ from .reader import Journal, JournalDamage
 _OFFSET = re.compile(r"byte offset (\d+)")
 
 
-def _venue_spec(path: Path) -> VenueSpec | None:
-    """The spec a run-time venue's journal was made from, read from the manifest beside it."""
-    manifest = path.parent / MANIFEST
-    if not path.parent.name.endswith(".venues") or not manifest.exists():
+def _venue_scenario(path: Path) -> Scenario | None:
+    """The scenario of a run-time venue's journal (``FILE.venues/{id}.jsonl``), from the venue's record
+    and the file copies beside it; None for any other journal."""
+    folder = path.parent
+    if not folder.name.endswith(".venues") or not (folder / MANIFEST).exists():
         return None
-    spec = None
-    with open(manifest, "rb") as f:
-        for raw in f:
-            try:
-                entry = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # a torn last line: the server cuts it off too
-            if isinstance(entry, dict) and entry.get("id") == path.stem and entry.get("op") == "create":
-                spec = VenueSpec(entry["id"], entry.get("scenario"), entry.get("document"), entry.get("seed"))
-    return spec
+    try:
+        spec = VenueSpec.from_json(VenueManifest(folder).read_record(path.stem))
+    except (OSError, ValueError) as exc:
+        raise VenueError("record", str(exc).splitlines()[0]) from None
+    return spec.load(FileStore(folder / "files"))
 
 
 def journal_scenario(journal: Journal, given: str | None = None) -> Scenario:
@@ -63,10 +61,8 @@ def journal_scenario(journal: Journal, given: str | None = None) -> Scenario:
     header's); :class:`JournalDamage` when it cannot be loaded or is another document."""
     path, header = journal.path, journal.header
     try:
-        spec = _venue_spec(path) if given is None else None
-        if spec is not None:
-            scenario = spec.load()
-        else:
+        scenario = _venue_scenario(path) if given is None else None
+        if scenario is None:
             name = given if given is not None else header.get("scenario")
             if not isinstance(name, str):
                 raise JournalDamage(f"{path}: header: names no scenario; give --scenario")

@@ -87,6 +87,10 @@ class VenueSpec:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "scenario": self.scenario, "document": self.document, "files": self.files}
 
+    def load(self, store: FileStore) -> Scenario:
+        """The venue's scenario, its files read from the copies in ``store``; :class:`ScenarioError`."""
+        return parse_scenario(self.document, self.source, stored(store, self.files))
+
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> VenueSpec:
         scenario, document, files = record.get("scenario"), record.get("document"), record.get("files")
@@ -180,7 +184,7 @@ class Venues:
             spec: VenueSpec | None = None
             try:
                 spec = VenueSpec.from_json(manifest.read_record(entry.id))
-                scenario = parse_scenario(spec.document, spec.source, stored(self.store, spec.files))
+                scenario = spec.load(self.store)
                 self.live[entry.id] = (spec, self._make(scenario, self._journal_path(entry.id)))
             except Exception as exc:  # one venue never keeps the others (and the default one) from serving
                 if isinstance(exc, ScenarioError):

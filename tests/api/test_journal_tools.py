@@ -196,7 +196,9 @@ def test_a_created_venues_journal_finds_its_scenario_in_the_manifest(tmp_path: P
     venues = Venues(
         lambda scenario, path: Simulation(scenario, clock="virtual", journal_path=path), journal=tmp_path / "j"
     )
-    spec, sim = venues.create({"scenario": "demo", "seed": 3})
+    made = venues.make(venues.next_id(), {"scenario": "demo", "seed": 3})
+    venues.commit(made)
+    spec, sim = made.spec, made.sim
     sim.advance(sim.venue.clock.now + 5 * 10**9)
     expected = digest(facts(sim.venue))
     venues.close()
