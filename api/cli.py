@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from cefisim import __version__
+from cefisim.engine import build as engine_build
 from cefisim.api.cefi.signing import LAYOUTS
 from cefisim.api.runtime.simulation import JournalError, Simulation
 from cefisim.api.server.app import create_app
@@ -217,7 +218,7 @@ def scenarios_main() -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="cefisim", description="Deterministic CeFi venue emulator")
-    parser.add_argument("--version", action="version", version=f"cefisim {__version__}")
+    parser.add_argument("--version", action="version", version=f"cefisim {__version__} ({engine_build()})")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = _serve_parser(sub)
     document(serve)
