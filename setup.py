@@ -30,6 +30,9 @@ ENGINE = ROOT / "engine"
 STAGE = ROOT / "build" / "cython-src"
 #: modules left pure: the package marker (nothing to gain)
 PURE = {"__init__"}
+#: the setuptools commands that build what gets installed (pip's wheel build runs bdist_wheel; the
+#: editable install's editable_wheel is left out on purpose)
+BUILDS = {"bdist_wheel", "build", "build_ext", "install"}
 DIRECTIVES = {
     "language_level": 3,
     # annotations stay Python's: an int annotation must not become a C long (amounts are unbounded
@@ -80,8 +83,10 @@ def extensions() -> list[Extension]:
     if sys.implementation.name != "cpython":
         _notice(f"{sys.implementation.name} is not CPython: pure build")
         return []
-    if "editable_wheel" in sys.argv and not os.environ.get("CEFISIM_EDITABLE_EXTENSIONS"):
-        return []  # an editable install runs the .py files (make compiled builds in place)
+    if not BUILDS.intersection(sys.argv):
+        # metadata, an sdist, or an editable install (which runs the .py files; make compiled
+        # builds in place): nothing to compile
+        return []
     try:
         from Cython.Build import cythonize
     except ImportError:
@@ -94,11 +99,12 @@ def extensions() -> list[Extension]:
     # stripped: the symbols would make the wheel several times larger and nobody debugs the C
     link = ["-s"] if sys.platform.startswith("linux") else []
     exts = [
-        Extension(f"cefisim.engine.{src.stem}", [str(src.relative_to(ROOT))], extra_link_args=link)
-        for src in sources
+        Extension(f"cefisim.engine.{src.stem}", [str(src.relative_to(ROOT))], extra_link_args=link) for src in sources
     ]
     _notice(f"compiling {len(exts)} engine modules with Cython: compiled build")
     return cythonize(exts, compiler_directives=DIRECTIVES, include_path=[str(STAGE)], quiet=True)
 
 
-setup(ext_modules=extensions())
+EXTENSIONS = extensions()
+# one compiler per core: the engine's thirty modules take minutes of C compilation one at a time
+setup(ext_modules=EXTENSIONS, options={"build_ext": {"parallel": os.cpu_count() or 1}} if EXTENSIONS else {})

@@ -74,9 +74,9 @@ def test_every_pxd_declares_exactly_the_slots(pxd: Path) -> None:
 
 def test_the_build_is_all_or_nothing() -> None:
     """Either every module setup.py compiles is an extension or none is (a stale .so is a mixed build)."""
+    extension = importlib.machinery.ExtensionFileLoader
     kinds = {
-        name: isinstance(importlib.import_module(f"cefisim.engine.{name}").__loader__, importlib.machinery.ExtensionFileLoader)
-        for name in COMPILED
+        name: isinstance(importlib.import_module(f"cefisim.engine.{name}").__loader__, extension) for name in COMPILED
     }
     assert len(set(kinds.values())) == 1, f"a mixed build: compiled {sorted(n for n, c in kinds.items() if c)}"
     assert build() == ("compiled" if all(kinds.values()) else "pure")
