@@ -110,7 +110,10 @@ from tests.scenarios.replay_support import SHIPPED, replay
 out = {"build": build()}
 for name in SHIPPED:
     run = replay(name, check_every=50)
-    snap = orjson.dumps(snapshot.to_json({"venue": run.venue}, {}), option=orjson.OPT_SORT_KEYS)
+    try:
+        snap = orjson.dumps(snapshot.to_json({"venue": run.venue}, {}), option=orjson.OPT_SORT_KEYS)
+    except snapshot.SnapshotError as e:  # a recorded market is not snapshotted (docs/snapshot.md)
+        snap = str(e).encode()
     out[name] = [
         hashlib.sha256(b"\n".join(run.journal)).hexdigest(),
         run.digest,
