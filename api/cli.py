@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 from cefisim import __version__
-from cefisim.engine import build as engine_build
 from cefisim.api.cefi.signing import LAYOUTS
 from cefisim.api.runtime.simulation import JournalError, Simulation
 from cefisim.api.server.app import create_app
@@ -35,6 +34,7 @@ from cefisim.api.server.limit_flags import (
 from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
 from cefisim.api.server.listen import run
 from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
+from cefisim.engine import build as engine_build
 
 from .cli_env import document, env_defaults
 from .scenario import Scenario, ScenarioError, load_scenario
