@@ -7,7 +7,7 @@ SUM    := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 STAMP  := $(VENV)/.installed-test-$(SUM)
 RUN_STAMP := $(VENV)/.installed-run-$(SUM)
 
-.PHONY: run test lint fmt bench bench-quick e2e soak soak-long fuzz clean
+.PHONY: run test lint fmt bench bench-quick e2e soak soak-long fuzz clean compiled pure
 SOAK_SECONDS ?= 600
 
 $(VENV)/.installed-%-$(SUM): pyproject.toml
@@ -19,8 +19,27 @@ $(VENV)/.installed-%-$(SUM): pyproject.toml
 run: $(RUN_STAMP)
 	$(VENV)/bin/cefisim serve --host 127.0.0.1 --port 8080 --scenario scenarios/demo.json
 
+# the whole suite on the pure build (the editable install's .py files), then the engine, replay and
+# digest tests on the compiled build of the same source (docs/build.md), which is removed again after
 test: $(STAMP)
+	$(MAKE) --no-print-directory pure
 	$(PY) -m pytest -q -p no:cacheprovider
+	$(MAKE) --no-print-directory compiled
+	CEFISIM_EXPECT_BUILD=compiled $(PY) -m pytest -q -p no:cacheprovider $(COMPILED_TESTS); \
+	status=$$?; $(MAKE) --no-print-directory pure; exit $$status
+
+# the tests that run a second time on the compiled build: the engine's, every shipped scenario's replay
+# to its pinned digest, journals and snapshots byte-identical between the builds
+COMPILED_TESTS ?= tests/engine tests/recorded tests/scenarios tests/test_build.py
+
+# the engine compiled in place (engine/*.so beside the .py files, which they shadow) for benchmarks
+# and tests; `make pure` deletes them. Cython and setuptools are needed only to build.
+compiled: $(STAMP)
+	$(PY) -m pip install --quiet 'Cython>=3.1' 'setuptools>=77'
+	$(PY) setup.py --quiet build_ext --inplace --parallel 2
+
+pure:
+	rm -f engine/*.so engine/*.pyd
 
 # ruff's rules and format, then mypy (engine strict, api default: pyproject.toml says how). All three
 # run and report before the target fails, so one run shows everything; well under a minute.
@@ -57,4 +76,4 @@ e2e: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m e2e tests/e2e
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache engine/*.so engine/*.pyd

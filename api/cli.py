@@ -35,6 +35,7 @@ from cefisim.api.server.limit_flags import (
 from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
 from cefisim.api.server.listen import run
 from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
+from cefisim.engine import build as engine_build
 
 from .cli_env import document, env_defaults
 from .scenario import Scenario, ScenarioError, load_scenario
@@ -229,7 +230,7 @@ def scenarios_main() -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="cefisim", description="Deterministic CeFi venue emulator")
-    parser.add_argument("--version", action="version", version=f"cefisim {__version__}")
+    parser.add_argument("--version", action="version", version=f"cefisim {__version__} ({engine_build()})")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = _serve_parser(sub)
     document(serve)

@@ -17,7 +17,7 @@ from .events import OrderEvent, build_event
 from .ledger import order_hold, rehold
 from .matching import available_to, end_order, match
 from .pricing import protection_price, would_trade
-from .records import Order, OrderExtra
+from .records import Order
 from .rejects import CancelReason, Reject
 from .vocabulary import ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
 
@@ -47,12 +47,7 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
     """An accepted order goes live: confirm, trade what it can, then rest or end. ``confirmed`` is the
     timestamp an acknowledgement after a latency delay already took for the confirmation."""
     order.status = ACTIVE
-    if confirmed is None:
-        # Clock.stamp written out: one call fewer per accepted order on the entry hot path
-        clock = v.clock
-        ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
-    else:
-        ts = confirmed
+    ts = v.clock.stamp() if confirmed is None else confirmed
     events.append(build_event(OrderEvent, (ts, order.id, order.account.id, ACTIVE, None)))
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst
@@ -61,26 +56,16 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
         return
     inst = order.instrument
     book = v.books[inst.id]
-    # match's own first test written out, whether the contra side's best level is within the order's
-    # limit (keys grow away from the touch): most orders rest at once, and then match is not called
+    # whether the contra side's best level is within the order's limit (keys grow away from the
+    # touch), asked before match asks it again: most orders rest at once, and then match is not called
     if order.side == BUY:
         key, limit = book.ask_key, order.price
     else:
         key, limit = book.bid_key, -order.price
     stopped = key is not None and key <= limit and inst.status == I_ACTIVE and match(v, order, events)
-    # end_unless_rests asked only when the order may not rest (a call fewer per resting order on the
-    # entry hot path): there it ends the order
-    if stopped or not order.remaining or order.type == MARKET or order.tif == IOC:
-        end_unless_rests(v, order, stopped, events)
-        return
-    book.add(order)
-    if order.tif == GTC:
-        queue = v.gtc_queue
-        if queue and queue[-1].created <= order.created:
-            # queue_expiry's common case written out (a call per resting order on the entry hot path):
-            # in creation order, expiring no sooner than the last order queued, so no wake to lower
-            queue.append(order)
-        else:
+    if end_unless_rests(v, order, stopped, events):
+        book.add(order)
+        if order.tif == GTC:
             v.queue_expiry(order)
 
 
@@ -118,12 +103,8 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
         return
     # the CONFIRM record's timestamp: a stamp of its own, never shared with a record made at the
     # same instant (another acknowledgement, a fill), so that activity cursors page exactly
-    # (Clock.stamp and Order.ex written out: two calls fewer per acknowledged order)
-    clock = v.clock
-    acked = clock.last = clock.now if clock.now > clock.last else clock.last + 1
-    extra = order.extra
-    if extra is None:
-        extra = order.extra = OrderExtra()
+    acked = v.clock.stamp()
+    extra = order.ex()
     extra.acked = acked
     inst = order.instrument
     if inst.status in (DISABLED, HALTED):
@@ -144,8 +125,7 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
             rehold(order, held, fee_held)
         elif order.side != BUY:
             order.price = prot
-    # (Order.is_alo written out: a call fewer per acknowledged order)
-    elif ALO in extra.exec_inst and would_trade(v, order.side, inst, order.price):
+    elif order.is_alo and would_trade(v, order.side, inst, order.price):
         end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
         return
     activate(v, order, events, acked)
@@ -155,7 +135,4 @@ def ack_cancel(v: VenueCore, order: Order, events: list[Event]) -> None:
     """The cancel latency has passed: a CANCEL_PENDING order is canceled (``cancel_now``); one that
     ended meanwhile (filled) is left."""
     if order.status == CANCEL_PENDING:
-        # cancel_now written out: a call fewer per acknowledged cancel (REQUESTED: an Enum's value
-        # costs two calls to read)
-        v.books[order.instrument.id].remove(order, order.remaining)
-        end_order(v, order, CANCELED, REQUESTED, events)
+        cancel_now(v, order, REQUESTED, events)

@@ -48,7 +48,6 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from .book import Level
 from .events import DepthEvent, Event, build_event
 from .ledger import balance
 from .queue_model import QueueModel, RiskAverse
@@ -214,7 +213,7 @@ class RecordedMarket:
                 elif ts > clock.now:
                     clock.now = ts
                 if depth is None and lots and plain and key not in levels:
-                    # a new level with no user there: _new_depth and Book.add, written out
+                    # a new level with no user there: _new_depth written out
                     sizes[price] = lots
                     oid = v.next_order_id
                     v.next_order_id = oid + 1
@@ -222,14 +221,7 @@ class RecordedMarket:
                     depth.status = ACTIVE
                     cp_orders[oid] = depth
                     cp_open[inst_id] = cp_open.get(inst_id, 0) + 1
-                    level = levels[key] = Level(price)
-                    level.orders[oid] = depth
-                    level.qty = lots
-                    if side == BUY:
-                        if book.bid_key is None or key < book.bid_key:
-                            book.bid_key = key
-                    elif book.ask_key is None or key < book.ask_key:
-                        book.ask_key = key
+                    book.add(depth)
                     depths[price] = depth
                 else:
                     self._set_level(side, price, lots, events)
@@ -253,9 +245,7 @@ class RecordedMarket:
             uncross(self, events)
         if not self.traded:  # no recorded trade yet: the band's reference is the mid, not a user's old fill
             book.last_price = None
-        # Clock.stamp written out and the event made with events.build_event, once per call
-        ts = clock.last = clock.now if clock.now > clock.last else clock.last + 1
-        events.append(build_event(DepthEvent, (ts, inst_id)))
+        events.append(build_event(DepthEvent, (clock.stamp(), inst_id)))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);

@@ -235,7 +235,7 @@ class Venue(VenueCore):
             book.check_invariants(allow_crossed=book.opening is not None)
         for feed in self.feeds:
             feed.check_invariants()
-        assert not any(getattr(NO_FILLS, k) for k in Execution.__slots__), "NO_FILLS was written to"
+        assert not any(getattr(NO_FILLS, k) for k in Execution.SNAPSHOT), "NO_FILLS was written to"
         self.wake_invariant()
 
 

@@ -7,6 +7,10 @@ README shows a new user: the plugin example (read from README.md, so the two can
 serve`` with no scenario on ``--port 0 --ready-file``, the README's signed request against it,
 ``cefisim --version`` and ``python -m cefisim --help``. Nothing named ``api``, ``engine`` or
 ``scenarios`` may be importable at the top level of that environment. One virtualenv serves every check.
+
+That wheel is the compiled build where a C compiler exists (docs/build.md): platform-specific, its
+extensions stripped. The pure wheel (``CEFISIM_NO_EXTENSIONS=1``) is ``py3-none-any``, installs into a
+venv of its own and replays a shipped scenario to the digest the compiled one gives.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from cefisim import __version__
 from tests.api.test_cli_serve import wait_for_ready_file
 
 # building and installing the wheel into a fresh venv (the first test pays for it) may take minutes
-# on a machine whose pip cache is cold: more than the suite's per-test timeout
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# on a machine whose pip cache is cold, and compiling the engine minutes more on a busy one: more than
+# the suite's per-test timeout
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -41,8 +46,11 @@ def readme_block(*needles: str) -> str:
     return found[0]
 
 
-def _run(*argv: str | Path, cwd: Path, timeout: float = 300, **kw: object) -> subprocess.CompletedProcess[str]:
+def _run(
+    *argv: str | Path, cwd: Path, timeout: float = 300, set_env: dict[str, str] | None = None, **kw: object
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CEFISIM_", "PYTEST_", "VIRTUAL_ENV"))}
+    env.update(set_env or {})
     done = subprocess.run(
         [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **kw
     )  # type: ignore[call-overload]
@@ -50,29 +58,58 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300, **kw: object) -> su
     return done
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the venv's bin directory, a scratch project with its own api/ and engine/ packages)."""
-    work = tmp_path_factory.mktemp("wheel")
+def _wheel(work: Path, set_env: dict[str, str] | None = None) -> Path:
+    """A wheel built from a copy of this checkout, into ``work/dist``."""
     dist = work / "dist"
     # from a copy of the sources: setuptools builds in ./build and would ship a module a developer's
-    # earlier build left there after it was moved or deleted in the checkout
+    # earlier build left there after it was moved or deleted in the checkout (or an in-place .so)
     source = work / "source"
     shutil.copytree(
         ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache"
+            ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache", "*.so"
         ),
     )
-    # verbose: the build backend's own output is shown (and checked below)
-    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", dist, source, cwd=work)
+    # verbose: the build backend's own output is shown (and checked below); the compiled build takes
+    # minutes of C
+    built = _run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "-v",
+        "-w",
+        dist,
+        source,
+        cwd=work,
+        timeout=1800,
+        set_env=set_env,
+    )
     (work / "build.log").write_text(built.stdout + built.stderr)
     (wheel,) = dist.glob("cefisim-*.whl")
+    return wheel
+
+
+def _venv(work: Path, requirement: str) -> Path:
+    """A fresh venv in ``work/venv`` with ``requirement`` installed; its bin directory."""
     venv = work / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=work)
     bin_ = venv / "bin"
-    _run(bin_ / "python", "-m", "pip", "install", "--quiet", f"{wheel}[pytest]", cwd=work, timeout=600)
+    _run(bin_ / "python", "-m", "pip", "install", "--quiet", requirement, cwd=work, timeout=600)
+    return bin_
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the venv's bin directory, a scratch project with its own api/ and engine/ packages)."""
+    work = tmp_path_factory.mktemp("wheel")
+    wheel = _wheel(work)
+    # the compiled build wherever this suite runs (CI has a compiler): a platform wheel, stripped
+    assert not wheel.name.endswith("-none-any.whl"), wheel.name
+    assert wheel.stat().st_size < 4_000_000, f"{wheel.name}: {wheel.stat().st_size:,} bytes (not stripped?)"
+    bin_ = _venv(work, f"{wheel}[pytest]")
     project = work / "project"
     for package in ("api", "engine"):
         (project / package).mkdir(parents=True)
@@ -167,7 +204,7 @@ def test_nothing_but_cefisim_lands_at_the_top_level(installed: tuple[Path, Path]
 
 def test_version_and_python_dash_m(installed: tuple[Path, Path]) -> None:
     bin_, project = installed
-    assert _run(bin_ / "cefisim", "--version", cwd=project).stdout.strip() == f"cefisim {__version__}"
+    assert _run(bin_ / "cefisim", "--version", cwd=project).stdout.strip() == f"cefisim {__version__} (compiled)"
     help_text = _run(bin_ / "python", "-m", "cefisim", "--help", cwd=project).stdout
     assert "serve" in help_text and "scenarios" in help_text
     assert "demo" in _run(bin_ / "cefisim", "scenarios", cwd=project).stdout
@@ -204,3 +241,19 @@ def test_a_shipped_scenario_with_a_sibling_file_replays_from_the_package(install
     bin_, project = installed
     done = _run(bin_ / "cefisim", "replay", "flash_crash", "--quiet", cwd=project)
     assert done.stdout.strip() == f"sha256:{GOLDEN['flash_crash.json']}"
+
+
+def test_the_pure_wheel_installs_and_replays_to_the_same_digest(
+    tmp_path_factory: pytest.TempPathFactory, installed: tuple[Path, Path]
+) -> None:
+    """CEFISIM_NO_EXTENSIONS=1: a py3-none-any wheel, for where no compiler exists, that runs the same engine."""
+    from tests.scenarios.test_scenario_shipped import GOLDEN
+
+    work = tmp_path_factory.mktemp("pure-wheel")
+    wheel = _wheel(work, {"CEFISIM_NO_EXTENSIONS": "1"})
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    bin_ = _venv(work, str(wheel))
+    assert _run(bin_ / "cefisim", "--version", cwd=work).stdout.strip() == f"cefisim {__version__} (pure)"
+    pure = _run(bin_ / "cefisim", "replay", "flash_crash", "--quiet", cwd=work).stdout.strip()
+    compiled = _run(installed[0] / "cefisim", "replay", "flash_crash", "--quiet", cwd=work).stdout.strip()
+    assert pure == compiled == f"sha256:{GOLDEN['flash_crash.json']}"

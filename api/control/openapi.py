@@ -186,6 +186,8 @@ def _schemas() -> dict[str, Any]:
                 "orders": COUNT,
                 "matches": COUNT,
                 "retained_orders": COUNT,
+                # which build of the engine runs (docs/build.md)
+                "build": {"enum": ["compiled", "pure"]},
             }
         ),
         "Clock": record(dict(CLOCK)),

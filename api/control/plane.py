@@ -8,7 +8,7 @@ JSON; errors are bare RFC 7807 problems.
 
 | Method | Path | What |
 |---|---|---|
-| GET | /_sim/health | scenario, clock mode, engine time, command count |
+| GET | /_sim/health | scenario, clock mode, engine time, command count, engine build |
 | POST | /_sim/reset | back to the loaded scenario (the journal starts anew) |
 | GET | /_sim/clock | engine time (ns and ISO 8601) |
 | POST | /_sim/clock/advance | ``{"seconds": "1.5"}`` or ``{"to": "2026-11-02T10:00:00Z"}`` or ``{"to_ns": "..."}`` |
@@ -50,6 +50,7 @@ from cefisim.api.server.http import parse_json, read_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.request_log import recent_requests
+from cefisim.engine import build as engine_build
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
@@ -165,6 +166,7 @@ async def health(request: web.Request) -> web.Response:
             "orders": counts.orders,
             "matches": counts.matches,
             "retained_orders": counts.retained_orders,
+            "build": engine_build(),
         }
     )
 

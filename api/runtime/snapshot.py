@@ -30,7 +30,7 @@ import pkgutil
 import random
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from cefisim import engine
 from cefisim.engine.levels import Levels
@@ -193,7 +193,9 @@ class _Reader:
         if not isinstance(state, dict) or set(state) != set(fields):
             given = sorted(state) if isinstance(state, dict) else state
             raise SnapshotError(f"object {ref} ({_NAMES[cls]}) must hold {list(fields)}, not {given}")
-        out: Any = object.__new__(cls)  # its attributes follow, not its constructor's arguments
+        # its attributes follow, not its constructor's arguments (cls.__new__: a compiled class refuses
+        # object.__new__)
+        out: Any = cast(Any, cls).__new__(cls)
         self.made[ref] = out
         for attr in fields:
             object.__setattr__(out, attr, self.value(state[attr]))

@@ -1,0 +1,12 @@
+# Compiled build only (setup.py, docs/build.md): an order's activation and end with the order typed.
+cimport cython
+
+from cefisim.engine.book cimport Book
+from cefisim.engine.records cimport Order
+
+@cython.locals(book=Book)
+cpdef activate(v, Order order, events, confirmed=*)
+
+cpdef end_unless_rests(v, Order order, stopped, events)
+
+cpdef cancel_now(v, Order order, reason, events)

@@ -1,0 +1,17 @@
+# Compiled build only (setup.py, docs/build.md): the matching loop's and a fill's records typed, so
+# their attributes are read as C struct fields and Book's methods called directly.
+cimport cython
+
+from cefisim.engine.book cimport Book, Level
+from cefisim.engine.records cimport Account, Execution, Order
+
+cpdef effective_stp(Order order)
+
+@cython.locals(account=Account)
+cpdef end_order(v, Order order, status, reason, events)
+
+@cython.locals(buyer=Order, seller=Order, bx=Execution, sx=Execution, bc=Account, sc=Account)
+cpdef fill(v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate)
+
+@cython.locals(book=Book, level=Level, maker=Order, account=Account, orders=dict, gone=list)
+cpdef match(v, Order taker, events)

@@ -1,0 +1,110 @@
+"""The engine's compiled build: the same ``engine/*.py`` source compiled with Cython (docs/build.md).
+
+As aiohttp builds its parsers: where Cython and a C compiler are present, ``pip install .`` and
+``python -m build`` compile the engine's modules (pure-Python mode: the ``.py`` files stay plain
+Python, the ``.pxd`` files beside them declare the hot classes' attributes and some locals) and the
+wheel is platform-specific; ``CEFISIM_NO_EXTENSIONS=1`` gives the pure package (a ``py3-none-any``
+wheel). Without Cython or a working compiler the build says so on one line and stays pure.
+
+An editable install stays pure (``pip install -e .``), so the ``.py`` files you edit are what runs;
+``make compiled`` builds the extensions in place beside them (``engine/*.so``) and ``make pure``
+removes them again. Everything else about the distribution is in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from setuptools import Extension, setup
+
+ROOT = Path(__file__).resolve().parent
+ENGINE = ROOT / "engine"
+#: the engine's modules are compiled under their installed names: Cython finds a module's .pxd (and
+#: a cimport's) by the package path, so they are staged as cefisim/engine/ (engine/ alone would be
+#: compiled as a package named ``engine`` and every .pxd silently ignored)
+STAGE = ROOT / "build" / "cython-src"
+#: modules left pure: the package marker (nothing to gain)
+PURE = {"__init__"}
+#: the setuptools commands that build what gets installed (pip's wheel build runs bdist_wheel; the
+#: editable install's editable_wheel is left out on purpose)
+BUILDS = {"bdist_wheel", "build", "build_ext", "install"}
+DIRECTIVES = {
+    "language_level": 3,
+    # annotations stay Python's: an int annotation must not become a C long (amounts are unbounded
+    # ints), and a str parameter must accept a StrEnum member; types come from the .pxd files only
+    "annotation_typing": False,
+    "binding": True,
+}
+
+
+def _notice(text: str) -> None:
+    print(f"cefisim: {text}", file=sys.stderr)
+
+
+def _compiler_works() -> bool:
+    """Whether a C extension can be built here: a compiler and Python's headers (tried on a tiny file)."""
+    from setuptools._distutils.ccompiler import new_compiler
+    from setuptools._distutils.sysconfig import customize_compiler
+
+    compiler = new_compiler()
+    customize_compiler(compiler)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp, "probe.c")
+        src.write_text("#include <Python.h>\nint cefisim_probe(void) { return 0; }\n")
+        try:
+            compiler.compile([str(src)], output_dir=tmp, include_dirs=[sysconfig.get_paths()["include"]])
+        except Exception:  # any failure to compile means: no usable compiler here
+            return False
+    return True
+
+
+def _stage() -> list[Path]:
+    """Copy the engine's sources to cefisim/engine/ under the staging folder; the modules to compile."""
+    pkg = STAGE / "cefisim" / "engine"
+    if STAGE.exists():
+        shutil.rmtree(STAGE)
+    pkg.mkdir(parents=True)
+    (STAGE / "cefisim" / "__init__.py").write_text("")
+    for src in sorted([*ENGINE.glob("*.py"), *ENGINE.glob("*.pxd")]):
+        shutil.copy2(src, pkg / src.name)
+    return [pkg / f"{p.stem}.py" for p in sorted(ENGINE.glob("*.py")) if p.stem not in PURE]
+
+
+def extensions() -> list[Extension]:
+    """The engine's extension modules, or none (the pure build), with the reason on one line."""
+    if os.environ.get("CEFISIM_NO_EXTENSIONS"):
+        _notice("CEFISIM_NO_EXTENSIONS is set: pure build")
+        return []
+    if sys.implementation.name != "cpython":
+        _notice(f"{sys.implementation.name} is not CPython: pure build")
+        return []
+    if not BUILDS.intersection(sys.argv):
+        # metadata, an sdist, or an editable install (which runs the .py files; make compiled
+        # builds in place): nothing to compile
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        _notice("Cython is not installed: pure build")
+        return []
+    if not _compiler_works():
+        _notice("no working C compiler (or Python headers): pure build")
+        return []
+    sources = _stage()
+    # stripped: the symbols would make the wheel several times larger and nobody debugs the C
+    link = ["-s"] if sys.platform.startswith("linux") else []
+    exts = [
+        Extension(f"cefisim.engine.{src.stem}", [str(src.relative_to(ROOT))], extra_link_args=link) for src in sources
+    ]
+    _notice(f"compiling {len(exts)} engine modules with Cython: compiled build")
+    return cythonize(exts, compiler_directives=DIRECTIVES, include_path=[str(STAGE)], quiet=True)
+
+
+EXTENSIONS = extensions()
+# one compiler per core: the engine's thirty modules take minutes of C compilation one at a time
+setup(ext_modules=EXTENSIONS, options={"build_ext": {"parallel": os.cpu_count() or 1}} if EXTENSIONS else {})
