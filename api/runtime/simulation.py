@@ -26,7 +26,10 @@ external ones are re-applied where they stand; a torn tail is cut and a torn sce
 State kept beside the engine (the Auth store's tokens and revocations) is journaled in the same file,
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
 are written before the response like a command's, replayed where they stand, and its state goes into
-snapshots under its namespace. The engine never sees them.
+snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
+``api/runtime/venue_faults.py``) are such a side, attached here as the simulation is built; a
+scenario event that sets them reaches :meth:`Simulation._apply_scenario` in a command's place and is
+journaled ``scn`` (``api/runtime/sides.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ from cefisim.api.runtime.recovery import (
     scenario_digest,
 )
 from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides, side_record
-from cefisim.api.runtime.venue_faults import VenueFaults
+from cefisim.api.runtime.venue_faults import NAMESPACE as FAULTS
+from cefisim.api.runtime.venue_faults import VENUE, FaultsSide, VenueFaults, checked
 from cefisim.api.scenario import Scenario, ScenarioError
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import (
@@ -117,7 +121,7 @@ class Simulation:
         self.clock_mode = clock
         self.venue_config = venue_config
         self._wall_ns = self._true_wall_ns = wall_ns
-        self.faults = VenueFaults()  # what reads and the clock show, not state (api/runtime/venue_faults.py)
+        self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.journal_path = Path(journal_path) if journal_path else None
         self._journal: IO[bytes] | None = None
         self._journal_size = 0
@@ -125,6 +129,7 @@ class Simulation:
         # recovery the check that the scenario regenerates the records the journal holds
         self._record: Callable[[int, str, Command], None] = self._on_command
         self._recovering = False
+        self._expect: Callable[[int, str, Command | SideRecord], None] | None = None  # recovery's check
         self.recovered_commands = 0
         self._on_result = on_result
         self._latency_spread = scenario.order_latency_range()
@@ -137,6 +142,8 @@ class Simulation:
             self.start_ns = existing[0]
         elif clock == "wall":
             self.start_ns = wall_ns()
+        self._faults = FaultsSide(self.faults, self.skew_clock)
+        self.attach(FAULTS, self._faults)
         if self._base_snapshot is not None:
             self._install(self._base_snapshot)
         else:
@@ -155,7 +162,7 @@ class Simulation:
         scenario = self.scenario.shifted(delta) if delta else self.scenario
         # the scenario's settings apply as the venue is built, before the journal opens: never written
         self.venue: Venue = scenario.build_venue(self.venue_config)
-        self.runner = scenario.runner(self.venue)
+        self.runner = scenario.runner(self.venue, sides=True)
 
     def close(self) -> None:
         """Close the journal file (the server calls this on shutdown)."""
@@ -237,6 +244,16 @@ class Simulation:
         if self.clock_mode == "wall":
             return max(self._wall_ns(), self.venue.clock.now)
         return self.venue.clock.now
+
+    def set_venue_faults(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
+        """Set the venue faults (all three; 0 is off) through the journal: written before they apply,
+        :class:`JournalWriteError` (nothing changed) when the journal cannot take the record. The
+        values are checked first (``venue_faults.checked``: ``ValueError``, nothing written)."""
+        values = [read_lag_ms, fill_delay_ms, clock_skew_s]
+        checked(values)
+        at = self.now_ns()
+        self._journal_side(at, VENUE, values)
+        self._faults.apply_record(at, VENUE, values)
 
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew. The clock
@@ -328,7 +345,19 @@ class Simulation:
 
     def _apply_scenario(self, cmd: Command, at: int) -> Result:
         """The submit function the scenario runner is handed: its commands, journaled as "scn"."""
+        if type(cmd) is SideRecord:
+            return self._scenario_side(cmd, at)
         return self.apply(cmd, at, "scn")
+
+    def _scenario_side(self, record: SideRecord, at: int) -> Result:
+        """A scenario event that changes a side (``venue_faults``): journaled as "scn" (during recovery:
+        checked against the journal's next record, as the scenario's commands are), then applied."""
+        if self._expect is None:
+            self._journal_side(at, record.kind, record.values, "scn")
+        else:
+            self._expect(at, "scn", record)
+        self.sides.replay(-1, at, record)
+        return Result()
 
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control
@@ -354,9 +383,9 @@ class Simulation:
         """A side record met in recovery (``recovery.Replayer``)."""
         self.sides.replay(offset, at, record)
 
-    def _journal_side(self, at: int, kind: str, values: list[Any]) -> None:
+    def _journal_side(self, at: int, kind: str, values: list[Any], src: str = "ext") -> None:
         if self._journal is not None:
-            self._append(side_record(at, kind, values))
+            self._append(side_record(at, kind, values, src))
 
     # --- journal ----------------------------------------------------------------------------------
 
@@ -441,11 +470,11 @@ class Simulation:
         with open(self.journal_path, "rb") as f:
             f.seek(header_bytes)
             replayer = Replayer(self, Records(f, self.journal_path, header_bytes))
-            self._record = replayer.expect
+            self._record = self._expect = replayer.expect
             try:
                 replayer.run()
             finally:
-                self._record = self._on_command
+                self._record, self._expect = self._on_command, None
         records = replayer.records
         if read_only:
             return
@@ -458,7 +487,9 @@ class Simulation:
             with open(self.journal_path, "ab") as f:
                 f.write(
                     b"".join(
-                        orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
+                        side_record(at, cmd.kind, cmd.values, "scn")
+                        if isinstance(cmd, SideRecord)
+                        else orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
                         for at, cmd in replayer.tail
                     )
                 )

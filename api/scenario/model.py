@@ -27,6 +27,7 @@ from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue, VenueConfig
 
 from ..recorded.source import RecordedSpec, attach
+from ..runtime.sides import SideRecord
 from .document import kind_of
 
 Problem = tuple[str, str, str]
@@ -133,7 +134,8 @@ class Scenario:
     hmac_keys: dict[str, tuple[int, str]]  # key uuid -> (client id, secret)
     api_keys: list[dict[str, Any]]
     oauth_clients: list[dict[str, Any]]
-    events: list[tuple[int, Command]]
+    #: timed commands, and (``venue_faults``) records of state kept beside the engine
+    events: list[tuple[int, Command | SideRecord]]
     agents: list[AgentSpec]
     settings: dict[str, Any]
     description: str | None = None
@@ -182,9 +184,14 @@ class Scenario:
                 venue.submit(cmd, at)
         return venue
 
-    def runner(self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random) -> ScenarioRunner:
-        """A runner that feeds this scenario's events and agents into ``venue``."""
-        return ScenarioRunner(venue, self.events, self.agents, self.seed, make_rng)
+    def runner(
+        self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random, sides: bool = False
+    ) -> ScenarioRunner:
+        """A runner that feeds this scenario's events and agents into ``venue``. Events that set state
+        beside the engine (``venue_faults``) are left out unless ``sides``: only a server's simulation
+        (``api/runtime/simulation.py``) has that state and takes them from the runner in a command's place."""
+        events = self.events if sides else [(at, e) for at, e in self.events if type(e) is not SideRecord]
+        return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]
 
     def shifted(self, delta_ns: int) -> Scenario:
         """The same scenario with every time moved by ``delta_ns`` (e.g. to start at the wall clock)."""
