@@ -28,7 +28,7 @@ in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, 
 are written before the response like a command's, replayed where they stand, and its state goes into
 snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
 ``api/runtime/venue_faults.py``) are such a side, attached here as the simulation is built; a
-scenario event that sets them reaches :meth:`Simulation._apply_scenario` in a command's place and is
+scenario event that sets them reaches :meth:`Simulation._apply_scenario_or_side` in a command's place and is
 journaled ``scn`` (``api/runtime/sides.py``).
 """
 
@@ -133,6 +133,10 @@ class Simulation:
         self.recovered_commands = 0
         self._on_result = on_result
         self._latency_spread = scenario.order_latency_range()
+        # the runner's submit: one that also takes side records only when the scenario has such events,
+        # so a scenario without them pays nothing per command for them
+        sides = any(type(cmd) is SideRecord for _, cmd in scenario.events)
+        self._scenario_submit = self._apply_scenario_or_side if sides else self._apply_scenario
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
@@ -273,7 +277,7 @@ class Simulation:
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._apply_scenario)
+        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
 
     # --- the one way in ---------------------------------------------------------------------------
 
@@ -345,7 +349,11 @@ class Simulation:
 
     def _apply_scenario(self, cmd: Command, at: int) -> Result:
         """The submit function the scenario runner is handed: its commands, journaled as "scn"."""
-        if type(cmd) is SideRecord:
+        return self.apply(cmd, at, "scn")
+
+    def _apply_scenario_or_side(self, cmd: Command | SideRecord, at: int) -> Result:
+        """:meth:`_apply_scenario` for a scenario with events that change a side (``venue_faults``)."""
+        if isinstance(cmd, SideRecord):
             return self._scenario_side(cmd, at)
         return self.apply(cmd, at, "scn")
 
