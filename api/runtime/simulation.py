@@ -135,7 +135,7 @@ class Simulation:
         self._latency_spread = scenario.order_latency_range()
         # the runner's submit: one that also takes side records only when the scenario has such events,
         # so a scenario without them pays nothing per command for them
-        sides = any(type(cmd) is SideRecord for _, cmd in scenario.events)
+        sides = scenario.has_side_events()
         self._scenario_submit = self._apply_scenario_or_side if sides else self._apply_scenario
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario

@@ -188,10 +188,16 @@ class Scenario:
         self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random, sides: bool = False
     ) -> ScenarioRunner:
         """A runner that feeds this scenario's events and agents into ``venue``. Events that set state
-        beside the engine (``venue_faults``) are left out unless ``sides``: only a server's simulation
-        (``api/runtime/simulation.py``) has that state and takes them from the runner in a command's place."""
+        beside the engine (``venue_faults``) are left out unless ``sides``: the runner then hands them to
+        its submit in a command's place, which must take them (``api/runtime/simulation.py`` applies
+        them, ``cefisim replay`` journals them)."""
         events = self.events if sides else [(at, e) for at, e in self.events if type(e) is not SideRecord]
         return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]
+
+    def has_side_events(self) -> bool:
+        """Whether an event sets state beside the engine (``venue_faults``): its runner's submit must
+        take such records too (a scenario without them pays nothing per command for that)."""
+        return any(type(e) is SideRecord for _, e in self.events)
 
     def shifted(self, delta_ns: int) -> Scenario:
         """The same scenario with every time moved by ``delta_ns`` (e.g. to start at the wall clock)."""

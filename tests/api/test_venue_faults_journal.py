@@ -24,6 +24,7 @@ from cefisim.api.journal.reader import Journal
 from cefisim.api.journal.render import line
 from cefisim.api.journal.state import digest, facts, rebuild
 from cefisim.api.runtime.recovery import JournalError
+from cefisim.api.runtime.replay import replay_main
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import ScenarioError, load_scenario, parse_scenario
 from cefisim.api.server.app import create_app
@@ -261,3 +262,16 @@ async def test_a_skewed_clock_moves_the_key_exchange_window() -> None:
         assert await exchange(int(time.time())) == 200
     finally:
         await client.close()
+
+
+def test_a_replay_journal_holds_the_scenario_fault_records_a_server_continues_from(tmp_path: Path) -> None:
+    source, journal = tmp_path / "s.json", tmp_path / "replay.jsonl"
+    source.write_bytes(orjson.dumps(scenario_doc(events=EVENTS)))
+    assert replay_main([str(source), "--journal", str(journal), "--until", "+5", "--quiet"]) == 0
+    assert [r[1:] for r in _fault_records(journal)] == [
+        ["scn", "faults.venue", [500, 0, -30]],
+        ["scn", "faults.venue", [0, 7, 0]],
+    ]
+    sim = Simulation(load_scenario(source), clock="virtual", journal_path=journal)  # as `serve --journal` does
+    assert sim.faults.describe() == {"read_lag_ms": 0, "fill_delay_ms": 7, "clock_skew_s": 0}
+    sim.close()
