@@ -364,7 +364,7 @@ class Simulation:
             self._journal_side(at, record.kind, record.values, "scn")
         else:
             self._expect(at, "scn", record)
-        self.sides.replay(-1, at, record)
+        self.sides.attached[record.namespace].apply_record(at, record.kind, record.values)
         return Result()
 
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
