@@ -192,7 +192,7 @@ class Scenario:
         its submit in a command's place, which must take them (``api/runtime/simulation.py`` applies
         them, ``cefisim replay`` journals them)."""
         events = self.events if sides else [(at, e) for at, e in self.events if type(e) is not SideRecord]
-        return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]
+        return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]  # side records in a command's place: the submit takes them
 
     def has_side_events(self) -> bool:
         """Whether an event sets state beside the engine (``venue_faults``): its runner's submit must
