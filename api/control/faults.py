@@ -19,7 +19,8 @@ The venue's own faults (``docs/faults.md``):
   command, journaled like any other;
 - ``POST /_sim/faults/venue`` ``{"read_lag_ms"?, "fill_delay_ms"?, "clock_skew_s"?}`` sets reads lagging
   the engine, fills reported late and a skewed server clock (an absent key is 0: off); ``GET`` shows
-  them, ``DELETE`` ends them (``api/runtime/venue_faults.py``).
+  them, ``DELETE`` ends them (``api/runtime/venue_faults.py``). A change is a ``faults.venue`` record,
+  journaled before the answer like a command.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from aiohttp.typedefs import Handler
 
 from cefisim.api.cefi.validate import F, ascii_digits, check_object
 from cefisim.api.control.plane import control_guard
+from cefisim.api.runtime.venue_faults import MAX_LAG_MS, MAX_SKEW_S
 from cefisim.api.server.http import read_json, respond
 from cefisim.api.server.keys import SIM
 from cefisim.api.server.problems import Problem, bad_request
@@ -148,8 +150,6 @@ VENUE_CANCEL_SPEC = {
 }
 #: and clock_skew_s, which may be negative (F("number") is not): _skew checks it, an integer or its digits
 VENUE_FAULTS_SPEC = {"read_lag_ms": F("number"), "fill_delay_ms": F("number")}
-MAX_LAG_MS = 3_600_000  # an hour
-MAX_SKEW_S = 86_400  # a day either way
 
 
 async def venue_cancel(request: web.Request) -> web.Response:
@@ -185,9 +185,7 @@ async def set_venue_faults(request: web.Request) -> web.Response:
     delay = _whole(body.get("fill_delay_ms", 0), "fill_delay_ms", 0, MAX_LAG_MS)
     skew = _skew(skew_given) if skew_given is not None else 0
     sim = request.app[SIM]
-    sim.faults.read_lag_ns = lag * 1_000_000
-    sim.faults.fill_delay_ns = delay * 1_000_000
-    sim.skew_clock(skew * 1_000_000_000)
+    sim.set_venue_faults(lag, delay, skew)
     return respond(sim.faults.describe())
 
 
@@ -197,8 +195,7 @@ async def get_venue_faults(request: web.Request) -> web.Response:
 
 async def clear_venue_faults(request: web.Request) -> web.Response:
     sim = request.app[SIM]
-    sim.faults.read_lag_ns = sim.faults.fill_delay_ns = 0
-    sim.skew_clock(0)
+    sim.set_venue_faults(0, 0, 0)
     return respond(sim.faults.describe())
 
 

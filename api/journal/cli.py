@@ -107,7 +107,7 @@ def _state(args: argparse.Namespace) -> int:
     at = args.at if args.at is not None else _last_number(args.journal)
     with Journal(args.journal) as journal:
         sim = rebuild(journal, at, journal_scenario(journal, args.scenario))
-    pairs = facts(sim.venue)
+    pairs = facts(sim.venue, sim.faults)
     print(f"record    {at}")
     print(f"time      {format_time(sim.venue.clock.now)}")
     print(f"digest    {digest(pairs)}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from cefisim.engine.venue import Venue
+from cefisim.api.runtime.simulation import Simulation
 
 from .reader import Journal, Record
 from .render import line
@@ -69,8 +69,9 @@ def compare(a: Journal, b: Journal, scenario_a: str | None = None, scenario_b: s
     if parting is None and not headers:
         return None
     at = parting[0] if parting is not None else count
-    state_a = facts(_state_after(a, at, scenario_a, parting, 1))
-    state_b = facts(_state_after(b, at, scenario_b, parting, 2))
+    sim_a = _state_after(a, at, scenario_a, parting, 1)
+    sim_b = _state_after(b, at, scenario_b, parting, 2)
+    state_a, state_b = facts(sim_a.venue, sim_a.faults), facts(sim_b.venue, sim_b.faults)
     difference = first_difference(state_a, state_b)
     if parting is None and difference is None:
         return None  # another header, the same commands and the same state
@@ -80,10 +81,10 @@ def compare(a: Journal, b: Journal, scenario_a: str | None = None, scenario_b: s
 
 def _state_after(
     journal: Journal, at: int, scenario: str | None, parting: tuple[int, Record | None, Record | None] | None, side: int
-) -> Venue:
-    """The venue after record ``at`` of ``journal`` (read again from its start), or after its last
+) -> Simulation:
+    """The simulation after record ``at`` of ``journal`` (read again from its start), or after its last
     record when it ended before the parting one."""
     if parting is not None and parting[side] is None:
         at -= 1
     with Journal(journal.path) as again:
-        return rebuild(again, at, journal_scenario(again, scenario)).venue
+        return rebuild(again, at, journal_scenario(again, scenario))

@@ -30,6 +30,7 @@ import orjson
 from cefisim.api.runtime.recovery import JournalError, scenario_digest
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.snapshot import SnapshotError
+from cefisim.api.runtime.venue_faults import VenueFaults
 from cefisim.api.runtime.venue_files import FileStore
 from cefisim.api.runtime.venue_manifest import MANIFEST, VenueManifest
 from cefisim.api.runtime.venues import VenueError, VenueSpec
@@ -147,10 +148,10 @@ def rebuild(journal: Journal, at: int, scenario: Scenario) -> Simulation:
 Fact = tuple[tuple[int, ...], str, str]
 
 
-def facts(venue: Venue) -> list[Fact]:
+def facts(venue: Venue, faults: VenueFaults | None = None) -> list[Fact]:
     """The venue's state as facts sorted by key — every order it still knows, every balance, every
-    book level, the fee account, then the clock and the id counters — quantities, prices and amounts
-    in the venue's decimals."""
+    book level, the fee account, then the clock and the id counters, and last the venue faults when
+    any is set (``faults``: ``docs/faults.md``) — quantities, prices and amounts in the venue's decimals."""
     out: list[Fact] = []
     orders = sorted((o for account in venue.accounts.values() for o in account.orders.values()), key=lambda o: o.id)
     for o in orders:
@@ -192,6 +193,8 @@ def facts(venue: Venue) -> list[Fact]:
     out.append(((4,), "clock", str(venue.clock.now)))
     ids = f"order={venue.next_order_id} match={venue.next_match_id} transfer={venue.next_transfer_id}"
     out.append(((5,), "next ids", ids))
+    if faults is not None and any(faults.values()):
+        out.append(((6,), "venue faults", " ".join(f"{k}={v}" for k, v in faults.describe().items())))
     return out
 
 

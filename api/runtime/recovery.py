@@ -123,8 +123,8 @@ def _side(record: Any, refused: ValueError) -> tuple[int, str, SideRecord]:
     if not (isinstance(record, list) and len(record) == 4 and isinstance(record[2], str) and "." in record[2]):
         raise refused
     at, src, kind, values = record
-    if not isinstance(at, int) or isinstance(at, bool) or src != "ext" or not isinstance(values, list):
-        raise ValueError(f'{kind}: a side record is [at, "ext", kind, values]')
+    if not isinstance(at, int) or isinstance(at, bool) or src not in ("ext", "scn") or not isinstance(values, list):
+        raise ValueError(f'{kind}: a side record is [at, "ext" or "scn", kind, values]')
     return at, src, SideRecord(kind, values)
 
 
@@ -155,8 +155,9 @@ class Replayer:
     """Rebuilds a simulation from its journal records, in order.
 
     - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies.
-    - side record: applied where it stands, without the scenario catching up (the live server wrote it
-      without touching the venue).
+    - ``ext`` side record: applied where it stands, without the scenario catching up (the live server
+      wrote it without touching the venue). A ``scn`` one (a scenario event's) is checked as the
+      scenario regenerates it, like the scenario's commands.
     - ``scn`` record the scenario has not regenerated yet: the scenario runs its turns up to that
       record's time; a record still not regenerated then is the closing ``advance`` of a catch-up,
       which the runner makes next. Turns run only up to times the journal shows, so a recovered
@@ -169,10 +170,10 @@ class Replayer:
     def __init__(self, sim: Recoverable, records: Records) -> None:
         self.sim = sim
         self.records = records
-        self.tail: list[tuple[int, Command]] = []
+        self.tail: list[tuple[int, Command | SideRecord]] = []
         self.unchecked = False
 
-    def expect(self, at: int, src: str, cmd: Command) -> None:
+    def expect(self, at: int, src: str, cmd: Command | SideRecord) -> None:
         if src != "scn" or self.unchecked:
             return  # an external command this replay applies itself
         head = self.records.peek()
@@ -201,10 +202,11 @@ class Replayer:
             offset, at, src, cmd = head
             try:
                 if isinstance(cmd, SideRecord):
-                    records.take()
-                    sim.apply_side(offset, at, cmd)
-                    continue
-                if src == "ext":
+                    if src == "ext":
+                        records.take()
+                        sim.apply_side(offset, at, cmd)
+                        continue
+                elif src == "ext":
                     sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
                         raise JournalError(f"journal {records.path}: byte offset {offset}: out of order")

@@ -31,6 +31,7 @@ import orjson
 
 from cefisim.api.progress import Progress
 from cefisim.api.runtime.recovery import JournalError, journal_header
+from cefisim.api.runtime.sides import SideRecord, side_record
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
@@ -101,13 +102,31 @@ def replay_venue(scenario: Scenario, out: IO[bytes] | None, stats: ReplayStats) 
     return venue, submit
 
 
+def with_side_records(submit: Submit, out: IO[bytes] | None) -> Submit:
+    """``submit`` that also takes a scenario's side records (``venue_faults``): written to ``out`` as a
+    server writes them (``scn``), so the journal is one a server continues from; nothing to apply
+    here, where there are no reads or wall clock for them to change."""
+
+    def either(cmd: Command | SideRecord, at: int) -> Result:
+        if isinstance(cmd, SideRecord):
+            if out is not None:
+                out.write(side_record(at, cmd.kind, cmd.values, "scn"))
+            return Result()
+        return submit(cmd, at)
+
+    return either
+
+
 def run(
     scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None, progress: IO[str] | None = None
 ) -> tuple[Venue, ReplayStats]:
     """Replay ``scenario`` to ``until_ns``; returns the venue and the statistics."""
     stats = ReplayStats()
     venue, submit = replay_venue(scenario, journal, stats)
-    runner = scenario.runner(venue)
+    sides = scenario.has_side_events()
+    if sides:
+        submit = with_side_records(submit, journal)
+    runner = scenario.runner(venue, sides=sides)
     add = stats.add
     bar = Progress(scenario.start_ns, until_ns, progress, "replay ")
     if bar.bar is None:

@@ -1,13 +1,18 @@
-"""State kept beside the engine and journaled with it: the Auth store's tokens, codes and revocations.
+"""State kept beside the engine and journaled with it: the Auth store's tokens, codes and revocations,
+the venue faults.
 
 The engine journals commands; a server also changes state the engine does not hold (api/auth). Such
-state is a :class:`Side`, attached to the simulation under a namespace (``auth``). Its changes are
+state is a :class:`Side`, attached to the simulation under a namespace (``auth``, ``faults``). Its changes are
 :class:`SideRecord` lines ``[at, "ext", "{namespace}.{name}", values]`` in the same journal, written
 before the response like a command's record and replayed in their place among the engine's records;
 its state goes into snapshots under its namespace (``{"auth": {...}}`` beside the engine's objects).
 A record read before its side is attached (the journal replays as the simulation is built, the Auth
 store is made after) waits in :class:`Sides` until it is. Readers that attach nothing (``cefisim
 replay --from-journal``) skip them.
+
+A scenario event may also change a side (``venue_faults``): the scenario runner hands the record to
+the simulation in a command's place, and it is written ``[at, "scn", kind, values]``, regenerated
+and checked on recovery like the scenario's commands.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import orjson
 
@@ -23,6 +28,8 @@ import orjson
 @dataclass(frozen=True, slots=True)
 class SideRecord:
     """A record of state kept beside the engine: ``kind`` is ``{namespace}.{name}``, ``values`` its JSON."""
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("kind", "values")  # a pending scenario event in a snapshot
 
     kind: str
     values: Any
@@ -49,9 +56,10 @@ class Side(Protocol):
         ...
 
 
-def side_record(at: int, kind: str, values: list[Any]) -> bytes:
-    """A side record as a journal line (always ``ext``: a request or the control plane made it)."""
-    return orjson.dumps([at, "ext", kind, values], option=orjson.OPT_APPEND_NEWLINE)
+def side_record(at: int, kind: str, values: list[Any], src: str = "ext") -> bytes:
+    """A side record as a journal line: ``ext`` when a request or the control plane made it, ``scn``
+    when a scenario event did."""
+    return orjson.dumps([at, src, kind, values], option=orjson.OPT_APPEND_NEWLINE)
 
 
 class SideError(ValueError):

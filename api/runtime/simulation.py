@@ -26,7 +26,10 @@ external ones are re-applied where they stand; a torn tail is cut and a torn sce
 State kept beside the engine (the Auth store's tokens and revocations) is journaled in the same file,
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
 are written before the response like a command's, replayed where they stand, and its state goes into
-snapshots under its namespace. The engine never sees them.
+snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
+``api/runtime/venue_faults.py``) are such a side, attached here as the simulation is built; a
+scenario event that sets them reaches :meth:`Simulation._apply_scenario_or_side` in a command's place and is
+journaled ``scn`` (``api/runtime/sides.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ from cefisim.api.runtime.recovery import (
     scenario_digest,
 )
 from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides, side_record
-from cefisim.api.runtime.venue_faults import VenueFaults
+from cefisim.api.runtime.venue_faults import NAMESPACE as FAULTS
+from cefisim.api.runtime.venue_faults import VENUE, FaultsSide, VenueFaults, checked
 from cefisim.api.scenario import Scenario, ScenarioError
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import (
@@ -122,7 +126,7 @@ class Simulation:
         self.clock_mode = clock
         self.venue_config = venue_config
         self._wall_ns = self._true_wall_ns = wall_ns
-        self.faults = VenueFaults()  # what reads and the clock show, not state (api/runtime/venue_faults.py)
+        self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.journal_path = Path(journal_path) if journal_path else None
         self._journal: IO[bytes] | None = None
         self._journal_size = 0
@@ -130,9 +134,14 @@ class Simulation:
         # recovery the check that the scenario regenerates the records the journal holds
         self._record: Callable[[int, str, Command], None] = self._on_command
         self._recovering = False
+        self._expect: Callable[[int, str, Command | SideRecord], None] | None = None  # recovery's check
         self.recovered_commands = 0
         self._on_result = on_result
         self._latency_spread = scenario.order_latency_range()
+        # the runner's submit: one that also takes side records only when the scenario has such events,
+        # so a scenario without them pays nothing per command for them
+        sides = scenario.has_side_events()
+        self._scenario_submit = self._apply_scenario_or_side if sides else self._apply_scenario
         self.start_ns = scenario.start_ns
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
@@ -143,6 +152,8 @@ class Simulation:
             self.start_ns = existing[0]
         elif clock == "wall":
             self.start_ns = wall_ns()
+        self._faults = FaultsSide(self.faults, self.skew_clock)
+        self.attach(FAULTS, self._faults)
         if self._base_snapshot is not None:
             self._install(self._base_snapshot)
         else:
@@ -164,7 +175,7 @@ class Simulation:
         scenario = self.scenario.shifted(delta) if delta else self.scenario
         # the scenario's settings apply as the venue is built, before the journal opens: never written
         self.venue: Venue = scenario.build_venue(self.venue_config)
-        self.runner = scenario.runner(self.venue)
+        self.runner = scenario.runner(self.venue, sides=True)
 
     def close(self) -> None:
         """Close the journal file (the server calls this on shutdown)."""
@@ -255,6 +266,16 @@ class Simulation:
             return max(self._wall_ns(), self.venue.clock.now)
         return self.venue.clock.now
 
+    def set_venue_faults(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
+        """Set the venue faults (all three; 0 is off) through the journal: written before they apply,
+        :class:`JournalWriteError` (nothing changed) when the journal cannot take the record. The
+        values are checked first (``venue_faults.checked``: ``ValueError``, nothing written)."""
+        values = [read_lag_ms, fill_delay_ms, clock_skew_s]
+        checked(values)
+        at = self.now_ns()
+        self._journal_side(at, VENUE, values)
+        self._faults.apply_record(at, VENUE, values)
+
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew. The clock
         function is swapped, so an unskewed clock costs nothing (``api/runtime/venue_faults.py``)."""
@@ -273,7 +294,7 @@ class Simulation:
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._apply_scenario)
+        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
 
     # --- the one way in ---------------------------------------------------------------------------
 
@@ -350,6 +371,22 @@ class Simulation:
         self.scenario_events += len(result.events)
         return result
 
+    def _apply_scenario_or_side(self, cmd: Command | SideRecord, at: int) -> Result:
+        """:meth:`_apply_scenario` for a scenario with events that change a side (``venue_faults``)."""
+        if isinstance(cmd, SideRecord):
+            return self._scenario_side(cmd, at)
+        return self.apply(cmd, at, "scn")
+
+    def _scenario_side(self, record: SideRecord, at: int) -> Result:
+        """A scenario event that changes a side (``venue_faults``): journaled as "scn" (during recovery:
+        checked against the journal's next record, as the scenario's commands are), then applied."""
+        if self._expect is None:
+            self._journal_side(at, record.kind, record.values, "scn")
+        else:
+            self._expect(at, "scn", record)
+        self.sides.attached[record.namespace].apply_record(at, record.kind, record.values)
+        return Result()
+
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control
         plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
@@ -374,9 +411,9 @@ class Simulation:
         """A side record met in recovery (``recovery.Replayer``)."""
         self.sides.replay(offset, at, record)
 
-    def _journal_side(self, at: int, kind: str, values: list[Any]) -> None:
+    def _journal_side(self, at: int, kind: str, values: list[Any], src: str = "ext") -> None:
         if self._journal is not None:
-            self._append(side_record(at, kind, values))
+            self._append(side_record(at, kind, values, src))
 
     # --- journal ----------------------------------------------------------------------------------
 
@@ -462,11 +499,11 @@ class Simulation:
         with open(self.journal_path, "rb") as f:
             f.seek(header_bytes)
             replayer = Replayer(self, Records(f, self.journal_path, header_bytes))
-            self._record = replayer.expect
+            self._record = self._expect = replayer.expect
             try:
                 replayer.run()
             finally:
-                self._record = self._on_command
+                self._record, self._expect = self._on_command, None
         records = replayer.records
         if read_only:
             return
@@ -479,7 +516,9 @@ class Simulation:
             with open(self.journal_path, "ab") as f:
                 f.write(
                     b"".join(
-                        orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
+                        side_record(at, cmd.kind, cmd.values, "scn")
+                        if isinstance(cmd, SideRecord)
+                        else orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
                         for at, cmd in replayer.tail
                     )
                 )

@@ -13,8 +13,9 @@ Each engine class owns its part of the format:
 
 An object is named by its class's own name (``Order``, ``ScenarioRunner``), so moving a class between
 modules leaves the format alone; renaming a saved attribute changes it (docs/snapshot.md: versions).
-Only classes of the engine that declare their state (and ``random.Random``, ``deque`` and a book side,
-``engine.levels.Levels``, written ``SortedDict`` as since /1) can appear: anything else is refused, so
+Only classes of the engine that declare their state (and ``random.Random``, ``deque``, a book side,
+``engine.levels.Levels``, written ``SortedDict`` as since /1, and a scenario event of a side,
+``api.runtime.sides.SideRecord``) can appear: anything else is refused, so
 restoring a snapshot never runs foreign code.
 Integers too large for JSON numbers travel as strings. A document of the previous version
 (``cefisim-snapshot/2``) is upgraded on reading (``api/runtime/snapshot_v2.py``).
@@ -35,6 +36,7 @@ from typing import Any, cast
 from cefisim import engine
 from cefisim.engine.levels import Levels
 
+from .sides import SideRecord
 from .snapshot_v2 import FORMAT_V2, upgrade_v2
 
 FORMAT = "cefisim-snapshot/3"  # /3: explicit per-class state; a client's account apart from the client
@@ -57,6 +59,7 @@ def saved_fields(cls: type) -> tuple[str, ...] | None:
 def _registry() -> dict[str, type]:
     """Every engine class that declares its state (sub-packages included), by its own name."""
     classes = dict(_BUILTIN)
+    classes["SideRecord"] = SideRecord  # a scenario event of a side, pending in the runner (sides.py)
     for info in pkgutil.walk_packages(engine.__path__, engine.__name__ + "."):
         if info.ispkg:
             continue

@@ -2,10 +2,12 @@
 engine, a skewed server clock, fills reported late.
 
 A :class:`VenueFaults` belongs to one simulation (``Simulation.faults``) and is set by the control
-plane (``/_sim/faults/venue``). None of them changes the venue's state, only what reads answer and
-the wall time, so they are not commands and the journal holds none of them: a journal replays to the
-same state with or without them. The venue's own cancels, which do change the state, are a command
-(``engine.commands.VenueCancel``), journaled like any other.
+plane (``/_sim/faults/venue``) or a scenario event (``venue_faults``). None of them changes the
+venue's state, only what reads answer and the wall time, so they are no engine command: they are the
+simulation's ``faults`` side (``api/runtime/sides.py``, :class:`FaultsSide`), one record kind
+``faults.venue`` ``[read_lag_ms, fill_delay_ms, clock_skew_s]`` that sets all three, written to the
+journal before the answer, replayed on restart and held by snapshots under ``faults``. The venue's
+own cancels, which do change the state, are a command (``engine.commands.VenueCancel``).
 
 - ``read_lag_ns``: lists answer as of ``now - read_lag``: a record made since is not listed yet, and
   an order placed since is not found by a status read. (Statuses, balances and the book are today's:
@@ -24,7 +26,17 @@ passes only when the clock is advanced, as tests want.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+NAMESPACE = "faults"  # the journal's side of these records (api/runtime/sides.py)
+VENUE = "faults.venue"  # the record kind: [read_lag_ms, fill_delay_ms, clock_skew_s], all three at once
+FIELDS = ("read_lag_ms", "fill_delay_ms", "clock_skew_s")
+MAX_LAG_MS = 3_600_000  # an hour, for the lag and the delay
+MAX_SKEW_S = 86_400  # a day either way
+NS_PER_MS = 1_000_000
+NS_PER_S = 1_000_000_000
 
 
 @dataclass(slots=True)
@@ -46,9 +58,63 @@ class VenueFaults:
         before = self.visible_before(now, before)
         return min(before, now - self.fill_delay_ns + 1) if self.fill_delay_ns else before
 
+    def skewed_s(self, wall_s: float) -> float:
+        """The server's clock, in seconds, given the true wall time ``wall_s`` (signing windows)."""
+        skew = self.clock_skew_ns
+        return wall_s + skew / NS_PER_S if skew else wall_s
+
+    def values(self) -> list[int]:
+        """The settings as a ``faults.venue`` record's values, in ``FIELDS`` order."""
+        return [self.read_lag_ns // NS_PER_MS, self.fill_delay_ns // NS_PER_MS, self.clock_skew_ns // NS_PER_S]
+
     def describe(self) -> dict[str, int]:
-        return {
-            "read_lag_ms": self.read_lag_ns // 1_000_000,
-            "fill_delay_ms": self.fill_delay_ns // 1_000_000,
-            "clock_skew_s": self.clock_skew_ns // 1_000_000_000,
-        }
+        return dict(zip(FIELDS, self.values(), strict=True))
+
+
+def checked(values: object) -> tuple[int, int, int]:
+    """A ``faults.venue`` record's values, ``[read_lag_ms, fill_delay_ms, clock_skew_s]``, checked;
+    ``ValueError`` naming the field when one is out of range (the control plane checks first, so this
+    refuses only a foreign or damaged journal or snapshot)."""
+    if not isinstance(values, list) or len(values) != len(FIELDS):
+        raise ValueError(f"{VENUE}: expected {len(FIELDS)} values ({', '.join(FIELDS)})")
+    bounds = ((0, MAX_LAG_MS), (0, MAX_LAG_MS), (-MAX_SKEW_S, MAX_SKEW_S))
+    for name, value, (low, high) in zip(FIELDS, values, bounds, strict=True):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ValueError(f"{name}: {value!r} must be a whole number from {low} to {high}")
+    lag, delay, skew = values
+    return lag, delay, skew
+
+
+class FaultsSide:
+    """The venue faults as a side of the simulation (``api/runtime/sides.py``): the one writer of
+    ``faults``, which ``skew`` (the simulation's clock swap) keeps the skew of."""
+
+    def __init__(self, faults: VenueFaults, skew: Callable[[int], None]) -> None:
+        self.faults = faults
+        self._skew = skew
+
+    def set(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
+        self.faults.read_lag_ns = read_lag_ms * NS_PER_MS
+        self.faults.fill_delay_ns = fill_delay_ms * NS_PER_MS
+        self._skew(clock_skew_s * NS_PER_S)
+
+    def apply_record(self, at: int, kind: str, values: Any) -> None:
+        if kind != VENUE:
+            raise ValueError(f"unknown venue faults record kind {kind!r}")
+        self.set(*checked(values))
+
+    def state(self) -> Any:
+        values = self.faults.values()
+        return None if not any(values) else self.faults.describe()
+
+    def restore(self, state: Any) -> Callable[[], None]:
+        if state is None:
+            values = (0, 0, 0)
+        elif not isinstance(state, dict) or set(state) != set(FIELDS):
+            raise ValueError(f"{NAMESPACE}: must be an object of {', '.join(FIELDS)}")
+        else:
+            try:
+                values = checked([state[name] for name in FIELDS])
+            except ValueError as exc:
+                raise ValueError(f"{NAMESPACE}.{exc}") from None
+        return lambda: self.set(*values)

@@ -3,7 +3,8 @@
 Contract: ``event`` returns ``(at, command)`` with ``at`` not before the start, or None once the
 document has a problem (it is refused as a whole, so a partial command is never built). Order
 prices and quantities are checked for syntax only (why: ``loader.py``); transfer amounts must be
-exact in the asset.
+exact in the asset. A ``venue_faults`` event's "command" is the ``faults.venue`` record it writes (a
+:class:`SideRecord`: the faults are no engine state, ``api/runtime/venue_faults.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Callable
 from functools import partial
 
 from cefisim.api.cefi.validate import UUID_RE, is_external_id
+from cefisim.api.runtime.sides import SideRecord
+from cefisim.api.runtime.venue_faults import MAX_LAG_MS, MAX_SKEW_S, VENUE
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -54,7 +57,7 @@ INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 STP_VALUES = tuple(SelfTradePrevention)
 
 
-def event(parser: Parser, value: object, path: str) -> tuple[int, Command] | None:
+def event(parser: Parser, value: object, path: str) -> tuple[int, Command | SideRecord] | None:
     """One timed event as (at, command); None once the document has a problem (it is refused)."""
     if not isinstance(value, dict):
         parser.err(path, f"must be an object, got {kind_of(value)}")
@@ -203,6 +206,14 @@ def ev_venue_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | No
     return VenueCancel(reason, client.id if client else None, inst.id if inst else None)
 
 
+def ev_venue_faults(parser: Parser, d: dict, path: str, at: int) -> SideRecord | None:
+    """Reads lagging, late fills and the clock skew from ``at`` on, all three (an absent one is 0)."""
+    lag = parser.get(d, "read_lag_ms", path, lambda v, p: parser.integer(v, p, 0, MAX_LAG_MS), default=0)
+    delay = parser.get(d, "fill_delay_ms", path, lambda v, p: parser.integer(v, p, 0, MAX_LAG_MS), default=0)
+    skew = parser.get(d, "clock_skew_s", path, lambda v, p: parser.integer(v, p, -MAX_SKEW_S, MAX_SKEW_S), default=0)
+    return None if parser.problems else SideRecord(VENUE, [lag, delay, skew])
+
+
 def ev_latency(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     entry, modify, cancel = (parser.get(d, k, path, parser.millis, default=0) for k in LATENCY_KEYS[1])
     return None if parser.problems else SetLatency(entry, modify, cancel)
@@ -232,7 +243,7 @@ def ev_client_info(parser: Parser, d: dict, path: str, at: int) -> Command | Non
 
 
 #: event type -> the function that checks its fields and builds its command
-EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | None]] = {
+EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | SideRecord | None]] = {
     "order": ev_order,
     "modify": ev_modify,
     "cancel": ev_cancel,
@@ -244,4 +255,5 @@ EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | None]] = {
     "paper_funds": ev_paper_funds,
     "client_info": ev_client_info,
     "venue_cancel": ev_venue_cancel,
+    "venue_faults": ev_venue_faults,
 }

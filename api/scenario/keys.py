@@ -80,6 +80,7 @@ EVENT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "paper_funds": (("client", "asset", "amount"), ("remove",)),
     "client_info": (("client", "self_trade_prevention"), ()),
     "venue_cancel": (("reason",), ("client", "instrument")),
+    "venue_faults": ((), ("read_lag_ms", "fill_delay_ms", "clock_skew_s")),
 }
 AGENT_COMMON = (("type", "instrument"), ("name", "note", "start", "end"))
 POPULATION_COMMON = ("count", "latency_ms")  # optional keys of every population kind (clients is required)

@@ -27,6 +27,7 @@ from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue, VenueConfig
 
 from ..recorded.source import RecordedSpec, attach
+from ..runtime.sides import SideRecord
 from .document import kind_of
 
 Problem = tuple[str, str, str]
@@ -133,7 +134,8 @@ class Scenario:
     hmac_keys: dict[str, tuple[int, str]]  # key uuid -> (client id, secret)
     api_keys: list[dict[str, Any]]
     oauth_clients: list[dict[str, Any]]
-    events: list[tuple[int, Command]]
+    #: timed commands, and (``venue_faults``) records of state kept beside the engine
+    events: list[tuple[int, Command | SideRecord]]
     agents: list[AnySpec]
     settings: dict[str, Any]
     description: str | None = None
@@ -183,9 +185,20 @@ class Scenario:
                 venue.submit(cmd, at)
         return venue
 
-    def runner(self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random) -> ScenarioRunner:
-        """A runner that feeds this scenario's events and agents into ``venue``."""
-        return ScenarioRunner(venue, self.events, self.agents, self.seed, make_rng)
+    def runner(
+        self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random, sides: bool = False
+    ) -> ScenarioRunner:
+        """A runner that feeds this scenario's events and agents into ``venue``. Events that set state
+        beside the engine (``venue_faults``) are left out unless ``sides``: the runner then hands them to
+        its submit in a command's place, which must take them (``api/runtime/simulation.py`` applies
+        them, ``cefisim replay`` journals them)."""
+        events = self.events if sides else [(at, e) for at, e in self.events if type(e) is not SideRecord]
+        return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]  # side records in a command's place: the submit takes them
+
+    def has_side_events(self) -> bool:
+        """Whether an event sets state beside the engine (``venue_faults``): its runner's submit must
+        take such records too (a scenario without them pays nothing per command for that)."""
+        return any(type(e) is SideRecord for _, e in self.events)
 
     def shifted(self, delta_ns: int) -> Scenario:
         """The same scenario with every time moved by ``delta_ns`` (e.g. to start at the wall clock)."""

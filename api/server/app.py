@@ -50,7 +50,7 @@ def auth_store_for(sim: Simulation, options: ServerOptions, token_prefix: str = 
         sim.scenario.api_keys,
         sim.scenario.oauth_clients,
         clock=sim.now_ns,
-        wall=options.wall_s,
+        wall=lambda: sim.faults.skewed_s(options.wall_s()),  # the server's clock, skewed by a venue fault
         token_prefix=token_prefix,
     )
     store.ledger.journal = sim.attach(NAMESPACE, store)
