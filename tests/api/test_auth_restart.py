@@ -24,7 +24,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from cefisim.api.runtime.venues import derived_key_id, derived_oauth_client_id
 from tests.api.test_crash_recovery import ROOT, reap
 
 DEMO = ROOT / "scenarios" / "demo.json"
@@ -57,10 +56,9 @@ async def _ready(ready: Path, proc: subprocess.Popen) -> str:
     raise AssertionError("server did not start")
 
 
-def _signed(key_id: str) -> dict[str, Any]:
-    assert isinstance(ALICE, ec.EllipticCurvePrivateKey)
+def _signed(key_id: str, key: ec.EllipticCurvePrivateKey) -> dict[str, Any]:
     ts = int(time.time())
-    r, s = decode_dss_signature(ALICE.sign(f"{key_id}.{ts}".encode(), ec.ECDSA(hashes.SHA256())))
+    r, s = decode_dss_signature(key.sign(f"{key_id}.{ts}".encode(), ec.ECDSA(hashes.SHA256())))
     raw = r.to_bytes(32, "big") + s.to_bytes(32, "big")
     return {"key_id": key_id, "timestamp": ts, "signature": base64.urlsafe_b64encode(raw).rstrip(b"=").decode()}
 
@@ -68,10 +66,19 @@ def _signed(key_id: str) -> dict[str, Any]:
 class Venue:
     """What a test client of one venue holds, and what the server must still say about each of it."""
 
-    def __init__(self, venue_id: str | None) -> None:
-        self.control = "/_sim" if venue_id is None else f"/_sim/venues/{venue_id}"
-        self.key_id = "k-alice" if venue_id is None else derived_key_id("k-alice", venue_id)
-        self.client_id = "cli-demo" if venue_id is None else derived_oauth_client_id("cli-demo", venue_id)
+    def __init__(self, created: dict[str, Any] | None = None) -> None:
+        """The default venue, or one a create answered (``created``: its minted credentials)."""
+        assert isinstance(ALICE, ec.EllipticCurvePrivateKey)
+        self.control, self.key_id, self.key, self.client_id = "/_sim", "k-alice", ALICE, "cli-demo"
+        if created is not None:
+            self.control = f"/_sim/venues/{created['id']}"
+            entry = next(k for k in created["api_keys"] if k["key_id"].startswith("k-alice-"))
+            key = serialization.load_pem_private_key(entry["private_key"].encode(), None)
+            assert isinstance(key, ec.EllipticCurvePrivateKey)
+            self.key_id, self.key = entry["key_id"], key
+            self.client_id = next(
+                c["client_id"] for c in created["oauth_clients"] if c["client_id"].startswith("cli-demo-")
+            )
         self.access: list[str] = []  # key-exchange access tokens: valid for their hour
         self.refresh: str | None = None  # the key exchange's current refresh token
         self.rotated: list[str] = []  # key-exchange refresh tokens rotated away: refused
@@ -102,7 +109,7 @@ class Venue:
             form = {"grant_type": "refresh_token", "client_id": self.client_id, "refresh_token": self.dead_grant}
             status, body = await self.post(session, base, "/v1/auth/oauth/token", data=form)
             assert status == 400 and body["error"] == "invalid_grant"
-        status, body = await self.post(session, base, "/v1/auth/api-key/token", json=_signed(self.key_id))
+        status, body = await self.post(session, base, "/v1/auth/api-key/token", json=_signed(self.key_id, self.key))
         assert status == (401 if self.revoked else 200), body
         if status == 200:
             self.access.append(body["access_token"])
@@ -127,7 +134,7 @@ class Venue:
             self.access.append(body["access_token"])
             self.refresh = body["refresh_token"]
         else:
-            status, body = await self.post(session, base, "/v1/auth/api-key/token", json=_signed(self.key_id))
+            status, body = await self.post(session, base, "/v1/auth/api-key/token", json=_signed(self.key_id, self.key))
             assert status == 200, body
             self.access.append(body["access_token"])
             self.refresh = body["refresh_token"]
@@ -178,7 +185,7 @@ async def _round(journal: Path, ready: Path, clock: str, stop: signal.Signals, v
             if n == 0:
                 async with session.post(base + "/_sim/venues", json={"scenario": "demo"}) as resp:
                     assert resp.status == 201, await resp.text()
-                    venues.append(Venue((await resp.json())["id"]))
+                    venues.append(Venue(await resp.json()))
             for venue in venues:
                 if venue.auth is not None:
                     await venue.check(session, base)
@@ -205,7 +212,7 @@ async def _round(journal: Path, ready: Path, clock: str, stop: signal.Signals, v
 @pytest.mark.parametrize(("clock", "stop"), [("virtual", signal.SIGKILL), ("wall", signal.SIGTERM)])
 async def test_auth_state_survives_repeated_restarts(tmp_path: Path, clock: str, stop: signal.Signals) -> None:
     journal, ready = tmp_path / "journal.jsonl", tmp_path / "ready.json"
-    venues = [Venue(None)]
+    venues = [Venue()]
     for n in range(ROUNDS + 1):
         await _round(journal, ready, clock, stop, venues, n)
     assert len(venues) == 2 and venues[1].revoked and len(venues[0].rotated) == 2 and venues[0].dead_grant
