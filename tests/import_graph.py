@@ -182,6 +182,27 @@ def cycles(edges: Mapping[str, Mapping[str, Import]]) -> list[tuple[list[str], l
     return found
 
 
+def room(name: str, package: str) -> str:
+    """The room a module of ``package`` sits in: its sub-package (``cefisim.api.cefi.orders`` is in
+    ``cefisim.api.cefi``), or the module itself when it lies directly in the package (``cefisim.api.cli``);
+    the package's own ``__init__`` is a room of its own."""
+    rest = name[len(package) + 1 :].split(".") if name != package else []
+    return ".".join([package, *rest[:1]])
+
+
+def room_graph(edges: Mapping[str, Mapping[str, Import]], package: str) -> dict[str, dict[str, Import]]:
+    """The module graph folded into rooms (:func:`room`): room -> imported room -> the first import making
+    that edge (modules in sorted order); an import inside a room makes no edge."""
+    rooms: dict[str, dict[str, Import]] = {room(name, package): {} for name in edges}
+    for name in sorted(edges):
+        here = room(name, package)
+        for target, imp in sorted(edges[name].items()):
+            there = room(target, package)
+            if there != here:
+                rooms[here].setdefault(there, imp)
+    return rooms
+
+
 def describe(cycle: list[str], component: list[str], edges: Mapping[str, Mapping[str, Import]]) -> str:
     """``a -> b -> a (a.py:3 imports b; b.py:7 imports a)``, and the other modules tied into it."""
     steps = "; ".join(
