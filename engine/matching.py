@@ -147,9 +147,15 @@ def fill(
     # a self-trade puts both sides in one account's list: a timestamp of its own keeps cursors exact
     s_ts = v.clock.stamp() if sc is bc else ts
     sc.fills.append(Fill(match_id, s_ts, seller, price, lots, s_rate, s_liq, s_fee, quote))
-    m_fee, t_fee = (b_fee, s_fee) if buyer is maker else (s_fee, b_fee)
+    if buyer is maker:
+        m_fee, t_fee, m_client, t_client = b_fee, s_fee, bc.id, sc.id
+    else:
+        m_fee, t_fee, m_client, t_client = s_fee, b_fee, sc.id, bc.id
     events.append(
-        build_event(TradeEvent, (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee))
+        build_event(
+            TradeEvent,
+            (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee, m_client, t_client),
+        )
     )
 
 

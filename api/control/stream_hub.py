@@ -374,8 +374,8 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
                 out.setdefault(ev.instrument_id, [])
         elif isinstance(ev, TradeEvent) and ev.instrument_id in watched:
             ts, match_id, inst_id, price, lots = ev.ts, ev.match_id, ev.instrument_id, ev.price, ev.lots
-            maker = _find_order(venue, orders, ev.maker_order_id, inst_id, price)
-            taker = _find_order(venue, orders, ev.taker_order_id, inst_id, None)
+            maker = _trade_order(venue, orders, ev.maker_order_id, ev.maker_client_id)
+            taker = _trade_order(venue, orders, ev.taker_order_id, ev.taker_client_id)
             inst = queries.listed_instrument(venue, inst_id)
             if taker is not None:
                 out.setdefault(inst_id, []).append(
@@ -416,10 +416,9 @@ def _changes(venue: Venue, result: Result, watched: dict[int, Any]) -> dict[int,
     return out
 
 
-def _find_order(venue: Venue, known: dict[int, Order], order_id: int, inst_id: int, price: int | None) -> Order | None:
-    """A trade's order: one the command named, else (a maker) resting at the trade's price, else any
-    client's (a resting taker of an opening uncross)."""
-    order = known.get(order_id) or queries.order_anywhere(venue, order_id, None if price is None else (inst_id, price))
+def _trade_order(venue: Venue, known: dict[int, Order], order_id: int, client_id: int) -> Order | None:
+    """A trade's order: one the command named, else its client's (the trade names both clients)."""
+    order = known.get(order_id) or queries.client_order(venue, client_id, order_id)
     if order is not None:
         known[order_id] = order
     return order

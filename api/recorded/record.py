@@ -38,11 +38,12 @@ def book_levels(venue: Venue, inst_id: int) -> tuple[Levels, Levels]:
     return ({lv.price: lv.qty for lv in book.bids.values()}, {lv.price: lv.qty for lv in book.asks.values()})
 
 
-def _taker_side(venue: Venue, result: Result, taker_id: int) -> str:
-    order = result.order
+def _taker_side(venue: Venue, result: Result, trade: TradeEvent) -> str:
+    """The side of a trade's incoming order: the command's own, else its client's (the trade names it)."""
+    order, taker_id = result.order, trade.taker_order_id
     if order is not None and order.id == taker_id:
         return order.side
-    found = queries.order_anywhere(venue, taker_id)
+    found = queries.client_order(venue, trade.taker_client_id, taker_id)
     if found is not None:
         return found.side
     raise AssertionError(f"taker order {taker_id} of a trade is unknown")  # the venue keeps it for a day
@@ -91,9 +92,7 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
             for ev in events:
                 if type(ev) is TradeEvent and ev.instrument_id == inst_id:
                     ts = ev.ts
-                    writer.write(
-                        (TRADE, ts, ts, _taker_side(venue, result, ev.taker_order_id), ev.price, ev.lots), where
-                    )
+                    writer.write((TRADE, ts, ts, _taker_side(venue, result, ev), ev.price, ev.lots), where)
             instant[1] = events[-1].ts
 
         runner.run(until_ns, on_step)

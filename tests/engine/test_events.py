@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cefisim.engine import events
-from cefisim.engine.events import EVENT_TYPES, OrderEvent, TradeEvent, row
+from cefisim.engine.events import EVENT_TYPES, TRADE_DIGESTED, OrderEvent, TradeEvent, row
 from cefisim.engine.journal import event_digest
 
 from .builders import ALICE, BOB, Sim
@@ -69,7 +69,10 @@ def test_the_engine_emits_typed_events_whose_row_is_the_old_positional_form() ->
     result = sim.buy(BOB, "0.4", "100.00")
     trade = next(e for e in result.events if isinstance(e, TradeEvent))
     assert all(type(e) in EVENT_TYPES for e in result.events)
-    assert row(trade) == ("trade", *trade) and trade.lots == trade[4] and trade.taker_order_id == result.order.id
+    assert row(trade) == ("trade", *trade[:TRADE_DIGESTED]) and trade.lots == trade[4]
+    assert trade.taker_order_id == result.order.id
+    # the trade names both clients, outside the row the digest folds (pinned digests stay as they were)
+    assert (trade.maker_client_id, trade.taker_client_id) == (ALICE, BOB)
     order = OrderEvent(5, 6, 7, "ACTIVE", None)
     # the digest folds the repr of the row, byte for byte what the untyped tuples gave
     assert event_digest([order]).hexdigest() == hashlib.sha256(b"('order', 5, 6, 7, 'ACTIVE', None)\n").hexdigest()
