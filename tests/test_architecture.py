@@ -97,6 +97,7 @@ LAYERS: dict[str, list[set[str]]] = {
             "lifecycle",
             "matching",
             "modify",
+            "opening",
             "pricing",
             "queries",
             "queue_model",
