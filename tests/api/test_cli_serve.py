@@ -45,7 +45,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0
-    assert capsys.readouterr().out.strip() == f"cefisim {__version__}"
+    assert capsys.readouterr().out.strip() in (f"cefisim {__version__} (pure)", f"cefisim {__version__} (compiled)")
 
 
 def test_the_shipped_scenarios_are_listed_and_found_by_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -126,7 +126,8 @@ def test_maker_and_taker_fees(sim: Sim) -> None:
     m = sim.sell(ALICE, "1", "100.00").order
     r = sim.buy(BOB, "1", "100.00")
     (ev,) = [e for e in r.events if isinstance(e, TradeEvent)]
-    assert ev[3:] == (10_000, 10_000, m.id, r.order.id, 10_000, 10, 20)  # quote, maker fee, taker fee
+    # price, lots, the orders, quote, maker fee, taker fee, and each order's client
+    assert ev[3:] == (10_000, 10_000, m.id, r.order.id, 10_000, 10, 20, ALICE, BOB)
     assert sim.bal(ALICE, USD).total == a_usd + 10_000 - 10
     assert sim.bal(BOB, USD).total == b_usd - 10_000 - 20
     assert sim.bal(ALICE, BTC).total == a_btc - 10**8
