@@ -151,24 +151,6 @@ def book(v: Venue, instrument_id: int) -> Book:
     return v.books[instrument_id]
 
 
-def order_anywhere(v: Venue, order_id: int, resting_at: tuple[int, int] | None = None) -> Order | None:
-    """Any client's order by exchange id (a trade names both of its orders, not their clients): first
-    among the orders resting at ``resting_at`` = (instrument id, price), where a trade's maker is found
-    in O(1), else in every account (O(clients))."""
-    if resting_at is not None:
-        instrument_id, price = resting_at
-        book = v.books[instrument_id]
-        for level in (book.bids.get(-price), book.asks.get(price)):
-            if level is not None and order_id in level.orders:
-                order: Order = level.orders[order_id]
-                return order
-    for account in v.accounts.values():
-        found = account.orders.get(order_id)
-        if found is not None:
-            return found
-    return None
-
-
 def last_price(v: Venue, instrument_id: int) -> int | None:
     """Ticks of the instrument's last trade (None before the first)."""
     return v.books[instrument_id].last_price

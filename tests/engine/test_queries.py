@@ -97,14 +97,3 @@ def test_open_orders_on_an_instrument_are_the_working_ones_of_that_client_oldest
     sim.limit(BOB, BUY, "0.01", "297.00")  # another client
     assert [o.id for o in queries.open_orders_on(sim.v, ALICE, BTC_USD)] == [a.id, b.id]
     assert queries.open_orders_on(sim.v, CAROL, BTC_USD) == []
-
-
-def test_an_order_is_found_by_id_alone_at_its_price_or_in_any_account() -> None:
-    sim = Sim()
-    resting = _placed(sim.limit(BOB, SELL, "0.01", "301.00"))
-    ended = _placed(sim.limit(ALICE, BUY, "0.01", "299.00"))
-    sim.cancel(ALICE, ended.id)
-    assert queries.order_anywhere(sim.v, resting.id, (BTC_USD, 30_100)) is resting
-    assert queries.order_anywhere(sim.v, resting.id, (BTC_USD, 30_000)) is resting  # not there: accounts
-    assert queries.order_anywhere(sim.v, ended.id) is ended
-    assert queries.order_anywhere(sim.v, 10**9) is None
