@@ -375,7 +375,7 @@ class Simulation:
         """:meth:`_apply_scenario` for a scenario with events that change a side (``venue_faults``)."""
         if isinstance(cmd, SideRecord):
             return self._scenario_side(cmd, at)
-        return self.apply(cmd, at, "scn")
+        return self._apply_scenario(cmd, at)
 
     def _scenario_side(self, record: SideRecord, at: int) -> Result:
         """A scenario event that changes a side (``venue_faults``): journaled as "scn" (during recovery:

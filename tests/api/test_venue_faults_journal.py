@@ -275,3 +275,16 @@ def test_a_replay_journal_holds_the_scenario_fault_records_a_server_continues_fr
     sim = Simulation(load_scenario(source), clock="virtual", journal_path=journal)  # as `serve --journal` does
     assert sim.faults.describe() == {"read_lag_ms": 0, "fill_delay_ms": 7, "clock_skew_s": 0}
     sim.close()
+
+
+def test_an_advance_counts_the_scenarios_events_when_it_also_sets_faults() -> None:
+    """A scenario with ``venue_faults`` events hands its runner another submit function; the events of
+    its commands still count in what an advance reports (``scenario_events``)."""
+    doc = orjson.loads(DEMO.read_bytes())
+    doc["events"] = [*doc.get("events", []), *EVENTS]
+    counted: list[int] = []
+    sim = Simulation(parse_scenario(doc, "s.json"), clock="virtual", on_result=lambda r: counted.append(len(r.events)))
+    counted.clear()  # what loading the scenario applied is not the advance's
+    before = sim.scenario_events
+    sim.advance(sim.venue.clock.now + 60 * NS)
+    assert sim.scenario_events - before == sum(counted) > 0
