@@ -37,8 +37,6 @@ def _verified(request: web.Request, body: bytes) -> int:
     opts = app[OPTIONS]
     sim = app[SIM]
     h = request.headers
-    wall_s = opts.wall_s()
-    skew = sim.faults.clock_skew_ns  # a skewed server clock (docs/faults.md); 0 unless injected
     outcome = verify(
         h.get(H_TOKEN),
         h.get(H_SIGNATURE),
@@ -48,7 +46,7 @@ def _verified(request: web.Request, body: bytes) -> int:
         request.method,
         request.rel_url.raw_path,
         body,
-        wall_s + skew / 1e9 if skew else wall_s,
+        sim.faults.skewed_s(opts.wall_s()),  # the server's clock: skewed by a venue fault (docs/faults.md)
         opts.signature_layout,
     )
     if isinstance(outcome, int):
