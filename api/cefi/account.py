@@ -63,7 +63,7 @@ PATCH_CLIENT = {
 async def get_clients(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("id"), "id")
-    client = queries.client(request.app[SIM].venue, client_id)
+    client = queries.client(request.app[SIM].read_venue(), client_id)
     assert client is not None  # the signature named it
     mnemonic = request.query.get("mnemonic")
     found = [client] if mnemonic is None or mnemonic == client.mnemonic else []
@@ -102,7 +102,7 @@ def _client_record(venue: Venue, client_id: int) -> dict[str, Any]:
 async def get_balances(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
-    venue = request.app[SIM].venue
+    venue = request.app[SIM].read_venue()
     asset_id = query_id(request.query, "asset_id")
     name = request.query.get("asset_name")
     records = [
@@ -118,7 +118,7 @@ async def get_balances_activity(request: web.Request) -> web.Response:
     and test funds."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    venue = request.app[SIM].venue
+    venue = request.app[SIM].read_venue()
     asset_filter = query_id(request.query, "asset_id")
     changes = queries.balance_changes(venue, client_id)
     if asset_filter is not None:
@@ -180,13 +180,13 @@ async def post_transfer(request: web.Request) -> web.Response:
 async def get_transfers(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    found, cursor = transfers(request.app[SIM].venue, client_id, before, skip, size)
+    found, cursor = transfers(request.app[SIM].read_venue(), client_id, before, skip, size)
     return respond_list(request, [transfer_record(t, listing=True) for t in found], size, cursor)
 
 
 async def get_transfers_active(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
-    venue = request.app[SIM].venue
+    venue = request.app[SIM].read_venue()
     wanted = query_id(request.query, "transfer_id")
     if wanted is not None:
         t = queries.client_transfer(venue, client_id, wanted)

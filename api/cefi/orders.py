@@ -20,6 +20,7 @@ from cefisim.api.server.keys import SIM
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
+from cefisim.engine.records import Order
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import parse_rate
 from cefisim.engine.vocabulary import (
@@ -148,13 +149,18 @@ async def delete_order(request: web.Request) -> web.Response:
     return respond(order_record(result.order, result.snapshot_status))
 
 
+def _visible(sim: Simulation, order: Order | None) -> Order | None:
+    """``order``, or None when it was placed after the state a lagging read sees (``docs/faults.md``)."""
+    if order is not None and sim.faults.read_lag_ns and sim.faults.hides(sim.now_ns(), order.created):
+        return None
+    return order
+
+
 async def get_order_status(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
     sim = request.app[SIM]
-    order = order_status(sim.venue, client_id, _ref(request))
-    if order is not None and sim.faults.read_lag_ns and sim.faults.hides(sim.now_ns(), order.created):
-        order = None  # placed after the state a lagging read sees (docs/faults.md)
+    order = _visible(sim, order_status(sim.read_venue(), client_id, _ref(request)))
     if order is None:
         raise Problem(
             404, "unknown-order", "ref_id: no such order for this client (or its status is no longer retained)"
@@ -166,33 +172,34 @@ async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records of the last 24 hours, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(request.app[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(request.app[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_all(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    found, cursor = orders(request.app[SIM].venue, client_id, before, skip, size)
+    found, cursor = orders(request.app[SIM].read_venue(), client_id, before, skip, size)
     return respond_list(request, [order_record(o) for o in found], size, cursor)
 
 
 async def get_orders_active(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
-    venue = request.app[SIM].venue
+    sim = request.app[SIM]
+    venue = sim.read_venue()
     wanted = query_id(request.query, "id")
     if wanted is None:
         wanted = query_id(request.query, "order_id")
     size, skip, before = paging(request, timestamp_required=False)
     if wanted is not None:
-        order = client_order(venue, client_id, wanted)
+        order = _visible(sim, client_order(venue, client_id, wanted))
         if order is None:
             raise Problem(404, "unknown-order", "id: no such order for this client")
         active = order.status in WORKING or order.status == OrderStatus.NEW_PENDING
@@ -204,5 +211,7 @@ async def get_orders_active(request: web.Request) -> web.Response:
 async def get_orders_activity(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    items, cursor = activity(request.app[SIM].venue, client_id, before, skip, size, fills_before(request, before))
+    items, cursor = activity(
+        request.app[SIM].read_venue(), client_id, before, skip, size, fills_before(request, before)
+    )
     return respond_list(request, [activity_item(*item) for item in items], size, cursor)

@@ -44,6 +44,7 @@ from typing import IO, Any
 import orjson
 
 from cefisim.api.runtime import snapshot
+from cefisim.api.runtime.read_replica import ReadReplica
 from cefisim.api.runtime.recovery import (
     JOURNAL_RULES,
     MAX_HEADER_BYTES,
@@ -127,6 +128,7 @@ class Simulation:
         self.venue_config = venue_config
         self._wall_ns = self._true_wall_ns = wall_ns
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
+        self.replica: ReadReplica | None = None  # the venue read_lag behind, while it is on (read_replica.py)
         self.journal_path = Path(journal_path) if journal_path else None
         self._journal: IO[bytes] | None = None
         self._journal_size = 0
@@ -152,7 +154,7 @@ class Simulation:
             self.start_ns = existing[0]
         elif clock == "wall":
             self.start_ns = wall_ns()
-        self._faults = FaultsSide(self.faults, self.skew_clock)
+        self._faults = FaultsSide(self.faults, self.skew_clock, self.lag_reads)
         self.attach(FAULTS, self._faults)
         if self._base_snapshot is not None:
             self._install(self._base_snapshot)
@@ -283,6 +285,22 @@ class Simulation:
         self._wall_ns = true if skew_ns == 0 else (lambda: true() + skew_ns)
         self.faults.clock_skew_ns = skew_ns
 
+    def lag_reads(self, lag_ns: int) -> None:
+        """Let the CeFi reads (:meth:`read_venue`) answer ``lag_ns`` behind the engine; 0 ends the lag
+        at once. A read replica follows the venue while the lag is on (``api/runtime/read_replica.py``)."""
+        self.faults.read_lag_ns = lag_ns
+        if not lag_ns:
+            self.replica = None
+        elif self.replica is None:
+            self.replica = ReadReplica(self.faults)
+
+    def read_venue(self) -> Venue:
+        """The venue the CeFi reads answer from: as it was ``read_lag`` ago while that fault is on."""
+        replica = self.replica
+        if replica is None:
+            return self.venue
+        return replica.as_of(self.venue, self.now_ns() - self.faults.read_lag_ns)
+
     def catch_up(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """Let the scenario act up to ``at`` before an external command applies there; with ``close``
         the runner then moves the clock to ``at`` (journaled as the scenario's ``advance``). With
@@ -359,6 +377,9 @@ class Simulation:
         venue = self.venue
         at = venue.applies_at(cmd, at)
         self._record(at, src, cmd)
+        replica = self.replica
+        if replica is not None:  # reads lag the engine (api/runtime/read_replica.py)
+            replica.follow(venue, cmd, at)
         result = venue.submit(cmd, at)
         if self._on_result is not None:
             self._on_result(result)

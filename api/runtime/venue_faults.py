@@ -9,9 +9,10 @@ simulation's ``faults`` side (``api/runtime/sides.py``, :class:`FaultsSide`), on
 journal before the answer, replayed on restart and held by snapshots under ``faults``. The venue's
 own cancels, which do change the state, are a command (``engine.commands.VenueCancel``).
 
-- ``read_lag_ns``: lists answer as of ``now - read_lag``: a record made since is not listed yet, and
-  an order placed since is not found by a status read. (Statuses, balances and the book are today's:
-  the lag hides what is new, it does not roll back what changed.)
+- ``read_lag_ns``: the CeFi account reads answer as of ``now - read_lag``: a record made since is not
+  listed yet, an order placed since is not found by a status read, and what changed since (an order's
+  status and quantities, balances) reads as it was then, from a read replica of the venue
+  (``api/runtime/read_replica.py``). Market data (the book, quotes) is today's.
 - ``fill_delay_ns``: a trade is made at once (balances, the order's status and the book move), but
   its trade records appear in ``/orders``, ``/orders/trade`` and the activity feed only
   ``fill_delay`` after it.
@@ -19,7 +20,8 @@ own cancels, which do change the state, are a command (``engine.commands.VenueCa
   signing window of CeFi requests is checked against it, and on the wall clock engine time follows
   it (never backwards: a clock skewed back waits until the true time passes the engine's).
 
-Each costs nothing while 0: the readers check one integer, the skew swaps the clock function.
+Each costs nothing while 0: the readers check one integer, the simulation one attribute per command
+(the read replica, None), the skew swaps the clock function.
 All times are engine nanoseconds (``now`` is ``Simulation.now_ns``), so on the virtual clock a lag
 passes only when the clock is advanced, as tests want.
 """
@@ -39,19 +41,29 @@ NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 
 
+NEVER = 2**63  # ``VenueFaults.replica_from`` while no read replica holds the venue's records
+
+
 @dataclass(slots=True)
 class VenueFaults:
     read_lag_ns: int = 0
     fill_delay_ns: int = 0
     clock_skew_ns: int = 0
+    #: the first record stamp the read replica holds only because it applied the command that made it
+    #: (``api/runtime/read_replica.py``): records from here on are exactly as of ``now - read_lag``;
+    #: older ones, which the replica copied with the venue, are hidden while newer than that
+    replica_from: int = NEVER
 
     def visible_before(self, now: int, before: int) -> int:
         """``before`` (a list's exclusive cursor) moved back to what a read lagging ``read_lag`` sees."""
-        return min(before, now - self.read_lag_ns + 1) if self.read_lag_ns else before
+        if not self.read_lag_ns:
+            return before
+        cutoff = now - self.read_lag_ns
+        return before if cutoff >= self.replica_from else min(before, cutoff + 1)
 
     def hides(self, now: int, ts: int) -> bool:
         """Whether a record made at ``ts`` is newer than the state a lagging read sees."""
-        return ts > now - self.read_lag_ns
+        return self.replica_from > ts > now - self.read_lag_ns
 
     def fills_before(self, now: int, before: int) -> int:
         """``before`` moved back past trade records that are still being reported late (and the lag)."""
@@ -87,14 +99,16 @@ def checked(values: object) -> tuple[int, int, int]:
 
 class FaultsSide:
     """The venue faults as a side of the simulation (``api/runtime/sides.py``): the one writer of
-    ``faults``, which ``skew`` (the simulation's clock swap) keeps the skew of."""
+    ``faults``, which ``skew`` (the simulation's clock swap) keeps the skew of and ``lag`` (the
+    simulation's read replica, ``api/runtime/read_replica.py``) the read lag of."""
 
-    def __init__(self, faults: VenueFaults, skew: Callable[[int], None]) -> None:
+    def __init__(self, faults: VenueFaults, skew: Callable[[int], None], lag: Callable[[int], None]) -> None:
         self.faults = faults
         self._skew = skew
+        self._lag = lag
 
     def set(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
-        self.faults.read_lag_ns = read_lag_ms * NS_PER_MS
+        self._lag(read_lag_ms * NS_PER_MS)
         self.faults.fill_delay_ns = fill_delay_ms * NS_PER_MS
         self._skew(clock_skew_s * NS_PER_S)
 
