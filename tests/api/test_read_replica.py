@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from cefisim.api.cefi.serialize import activity_item, balance_record, order_record, trade_record
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
+from cefisim.api.scenario.loader import load_scenario
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.journal import from_record
 from cefisim.engine.queries import activity, assets, balance, order_status, orders, trades
@@ -23,6 +24,7 @@ from cefisim.engine.venue import Venue
 from tests.api.conftest import Api, scenario_doc
 from tests.api.test_venue_faults import SIM_FAULTS, _data, _set
 
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 NS_PER_MS = 1_000_000
 EVER = 2**62  # a list cursor past every record
 CLIENTS = (100, 101)
@@ -232,3 +234,17 @@ def test_every_lagged_read_is_the_venue_replayed_up_to_now_minus_the_lag(
                 )
         finally:
             sim.close()
+
+
+def test_a_recorded_market_is_not_copied_and_its_reads_only_hide_what_is_new() -> None:
+    sim = Simulation(load_scenario(SCENARIOS / "recorded_busy.json"), clock="virtual")
+    old = sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", "1.00")).order
+    assert old is not None and old.status == "ACTIVE"
+    sim.advance(sim.now_ns() + 2_000 * NS_PER_MS)
+    sim.set_venue_faults(1000, 0, 0)
+    sim.submit(CancelOrder(100, str(old.id)))
+    new = sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.01", "1.00")).order
+    assert new is not None
+    assert sim.read_venue() is sim.venue  # its place in the recording lives in the file: no copy
+    assert _views(sim.read_venue(), [old.id, new.id], sim)["100.status." + str(old.id)]["status"] == "CANCELED"
+    assert _views(sim.read_venue(), [old.id, new.id], sim)["100.status." + str(new.id)] is None  # hidden
