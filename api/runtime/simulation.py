@@ -287,11 +287,13 @@ class Simulation:
 
     def lag_reads(self, lag_ns: int) -> None:
         """Let the CeFi reads (:meth:`read_venue`) answer ``lag_ns`` behind the engine; 0 ends the lag
-        at once. A read replica follows the venue while the lag is on (``api/runtime/read_replica.py``)."""
+        at once. A read replica follows the venue while the lag is on (``api/runtime/read_replica.py``):
+        kept when the lag changes, a new one when a reset or restore replaced the venue it follows."""
         self.faults.read_lag_ns = lag_ns
+        replica = self.replica
         if not lag_ns:
             self.replica = None
-        elif self.replica is None:
+        elif replica is None or (replica.source is not None and replica.source is not self.venue):
             self.replica = ReadReplica(self.faults)
 
     def read_venue(self) -> Venue:

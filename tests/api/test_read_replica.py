@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from cefisim.api.cefi.serialize import activity_item, balance_record, order_record, trade_record
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.runtime.venue_faults import NEVER
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.scenario.loader import load_scenario
 from cefisim.engine.commands import CancelOrder, PlaceOrder
@@ -180,6 +181,7 @@ def test_a_snapshot_restore_starts_the_lagged_view_from_the_restored_state() -> 
     sim.submit(CancelOrder(100, str(order.id)))
     assert _status_of(sim, order.id) == "ACTIVE"  # canceled within the lag
     sim.restore(doc)
+    assert sim.faults.replica_from == NEVER  # no copy of the restored venue yet: the cursors hide as before
     assert sim.read_venue() is not sim.venue  # a copy of the restored venue, not of the one replaced
     sim.submit(CancelOrder(100, str(order.id)))
     assert _status_of(sim, order.id) == "ACTIVE"
@@ -202,10 +204,12 @@ STEP = st.one_of(
     ),
     st.tuples(st.just("cancel"), st.integers(0, 20)),
     st.tuples(st.just("advance"), st.integers(1, 1500)),  # ms
+    st.tuples(st.just("restart")),  # the server stops and starts again from its journal
+    st.tuples(st.just("lower")),  # the lag halved while on: the replica catches up
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lag_ms=st.integers(1, 1000), steps=st.lists(STEP, min_size=1, max_size=25))
 def test_every_lagged_read_is_the_venue_replayed_up_to_now_minus_the_lag(
     lag_ms: int, steps: list[tuple[Any, ...]]
@@ -228,6 +232,12 @@ def test_every_lagged_read_is_the_venue_replayed_up_to_now_minus_the_lag(
                     sim.submit(CancelOrder(client, str(oid)))
                 elif step[0] == "advance":
                     sim.advance(sim.now_ns() + step[1] * NS_PER_MS)
+                elif step[0] == "restart":
+                    sim.close()
+                    sim = Simulation(sim.scenario, clock="virtual", journal_path=journal)
+                elif step[0] == "lower":
+                    lag_ms = max(1, lag_ms // 2)
+                    sim.set_venue_faults(lag_ms, 0, 0)
                 cutoff = sim.now_ns() - lag_ms * NS_PER_MS
                 assert _views(sim.read_venue(), placed, sim) == _views(
                     _replayed(scenario_path, journal, cutoff), placed
