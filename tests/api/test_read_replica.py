@@ -258,3 +258,18 @@ def test_a_recorded_market_is_not_copied_and_its_reads_only_hide_what_is_new() -
     assert sim.read_venue() is sim.venue  # its place in the recording lives in the file: no copy
     assert _views(sim.read_venue(), [old.id, new.id], sim)["100.status." + str(old.id)]["status"] == "CANCELED"
     assert _views(sim.read_venue(), [old.id, new.id], sim)["100.status." + str(new.id)] is None  # hidden
+
+
+def test_on_the_wall_clock_a_read_catches_up_as_time_passes_without_a_command() -> None:
+    wall = [1_793_610_000 * 10**9]
+    sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="wall", wall_ns=lambda: wall[0])
+    buy = sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "50000.00")).order
+    assert buy is not None
+    wall[0] += 2 * 10**9
+    sim.set_venue_faults(1000, 0, 0)
+    sim.submit(PlaceOrder(101, 1, "SELL", "LIMIT", "1", "50000.00"))
+    assert buy.status == "FILLED" and _status_of(sim, buy.id) == "ACTIVE"
+    wall[0] += 999 * NS_PER_MS
+    assert _status_of(sim, buy.id) == "ACTIVE"
+    wall[0] += 2 * NS_PER_MS  # no command since: the read itself brings the replica up
+    assert _status_of(sim, buy.id) == "FILLED"
