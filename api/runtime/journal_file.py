@@ -106,7 +106,7 @@ class JournalFile:
 
     def __init__(self, path: Path, durable: bool = True) -> None:
         self.path = path
-        self._raw = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the journal's life
+        self._raw = open(path, "a+b", buffering=0)  # noqa: SIM115 - open for the journal's life; read to cut back
         self._file: IO[bytes] = self._raw if durable else io.BufferedWriter(self._raw, BUFFER_BYTES)
         self._write = self._file.write
 
@@ -147,12 +147,13 @@ class JournalFile:
 
     def close(self) -> None:
         """Flush what is buffered and close; a flush that fails is cut back (:class:`JournalWriteError`)."""
-        try:
-            self._file.close()
-        except OSError as exc:
-            raise self._cut_back(exc) from None
-        finally:
-            self._raw.close()
+        if self._file is not self._raw and not self._raw.closed:
+            try:
+                self._file.flush()
+            except OSError as exc:
+                raise self._cut_back(exc) from None
+        self._file.close()
+        self._raw.close()
 
     def _rest(self, data: bytes, written: int) -> None:
         view = memoryview(data)[written:]
@@ -164,10 +165,8 @@ class JournalFile:
 
     def _cut_back(self, exc: OSError) -> JournalWriteError:
         """Cut the file back to the end of its last complete record (every record ends with a line
-        end, the header too); the error to raise."""
-        if self._file is not self._raw:  # what the buffer held is lost with the failed write
-            self._file = self._raw
-            self._write = self._raw.write
+        end, the header too); the error to raise. A buffered journal is closed with it: what its buffer
+        held is lost, and an offline run stops at the error."""
         try:
             fd = self._raw.fileno()
             end = os.fstat(fd).st_size
@@ -176,6 +175,8 @@ class JournalFile:
                 os.ftruncate(fd, complete)
         except OSError:
             log.error("journal %s: could not cut back a partial record", self.path)
+        if self._file is not self._raw:
+            self._raw.close()  # the buffer, whose raw file is closed, is dropped without a write
         return JournalWriteError(f"journal write failed: {exc.strerror or exc}")
 
 

@@ -98,7 +98,8 @@ class Simulation:
         self.scenario = scenario
         self.venue_config = venue_config
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
-        self.journal_path = Path(journal_path or journal_out) if journal_path or journal_out else None
+        existing = Path(journal_path) if journal_path else None  # restored from, then appended to
+        self.journal_path = existing or (Path(journal_out) if journal_out else None)
         self._durable = journal_out is None
         self._journal: JournalFile | None = None
         # where each command is recorded before it applies: the journal file (when open), during
@@ -113,7 +114,7 @@ class Simulation:
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
         self.sides = Sides()  # state kept beside the engine (attach)
         self.scenario_events = 0  # venue events of the scenario's own commands so far (never reset)
-        header = read_header(self.journal_path, scenario) if journal_path else None
+        header = read_header(existing, scenario) if existing else None
         if header is not None:
             self.start_ns = header.start_ns
             self._base_snapshot = header.snapshot
@@ -360,7 +361,7 @@ class Simulation:
                 return self._scenario_side(cmd, at)
             return apply_scenario(cmd, at)
 
-        self._scenario_submit = apply_scenario_or_side  # type: ignore[assignment]  # side records in a command's place
+        self._scenario_submit = apply_scenario_or_side
 
     def _set_record(self, record: Record | None) -> None:
         self._record = record

@@ -195,7 +195,7 @@ def journal_on_a_full_disk(sim: Simulation) -> Callable[[], None]:
     os.close(full)
 
     def mend() -> None:
-        again = os.open(path, os.O_WRONLY | os.O_APPEND)
+        again = os.open(path, os.O_RDWR | os.O_APPEND)
         os.dup2(again, fd)
         os.close(again)
 
