@@ -343,8 +343,8 @@ class Simulation:
         record, on_result = self._record, self._on_result
 
         def apply_scenario(cmd: Command, at: int) -> Result:
-            at = applies_at(cmd, at)
-            if record is not None:
+            if record is not None:  # the time it applies at is the record's (else submit finds it)
+                at = applies_at(cmd, at)
                 record(at, "scn", cmd)
             result = submit(cmd, at)
             if on_result is not None:
