@@ -34,7 +34,7 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
 from cefisim.engine import queries
-from cefisim.engine.events import Event, TradeEvent
+from cefisim.engine.events import TradeEvent
 from cefisim.engine.journal import event_digest
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
@@ -55,11 +55,9 @@ class ReplayStats:
         self.digest = event_digest([])
 
     def result(self, result: Result) -> None:
-        """One applied command's result (the simulation's ``on_result``)."""
+        """One applied command's result (the simulation's ``on_result``: it runs for every command)."""
         self.commands += 1
-        self.add(result.events)
-
-    def add(self, events: list[Event]) -> None:
+        events = result.events
         self.events += len(events)
         event_digest(events, self.digest)
         for event in events:

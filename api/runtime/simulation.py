@@ -201,20 +201,10 @@ class Simulation:
             self._open_journal(fresh=True)
 
     def _install(self, doc: dict[str, Any]) -> None:
-        """Rebuild and check everything first; only a sound state replaces the current one."""
-        start_ns = doc.get("start_ns", self.start_ns)
-        if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
-            raise snapshot.SnapshotError("snapshot: start_ns must be a nanosecond timestamp")
-        root = snapshot.from_json(doc)
-        venue, runner = root.get("venue"), root.get("runner")
-        if not isinstance(venue, Venue) or not isinstance(runner, ScenarioRunner) or runner.venue is not venue:
-            raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
-        try:
-            venue.check_invariants()
-        except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:
-            raise snapshot.SnapshotError(f"snapshot: the state it holds is not sound ({exc})") from None
+        """Rebuild and check everything first (``snapshot.read_state``); only a sound state replaces
+        the current one."""
+        venue, runner, self.start_ns = snapshot.read_state(doc, self.start_ns)
         self._use(venue, runner)
-        self.start_ns = start_ns
 
     def reset(self) -> None:
         """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""

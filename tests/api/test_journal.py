@@ -121,7 +121,7 @@ def test_a_server_journal_replays_offline_to_the_same_events(tmp_path: Path, sim
     demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
     live = ReplayStats()
     path = tmp_path / "server.jsonl"
-    sim = sims(scenario=load_scenario(demo), journal_path=path, on_result=lambda r: live.add(r.events))
+    sim = sims(scenario=load_scenario(demo), journal_path=path, on_result=live.result)
     sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.5", "30001.00"))
     sim.advance(sim.venue.clock.now + 30 * 10**9)  # the agents trade meanwhile
     sim.submit(PlaceOrder(101, 1, "SELL", "MARKET", "0.25"))
