@@ -126,12 +126,11 @@ class Simulation:
             self._install(self._base_snapshot)
         else:
             self._build()
-        if header is not None:
+        if existing is not None and header is not None:
             # an older journal goes on under the rules it was recorded with (a reset or a restore
             # starts a journal of the current format, and a venue of the current rules)
             self.venue.use_rules(header.rules)
-            assert self.journal_path is not None
-            recover(self, self.journal_path, header.length, written_settings(scenario), read_only)
+            recover(self, existing, header.length, written_settings(scenario), read_only)
         if self.journal_path and not read_only:
             self._open_journal(fresh=header is None)
         if header is None:

@@ -9,6 +9,7 @@ as their first records (``fixtures/replay_journal_with_settings.jsonl``, written
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
@@ -133,43 +134,46 @@ def test_a_first_event_like_the_settings_reads_as_todays_journal(tmp_path: Path)
     server.close()
 
 
-@pytest.fixture
-def file_size_limit() -> Iterator[None]:
-    """Writes beyond a file size fail (EFBIG) instead of killing the process (SIGXFSZ ignored)."""
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Writes beyond ``limit`` bytes of a file fail (EFBIG) instead of killing the process (SIGXFSZ
+    ignored). Only around the writes under test: the limit holds for every file of the process,
+    pytest's own output too."""
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    yield
-    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-    signal.signal(signal.SIGXFSZ, previous)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
 
 
 @pytest.mark.parametrize("durable", [True, False])
-def test_a_failed_write_is_cut_back_to_the_last_whole_record(tmp_path: Path, durable: bool, file_size_limit) -> None:
+def test_a_failed_write_is_cut_back_to_the_last_whole_record(tmp_path: Path, durable: bool) -> None:
     """Durable (the server) or buffered (an offline run): a record the file cannot take in full is
     cut back, so the file ends with a whole record, and the error says the write failed."""
     path = tmp_path / "j.jsonl"
     journal = JournalFile.create(path, b'{"format":"cefisim-journal/2"}\n', durable)
     line = command_line(1, "ext", SetLatency(0, 0, 0))
     whole = len(b'{"format":"cefisim-journal/2"}\n') + 3 * len(line)
-    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (whole + len(line) // 2, hard))
 
     def write_five_and_close() -> None:
         for _ in range(5):
             journal.append(line)
         journal.close()
 
-    with pytest.raises(JournalWriteError, match="journal write failed: File too large"):
+    with file_size_limit(whole + len(line) // 2), pytest.raises(JournalWriteError, match="File too large"):
         write_five_and_close()
     journal.close()
     assert path.read_bytes().endswith(line)
     assert os.path.getsize(path) == whole
 
 
-def test_replay_says_when_its_journal_cannot_be_written(tmp_path: Path, capsys, file_size_limit) -> None:
+def test_replay_says_when_its_journal_cannot_be_written(tmp_path: Path, capsys) -> None:
     out = tmp_path / "j.jsonl"
-    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))
-    assert replay_main([str(SCENARIOS / "busy_market.json"), "--journal", str(out), "--quiet"]) == 1
+    with file_size_limit(4096):
+        status = replay_main([str(SCENARIOS / "busy_market.json"), "--journal", str(out), "--quiet"])
+    assert status == 1
     assert "journal write failed: File too large" in capsys.readouterr().err
     assert out.read_bytes().endswith(b"\n")
