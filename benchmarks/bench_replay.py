@@ -15,13 +15,12 @@ Workloads (seeded; sizes full / --quick):
           command than the mixed stream's. 6,300 s / 600 s of engine time: >= 1,000,000 / ~100,000
           engine commands (the count is printed). The agents build their commands as they go (the
           mixed stream's are built before timing). The scenario is parsed by
-          ``api.scenario.parse_scenario`` and run through ``api.runtime.replay.replay_venue`` and
-          ``Scenario.runner(venue).run(end, on_step, submit=...)`` as ``cefisim replay`` runs it (a
-          callback per step, so the million Results are not kept), with the journaling submit of
-          ``api/runtime/replay.py`` (``engine.journal.to_record`` + orjson, one line per command,
-          before it submits) writing into a BytesIO.
+          ``api.scenario.parse_scenario`` and run through ``api.runtime.simulation.Simulation`` as
+          ``cefisim replay --journal`` runs it (``on_result`` per command, so the million Results are
+          not kept), its journal (``api/runtime/journal_file.py``: ``engine.journal.to_record`` +
+          orjson, one line per command, before it submits) buffered into a temporary file.
   direct  the same (at, command) pairs, recorded in an untimed pass, submitted straight to a fresh
-          venue with the same journal: the engine's share of the replay, so 1 - direct / replay is
+          venue with the same journal writer: the engine's share of the replay, so 1 - direct / replay is
           what the agents and the runner cost.
   mixed   ``benchmarks/streams.py``'s mixed stream (60% passive limits, 30% cancels, 10% marketable),
           1,000,000 ops in both modes on ``bench_engine``'s venue (``EngineRunner``: the same journal
@@ -52,8 +51,10 @@ import json
 import os
 import pstats
 import sys
+import tempfile
 import time
 from decimal import Decimal
+from pathlib import Path
 from statistics import median
 from typing import Any
 
@@ -67,8 +68,45 @@ import bench_engine  # noqa: E402
 import streams  # noqa: E402
 
 from cefisim.api.runtime import replay  # noqa: E402
-from cefisim.api.runtime.replay import ReplayStats, replay_venue  # noqa: E402
+from cefisim.api.runtime.journal_file import JournalFile, journal_header  # noqa: E402
+from cefisim.api.runtime.replay import ReplayStats  # noqa: E402
+from cefisim.api.runtime.simulation import Simulation  # noqa: E402
 from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
+from cefisim.engine.simulation.scenario import Submit  # noqa: E402
+from cefisim.engine.venue import Venue  # noqa: E402
+
+TMP = Path(tempfile.mkdtemp(prefix="bench_replay-"))  # the journals (an offline run's: buffered)
+
+
+class Counts:
+    """What `cefisim replay` does per command, less the sums and the digest: count it and its events."""
+
+    def __init__(self) -> None:
+        self.commands = self.events = 0
+
+    def result(self, result: Any) -> None:
+        self.commands += 1
+        self.events += len(result.events)
+
+
+def replay_sim(scenario: Scenario, counts: Counts | ReplayStats) -> Simulation:
+    """The simulation ``cefisim replay --journal`` runs, counting into ``counts``."""
+    return Simulation(scenario, clock="virtual", journal_out=TMP / "replay.jsonl", on_result=counts.result)
+
+
+def direct_venue(scenario: Scenario) -> tuple[Venue, Submit, JournalFile]:
+    """A fresh venue and a submit that journals each command as the simulation does, then submits it."""
+    venue = scenario.build_venue()
+    journal = JournalFile.create(TMP / "direct.jsonl", journal_header(scenario, scenario.start_ns, "virtual"), False)
+    record, applies_at, submit = journal.command_writer(), venue.applies_at, venue.submit
+
+    def journaled(cmd: Any, at: int) -> Any:
+        at = applies_at(cmd, at)
+        record(at, "scn", cmd)
+        return submit(cmd, at)
+
+    return venue, journaled, journal
+
 
 SEED = 20260105
 SPAN_S = {False: 6_300, True: 600}  # engine seconds of the replay
@@ -192,16 +230,9 @@ def lockstep(
     summed (wall, CPU) per workload, the
     replay's command count and its event count.
     """
-    r_stats, d_stats = ReplayStats(), ReplayStats()
-    venue, replay_submit = replay_venue(scenario, io.BytesIO(), r_stats)
-    runner = scenario.runner(venue)
-    events = 0
-
-    def on_step(at: int, cmd: Any, result: Any) -> None:  # what `cefisim replay` does per step, less the sums
-        nonlocal events
-        events += len(result.events)
-
-    direct_venue, submit = replay_venue(scenario, io.BytesIO(), d_stats)
+    r_stats = Counts()
+    sim = replay_sim(scenario, r_stats)
+    d_venue, submit, d_journal = direct_venue(scenario)
     mixed_venue = engine.new()
     took = {"replay": [0, 0], "direct": [0, 0], "mixed": [0, 0]}
     start_ns, done = scenario.start_ns, 0
@@ -212,9 +243,7 @@ def lockstep(
             # the replay runs to the end of its k-th slice of engine time (the clock moves on only at
             # the end, so the slices submit exactly what one run does); the others follow its count
             t0 = _clocks()
-            runner.run(
-                start_ns + (until_ns - start_ns) * k // chunks, on_step, advance_clock=k == chunks, submit=replay_submit
-            )
+            sim.run_scenario(start_ns + (until_ns - start_ns) * k // chunks, close=k == chunks)
             _add(took["replay"], _since(t0))
             before, done = done, r_stats.commands
             t0 = _clocks()
@@ -227,12 +256,15 @@ def lockstep(
             _add(took["mixed"], _since(t0))
     finally:
         gc.enable()
-    assert r_stats.commands == d_stats.commands == len(pairs), (r_stats.commands, d_stats.commands, len(pairs))
+    sim.close()
+    d_journal.close()
+    assert r_stats.commands == len(pairs), (r_stats.commands, len(pairs))
+    events = r_stats.events
     # the same work: the direct run ends where the replay does (ids handed out, trades, clock)
-    ends = [(v.next_order_id, v.next_match_id, v.next_transfer_id, v.clock.now) for v in (venue, direct_venue)]
+    ends = [(v.next_order_id, v.next_match_id, v.next_transfer_id, v.clock.now) for v in (sim.venue, d_venue)]
     if ends[0] != ends[1]:
         raise SystemExit(f"bench_replay: the direct run ended elsewhere than the replay: {ends}")
-    del venue, direct_venue, mixed_venue, runner, submit, replay_submit
+    del sim, d_venue, mixed_venue, submit
     gc.collect()
     return {name: (wall, cpu) for name, (wall, cpu) in took.items()}, r_stats.commands, events
 
@@ -244,11 +276,11 @@ def _add(total: list[int], timing: Timing) -> None:
 
 def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], int]:
     """The replay's (at, command) pairs, in order, and its journal bytes (an untimed pass)."""
-    sink = io.BytesIO()
-    venue, submit = replay_venue(scenario, sink, ReplayStats())
+    venue = scenario.build_venue()
     pairs: list[tuple[int, Any]] = []
-    scenario.runner(venue).run(until_ns, lambda at, cmd, result: pairs.append((at, cmd)), submit=submit)
-    return pairs, sink.tell()
+    scenario.runner(venue).run(until_ns, lambda at, cmd, result: pairs.append((at, cmd)))
+    replay.run(scenario, until_ns, TMP / "record.jsonl")
+    return pairs, (TMP / "record.jsonl").stat().st_size
 
 
 def verify_digest(scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]], timed_events: int) -> str:
@@ -259,7 +291,7 @@ def verify_digest(scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]
     direct = ReplayStats()
     venue = scenario.build_venue()
     for at, cmd in pairs:
-        direct.add(venue.submit(cmd, at).events)
+        direct.result(venue.submit(cmd, at))
     digests = replayed.digest.hexdigest(), direct.digest.hexdigest()
     if digests[0] != digests[1] or replayed.events != timed_events:
         raise SystemExit(
@@ -279,13 +311,13 @@ def warm_up(scenario: Scenario, engine: bench_engine.EngineRunner, cmds: list, g
 def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
     """cProfile one replay (gc off) and print the time by module, then the hottest functions."""
     stats = ReplayStats()
-    venue, submit = replay_venue(scenario, io.BytesIO(), stats)
-    runner = scenario.runner(venue)
+    sim = replay_sim(scenario, stats)
     prof = cProfile.Profile()
     gc.disable()
     prof.enable()
-    runner.run(until_ns, lambda at, cmd, result: None, submit=submit)
+    sim.run_scenario(until_ns)
     prof.disable()
+    sim.close()
     gc.enable()
     st = pstats.Stats(prof)
     cum: dict[str, float] = {}
@@ -295,17 +327,17 @@ def profile_replay(scenario: Scenario, until_ns: int, top: int = 30) -> None:
         cum[where] = cum.get(where, 0.0) + cumtime
         own[where] = own.get(where, 0.0) + tottime
     submit = cum.get("venue.py:submit", 0.0)
-    journal = own.get("replay.py:journaled", 0.0) + cum.get("journal.py:to_record", 0.0)
+    journal = own.get("journal_file.py:write_command", 0.0) + cum.get("journal.py:to_record", 0.0)
     runner_own = sum(
         own.get(f"scenario.py:{name}", 0.0) for name in ("run", "_turn", "_submitter", "_submit", "submit_now")
     )
-    runner_own += own.get("scenario.py:<lambda>", 0.0) + own.get("bench_replay.py:<lambda>", 0.0)
+    runner_own += own.get("scenario.py:<lambda>", 0.0) + own.get("simulation.py:apply_scenario", 0.0)
     whole = cum.get("scenario.py:run", 0.0)
     print("where the replay's time goes (cProfile cumulative times; the profiler inflates small calls):")
     for label, secs in (
         ("engine: Venue.submit", submit),
-        ("journal: to_record + orjson (api.runtime.replay.journaling_submit)", journal),
-        ("runner: ScenarioRunner turns, submit wrappers, on_step", runner_own),
+        ("journal: to_record + orjson (api.runtime.journal_file command_writer)", journal),
+        ("runner: ScenarioRunner turns, the simulation's submit", runner_own),
         ("agents: MarketMaker.act + NoiseTaker.act, own time", whole - submit - journal - runner_own),
     ):
         print(f"  {label:<62} {secs:>6.2f} s {secs / whole:>6.1%}")
@@ -370,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  replay: {len(INSTRUMENTS)} instruments, {len(scenario.agents)} agents "
         f"({sum(a.kind == 'market_maker' for a in scenario.agents)} market makers), {span:,} engine s; "
-        f"journal: api.runtime.replay.journaling_submit (to_record + orjson) into a BytesIO"
+        f"journal: api.runtime.journal_file (to_record + orjson), buffered into a temporary file"
     )
     journal = engine.journal_method.replace("a temp file", "a BytesIO")
     print(f"  mixed:  {len(cmds):,} ops {mixed.info}; journal: {journal}")

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from cefisim.api.runtime.recovery import MAX_HEADER_BYTES
+from cefisim.api.runtime.journal_file import MAX_HEADER_BYTES
 
 FORMAT_PREFIX = "cefisim-journal/"
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from cefisim.api.runtime.recovery import JournalError, scenario_digest
+from cefisim.api.runtime.journal_file import JournalError, scenario_digest
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.runtime.venue_faults import VenueFaults

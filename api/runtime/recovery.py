@@ -1,131 +1,47 @@
-"""Reading a journal back: its header, its records a line at a time, and their replay.
+"""Rebuilding a simulation from its journal: the records replayed in order, each of the scenario's checked.
 
-``Records`` reads the file after its header with flat memory and tells a torn last record from damage.
-A record whose kind has a dot (``auth.key_tokens``) is no engine command but a :class:`SideRecord`
-of state kept beside the engine (the part before the dot names it): the replay hands it to the
-simulation, which applies it to that state (:class:`Side`) in its place among the engine's records.
-``Replayer`` drives a simulation (:class:`Recoverable`, which ``api/runtime/simulation.py`` implements)
-through the records in their order, checking
-every command the scenario regenerates against the next record (``docs/journal.md``, Recovery). Both
-raise :class:`JournalError` naming the file and the byte offset; neither writes to the file.
+:func:`recover` reads the journal after its header (``api/runtime/journal_file.py``, :class:`Records`)
+and drives a simulation (:class:`Recoverable`, which ``api/runtime/simulation.py`` implements) through
+the records with :class:`Replayer`, checking every command the scenario regenerates against the next
+record (``docs/journal.md``, Recovery). A record whose kind has a dot (``auth.key_tokens``) is no
+engine command but a :class:`SideRecord` of state kept beside the engine: the simulation applies it
+in its place among the engine's records. A journal that does not replay raises :class:`JournalError`
+naming the file and the byte offset and is left untouched; one that does has its torn tail cut and
+the rest of a scenario burst it tore appended, unless the replay is read-only.
+
+Journals written by ``cefisim replay --journal`` before it ran through the simulation hold the
+scenario's settings (``latency``, ``settlement_delay``) as their first ``scn`` records, which the
+simulation applies as it builds the venue and never journals: such records are checked and passed
+over (:func:`written_settings`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Protocol
 
-import orjson
-
+from cefisim.api.runtime.journal_file import JournalError, Records, record_line
 from cefisim.api.runtime.sides import SideRecord
 from cefisim.api.scenario import Scenario
 from cefisim.engine.commands import AdvanceClock, Command
-from cefisim.engine.core import RULES
-from cefisim.engine.journal import from_record
 from cefisim.engine.venue import Result
 
 log = logging.getLogger("cefisim.sim")
 
-JOURNAL_FORMAT = "cefisim-journal/2"
-#: every journal format a server restores, and the edition of the venue's rules (``engine/core.py``,
-#: ``RULES``) its commands were recorded under. The records are the same in both; /2 marks that
-#: commands do other things since (docs/journal.md, Format versions), and a /1 journal replays, and
-#: goes on, under the rules it was written with
-JOURNAL_RULES = {"cefisim-journal/1": 1, JOURNAL_FORMAT: RULES}
-MAX_HEADER_BYTES = 1 << 30  # the header may hold a whole snapshot
+#: where the simulation hands each record during recovery, ``(at, src, command or side record)``
+Expect = Callable[[int, str, Command | SideRecord], None]
 
 
-class JournalError(Exception):
-    """The journal file cannot be used (unreadable, corrupt in the middle, another scenario)."""
-
-
-def scenario_digest(scenario: Scenario) -> str:
-    """The sha256 of a scenario's document: a journal names the scenario it was written for."""
-    return hashlib.sha256(orjson.dumps(scenario.doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def journal_header(scenario: Scenario, start_ns: int, clock: str, snapshot: dict[str, Any] | None = None) -> bytes:
-    """A journal's first line (``cefisim serve --journal`` and ``cefisim replay --journal`` alike)."""
-    header = {
-        "format": JOURNAL_FORMAT,
-        "scenario": str(scenario.source),
-        "scenario_sha256": scenario_digest(scenario),
-        "start_ns": start_ns,
-        "clock": clock,
-        **({"snapshot": snapshot} if snapshot is not None else {}),
-    }
-    return orjson.dumps(header, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-
-
-class Records:
-    """The records of a journal file after its header, read one line at a time (memory stays flat).
-
-    ``peek()``/``take()`` give ``(offset, at, src, command)`` (a :class:`SideRecord` in the place of a
-    command for a kind with a dot). A last line without a line end, or a
-    last line that does not parse, is a torn record: reading stops before it (``complete_until``).
-    A bad record anywhere else is a :class:`JournalError` naming its byte offset."""
-
-    def __init__(self, f: IO[bytes], path: Path, offset: int) -> None:
-        self._f = f
-        self.path = path
-        self.size = os.fstat(f.fileno()).st_size
-        self.complete_until = offset
-        self._offset = offset
-        self._next_line = f.readline()
-        self._head: tuple[int, int, str, Command | SideRecord] | None = None
-        self._done = False
-
-    def peek(self) -> tuple[int, int, str, Command | SideRecord] | None:
-        if self._head is None and not self._done:
-            self._head = self._read()
-        return self._head
-
-    def take(self) -> None:
-        self._head = None
-
-    def _read(self) -> tuple[int, int, str, Command | SideRecord] | None:
-        line, offset = self._next_line, self._offset
-        if not line:
-            self._done = True
-            return None
-        self._next_line = self._f.readline()
-        last = not self._next_line
-        if not line.endswith(b"\n"):
-            log.warning("journal %s: incomplete last record (%d bytes) cut off", self.path, len(line))
-            self._done = True
-            return None
-        try:
-            record = orjson.loads(line)
-            cmd: Command | SideRecord
-            try:
-                at, src, cmd = from_record(record)
-            except ValueError as exc:  # not an engine command: a side record, or damage
-                at, src, cmd = _side(record, exc)
-            if src not in ("ext", "scn"):
-                raise ValueError(f"unknown source {src!r}")
-        except (ValueError, TypeError) as exc:
-            if last:
-                log.warning("journal %s: corrupt last record at byte %d cut off (%s)", self.path, offset, exc)
-                self._done = True
-                return None
-            raise JournalError(f"journal {self.path}: corrupt record at byte offset {offset}: {exc}") from None
-        self._offset = offset + len(line)
-        self.complete_until = self._offset
-        return offset, at, src, cmd
-
-
-def _side(record: Any, refused: ValueError) -> tuple[int, str, SideRecord]:
-    """A record the engine refused (``refused``) read as a side record (a kind with a dot), or that
-    refusal. Asked only after the engine's reading fails, so that its records cost nothing more."""
-    if not (isinstance(record, list) and len(record) == 4 and isinstance(record[2], str) and "." in record[2]):
-        raise refused
-    at, src, kind, values = record
-    if not isinstance(at, int) or isinstance(at, bool) or src not in ("ext", "scn") or not isinstance(values, list):
-        raise ValueError(f'{kind}: a side record is [at, "ext" or "scn", kind, values]')
-    return at, src, SideRecord(kind, values)
+def written_settings(scenario: Scenario) -> list[Command]:
+    """The scenario's setting commands as an older ``cefisim replay`` wrote them first in its journals.
+    Empty when the scenario has none, and when its first event at its start is the first of them (a
+    journal of today's dialect would begin with the same record: it is read as today's)."""
+    settings = [cmd for _, cmd in scenario.setting_commands()]
+    first = next((cmd for at, cmd in scenario.events if at == scenario.start_ns), None)
+    return [] if settings and first == settings[0] else settings
 
 
 class Recoverable(Protocol):
@@ -150,6 +66,10 @@ class Recoverable(Protocol):
         """Apply a side record (or keep it until its state is attached)."""
         ...
 
+    def check_with(self, expect: Expect | None) -> None:
+        """Hand every record to ``expect`` instead of the journal (None: back to the journal)."""
+        ...
+
 
 class Replayer:
     """Rebuilds a simulation from its journal records, in order.
@@ -167,9 +87,10 @@ class Replayer:
       (``tail``), kept for the file.
     """
 
-    def __init__(self, sim: Recoverable, records: Records) -> None:
+    def __init__(self, sim: Recoverable, records: Records, settings: list[Command] | None = None) -> None:
         self.sim = sim
         self.records = records
+        self.settings = settings or []  # written_settings(): passed over when the journal starts with them
         self.tail: list[tuple[int, Command | SideRecord]] = []
         self.unchecked = False
 
@@ -190,6 +111,7 @@ class Replayer:
 
     def run(self) -> None:
         sim, records = self.sim, self.records
+        self._pass_written_settings()
         head = records.peek()
         if head is None or head[2] != "scn" or head[1] != sim.start_ns:
             # the scenario's start instant, which journals of earlier versions did not hold
@@ -228,3 +150,48 @@ class Replayer:
                 raise JournalError(
                     f"journal {records.path}: byte offset {offset}: {cmd.kind} cannot be applied ({exc!r})"
                 ) from None
+
+    def _pass_written_settings(self) -> None:
+        """Pass over the scenario's settings at the start of a journal of an older ``cefisim replay``
+        (the venue was built with them); a journal that starts with only some of them is refused."""
+        records, start = self.records, self.sim.start_ns
+        for n, setting in enumerate(self.settings):
+            head = records.peek()
+            if head is not None and head[1:] == (start, "scn", setting):
+                records.take()
+            elif n:
+                offset = records.complete_until if head is None else head[0]
+                raise JournalError(
+                    f"journal {records.path}: byte offset {offset}: the scenario's settings are written "
+                    f"up to {self.settings[n - 1].kind}; {setting.kind} is missing"
+                )
+            else:
+                return
+
+
+def recover(sim: Recoverable, path: Path, header_bytes: int, settings: list[Command], read_only: bool) -> None:
+    """Re-apply the journal at ``path`` to ``sim``, record by record (:class:`Replayer`). A torn tail is
+    cut back, and the rest of a scenario burst it tore is regenerated and appended, only once the whole
+    journal has replayed (and never when ``read_only``): a journal that does not replay is left as it is."""
+    with open(path, "rb") as f:
+        f.seek(header_bytes)
+        replayer = Replayer(sim, Records(f, path, header_bytes), settings)
+        sim.check_with(replayer.expect)
+        try:
+            replayer.run()
+        finally:
+            sim.check_with(None)
+    records = replayer.records
+    if read_only:
+        return
+    if records.complete_until < records.size:
+        with open(path, "r+b") as f:
+            f.truncate(records.complete_until)
+            f.flush()
+            os.fsync(f.fileno())
+    if replayer.tail:
+        with open(path, "ab") as f:
+            f.write(b"".join(record_line(at, "scn", cmd) for at, cmd in replayer.tail))
+        log.warning(
+            "journal %s: %d scenario records of the torn burst regenerated and appended", path, len(replayer.tail)
+        )

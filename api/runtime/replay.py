@@ -4,17 +4,17 @@ Runs the scenario's events and agents on a fresh venue as fast as the CPU allows
 scenario's ``end`` (or ``--until``), and prints a summary on stdout: commands, events, trades, volume
 per instrument, the top of every book and the sha256 digest of every event in order
 (``engine.journal.event_digest``). The summary holds only engine data, so two runs of one file print
-the same summary; the wall time goes to stderr. With ``--journal OUT`` the run is written as the journal
-``cefisim serve --journal`` writes: its header, then every applied command as one JSON line
-``[at, "scn", kind, values]`` (``engine.journal.to_record``); ``--from-journal OUT`` reads it back, and
-two runs give byte-identical files. ``--quiet`` prints the digest line only. A progress bar
-(``api/progress.py``) is drawn on stderr only when stderr is a terminal and the run takes more than
-a couple of seconds.
+the same summary; the wall time goes to stderr. The run is the server's runtime on a virtual clock
+(``api/runtime/simulation.py``) with nothing but the scenario submitting: with ``--journal OUT`` it
+writes the journal ``cefisim serve --journal`` writes (``api/runtime/journal_file.py``), which a server
+goes on from and ``--from-journal OUT`` reads back; two runs give byte-identical files. ``--quiet``
+prints the digest line only. A progress bar (``api/progress.py``) is drawn on stderr only when stderr
+is a terminal and the run takes more than a couple of seconds.
 
-``--from-journal J`` replays what ``cefisim serve --journal J`` recorded for the same scenario, the way
-the server rebuilds itself on restart (the scenario regenerates its own commands, the external ones
-are re-applied at their recorded times), and prints the same summary; ``commands`` then counts the
-external commands.
+``--from-journal J`` replays what ``cefisim serve --journal J`` (or ``cefisim replay --journal J``)
+recorded for the same scenario, the way the server rebuilds itself on restart (the scenario
+regenerates its own commands, the external ones are re-applied at their recorded times), and prints
+the same summary; ``commands`` then counts the external commands.
 
 Exit status: 0 done, 2 a scenario or usage problem (the problems are listed, never a traceback),
 1 the journal file could not be written.
@@ -25,20 +25,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import IO
 
-import orjson
-
 from cefisim.api.progress import Progress
-from cefisim.api.runtime.recovery import JournalError, journal_header
-from cefisim.api.runtime.sides import SideRecord, side_record
+from cefisim.api.runtime.journal_file import JournalError, JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
-from cefisim.engine.commands import Command
-from cefisim.engine.events import Event, TradeEvent
-from cefisim.engine.journal import event_digest, to_record
-from cefisim.engine.simulation.scenario import Submit
+from cefisim.engine import queries
+from cefisim.engine.events import TradeEvent
+from cefisim.engine.journal import event_digest
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
 
@@ -57,7 +54,10 @@ class ReplayStats:
         self.trades: dict[int, list[int]] = {}  # instrument id -> [trades, lots, quote units]
         self.digest = event_digest([])
 
-    def add(self, events: list[Event]) -> None:
+    def result(self, result: Result) -> None:
+        """One applied command's result (the simulation's ``on_result``: it runs for every command)."""
+        self.commands += 1
+        events = result.events
         self.events += len(events)
         event_digest(events, self.digest)
         for event in events:
@@ -68,82 +68,30 @@ class ReplayStats:
                 slot[2] += event.quote_units
 
 
-def journaling_submit(venue: Venue, out: IO[bytes] | None, stats: ReplayStats) -> Submit:
-    """A replay's submit function: counts the command and, with ``out``, writes its journal line (one
-    JSON line, ``[at, "scn", kind, values]``) before it submits it, as the server's runtime does."""
-    option = orjson.OPT_APPEND_NEWLINE
-    # looked up once: this runs for every command
-    dumps, applies_at, submit = orjson.dumps, venue.applies_at, venue.submit
-    if out is None:
-
-        def counted(cmd: Command, at: int) -> Result:
-            stats.commands += 1
-            return submit(cmd, at)
-
-        return counted
-    put = out.write
-
-    def journaled(cmd: Command, at: int) -> Result:
-        stats.commands += 1
-        at = applies_at(cmd, at)
-        put(dumps(to_record(at, "scn", cmd), option=option))
-        return submit(cmd, at)
-
-    return journaled
-
-
-def replay_venue(scenario: Scenario, out: IO[bytes] | None, stats: ReplayStats) -> tuple[Venue, Submit]:
-    """A fresh venue of ``scenario`` and its :func:`journaling_submit`, the scenario's settings already
-    submitted through it (so journaled, as ``scn`` records at the start)."""
-    venue = scenario.build_venue(apply_settings=False)
-    submit = journaling_submit(venue, out, stats)
-    for at, cmd in scenario.setting_commands():
-        submit(cmd, at)
-    return venue, submit
-
-
-def with_side_records(submit: Submit, out: IO[bytes] | None) -> Submit:
-    """``submit`` that also takes a scenario's side records (``venue_faults``): written to ``out`` as a
-    server writes them (``scn``), so the journal is one a server continues from; nothing to apply
-    here, where there are no reads or wall clock for them to change."""
-
-    def either(cmd: Command | SideRecord, at: int) -> Result:
-        if isinstance(cmd, SideRecord):
-            if out is not None:
-                out.write(side_record(at, cmd.kind, cmd.values, "scn"))
-            return Result()
-        return submit(cmd, at)
-
-    return either
-
-
 def run(
-    scenario: Scenario, until_ns: int, journal: IO[bytes] | None = None, progress: IO[str] | None = None
+    scenario: Scenario, until_ns: int, journal: str | Path | None = None, progress: IO[str] | None = None
 ) -> tuple[Venue, ReplayStats]:
-    """Replay ``scenario`` to ``until_ns``; returns the venue and the statistics."""
+    """Replay ``scenario`` to ``until_ns``, writing its journal to the file ``journal`` if given (an
+    ``OSError`` when it cannot be opened, :class:`JournalWriteError` when it cannot be written);
+    returns the venue and the statistics."""
     stats = ReplayStats()
-    venue, submit = replay_venue(scenario, journal, stats)
-    sides = scenario.has_side_events()
-    if sides:
-        submit = with_side_records(submit, journal)
-    runner = scenario.runner(venue, sides=sides)
-    add = stats.add
+    sim = Simulation(scenario, clock="virtual", journal_out=journal, on_result=stats.result)
     bar = Progress(scenario.start_ns, until_ns, progress, "replay ")
-    if bar.bar is None:
-
-        def on_step(at: int, cmd: Command, result: Result) -> None:
-            add(result.events)
-    else:
-
-        def on_step(at: int, cmd: Command, result: Result) -> None:
-            add(result.events)
-            bar.at(at)
-
     try:
-        runner.run(until_ns, on_step, submit=submit)
+        if bar.bar is not None:
+            clock = sim.venue.clock
+            count = stats.result
+
+            def with_bar(result: Result) -> None:
+                count(result)
+                bar.at(clock.now)
+
+            sim.set_listener(with_bar)
+        sim.run_scenario(until_ns)
     finally:
         bar.close()
-    return venue, stats
+        sim.close()
+    return sim.venue, stats
 
 
 def summary(scenario: Scenario, venue: Venue, stats: ReplayStats, until_ns: int) -> list[str]:
@@ -159,15 +107,16 @@ def summary(scenario: Scenario, venue: Venue, stats: ReplayStats, until_ns: int)
         f"events    {stats.events}",
         f"trades    {trades}",
     ]
-    width = max((len(i.symbol) for i in venue.instruments.values()), default=0)
-    for inst_id, inst in venue.instruments.items():
-        n, lots, quote = stats.trades.get(inst_id, (0, 0, 0))
+    instruments = list(queries.instruments(venue))
+    width = max((len(i.symbol) for i in instruments), default=0)
+    for inst in instruments:
+        n, lots, quote = stats.trades.get(inst.id, (0, 0, 0))
         lines.append(
             f"volume    {inst.symbol:<{width}}  {inst.qty_grid.format(lots)} {inst.base.name}  "
             f"{inst.quote.grid.format(quote)} {inst.quote.name}  in {n} trades"
         )
-    for inst_id, inst in venue.instruments.items():
-        book = venue.books[inst_id]
+    for inst in instruments:
+        book = queries.book(venue, inst.id)
         sides = []
         for side, label in ((BUY, "bids"), (SELL, "asks")):
             levels = book.depth(side, TOP_LEVELS)
@@ -213,14 +162,12 @@ def replay_main(argv: list[str]) -> int:
     progress = sys.stderr if not args.quiet and sys.stderr.isatty() else None
     started = time.monotonic()
     try:
-        if args.journal is not None:
-            with open(args.journal, "wb") as out:
-                out.write(journal_header(scenario, scenario.start_ns, "virtual"))
-                venue, stats = run(scenario, until_ns, out, progress)
-        else:
-            venue, stats = run(scenario, until_ns, None, progress)
+        venue, stats = run(scenario, until_ns, args.journal, progress)
     except OSError as exc:
         print(f"cefisim replay: {args.journal}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except JournalWriteError as exc:
+        print(f"cefisim replay: {args.journal}: {exc}", file=sys.stderr)
         return 1
     wall = time.monotonic() - started
     if args.quiet:
@@ -241,7 +188,7 @@ def _replay_server_journal(scenario: Scenario, path: str, quiet: bool) -> int:
             clock="virtual",
             journal_path=path,
             read_only=True,
-            on_result=lambda result: stats.add(result.events),
+            on_result=stats.result,
         )
     except JournalError as exc:
         print(f"cefisim replay: {exc}", file=sys.stderr)

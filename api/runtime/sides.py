@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-import orjson
-
 
 @dataclass(frozen=True, slots=True)
 class SideRecord:
@@ -54,12 +52,6 @@ class Side(Protocol):
         """Check a snapshot's state (None: as loaded) and return what installs it; ``ValueError``,
         with nothing changed, when it is not sound."""
         ...
-
-
-def side_record(at: int, kind: str, values: list[Any], src: str = "ext") -> bytes:
-    """A side record as a journal line: ``ext`` when a request or the control plane made it, ``scn``
-    when a scenario event did."""
-    return orjson.dumps([at, src, kind, values], option=orjson.OPT_APPEND_NEWLINE)
 
 
 class SideError(ValueError):

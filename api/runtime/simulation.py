@@ -1,64 +1,56 @@
-"""The running simulation: one venue, its scenario runner, its clock mode and its journal.
+"""The running simulation: one venue, its scenario runner, its clock policy and its journal.
 
 Everything that changes the venue goes through this module (HTTP requests and the control plane by
 :meth:`Simulation.submit`, the scenario's agents and events by the submit function it hands the
 scenario runner), so there is one writer and one total order. It is the venue's only submitter: it
 journals each command, with the source it knows, and only then submits it; the engine knows nothing
-of the journal.
+of the journal. ``cefisim serve``, ``cefisim replay`` and the journal tools all run a scenario
+through it, so they write and restore one journal dialect.
 
-Clock modes:
-- ``virtual``: engine time starts at the scenario's ``start`` and moves only when the control plane
-  advances it (or, with ``speed``, at a multiple of real time). Requests are applied at the current
-  engine time. Tests use this: it is fully deterministic.
-- ``wall``: engine time is the wall clock. The scenario is rebased to start when the server starts
-  (its events and agents keep their spacing), each request is applied at the wall time it arrives,
-  and a ticker lets agents and timers run between requests.
-
-Journal (``--journal FILE``): JSON lines. The first line is a header naming the scenario and the
-effective start; each further line is a record ``[at, src, kind, values]`` (``engine/journal.py``) of
-every command applied to the venue, written before it applies (so before its response; a command
-the journal cannot take is not applied). ``src`` tells
-commands that came from outside ("ext": requests, control plane, clock moves) from those the scenario
-runner generated ("scn"). On start with an existing journal the server rebuilds the state record by
-record (``api/runtime/recovery.py``): the scenario regenerates its own records, checked one by one, and the
-external ones are re-applied where they stand; a torn tail is cut and a torn scenario burst finished.
+- Clock: :class:`~api.runtime.clock.ClockPolicy` (``virtual`` or ``wall``).
+- Journal (``--journal FILE``, ``api/runtime/journal_file.py``): a header, then a record ``[at, src,
+  kind, values]`` of every command applied to the venue, written before it applies (so before its
+  response; a command the journal cannot take is not applied). ``src`` tells commands that came from
+  outside ("ext": requests, control plane, clock moves) from those the scenario runner generated
+  ("scn"). The scenario's settings are applied as the venue is built and never journaled.
+- Recovery (``api/runtime/recovery.py``): on start with an existing journal the state is rebuilt
+  record by record: the scenario regenerates its own records, checked one by one, and the external
+  ones are re-applied where they stand; a torn tail is cut and a torn scenario burst finished.
+- Snapshots (``api/runtime/snapshot.py``) and reset start the journal anew.
 
 State kept beside the engine (the Auth store's tokens and revocations) is journaled in the same file,
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
 are written before the response like a command's, replayed where they stand, and its state goes into
 snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
 ``api/runtime/venue_faults.py``) are such a side, attached here as the simulation is built; a
-scenario event that sets them reaches :meth:`Simulation._apply_scenario_or_side` in a command's place and is
+scenario event that sets them reaches the scenario's submit function in a command's place and is
 journaled ``scn`` (``api/runtime/sides.py``).
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
-
-import orjson
+from typing import Any
 
 from cefisim.api.runtime import snapshot
-from cefisim.api.runtime.read_replica import ReadReplica
-from cefisim.api.runtime.recovery import (
-    JOURNAL_RULES,
-    MAX_HEADER_BYTES,
+from cefisim.api.runtime.clock import ClockPolicy, check_wall_clock
+from cefisim.api.runtime.journal_file import (
     JournalError,
-    Records,
-    Replayer,
+    JournalFile,
+    JournalWriteError,
     journal_header,
+    read_header,
     scenario_digest,
+    side_line,
 )
-from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides, side_record
+from cefisim.api.runtime.read_replica import ReadReplica
+from cefisim.api.runtime.recovery import Expect, recover, written_settings
+from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides
 from cefisim.api.runtime.venue_faults import NAMESPACE as FAULTS
 from cefisim.api.runtime.venue_faults import VENUE, FaultsSide, VenueFaults, checked
-from cefisim.api.scenario import Scenario, ScenarioError
-from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.api.scenario import Scenario
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -68,38 +60,17 @@ from cefisim.engine.commands import (
     SetLatency,
     SetStatusRetention,
 )
-from cefisim.engine.journal import to_record
 from cefisim.engine.recorded import latency_draw
-from cefisim.engine.simulation.scenario import ScenarioRunner
+from cefisim.engine.simulation.scenario import ScenarioRunner, Submit
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
-log = logging.getLogger("cefisim.sim")
+# imported from here by the HTTP edge (api/server/middleware.py) and the CLI
+__all__ = ["JournalError", "JournalWriteError", "Simulation", "SimulationEnded", "check_wall_clock"]
 
 #: scenario turns per slice of a long advance: ~10-30 ms of CPU, so other requests get through
 SLICE_TURNS = 500
-MIN_WALL_INTERVAL_NS = NS_PER_SECOND // 10  # an agent's (mean) interval on the wall clock
 
-
-def check_wall_clock(scenario: Scenario) -> None:
-    """Raise :class:`ScenarioError` naming every agent that acts more often than the wall clock allows
-    (``MIN_WALL_INTERVAL_NS``): on the wall clock a server that cannot keep up falls behind for ever."""
-    problems = [
-        (
-            str(scenario.source),
-            f"{scenario.agent_path(i)}.{name}",
-            f"at least {MIN_WALL_INTERVAL_NS / NS_PER_SECOND:g} s on the wall clock (--clock wall)",
-        )
-        for i, spec in enumerate(scenario.agents)
-        for name, attr in (("interval", "interval_ns"), ("mean_interval", "mean_interval_ns"))
-        if getattr(spec, attr, MIN_WALL_INTERVAL_NS) < MIN_WALL_INTERVAL_NS
-    ]
-    problems = list(dict.fromkeys(problems))  # once per entry, not once per agent of a population
-    if problems:
-        raise ScenarioError(problems)
-
-
-class JournalWriteError(Exception):
-    """A command could not be written to the journal; it was not applied."""
+Record = Callable[[int, str, Command], None]
 
 
 class SimulationEnded(Exception):
@@ -116,58 +87,55 @@ class Simulation:
         wall_ns: Callable[[], int] = time.time_ns,
         read_only: bool = False,
         on_result: Callable[[Result], None] | None = None,
+        journal_out: str | Path | None = None,
     ) -> None:
-        """``read_only``: rebuild from ``journal_path`` but never write to it (offline replay).
-        ``on_result`` sees the result of every command the simulation applies (replay statistics)."""
-        if clock not in ("virtual", "wall"):
-            raise ValueError("clock must be 'virtual' or 'wall'")
-        if clock == "wall":
-            check_wall_clock(scenario)
-        self.scenario = scenario
+        """``journal_path``: the journal to go on with (rebuilt from first when it exists), durable.
+        ``journal_out``: a fresh journal of an offline run (``cefisim replay --journal``), replacing the
+        file, buffered (complete once :meth:`close` returns). ``read_only``: rebuild from
+        ``journal_path`` but never write to it (offline replay). ``on_result`` sees the result of every
+        command the simulation applies (replay statistics)."""
+        self.clock = ClockPolicy(clock, scenario, wall_ns)
         self.clock_mode = clock
+        self.scenario = scenario
         self.venue_config = venue_config
-        self._wall_ns = self._true_wall_ns = wall_ns
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.replica: ReadReplica | None = None  # the venue read_lag behind, while it is on (read_replica.py)
-        self.journal_path = Path(journal_path) if journal_path else None
-        self._journal: IO[bytes] | None = None
-        self._journal_size = 0
-        # where each command is recorded before it applies: the journal file (when open), or during
-        # recovery the check that the scenario regenerates the records the journal holds
-        self._record: Callable[[int, str, Command], None] = self._on_command
-        self._recovering = False
-        self._expect: Callable[[int, str, Command | SideRecord], None] | None = None  # recovery's check
+        existing = Path(journal_path) if journal_path else None  # restored from, then appended to
+        self.journal_path = existing or (Path(journal_out) if journal_out else None)
+        self._durable = journal_out is None
+        self._journal: JournalFile | None = None
+        # where each command is recorded before it applies: the journal file (when open), during
+        # recovery the check that the scenario regenerates the records the journal holds, else nothing
+        self._record: Record | None = None
+        self._expect: Expect | None = None  # recovery's check
         self.recovered_commands = 0
         self._on_result = on_result
         self._latency_spread = scenario.order_latency_range()
-        # the runner's submit: one that also takes side records only when the scenario has such events,
-        # so a scenario without them pays nothing per command for them
-        sides = scenario.has_side_events()
-        self._scenario_submit = self._apply_scenario_or_side if sides else self._apply_scenario
-        self.start_ns = scenario.start_ns
+        self._sides = scenario.has_side_events()  # the runner's submit takes side records too
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
         self.sides = Sides()  # state kept beside the engine (attach)
         self.scenario_events = 0  # venue events of the scenario's own commands so far (never reset)
-        existing = self._read_header() if self.journal_path else None
-        if existing is not None:
-            self.start_ns = existing[0]
-        elif clock == "wall":
-            self.start_ns = wall_ns()
+        header = read_header(existing, scenario) if existing else None
+        if header is not None:
+            self.start_ns = header.start_ns
+            self._base_snapshot = header.snapshot
+        else:
+            self.start_ns = self.clock.start_ns(scenario)
         self._faults = FaultsSide(self.faults, self.skew_clock, self.lag_reads)
         self.attach(FAULTS, self._faults)
         if self._base_snapshot is not None:
             self._install(self._base_snapshot)
         else:
             self._build()
-        if existing is not None:
+        if existing is not None and header is not None:
             # an older journal goes on under the rules it was recorded with (a reset or a restore
             # starts a journal of the current format, and a venue of the current rules)
-            self.venue.use_rules(existing[2])
-            self._recover(existing[1], read_only)
+            self.venue.use_rules(header.rules)
+            recover(self, existing, header.length, written_settings(scenario), read_only)
         if self.journal_path and not read_only:
-            self._open_journal(fresh=existing is None)
-        if existing is None:
+            self._open_journal(fresh=header is None)
+        if header is None:
             self.catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
 
     # --- building and rebuilding --------------------------------------------------------------
@@ -176,14 +144,21 @@ class Simulation:
         delta = self.start_ns - self.scenario.start_ns
         scenario = self.scenario.shifted(delta) if delta else self.scenario
         # the scenario's settings apply as the venue is built, before the journal opens: never written
-        self.venue: Venue = scenario.build_venue(self.venue_config)
-        self.runner = scenario.runner(self.venue, sides=True)
+        venue = scenario.build_venue(self.venue_config)
+        self._use(venue, scenario.runner(venue, sides=True))
+
+    def _use(self, venue: Venue, runner: ScenarioRunner) -> None:
+        self.venue: Venue = venue
+        self.runner = runner
+        self._bind()
 
     def close(self) -> None:
-        """Close the journal file (the server calls this on shutdown)."""
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+        """Close the journal file (the server calls this on shutdown). :class:`JournalWriteError` when
+        what an offline run's journal buffered cannot be written (cut back to its last whole record)."""
+        journal, self._journal = self._journal, None
+        if journal is not None:
+            self._set_record(None)
+            journal.close()
 
     def end(self) -> None:
         """Close the journal for good: every later command raises :class:`SimulationEnded` before it
@@ -191,7 +166,7 @@ class Simulation:
         unjournaled)."""
         self.close()
         self.journal_path = None  # a reset in flight must not open it again
-        self._record = _ended
+        self._set_record(_ended)
 
     # --- snapshots ------------------------------------------------------------------------------
 
@@ -222,36 +197,20 @@ class Simulation:
         install_sides()
         self.epoch += 1
         if self.journal_path:
-            if self._journal is not None:
-                self._journal.close()
+            self.close()
             self._base_snapshot = doc
             self._open_journal(fresh=True)
 
     def _install(self, doc: dict[str, Any]) -> None:
-        """Rebuild and check everything first; only a sound state replaces the current one."""
-        start_ns = doc.get("start_ns", self.start_ns)
-        if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
-            raise snapshot.SnapshotError("snapshot: start_ns must be a nanosecond timestamp")
-        root = snapshot.from_json(doc)
-        venue, runner = root.get("venue"), root.get("runner")
-        if not isinstance(venue, Venue) or not isinstance(runner, ScenarioRunner) or runner.venue is not venue:
-            raise snapshot.SnapshotError("snapshot: no venue and runner at its root")
-        try:
-            venue.check_invariants()
-        except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:
-            raise snapshot.SnapshotError(f"snapshot: the state it holds is not sound ({exc})") from None
-        self.venue, self.runner = venue, runner
-        self.start_ns = start_ns
+        """Rebuild and check everything first (``snapshot.read_state``); only a sound state replaces
+        the current one."""
+        venue, runner, self.start_ns = snapshot.read_state(doc, self.start_ns)
+        self._use(venue, runner)
 
     def reset(self) -> None:
         """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""
-        if self.clock_mode == "wall":
-            self.start_ns = self._wall_ns()
-        else:
-            self.start_ns = self.scenario.start_ns
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+        self.start_ns = self.clock.start_ns(self.scenario)
+        self.close()
         self._base_snapshot = None
         self.epoch += 1
         self._build()
@@ -264,9 +223,7 @@ class Simulation:
 
     def now_ns(self) -> int:
         """Engine time now (in wall mode, the wall clock, never behind the engine clock)."""
-        if self.clock_mode == "wall":
-            return max(self._wall_ns(), self.venue.clock.now)
-        return self.venue.clock.now
+        return self.clock.now_ns(self.venue.clock.now)
 
     def set_venue_faults(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
         """Set the venue faults (all three; 0 is off) through the journal: written before they apply,
@@ -279,10 +236,9 @@ class Simulation:
         self._faults.apply_record(at, VENUE, values)
 
     def skew_clock(self, skew_ns: int) -> None:
-        """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew. The clock
-        function is swapped, so an unskewed clock costs nothing (``api/runtime/venue_faults.py``)."""
-        true = self._true_wall_ns
-        self._wall_ns = true if skew_ns == 0 else (lambda: true() + skew_ns)
+        """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew
+        (``api/runtime/venue_faults.py``)."""
+        self.clock.skew(skew_ns)
         self.faults.clock_skew_ns = skew_ns
 
     def lag_reads(self, lag_ns: int) -> None:
@@ -295,6 +251,7 @@ class Simulation:
             self.replica = None
         elif replica is None or (replica.source is not None and replica.source is not self.venue):
             self.replica = ReadReplica(self.faults)
+        self._bind()
 
     def read_venue(self) -> Venue:
         """The venue the CeFi reads answer from: as it was ``read_lag`` ago while that fault is on."""
@@ -373,12 +330,14 @@ class Simulation:
             self.submit(SetStatusRetention(retention_ns))
 
     def apply(self, cmd: Command, at: int, src: str = "ext") -> Result:
-        """Every command goes through here, the live server's and its journal replay's alike: recorded
-        (journaled, or checked during recovery) at the time it will apply, then submitted. A record
-        that fails raises before the venue is touched. ``src``: "ext" from outside, "scn" the scenario's."""
+        """Every command from outside goes through here, the live server's and its journal replay's
+        alike: recorded (journaled, or checked during recovery) at the time it will apply, then
+        submitted. A record that fails raises before the venue is touched. ``src``: "ext" from outside,
+        "scn" the scenario's (whose own commands take :meth:`_bind`'s path, the same steps)."""
         venue = self.venue
         at = venue.applies_at(cmd, at)
-        self._record(at, src, cmd)
+        if self._record is not None:
+            self._record(at, src, cmd)
         replica = self.replica
         if replica is not None:  # reads lag the engine (api/runtime/read_replica.py)
             replica.follow(venue, cmd, at)
@@ -387,18 +346,49 @@ class Simulation:
             self._on_result(result)
         return result
 
-    def _apply_scenario(self, cmd: Command, at: int) -> Result:
-        """The submit function the scenario runner is handed: its commands, journaled as "scn"; their
-        events counted in ``scenario_events`` (what an advance reports it made happen)."""
-        result = self.apply(cmd, at, "scn")
-        self.scenario_events += len(result.events)
-        return result
+    def _bind(self) -> None:
+        """Make the submit function the scenario runner is handed: :meth:`apply`'s steps for the
+        scenario's commands ("scn"), their events counted in ``scenario_events`` (what an advance
+        reports it made happen). Everything it needs is looked up here, once per venue, journal and
+        listener (the replay loop runs it for every command); a scenario with events that change a
+        side (``venue_faults``) gets one that takes their records too."""
+        venue = self.venue
+        applies_at, submit = venue.applies_at, venue.submit
+        record, on_result, replica = self._record, self._on_result, self.replica
+        if replica is not None:  # reads lag the engine: the replica follows as the journal does
+            journal = record
 
-    def _apply_scenario_or_side(self, cmd: Command | SideRecord, at: int) -> Result:
-        """:meth:`_apply_scenario` for a scenario with events that change a side (``venue_faults``)."""
-        if isinstance(cmd, SideRecord):
-            return self._scenario_side(cmd, at)
-        return self._apply_scenario(cmd, at)
+            def record_and_follow(at: int, src: str, cmd: Command) -> None:
+                if journal is not None:
+                    journal(at, src, cmd)
+                replica.follow(venue, cmd, at)
+
+            record = record_and_follow
+
+        def apply_scenario(cmd: Command, at: int) -> Result:
+            if record is not None:  # the time it applies at is the record's (else submit finds it)
+                at = applies_at(cmd, at)
+                record(at, "scn", cmd)
+            result = submit(cmd, at)
+            if on_result is not None:
+                on_result(result)
+            self.scenario_events += len(result.events)
+            return result
+
+        if not self._sides:
+            self._scenario_submit: Submit = apply_scenario
+            return
+
+        def apply_scenario_or_side(cmd: Command | SideRecord, at: int) -> Result:
+            if isinstance(cmd, SideRecord):
+                return self._scenario_side(cmd, at)
+            return apply_scenario(cmd, at)
+
+        self._scenario_submit = apply_scenario_or_side
+
+    def _set_record(self, record: Record | None) -> None:
+        self._record = record
+        self._bind()
 
     def _scenario_side(self, record: SideRecord, at: int) -> Result:
         """A scenario event that changes a side (``venue_faults``): journaled as "scn" (during recovery:
@@ -415,6 +405,7 @@ class Simulation:
         plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
         ``on_result``: the live stream's hub (``api/control/stream_hub.py``) is the one listener of a server."""
         self._on_result = listener
+        self._bind()
 
     # --- state kept beside the engine ---------------------------------------------------------------
 
@@ -436,120 +427,28 @@ class Simulation:
 
     def _journal_side(self, at: int, kind: str, values: list[Any], src: str = "ext") -> None:
         if self._journal is not None:
-            self._append(side_record(at, kind, values, src))
+            self._journal.append(side_line(at, kind, values, src))
 
     # --- journal ----------------------------------------------------------------------------------
 
-    def _on_command(self, at: int, src: str, cmd: Command) -> None:
-        if self._journal is None:
-            return
-        self._append(orjson.dumps(to_record(at, src, cmd), option=orjson.OPT_APPEND_NEWLINE))
-
-    def _append(self, data: bytes) -> None:
-        """Write a whole record or nothing: a failed write is cut back to the last complete record."""
-        f = self._journal
-        assert f is not None
-        try:
-            view = memoryview(data)
-            while view:
-                written = f.write(view)
-                view = view[written:]
-        except OSError as exc:
-            try:
-                f.truncate(self._journal_size)
-            except OSError:
-                log.error("journal %s: could not cut back a partial record", self.journal_path)
-            raise JournalWriteError(f"journal write failed: {exc.strerror or exc}") from None
-        self._journal_size += len(data)
-
-    def _header(self) -> bytes:
-        return journal_header(self.scenario, self.start_ns, self.clock_mode, self._base_snapshot)
+    def check_with(self, expect: Expect | None) -> None:
+        """Recovery (``recovery.recover``): every record goes to ``expect`` instead of the journal."""
+        self._expect = expect
+        self._set_record(expect)
 
     def scenario_digest(self) -> str:
         return scenario_digest(self.scenario)
 
     def _open_journal(self, fresh: bool) -> None:
-        """Unbuffered: each record reaches the operating system before the command applies.
-
-        A fresh journal is written next to the file and renamed over it once its header is complete:
-        a process killed meanwhile leaves the previous journal (or none), never a torn header."""
+        """A fresh journal starts with its header (``JournalFile.create``); an existing one goes on."""
         path = self.journal_path
         assert path is not None
         if fresh:
-            staged = path.with_name(path.name + ".new")
-            with open(staged, "wb") as f:
-                f.write(self._header())
-            os.replace(staged, path)
-        self._journal = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the simulation's life
-        self._journal_size = path.stat().st_size
-
-    def _read_header(self) -> tuple[int, int, int] | None:
-        """(start_ns, header length, edition of the rules its format was recorded under) of an existing
-        journal, None when there is none (or it is empty).
-
-        Anything but a complete, matching header refuses the start and leaves the file as it is."""
-        path = self.journal_path
-        assert path is not None
-        if not path.exists() or path.stat().st_size == 0:
-            return None
-        with open(path, "rb") as f:
-            line = f.readline(MAX_HEADER_BYTES)
-        if not line.endswith(b"\n"):
-            raise JournalError(
-                f"journal {path}: byte offset 0: the header line is incomplete ({len(line)} bytes, "
-                "no line end); the file is left as it is"
-            )
-        try:
-            header = orjson.loads(line)
-            if not isinstance(header, dict) or str(header.get("format")) not in JOURNAL_RULES:
-                raise ValueError(f"not a cefisim journal header (format {' or '.join(JOURNAL_RULES)})")
-            start_ns = header.get("start_ns")
-            if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
-                raise ValueError("start_ns must be a nanosecond timestamp")
-        except ValueError as exc:
-            raise JournalError(f"journal {path}: byte offset 0: {exc}") from None
-        if header.get("scenario_sha256") != self.scenario_digest():
-            raise JournalError(f"journal {path} was written for another scenario ({header.get('scenario')})")
-        self._base_snapshot = header.get("snapshot")
-        return start_ns, len(line), JOURNAL_RULES[header["format"]]
-
-    def _recover(self, header_bytes: int, read_only: bool) -> None:
-        """Re-apply a journal, record by record, checking each of the scenario's own records as the
-        scenario regenerates it (``recovery.Replayer``). A torn tail is cut back, and the rest of a scenario
-        burst it tore is regenerated and appended, only once the whole journal has replayed: a journal
-        that does not replay is left untouched."""
-        assert self.journal_path is not None
-        with open(self.journal_path, "rb") as f:
-            f.seek(header_bytes)
-            replayer = Replayer(self, Records(f, self.journal_path, header_bytes))
-            self._record = self._expect = replayer.expect
-            try:
-                replayer.run()
-            finally:
-                self._record, self._expect = self._on_command, None
-        records = replayer.records
-        if read_only:
-            return
-        if records.complete_until < records.size:
-            with open(self.journal_path, "r+b") as f:
-                f.truncate(records.complete_until)
-                f.flush()
-                os.fsync(f.fileno())
-        if replayer.tail:
-            with open(self.journal_path, "ab") as f:
-                f.write(
-                    b"".join(
-                        side_record(at, cmd.kind, cmd.values, "scn")
-                        if isinstance(cmd, SideRecord)
-                        else orjson.dumps(to_record(at, "scn", cmd), option=orjson.OPT_APPEND_NEWLINE)
-                        for at, cmd in replayer.tail
-                    )
-                )
-            log.warning(
-                "journal %s: %d scenario records of the torn burst regenerated and appended",
-                self.journal_path,
-                len(replayer.tail),
-            )
+            header = journal_header(self.scenario, self.start_ns, self.clock_mode, self._base_snapshot)
+            self._journal = JournalFile.create(path, header, self._durable)
+        else:
+            self._journal = JournalFile(path, self._durable)
+        self._set_record(self._journal.command_writer())
 
 
 def _ended(at: int, src: str, cmd: Command) -> None:

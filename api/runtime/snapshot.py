@@ -35,6 +35,8 @@ from typing import Any, cast
 
 from cefisim import engine
 from cefisim.engine.levels import Levels
+from cefisim.engine.simulation.scenario import ScenarioRunner
+from cefisim.engine.venue import Venue
 
 from .sides import SideRecord
 from .snapshot_v2 import FORMAT_V2, upgrade_v2
@@ -228,3 +230,21 @@ def from_json(doc: Any) -> dict[str, Any]:
             raise
         raise SnapshotError(f"snapshot is malformed: {exc}") from None
     return out
+
+
+def read_state(doc: dict[str, Any], start_ns: int) -> tuple[Venue, ScenarioRunner, int]:
+    """The venue, its runner and the start (``start_ns`` when the document names none) of a simulation
+    snapshot, rebuilt and checked whole (:class:`SnapshotError` otherwise): only a sound state may
+    replace a running one."""
+    start_ns = doc.get("start_ns", start_ns)
+    if not isinstance(start_ns, int) or isinstance(start_ns, bool) or start_ns < 0:
+        raise SnapshotError("snapshot: start_ns must be a nanosecond timestamp")
+    root = from_json(doc)
+    venue, runner = root.get("venue"), root.get("runner")
+    if not isinstance(venue, Venue) or not isinstance(runner, ScenarioRunner) or runner.venue is not venue:
+        raise SnapshotError("snapshot: no venue and runner at its root")
+    try:
+        venue.check_invariants()
+    except (AssertionError, TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise SnapshotError(f"snapshot: the state it holds is not sound ({exc})") from None
+    return venue, runner, start_ns

@@ -163,10 +163,10 @@ class Scenario:
             commands.append((self.start_ns, SetSettlementDelay(self.settlement_delay_ns)))
         return commands
 
-    def build_venue(self, config: VenueConfig | None = None, apply_settings: bool = True) -> Venue:
-        """A fresh venue at ``start_ns``: reference data, opening balances and, when
-        ``apply_settings``, the :meth:`setting_commands` submitted (a caller that journals them leaves
-        them out and submits them itself, as ``cefisim replay --journal`` does)."""
+    def build_venue(self, config: VenueConfig | None = None) -> Venue:
+        """A fresh venue at ``start_ns``: reference data, opening balances and the
+        :meth:`setting_commands` submitted. They are part of the venue the scenario builds, so no
+        journal holds them (``docs/journal.md``)."""
         venue = Venue(self.start_ns, config or self.venue_config())
         assets, instruments, clients = copy.deepcopy((self.assets, self.instruments, self.clients))
         for asset in assets.values():
@@ -180,9 +180,8 @@ class Scenario:
                 venue.credit(client_id, asset_id, units)
         for spec in self.recorded:
             attach(venue, spec, self.start_ns)
-        if apply_settings:
-            for at, cmd in self.setting_commands():
-                venue.submit(cmd, at)
+        for at, cmd in self.setting_commands():
+            venue.submit(cmd, at)
         return venue
 
     def runner(

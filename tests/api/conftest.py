@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -182,3 +183,20 @@ async def api_factory() -> AsyncIterator[Callable[..., Any]]:
 @pytest_asyncio.fixture
 async def api(api_factory: Callable[..., Any]) -> Api:
     return await api_factory()
+
+
+def journal_on_a_full_disk(sim: Simulation) -> Callable[[], None]:
+    """From now on every write of ``sim``'s journal fails as on a full disk (its file descriptor is
+    pointed at /dev/full); returns the function that points it back at the journal file."""
+    fd = sim._journal._raw.fileno()  # type: ignore[union-attr]
+    path = sim._journal.path  # type: ignore[union-attr]
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, fd)
+    os.close(full)
+
+    def mend() -> None:
+        again = os.open(path, os.O_RDWR | os.O_APPEND)
+        os.dup2(again, fd)
+        os.close(again)
+
+    return mend

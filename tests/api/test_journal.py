@@ -10,7 +10,7 @@ import pytest
 from cefisim.api.runtime.simulation import JournalError, JournalWriteError, Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import CancelOrder, PlaceOrder, SetLatency
-from tests.api.conftest import scenario_doc
+from tests.api.conftest import journal_on_a_full_disk, scenario_doc
 
 
 def _scenario(**overrides):
@@ -92,9 +92,7 @@ def test_corruption_in_the_middle_refuses_to_start_naming_the_offset(tmp_path: P
 def test_unwritable_journal_refuses_the_command_and_changes_nothing(tmp_path: Path, sims) -> None:
     sim = sims(journal_path=tmp_path / "j.jsonl")
     before = sim.snapshot()["objects"]
-    sim.close()
-    # every write fails: no space left on device (the simulation owns the handle: sims closes it)
-    sim._journal = open("/dev/full", "wb", buffering=0)  # noqa: SIM115  handed over, not scoped
+    journal_on_a_full_disk(sim)  # every write fails: no space left on device
     with pytest.raises(JournalWriteError):
         sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "49000.00"))
     assert sim.snapshot()["objects"] == before
@@ -110,9 +108,7 @@ def test_a_scenario_command_the_journal_cannot_take_is_not_applied(tmp_path: Pat
     venue = sim.venue
     before = (venue.clock.now, venue.next_order_id, state_hash(venue))
     assert sim.runner.next_time() is not None and venue.next_order_id > 1  # the agents quote and act again
-    sim.close()
-    # every write fails: no space left on device (the simulation owns the handle: sims closes it)
-    sim._journal = open("/dev/full", "wb", buffering=0)  # noqa: SIM115  handed over, not scoped
+    journal_on_a_full_disk(sim)  # every write fails: no space left on device
     with pytest.raises(JournalWriteError):
         sim.advance(venue.clock.now + 10 * 10**9)
     assert (venue.clock.now, venue.next_order_id, state_hash(venue)) == before
@@ -125,7 +121,7 @@ def test_a_server_journal_replays_offline_to_the_same_events(tmp_path: Path, sim
     demo = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
     live = ReplayStats()
     path = tmp_path / "server.jsonl"
-    sim = sims(scenario=load_scenario(demo), journal_path=path, on_result=lambda r: live.add(r.events))
+    sim = sims(scenario=load_scenario(demo), journal_path=path, on_result=live.result)
     sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "0.5", "30001.00"))
     sim.advance(sim.venue.clock.now + 30 * 10**9)  # the agents trade meanwhile
     sim.submit(PlaceOrder(101, 1, "SELL", "MARKET", "0.25"))

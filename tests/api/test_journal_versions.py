@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cefisim.api.runtime.recovery import JOURNAL_FORMAT, JournalError
+from cefisim.api.runtime.journal_file import JOURNAL_FORMAT, JournalError
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.engine.clock import NS_PER_SECOND

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cefisim.api.journal.reader import Journal
 from cefisim.api.journal.render import line
 from cefisim.api.journal.state import digest, facts, rebuild
-from cefisim.api.runtime.recovery import JournalError
+from cefisim.api.runtime.journal_file import JournalError
 from cefisim.api.runtime.replay import replay_main
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import ScenarioError, load_scenario, parse_scenario

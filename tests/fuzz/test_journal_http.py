@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
+from tests.api.conftest import journal_on_a_full_disk
 from tests.fuzz.support import (
     USER_KEY,
     Client,
@@ -64,10 +66,10 @@ def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
             ).body
         )["access_token"]
 
+        mend: list[Callable[[], None]] = []
+
         def break_journal() -> None:
-            sim._journal.close()  # type: ignore[union-attr]
-            # every write fails: no space left on device (the simulation owns the handle and closes it)
-            sim._journal = open("/dev/full", "wb", buffering=0)  # noqa: SIM115  handed over, not scoped
+            mend.append(journal_on_a_full_disk(sim))  # every write fails: no space left on device
 
         served.on_loop(break_journal)
         before = served.snapshot()
@@ -129,11 +131,7 @@ def test_unwritable_journal_is_503_and_changes_nothing(tmp_path: Path) -> None:
         assert _signed(client, "GET", "/v1/cefi/balances").status == 200
         assert _signed(client, "GET", "/v1/cefi/orders/status/keep").json()["status"] == "ACTIVE"
 
-        def mend_journal() -> None:
-            sim._journal.close()  # type: ignore[union-attr]
-            sim._journal = open(journal, "ab", buffering=0)  # noqa: SIM115  handed over: sim.close() closes it
-
-        served.on_loop(mend_journal)
+        served.on_loop(mend[0])
         assert _signed(client, "POST", "/v1/cefi/orders", _order("47000.00", "after")).status == 200
         final = served.snapshot()
         client.close()

@@ -85,9 +85,7 @@ def replay(name_or_path: str | Path, until: int | None = None, check_every: int 
         out.journal.append(orjson.dumps(to_record(at, "scn", cmd), option=option))
         return venue.submit(cmd, at)
 
-    venue = scenario.build_venue(apply_settings=False)
-    for at, cmd in scenario.setting_commands():
-        submit(cmd, at)
+    venue = scenario.build_venue()
     out.venue = venue
     totals = venue.asset_totals()
     runner = scenario.runner(venue)

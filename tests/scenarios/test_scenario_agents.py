@@ -224,7 +224,8 @@ def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
     ]
     s = parse_scenario(doc, "t.json")
     journal: list = []
-    venue = s.build_venue(apply_settings=False)
+    venue = s.build_venue()
+    assert venue.latency_cancel_ns == 100_000_000  # the settings are the venue's as it is built
 
     def submit(cmd: Command, at: int) -> Result:  # the runtime's part: journal, then submit
         at = venue.applies_at(cmd, at)
@@ -235,8 +236,6 @@ def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
         raise AssertionError(f"{cmd} submitted around the submit function the runner was handed")
 
     venue.submit = around  # type: ignore[method-assign]
-    for at, cmd in s.setting_commands():
-        submit(cmd, at)
     runner = s.runner(venue)
     assert runner.next_time() == s.start_ns
     steps = list(runner.steps(s.start_ns + 2500 * 10**6, submit))
@@ -244,9 +243,9 @@ def test_runner_orders_events_before_agents_and_moves_the_clock() -> None:
     assert kinds[:2] == ["SetLatency", "PlaceOrder"]  # the event at start before the agent at start
     assert kinds[-2:] == ["CancelOrder", "AdvanceClock"] and venue.clock.now == s.start_ns + 2500 * 10**6
     assert [at for at, _, _ in steps] == sorted(at for at, _, _ in steps)
-    assert journal[0] == (s.start_ns, SetLatency(0, 0, 100_000_000))
+    assert journal[0] == (s.start_ns, SetLatency(0, 0, 0))
     assert journal[-1] == (s.start_ns + 2500 * 10**6, AdvanceClock(s.start_ns + 2500 * 10**6))
-    assert [cmd for _, cmd in journal[1:]] == [c for _, c, _ in steps]
+    assert [cmd for _, cmd in journal] == [c for _, c, _ in steps]
     assert steps[-2][2].ok and steps[-2][2].order.status == "CANCELED"  # the ladder was constant until then
     assert runner.next_time() == s.start_ns + 3 * S
     # the market maker sees its ladder broken and replaces it at its next interval

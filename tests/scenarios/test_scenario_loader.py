@@ -75,9 +75,9 @@ def test_build_venue_is_fresh_and_applies_settings() -> None:
     assert v1.latency_cancel_ns == 1_500_000 and v1.settlement_delay_ns == 2_000_000_000
     v1.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "30000.00"), at=s.start_ns)
     v1.instruments[1].status = "HALTED"
-    v2 = s.build_venue(apply_settings=False)
+    v2 = s.build_venue()
     assert v2.instruments[1].status == "ACTIVE" and s.instruments[1].status == "ACTIVE"
-    assert v2.accounts[100].balances[2].hold == 0 and v2.latency_cancel_ns == 0
+    assert v2.accounts[100].balances[2].hold == 0 and v2.latency_cancel_ns == 1_500_000
     assert v2.accounts[100].balances[2].total == 100000050
     assert v2.instruments[1].base is v2.assets[1]  # copies keep their links
 
