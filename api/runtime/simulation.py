@@ -100,6 +100,7 @@ class Simulation:
         self.venue_config = venue_config
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.replica: ReadReplica | None = None  # the venue read_lag behind, while it is on (read_replica.py)
+        self._bound = False  # whether _bind made the scenario's submit yet (it needs the venue)
         existing = Path(journal_path) if journal_path else None  # restored from, then appended to
         self.journal_path = existing or (Path(journal_out) if journal_out else None)
         self._durable = journal_out is None
@@ -251,7 +252,8 @@ class Simulation:
             self.replica = None
         elif replica is None or (replica.source is not None and replica.source is not self.venue):
             self.replica = ReadReplica(self.faults)
-        self._bind()
+        if self.replica is not replica and self._bound:
+            self._bind()  # the scenario's submit takes the replica up (or drops it)
 
     def read_venue(self) -> Venue:
         """The venue the CeFi reads answer from: as it was ``read_lag`` ago while that fault is on."""
@@ -352,6 +354,7 @@ class Simulation:
         reports it made happen). Everything it needs is looked up here, once per venue, journal and
         listener (the replay loop runs it for every command); a scenario with events that change a
         side (``venue_faults``) gets one that takes their records too."""
+        self._bound = True
         venue = self.venue
         applies_at, submit = venue.applies_at, venue.submit
         record, on_result, replica = self._record, self._on_result, self.replica
