@@ -49,7 +49,7 @@ class VenueConfig:
 
 
 class Feed(Protocol):
-    """A source of book changes due at their own engine times: a recorded market (``engine/recorded.py``)."""
+    """A source of book changes due at their own engine times: a recorded market (``engine/recorded/market.py``)."""
 
     @property
     def next_ts(self) -> int | None:
@@ -107,7 +107,7 @@ class VenueCore:
         "_wake",
         "_cap_check_at",
     )
-    # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
+    # recorded markets (engine/recorded/market.py): sources of book changes due at their own times. A class
     # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
     feeds: tuple[Feed, ...] = ()
     # the edition of the rules (``RULES``), chosen once before the first command (``use_rules``) and
@@ -160,7 +160,7 @@ class VenueCore:
         self.accounts[client.id] = Account(client)
 
     def add_feed(self, feed: Feed) -> None:
-        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
+        """A recorded market (``engine/recorded/market.py``): its events are applied as the clock passes them;
         those due by now at once (the book the venue starts with: set-up, like reference data)."""
         self.feeds = (*self.feeds, feed)
         feed.apply_until(self.clock.now, [])

@@ -68,7 +68,7 @@ from cefisim.engine.commands import (
     SetStatusRetention,
 )
 from cefisim.engine.journal import to_record
-from cefisim.engine.recorded import latency_draw
+from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
