@@ -39,7 +39,7 @@ compiled: $(STAMP)
 	$(PY) setup.py --quiet build_ext --inplace --parallel 2
 
 pure:
-	rm -f engine/*.so engine/*.pyd
+	rm -f engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd
 
 # ruff's rules and format, then mypy (engine strict, api default: pyproject.toml says how). All three
 # run and report before the target fails, so one run shows everything; well under a minute.
@@ -76,4 +76,4 @@ e2e: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m e2e tests/e2e
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache engine/*.so engine/*.pyd
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd

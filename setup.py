@@ -28,7 +28,10 @@ ENGINE = ROOT / "engine"
 #: a cimport's) by the package path, so they are staged as cefisim/engine/ (engine/ alone would be
 #: compiled as a package named ``engine`` and every .pxd silently ignored)
 STAGE = ROOT / "build" / "cython-src"
-#: modules left pure: the package marker (nothing to gain)
+#: the folders of engine/ whose modules are compiled: the venue core and the recorded market (the
+#: simulation drivers stay pure: they call the engine, they are not its hot path)
+COMPILED = (".", "recorded")
+#: modules left pure: the package markers (nothing to gain)
 PURE = {"__init__"}
 #: the setuptools commands that build what gets installed (pip's wheel build runs bdist_wheel; the
 #: editable install's editable_wheel is left out on purpose)
@@ -70,9 +73,21 @@ def _stage() -> list[Path]:
         shutil.rmtree(STAGE)
     pkg.mkdir(parents=True)
     (STAGE / "cefisim" / "__init__.py").write_text("")
-    for src in sorted([*ENGINE.glob("*.py"), *ENGINE.glob("*.pxd")]):
-        shutil.copy2(src, pkg / src.name)
-    return [pkg / f"{p.stem}.py" for p in sorted(ENGINE.glob("*.py")) if p.stem not in PURE]
+    for folder in COMPILED:
+        (pkg / folder).mkdir(parents=True, exist_ok=True)
+        for src in sorted([*(ENGINE / folder).glob("*.py"), *(ENGINE / folder).glob("*.pxd")]):
+            shutil.copy2(src, pkg / folder / src.name)
+    return [
+        pkg / folder / p.name
+        for folder in COMPILED
+        for p in sorted((ENGINE / folder).glob("*.py"))
+        if p.stem not in PURE
+    ]
+
+
+def _module_name(staged: Path) -> str:
+    """A staged source's installed module name (``cefisim.engine.recorded.market``)."""
+    return ".".join(staged.relative_to(STAGE).with_suffix("").parts)
 
 
 def extensions() -> list[Extension]:
@@ -98,9 +113,7 @@ def extensions() -> list[Extension]:
     sources = _stage()
     # stripped: the symbols would make the wheel several times larger and nobody debugs the C
     link = ["-s"] if sys.platform.startswith("linux") else []
-    exts = [
-        Extension(f"cefisim.engine.{src.stem}", [str(src.relative_to(ROOT))], extra_link_args=link) for src in sources
-    ]
+    exts = [Extension(_module_name(src), [str(src.relative_to(ROOT))], extra_link_args=link) for src in sources]
     _notice(f"compiling {len(exts)} engine modules with Cython: compiled build")
     return cythonize(exts, compiler_directives=DIRECTIVES, include_path=[str(STAGE)], quiet=True)
 

@@ -5,10 +5,12 @@ cimport cython
 
 from cefisim.engine.records cimport Order
 
+@cython.final
 cdef class Level:
     cdef public object price, qty
     cdef public dict orders
 
+@cython.final
 cdef class Book:
     cdef public object ask_key, asks, band, bid_key, bids, instrument_id, last_price, opening
 

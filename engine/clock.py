@@ -30,7 +30,8 @@ class Clock:
 
     def stamp(self) -> int:
         """A timestamp for a new record: unique and strictly increasing."""
-        ts = self.now if self.now > self.last else self.last + 1
+        now, last = self.now, self.last  # each read once: called several times per order
+        ts = now if now > last else last + 1
         self.last = ts
         return ts
 

@@ -49,7 +49,7 @@ class VenueConfig:
 
 
 class Feed(Protocol):
-    """A source of book changes due at their own engine times: a recorded market (``engine/recorded.py``)."""
+    """A source of book changes due at their own engine times: a recorded market (``engine/recorded/market.py``)."""
 
     @property
     def next_ts(self) -> int | None:
@@ -82,6 +82,33 @@ class Result:
 
 
 class VenueCore:
+    # the venue's state, one slot per attribute a snapshot saves: the compiled build makes the class a C
+    # type (engine/core.pxd), whose attributes the operations read as struct fields. A subclass (Venue)
+    # keeps a __dict__ for what is not state (its command table, ``feeds``, ``rules``)
+    __slots__ = (
+        "_cap_check_at",
+        "_next_housekeeping",
+        "_timer_seq",
+        "_timers",
+        "_wake",
+        "accounts",
+        "assets",
+        "books",
+        "clients",
+        "clock",
+        "config",
+        "fee_account",
+        "gtc_queue",
+        "instruments",
+        "latency_cancel_ns",
+        "latency_entry_ns",
+        "latency_modify_ns",
+        "next_match_id",
+        "next_order_id",
+        "next_transfer_id",
+        "settlement_delay_ns",
+    )
+
     #: what a snapshot saves (``api/runtime/snapshot.py``); recorded markets are not among it: a venue
     #: with one is not snapshotted (its place in the recording lives in the file)
     SNAPSHOT: ClassVar[tuple[str, ...]] = (
@@ -107,7 +134,7 @@ class VenueCore:
         "_wake",
         "_cap_check_at",
     )
-    # recorded markets (engine/recorded.py): sources of book changes due at their own times. A class
+    # recorded markets (engine/recorded/market.py): sources of book changes due at their own times. A class
     # default, so that a venue without one carries no such attribute (its snapshot is unchanged)
     feeds: tuple[Feed, ...] = ()
     # the edition of the rules (``RULES``), chosen once before the first command (``use_rules``) and
@@ -160,9 +187,9 @@ class VenueCore:
         self.accounts[client.id] = Account(client)
 
     def add_feed(self, feed: Feed) -> None:
-        """A recorded market (``engine/recorded.py``): its events are applied as the clock passes them;
+        """A recorded market (``engine/recorded/market.py``): its events are applied as the clock passes them;
         those due by now at once (the book the venue starts with: set-up, like reference data)."""
-        self.feeds = (*self.feeds, feed)
+        self.feeds = (*self.feeds, feed)  # type: ignore[misc]  # not state: the subclass Venue's __dict__ holds it
         feed.apply_until(self.clock.now, [])
         due = feed.next_ts
         if due is not None and due < self._wake:
@@ -173,7 +200,7 @@ class VenueCore:
         journal of an older format keeps the rules it was recorded under (set when it is loaded)."""
         if not 1 <= edition <= RULES:
             raise ValueError(f"no edition {edition} of the venue's rules (1 to {RULES})")
-        self.rules = edition
+        self.rules = edition  # type: ignore[misc]  # not state: the subclass Venue's __dict__ holds it
 
     def credit(self, client_id: int, asset_id: int, units: int) -> None:
         """Opening balance of a client (scenario setup)."""

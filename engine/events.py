@@ -146,7 +146,7 @@ class _DepthFields(NamedTuple):
 
 
 class DepthEvent(_DepthFields):
-    """A recorded market changed the book (``engine/recorded.py``)."""
+    """A recorded market changed the book (``engine/recorded/market.py``)."""
 
     __slots__ = ()
     kind = "depth"

@@ -2,11 +2,12 @@
 cimport cython
 
 from cefisim.engine.book cimport Book
+from cefisim.engine.core cimport VenueCore
 from cefisim.engine.records cimport Order
 
 @cython.locals(book=Book)
-cpdef activate(v, Order order, events, confirmed=*)
+cpdef activate(VenueCore v, Order order, events, confirmed=*)
 
-cpdef end_unless_rests(v, Order order, stopped, events)
+cpdef end_unless_rests(VenueCore v, Order order, stopped, events)
 
-cpdef cancel_now(v, Order order, reason, events)
+cpdef cancel_now(VenueCore v, Order order, reason, events)

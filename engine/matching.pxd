@@ -3,15 +3,16 @@
 cimport cython
 
 from cefisim.engine.book cimport Book, Level
+from cefisim.engine.core cimport VenueCore
 from cefisim.engine.records cimport Account, Execution, Order
 
 cpdef effective_stp(Order order)
 
 @cython.locals(account=Account)
-cpdef end_order(v, Order order, status, reason, events)
+cpdef end_order(VenueCore v, Order order, status, reason, events)
 
 @cython.locals(buyer=Order, seller=Order, bx=Execution, sx=Execution, bc=Account, sc=Account)
-cpdef fill(v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate)
+cpdef fill(VenueCore v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate)
 
 @cython.locals(book=Book, level=Level, maker=Order, account=Account, orders=dict, gone=list)
-cpdef match(v, Order taker, events)
+cpdef match(VenueCore v, Order taker, events)

@@ -50,7 +50,9 @@ def effective_stp(order: Order) -> str:
 
 def end_order(v: VenueCore, order: Order, status: str, reason: str | None, events: list[Event]) -> None:
     """Finish a working or pending order: FILLED or CANCELED (the caller takes it out of the book)."""
-    asset_id, held, fee_held = order_hold(order)
+    held = 0
+    if order.remaining:  # an order with nothing left holds nothing (order_hold): most end filled
+        asset_id, held, fee_held = order_hold(order)
     order.status = status
     if held:
         bal = order.account.balances[asset_id]  # created when the hold was taken

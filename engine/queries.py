@@ -142,7 +142,7 @@ def listed_instrument(v: Venue, instrument_id: int) -> Instrument:
 
 
 def feeds(v: Venue) -> tuple[Feed, ...]:
-    """The venue's recorded markets (``engine/recorded.py``), in the order they were added."""
+    """The venue's recorded markets (``engine/recorded/market.py``), in the order they were added."""
     return v.feeds
 
 

@@ -2,18 +2,24 @@
 # as C struct fields. Each name here is one of the class's __slots__ in records.py, and nothing else:
 # tests/engine/test_build.py compares the two.
 
+cimport cython
+
+@cython.final
 cdef class Execution:
     cdef public object cum_fee, cum_lt, cum_quote, executed, fees_paid
 
+@cython.final
 cdef class Order:
     cdef public object account, created, external_id, extra, id, instrument, price, remaining
     cdef public object side, status, tif, type, updated
     cdef public Execution execution
 
+@cython.final
 cdef class Account:
     cdef public dict balances, by_external, live_external, open_orders, orders, transfers
     cdef public object client, id
     cdef public list fills, funds_log
 
+@cython.final
 cdef class Fill:
     cdef public object fee, fee_rate, liq_flag, match_id, order, price, qty, quote, timestamp

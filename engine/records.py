@@ -238,7 +238,7 @@ class Balance:
 
 class UnheldBalance(Balance):
     """A balance nothing is held against: the recorded market counterparty's, in the instrument's base
-    and quote (``engine/recorded.py``). Its resting depth stands for the recording's liquidity, not
+    and quote (``engine/recorded/market.py``). Its resting depth stands for the recording's liquidity, not
     for funds set aside, so ``hold`` and ``fees_hold`` read 0 and drop what is written to them: the
     venue's ledger code (fills, ended orders) runs unchanged for it, and its totals move with every
     fill, so every asset stays conserved. Not snapshot state (a venue with a recorded market is

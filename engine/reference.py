@@ -83,8 +83,12 @@ class Instrument:
 
     def fee_rates_for(self, client: Client) -> tuple[int, int]:
         """(maker, taker) fee rates that apply to ``client`` on this instrument."""
-        override = client.fee_overrides.get(self.id)
-        return override if override is not None else (self.maker_fee, self.taker_fee)
+        overrides = client.fee_overrides
+        if overrides:  # most clients have none: no lookup
+            override = overrides.get(self.id)
+            if override is not None:
+                return override
+        return self.maker_fee, self.taker_fee
 
 
 @saves_fields

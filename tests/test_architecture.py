@@ -52,7 +52,7 @@ TYPE_CHECKED = discover({"cefisim": ROOT / "cefisim", **PACKAGES}, base=ROOT)
 
 
 #: knots (strongly connected modules) still in the graph: none since issue #13 took apart the client
-#: records (``Client`` and ``Account``) and the recorded market's modules (``recorded_queue.Market``)
+#: records (``Client`` and ``Account``) and the recorded market's modules (``recorded.queue.Market``)
 KNOWN_KNOTS: dict[str, list[set[str]]] = {
     "cefisim.engine": [],
     "cefisim.api": [],
@@ -100,12 +100,7 @@ LAYERS: dict[str, list[set[str]]] = {
             "opening",
             "pricing",
             "queries",
-            "queue_model",
             "quotes",
-            "recorded",
-            "recorded_events",
-            "recorded_fills",
-            "recorded_queue",
             "records",
             "reference",
             "rejects",
@@ -117,6 +112,7 @@ LAYERS: dict[str, list[set[str]]] = {
             "venue",
             "vocabulary",
         },
+        {"recorded"},
         {"simulation"},
         {"engine"},
     ],

@@ -28,8 +28,12 @@ from cefisim.engine import build
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
 PXDS = sorted(p for p in ENGINE.glob("*.pxd") if "cdef class" in p.read_text(encoding="utf-8"))
-#: the modules setup.py compiles
-COMPILED = sorted(p.stem for p in ENGINE.glob("*.py") if p.stem != "__init__")
+#: the modules setup.py compiles (the venue core's and the recorded market's), dotted below the engine
+COMPILED = sorted(
+    ".".join(p.relative_to(ENGINE).with_suffix("").parts)
+    for p in [*ENGINE.glob("*.py"), *ENGINE.glob("recorded/*.py")]
+    if p.stem != "__init__"
+)
 
 
 def _declared(pxd: Path) -> dict[str, set[str]]:
@@ -96,10 +100,10 @@ if sys.argv[2] == "pure":
     class PureEngine:
         @staticmethod
         def find_spec(name, path=None, target=None):
-            prefix, _, mod = name.rpartition(".")
-            if prefix == "cefisim.engine" and (ENGINE / f"{mod}.py").exists():
-                return importlib.util.spec_from_file_location(name, ENGINE / f"{mod}.py")
-            return None
+            if not name.startswith("cefisim.engine."):
+                return None
+            source = ENGINE.joinpath(*name.split(".")[2:]).with_suffix(".py")
+            return importlib.util.spec_from_file_location(name, source) if source.exists() else None
     sys.meta_path.insert(0, PureEngine)
 
 import orjson

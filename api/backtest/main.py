@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import orjson
 
-from cefisim.engine.recorded import latency_draw
+from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
 from cefisim.engine.simulation.scenario import ScenarioRunner, Step

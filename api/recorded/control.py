@@ -26,7 +26,7 @@ from cefisim.api.cefi.serialize import ns
 from cefisim.api.server.http import respond
 from cefisim.api.server.keys import SIM
 from cefisim.engine import queries
-from cefisim.engine.recorded import RecordedMarket
+from cefisim.engine.recorded.market import RecordedMarket
 
 from .source import RecordedSpec
 

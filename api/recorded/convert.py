@@ -14,7 +14,7 @@ import heapq
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from cefisim.engine.recorded_events import SNAPSHOT, UPDATE
+from cefisim.engine.recorded.events import SNAPSHOT, UPDATE
 from cefisim.engine.units import Grid, parse_decimal
 from cefisim.engine.vocabulary import Side
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from cefisim.engine import queries
 from cefisim.engine.commands import Command
 from cefisim.engine.events import TradeEvent
-from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
 

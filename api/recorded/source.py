@@ -11,7 +11,7 @@ Contract:
   the book is built before the first command. ``speed`` is a fraction (``num / den``).
 - ``attach(venue, spec, start_ns)`` adds the recorded counterparty (a client with an effectively
   unlimited opening balance of the instrument's two assets: it is part of the asset totals from the
-  start, so every asset is conserved exactly) and a :class:`~engine.recorded.RecordedMarket` fed by
+  start, so every asset is conserved exactly) and a :class:`~engine.recorded.market.RecordedMarket` fed by
   a fresh stream of the file.
 """
 
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cefisim.engine import queries
-from cefisim.engine.queue_model import queue_model
-from cefisim.engine.recorded import RecordedMarket
-from cefisim.engine.recorded_events import SNAPSHOT
+from cefisim.engine.recorded.events import SNAPSHOT
+from cefisim.engine.recorded.market import RecordedMarket
+from cefisim.engine.recorded.queue_model import queue_model
 from cefisim.engine.reference import Client, Instrument
 from cefisim.engine.units import Grid
 from cefisim.engine.venue import Venue

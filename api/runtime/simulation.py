@@ -60,7 +60,7 @@ from cefisim.engine.commands import (
     SetLatency,
     SetStatusRetention,
 )
-from cefisim.engine.recorded import latency_draw
+from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.scenario import ScenarioRunner, Submit
 from cefisim.engine.venue import Result, Venue, VenueConfig
 

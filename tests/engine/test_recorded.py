@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.events import DepthEvent, TradeEvent
-from cefisim.engine.queue_model import LogProb, PowerProb, RiskAverse, queue_model
-from cefisim.engine.recorded import RecordedMarket
-from cefisim.engine.recorded_events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.market import RecordedMarket
+from cefisim.engine.recorded.queue_model import LogProb, PowerProb, RiskAverse, queue_model
 from cefisim.engine.records import UnheldBalance
 from cefisim.engine.reference import Client
 from cefisim.engine.vocabulary import OrderStatus, Side

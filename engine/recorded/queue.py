@@ -1,7 +1,7 @@
-"""The users' places in the queues of a recorded market (``engine/recorded.py`` states the rules):
+"""The users' places in the queues of a recorded market (``engine/recorded/market.py`` states the rules):
 the recorded quantity ahead of each user's resting order at a recorded level, registered when the
 recording first touches the level after the order joined, and moved by the queue model
-(``engine/queue_model.py``) when the level's recorded size changes.
+(``engine/recorded/queue_model.py``) when the level's recorded size changes.
 
 The table (``RecordedMarket.queue``, user order id -> :class:`QueuePos`) is looked at by id only; past
 4,096 entries it forgets the orders that no longer work.
@@ -14,21 +14,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from .records import Account, Order
-from .vocabulary import WORKING, OrderStatus
+from ..records import Account, Order
+from ..vocabulary import WORKING, OrderStatus
 
 ACTIVE = OrderStatus.ACTIVE.value
 
 if TYPE_CHECKING:
-    from .book import Book, Level
-    from .core import VenueCore
+    from ..book import Book, Level
+    from ..core import VenueCore
+    from ..reference import Instrument
     from .queue_model import QueueModel
-    from .reference import Instrument
 
 
 class Market(Protocol):
-    """What this module and ``engine/recorded_fills.py`` use of a recorded market: the state of
-    :class:`~engine.recorded.RecordedMarket`, which they are given rather than import (it imports them)."""
+    """What this module and ``engine/recorded/fills.py`` use of a recorded market: the state of
+    :class:`~engine.recorded.market.RecordedMarket`, which they are given rather than import (it imports them)."""
 
     @property
     def venue(self) -> VenueCore: ...

@@ -19,7 +19,7 @@ Contract:
   user's order, else 0). It is registered when the first recorded event touches its level after it
   joined (nothing at that level changed in between, so the quantity ahead is still the one it found).
   Recorded trades at its price move it forward; size changes move it as the queue model says
-  (``engine/queue_model.py``).
+  (``engine/recorded/queue_model.py``).
 - Fills: a recorded trade of ``q`` lots by an aggressor of side S fills the users' orders of the other
   side, best price first, up to ``q`` lots in all: an order priced better than the trade (the trade
   went through it) fills with no queue; an order at the trade's price fills what the trade left past
@@ -48,14 +48,14 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from .events import DepthEvent, Event, build_event
-from .ledger import balance
+from ..events import DepthEvent, Event, build_event
+from ..ledger import balance
+from ..records import Order, UnheldBalance
+from ..vocabulary import OrderStatus, OrderType, Side, TimeInForce
+from .events import TRADE, UPDATE, Levels, RecordedEvent
+from .fills import ZERO_RATES, trade, uncross
+from .queue import QueuePos, move_on_depth, place_of
 from .queue_model import QueueModel, RiskAverse
-from .recorded_events import TRADE, UPDATE, Levels, RecordedEvent
-from .recorded_fills import ZERO_RATES, trade, uncross
-from .recorded_queue import QueuePos, move_on_depth, place_of
-from .records import Order, UnheldBalance
-from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
 BUY = Side.BUY.value
@@ -65,7 +65,7 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from .venue import Venue
+    from ..venue import Venue
 
 
 class RecordedMarket:
@@ -80,7 +80,7 @@ class RecordedMarket:
         name: str = "",
     ) -> None:
         """``counterparty_id``: a client of the venue, set up and funded for this market alone;
-        ``events``: engine tuples (``engine/recorded_events.py``) whose times are engine times."""
+        ``events``: engine tuples (``engine/recorded/events.py``) whose times are engine times."""
         self.venue = venue
         self.instrument = venue.instruments[instrument_id]
         self.book = venue.books[instrument_id]

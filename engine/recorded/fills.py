@@ -1,4 +1,4 @@
-"""Fills between a recorded market and the users' resting orders (``engine/recorded.py`` states
+"""Fills between a recorded market and the users' resting orders (``engine/recorded/market.py`` states
 the rules): recorded trades that reach users' orders, and recorded depth that crosses them.
 
 Every fill is the venue's ordinary one (``engine/matching.py``): the recorded counterparty's order —
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .events import Event
-from .matching import end_order, fill
-from .recorded_queue import Market, place_of
-from .records import Order
-from .vocabulary import OrderStatus, OrderType, Side, TimeInForce
+from ..events import Event
+from ..matching import end_order, fill
+from ..records import Order
+from ..vocabulary import OrderStatus, OrderType, Side, TimeInForce
+from .queue import Market, place_of
 
 ACTIVE = OrderStatus.ACTIVE.value
 BUY = Side.BUY.value
@@ -26,7 +26,7 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from .book import Level
+    from ..book import Level
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
 
 

@@ -2,7 +2,7 @@
 
 Contract (the models of hftbacktest's ``RiskAdverseQueueModel`` and ``ProbQueueModel``, in integers):
 - An order joining a recorded level starts with ``front`` = the recorded quantity visible ahead of it
-  (``engine/recorded.py`` decides it). A recorded trade of ``q`` lots at the order's price moves it
+  (``engine/recorded/market.py`` decides it). A recorded trade of ``q`` lots at the order's price moves it
   forward by ``q`` (``front -= q``, and ``traded += q``); that part is the same for every model.
 - ``depth(front, prev, new, traded)`` gives ``front`` after the level's recorded size changes from
   ``prev`` to ``new`` lots. ``traded`` is what trades at the price took since the last change: the

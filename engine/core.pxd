@@ -1,0 +1,17 @@
+# Compiled build only (setup.py, docs/build.md): the venue's state as C struct fields, so that the
+# operations (matching, lifecycle, entry), given the venue typed, read its clock, books and counters
+# without a dictionary lookup. Each attribute here is one of VenueCore's __slots__ in core.py
+# (tests/test_build.py); a subclass (Venue) keeps a __dict__ for the rest.
+from cefisim.engine.clock cimport Clock
+
+cdef class Result:
+    cdef public object events, order, reject, snapshot_status, transfer
+
+
+cdef class VenueCore:
+    cdef public dict accounts, assets, books, clients, fee_account, instruments
+    cdef public Clock clock
+    cdef public list _timers
+    cdef public object _cap_check_at, _next_housekeeping, _timer_seq, _wake, config, gtc_queue
+    cdef public object latency_cancel_ns, latency_entry_ns, latency_modify_ns, next_match_id
+    cdef public object next_order_id, next_transfer_id, settlement_delay_ns
