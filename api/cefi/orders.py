@@ -16,7 +16,7 @@ from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
 from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.http import respond, respond_list
-from cefisim.api.server.keys import SIM
+from cefisim.api.server.keys import SIM, venue_of
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
@@ -77,7 +77,7 @@ async def post_order(request: web.Request) -> web.Response:
     body = check_object(body, POST_ORDER, "")
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     if info["type"] == LIMIT and info.get("price") is None:
         raise bad_request("info.price", "is required for LIMIT orders")
     if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
@@ -125,7 +125,7 @@ async def patch_order(request: web.Request) -> web.Response:
         parent_id=info.get("parent_id"),
         prev_modify=info.get("prev_modify"),
     )
-    result = request.app[SIM].submit(cmd)
+    result = venue_of(request)[SIM].submit(cmd)
     if result.reject is not None:
         raise problem_for(result.reject, "id" if cmd.order_id is not None else "external_id")
     assert result.order is not None
@@ -141,7 +141,7 @@ def _ref(request: web.Request) -> str:
 
 async def delete_order(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    result = request.app[SIM].submit(CancelOrder(client_id, _ref(request)))
+    result = venue_of(request)[SIM].submit(CancelOrder(client_id, _ref(request)))
     if result.reject is not None:
         raise problem_for(result.reject, "ref_id")
     assert result.order is not None
@@ -151,7 +151,7 @@ async def delete_order(request: web.Request) -> web.Response:
 async def get_order_status(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     order = order_status(sim.venue, client_id, _ref(request))
     if order is not None and sim.faults.read_lag_ns and sim.faults.hides(sim.now_ns(), order.created):
         order = None  # placed after the state a lagging read sees (docs/faults.md)
@@ -166,27 +166,27 @@ async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records of the last 24 hours, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(venue_of(request)[SIM].venue, client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    fills, cursor = trades(request.app[SIM].venue, client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(venue_of(request)[SIM].venue, client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_all(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    found, cursor = orders(request.app[SIM].venue, client_id, before, skip, size)
+    found, cursor = orders(venue_of(request)[SIM].venue, client_id, before, skip, size)
     return respond_list(request, [order_record(o) for o in found], size, cursor)
 
 
 async def get_orders_active(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     wanted = query_id(request.query, "id")
     if wanted is None:
         wanted = query_id(request.query, "order_id")
@@ -204,5 +204,5 @@ async def get_orders_active(request: web.Request) -> web.Response:
 async def get_orders_activity(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    items, cursor = activity(request.app[SIM].venue, client_id, before, skip, size, fills_before(request, before))
+    items, cursor = activity(venue_of(request)[SIM].venue, client_id, before, skip, size, fills_before(request, before))
     return respond_list(request, [activity_item(*item) for item in items], size, cursor)
