@@ -7,6 +7,8 @@ cancel is a problem (``api/cefi/rejects.py``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
@@ -14,13 +16,14 @@ from cefisim.api.cefi.paging import fills_before, listing_client, paging, trades
 from cefisim.api.cefi.rejects import problem_for
 from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
 from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
-from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.http import respond, respond_list
 from cefisim.api.server.keys import SIM, venue_of
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
+from cefisim.engine.entry import order_reject
+from cefisim.engine.queries import activity, client_order, order_status, orders, trades
 from cefisim.engine.reference import ID_RE
+from cefisim.engine.rejects import Reject
 from cefisim.engine.units import parse_rate
 from cefisim.engine.vocabulary import (
     WORKING,
@@ -33,7 +36,6 @@ from cefisim.engine.vocabulary import (
     TimeInForce,
 )
 
-LIMIT = OrderType.LIMIT
 MARKET = OrderType.MARKET
 
 ORDER_INFO = {
@@ -65,11 +67,14 @@ MODIFY_INFO = {
 PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
 
 
-def _instrument(sim: Simulation, text: str, field: str) -> int:
-    inst_id = int(text)
-    if instrument(sim.venue, inst_id) is None:
-        raise bad_request(field, f"unknown instrument {text}")
-    return inst_id
+def _refused(reason: Reject, info: dict[str, Any]) -> Problem:
+    """The problem for an order request the venue refuses before it is an order (the engine's
+    ``order_reject``): a 400 naming the field, as for a malformed one."""
+    if reason == Reject.PRICE_REQUIRED:
+        return bad_request("info.price", "is required for LIMIT orders")
+    if reason == Reject.UNKNOWN_INSTRUMENT:
+        return bad_request("info.instrument_id", f"unknown instrument {info['instrument_id']}")
+    return problem_for(reason, "info")
 
 
 async def post_order(request: web.Request) -> web.Response:
@@ -77,14 +82,12 @@ async def post_order(request: web.Request) -> web.Response:
     body = check_object(body, POST_ORDER, "")
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
-    sim = venue_of(request)[SIM]
-    if info["type"] == LIMIT and info.get("price") is None:
-        raise bad_request("info.price", "is required for LIMIT orders")
+    # the rate's syntax (at most 9 decimals: the OpenAPI pattern) is the field's; the engine parses it alike
     if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
         raise bad_request("info.hold_fee_rate", "has more than 9 decimals")
     cmd = PlaceOrder(
         client_id=client_id,
-        instrument_id=_instrument(sim, info["instrument_id"], "info.instrument_id"),
+        instrument_id=int(info["instrument_id"]),
         side=info["side"],
         type=info["type"],
         qty=info["qty"],
@@ -98,6 +101,10 @@ async def post_order(request: web.Request) -> web.Response:
         msg_id=info.get("msg_id"),
         parent_id=info.get("parent_id"),
     )
+    sim = venue_of(request)[SIM]
+    refused = order_reject(sim.venue, cmd)
+    if refused is not None:  # before the journal: a refused request leaves no trace
+        raise _refused(refused, info)
     result = sim.submit(cmd)
     if result.order is None:
         assert result.reject is not None
