@@ -4,6 +4,8 @@ One layer, not a chain: each aiohttp middleware layer costs a coroutine and a ca
 and this one runs, in order, what used to be four:
 
 - every request gets an ``X-Request-Id`` (the client's, when printable and at most 128 characters);
+- its venue, resolved once (``api/control/venues.py``: by path or credential, the body's once it has
+  arrived) and stored under the ``VENUE`` request key, which handlers read with ``venue_of(request)``;
 - CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
   version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
   ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
