@@ -1,6 +1,8 @@
 """Order entry, modify and cancel: the rules an order must pass, then matching and resting.
 
 Contract (the emulator's reading of the description; ``docs/matching.md`` says it in prose):
+- A request that is not an order (unknown client, LIMIT without a price, unknown instrument) is
+  refused by ``order_reject`` and leaves nothing; ``api/`` asks it before journaling a request.
 - Checks run in a fixed order and the first failure decides the ``reject_reason``: grid and quantity,
   order-type rules (ALO/AON/USE_AGGRESSIVE_PRICING/STP), external id, instrument status, hold fee
   rate, open-order limit, price band / protection price, ALO cross, balance.
@@ -97,17 +99,30 @@ def _reject(v: VenueCore, order: Order, reason: Reject, cmd: PlaceOrder, result:
     return result
 
 
+def order_reject(v: VenueCore, cmd: PlaceOrder) -> Reject | None:
+    """Why the venue refuses an order request before it is an order: an unknown client, a LIMIT order
+    without a price, an unknown instrument, checked in this order. Such a request leaves nothing: no
+    order record, no event, no order id used. None: it becomes an order (which the later checks may
+    still reject, as a REJECTED record). ``api/`` asks this before it journals a request."""
+    if cmd.client_id not in v.accounts:
+        return Reject.UNKNOWN_CLIENT
+    if cmd.price is None and cmd.type != MARKET:
+        return Reject.PRICE_REQUIRED
+    if cmd.instrument_id not in v.instruments:
+        return Reject.UNKNOWN_INSTRUMENT
+    return None
+
+
 def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     """Enter an order: check it, hold what it can spend, then activate it (or, with an entry
-    latency, acknowledge it later). A refused order is recorded REJECTED."""
-    account = v.accounts.get(cmd.client_id)
-    if account is None:
-        result.reject = Reject.UNKNOWN_CLIENT
+    latency, acknowledge it later). A request :func:`order_reject` refuses leaves nothing; a refused
+    order is recorded REJECTED."""
+    reason = order_reject(v, cmd)
+    if reason is not None:
+        result.reject = reason
         return result
-    inst = v.instruments.get(cmd.instrument_id)
-    if inst is None:
-        result.reject = Reject.UNKNOWN_INSTRUMENT
-        return result
+    account = v.accounts[cmd.client_id]
+    inst = v.instruments[cmd.instrument_id]
 
     order_id = v.next_order_id
     v.next_order_id = order_id + 1
@@ -181,9 +196,7 @@ def _entry_reject(
     if qty < inst.min_qty:
         return Reject.QTY_BELOW_MINIMUM
     is_market = cmd.type == MARKET
-    if not is_market:
-        if cmd.price is None:
-            return Reject.PRICE_REQUIRED
+    if not is_market:  # a price is given (order_reject)
         if price is None:
             return Reject.PRICE_OFF_GRID
         if price <= 0:

@@ -26,6 +26,7 @@ from aiohttp import web
 
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.store import AuthError, Forbidden, Principal, Unauthenticated
+from cefisim.api.server.keys import venue_of
 from cefisim.api.server.problems import Problem
 
 ON_BEHALF_OF = "SVC-On-Behalf-Of"
@@ -43,7 +44,7 @@ def authenticate(request: web.Request, *, audience: str | None = None, scope: st
     if scheme.lower() != "bearer" or not _TOKEN68.fullmatch(token):
         raise Unauthenticated("invalid_token", "Authorization: must be Bearer followed by a token")
     on_behalf_of = request.headers.get(ON_BEHALF_OF, "").strip() or None
-    principal = request.app[AUTH_STORE].authenticate_bearer(token, on_behalf_of)
+    principal = venue_of(request)[AUTH_STORE].authenticate_bearer(token, on_behalf_of)
     if principal.audience is not None:
         if audience is None or principal.audience != audience:
             raise Unauthenticated("invalid_token", "the access token is not meant for this resource")

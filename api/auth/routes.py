@@ -1,4 +1,4 @@
-"""HTTP handlers of the Auth interface under ``/v1/auth/`` (the store is ``request.app[AUTH_STORE]``).
+"""HTTP handlers of the Auth interface under ``/v1/auth/`` (the store is ``venue_of(request)[AUTH_STORE]``).
 
 Each handler parses, calls one :class:`~api.auth.store.AuthStore` method and serialises; errors of
 the store map to HTTP in :func:`_error_response` (problem+json with an ``error`` member) and
@@ -32,6 +32,7 @@ from cefisim.api.auth.store import (
     Unauthenticated,
     iso_utc,
 )
+from cefisim.api.server.keys import venue_of
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -56,7 +57,7 @@ async def api_key_token(request: web.Request) -> web.Response:
     """POST /v1/auth/api-key/token ``{key_id, timestamp, signature}`` -> token response."""
     try:
         body = await _fields(request, {"key_id": str, "timestamp": int, "signature": str})
-        issued = request.app[AUTH_STORE].exchange_key(body["key_id"], body["timestamp"], body["signature"])
+        issued = venue_of(request)[AUTH_STORE].exchange_key(body["key_id"], body["timestamp"], body["signature"])
     except AuthError as exc:
         return _error_response(exc)
     return _json(_token_body(issued))
@@ -66,7 +67,7 @@ async def token_refresh(request: web.Request) -> web.Response:
     """POST /v1/auth/token/refresh ``{refresh_token}`` -> a new access and refresh pair."""
     try:
         body = await _fields(request, {"refresh_token": str})
-        issued = request.app[AUTH_STORE].refresh(body["refresh_token"])
+        issued = venue_of(request)[AUTH_STORE].refresh(body["refresh_token"])
     except AuthError as exc:
         return _error_response(exc)
     return _json(_token_body(issued))
@@ -88,7 +89,7 @@ async def oauth_authorize(request: web.Request) -> web.Response:
     """GET /v1/auth/oauth/authorize: 302 to the consent screen, 302 back to the client with
     ``error``, or a direct 400/401 for a client or redirect_uri that cannot be trusted."""
     try:
-        req = request.app[AUTH_STORE].authorize(_multi(request.query))
+        req = venue_of(request)[AUTH_STORE].authorize(_multi(request.query))
     except AuthorizeRedirect as exc:
         return _redirect(exc.location)
     except AuthError as exc:
@@ -99,7 +100,7 @@ async def oauth_authorize(request: web.Request) -> web.Response:
 async def oauth_consent_page(request: web.Request) -> web.Response:
     """GET /v1/auth/oauth/consent?<authorize parameters>: the HTML consent screen."""
     try:
-        req = request.app[AUTH_STORE].authorize(_multi(request.query))
+        req = venue_of(request)[AUTH_STORE].authorize(_multi(request.query))
     except AuthorizeRedirect as exc:
         return _redirect(exc.location)
     except AuthError as exc:
@@ -113,7 +114,7 @@ async def oauth_consent_page(request: web.Request) -> web.Response:
 async def oauth_consent(request: web.Request) -> web.Response:
     """POST /v1/auth/oauth/consent (bearer): the authorize parameters plus ``decision`` ->
     ``{"redirect_to": ...}``."""
-    store = request.app[AUTH_STORE]
+    store = venue_of(request)[AUTH_STORE]
     try:
         principal = authenticate(request)
         body = await _json_object(request)
@@ -135,7 +136,7 @@ async def oauth_token(request: web.Request) -> web.Response:
     except (ValueError, UnicodeDecodeError):
         return _oauth_error(BadRequest("invalid_request", "body: not a valid form"))
     try:
-        body = request.app[AUTH_STORE].token(_multi(form))
+        body = venue_of(request)[AUTH_STORE].token(_multi(form))
     except AuthError as exc:
         return _oauth_error(exc)
     return _json(body)

@@ -16,7 +16,7 @@ from cefisim.api.cefi.serialize import asset_record, instrument_record, iso, ns
 from cefisim.api.cefi.validate import F, check_object, query_id
 from cefisim.api.server import versions
 from cefisim.api.server.http import read_json, respond, respond_list
-from cefisim.api.server.keys import OPTIONS, SIM, VERSION
+from cefisim.api.server.keys import OPTIONS, SIM, VERSION, venue_of
 from cefisim.api.server.problems import bad_request
 from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
@@ -33,11 +33,11 @@ MARKETS_QUOTE = {
 
 
 async def get_health(request: web.Request) -> web.Response:
-    return respond({"status": "ok", "timestamp": iso(request.app[SIM].now_ns()), "service": "cefi-direct"})
+    return respond({"status": "ok", "timestamp": iso(venue_of(request)[SIM].now_ns()), "service": "cefi-direct"})
 
 
 async def get_versions(request: web.Request) -> web.Response:
-    return respond(versions.versions_document(request.app[SIM].now_ns()))
+    return respond(versions.versions_document(venue_of(request)[SIM].now_ns()))
 
 
 async def _reference_read(request: web.Request) -> None:
@@ -47,7 +47,7 @@ async def _reference_read(request: web.Request) -> None:
 
 async def get_assets(request: web.Request) -> web.Response:
     await _reference_read(request)
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     wanted = query_id(request.query, "id")
     name = request.query.get("name")
     found = [
@@ -59,7 +59,7 @@ async def get_assets(request: web.Request) -> web.Response:
 
 
 def instrument_stats(request: web.Request, inst: Instrument) -> dict[str, Any]:
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     bid, bid_qty, ask, ask_qty = bbo(venue, inst.id)
     last = queries.last_price(venue, inst.id)
     fmt = inst.price_grid.format
@@ -74,7 +74,7 @@ def instrument_stats(request: web.Request, inst: Instrument) -> dict[str, Any]:
 
 async def get_instruments(request: web.Request) -> web.Response:
     await _reference_read(request)
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     wanted = query_id(request.query, "id")
     symbol = request.query.get("symbol")
     found = [
@@ -86,7 +86,7 @@ async def get_instruments(request: web.Request) -> web.Response:
 
 
 async def get_market_quote(request: web.Request) -> web.Response:
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     raw = request.query.get("instrument_id")
     if raw is not None and raw == "":
         raise bad_request("instrument_id", "must not be empty")
@@ -103,7 +103,7 @@ async def get_market_quote(request: web.Request) -> web.Response:
 
 
 def _quoted_instrument(request: web.Request, text: str) -> Instrument:
-    inst = queries.instrument(request.app[SIM].venue, int(text))
+    inst = queries.instrument(venue_of(request)[SIM].venue, int(text))
     if inst is None:
         raise bad_request("instrument_id", f"unknown instrument {text}")
     return inst
@@ -116,7 +116,7 @@ async def post_market_quote(request: web.Request) -> web.Response:
     amount = inst.quote.grid.to_units(body["qty"])
     if amount is None:
         raise bad_request("qty", f"finer than the quote asset's {inst.quote.decimals} decimals")
-    found = quote_notional(request.app[SIM].venue, inst, Side.BUY, amount, request.app[OPTIONS].quote_max_levels)
+    found = quote_notional(venue_of(request)[SIM].venue, inst, Side.BUY, amount, request.app[OPTIONS].quote_max_levels)
     if not isinstance(found, QuoteResult):
         raise problem_for(found, "qty")
     return respond(
@@ -127,7 +127,7 @@ async def post_market_quote(request: web.Request) -> web.Response:
 async def post_markets_quote(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), MARKETS_QUOTE, "")
     inst = _quoted_instrument(request, body["instrument_id"])
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     max_levels = request.app[OPTIONS].quote_max_levels
     if body["qty_unit"] == "BASE":
         lots = inst.qty_grid.to_units(body["qty"])

@@ -54,7 +54,7 @@ from cefisim.api.cefi.openapi_schemas import (
 from cefisim.api.cefi.routes import CEFI_ROUTES
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template, servers
 from cefisim.api.server import versions
-from cefisim.api.server.keys import SIM
+from cefisim.api.server.keys import SIM, venue_of
 from cefisim.api.server.paths import CEFI
 
 OPENAPI_PATH = CEFI + "/openapi.json"
@@ -140,7 +140,7 @@ def serve_document(request: web.Request, document: dict[str, Any]) -> web.Respon
 
 async def get_openapi(request: web.Request) -> web.Response:
     """GET /v1/cefi/openapi.json: this document, as of the engine clock."""
-    return serve_document(request, _document(tuple(versions.supported(request.app[SIM].now_ns()))))
+    return serve_document(request, _document(tuple(versions.supported(venue_of(request)[SIM].now_ns()))))
 
 
 async def get_control_openapi(request: web.Request) -> web.Response:

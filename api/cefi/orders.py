@@ -7,6 +7,8 @@ cancel is a problem (``api/cefi/rejects.py``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
@@ -16,12 +18,14 @@ from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
 from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.http import respond, respond_list
-from cefisim.api.server.keys import SIM
+from cefisim.api.server.keys import SIM, venue_of
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from cefisim.engine.queries import activity, client_order, instrument, order_status, orders, trades
+from cefisim.engine.entry import order_reject
+from cefisim.engine.queries import activity, client_order, order_status, orders, trades
 from cefisim.engine.records import Order
 from cefisim.engine.reference import ID_RE
+from cefisim.engine.rejects import Reject
 from cefisim.engine.units import parse_rate
 from cefisim.engine.vocabulary import (
     WORKING,
@@ -34,7 +38,6 @@ from cefisim.engine.vocabulary import (
     TimeInForce,
 )
 
-LIMIT = OrderType.LIMIT
 MARKET = OrderType.MARKET
 
 ORDER_INFO = {
@@ -66,11 +69,14 @@ MODIFY_INFO = {
 PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
 
 
-def _instrument(sim: Simulation, text: str, field: str) -> int:
-    inst_id = int(text)
-    if instrument(sim.venue, inst_id) is None:
-        raise bad_request(field, f"unknown instrument {text}")
-    return inst_id
+def _refused(reason: Reject, info: dict[str, Any]) -> Problem:
+    """The problem for an order request the venue refuses before it is an order (the engine's
+    ``order_reject``): a 400 naming the field, as for a malformed one."""
+    if reason == Reject.PRICE_REQUIRED:
+        return bad_request("info.price", "is required for LIMIT orders")
+    if reason == Reject.UNKNOWN_INSTRUMENT:
+        return bad_request("info.instrument_id", f"unknown instrument {info['instrument_id']}")
+    return problem_for(reason, "info")
 
 
 async def post_order(request: web.Request) -> web.Response:
@@ -78,14 +84,12 @@ async def post_order(request: web.Request) -> web.Response:
     body = check_object(body, POST_ORDER, "")
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
-    sim = request.app[SIM]
-    if info["type"] == LIMIT and info.get("price") is None:
-        raise bad_request("info.price", "is required for LIMIT orders")
+    # the rate's syntax (at most 9 decimals: the OpenAPI pattern) is the field's; the engine parses it alike
     if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
         raise bad_request("info.hold_fee_rate", "has more than 9 decimals")
     cmd = PlaceOrder(
         client_id=client_id,
-        instrument_id=_instrument(sim, info["instrument_id"], "info.instrument_id"),
+        instrument_id=int(info["instrument_id"]),
         side=info["side"],
         type=info["type"],
         qty=info["qty"],
@@ -99,6 +103,10 @@ async def post_order(request: web.Request) -> web.Response:
         msg_id=info.get("msg_id"),
         parent_id=info.get("parent_id"),
     )
+    sim = venue_of(request)[SIM]
+    refused = order_reject(sim.venue, cmd)
+    if refused is not None:  # before the journal: a refused request leaves no trace
+        raise _refused(refused, info)
     result = sim.submit(cmd)
     if result.order is None:
         assert result.reject is not None
@@ -126,7 +134,7 @@ async def patch_order(request: web.Request) -> web.Response:
         parent_id=info.get("parent_id"),
         prev_modify=info.get("prev_modify"),
     )
-    result = request.app[SIM].submit(cmd)
+    result = venue_of(request)[SIM].submit(cmd)
     if result.reject is not None:
         raise problem_for(result.reject, "id" if cmd.order_id is not None else "external_id")
     assert result.order is not None
@@ -142,7 +150,7 @@ def _ref(request: web.Request) -> str:
 
 async def delete_order(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    result = request.app[SIM].submit(CancelOrder(client_id, _ref(request)))
+    result = venue_of(request)[SIM].submit(CancelOrder(client_id, _ref(request)))
     if result.reject is not None:
         raise problem_for(result.reject, "ref_id")
     assert result.order is not None
@@ -159,7 +167,7 @@ def _visible(sim: Simulation, order: Order | None) -> Order | None:
 async def get_order_status(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     order = _visible(sim, order_status(sim.read_venue(), client_id, _ref(request)))
     if order is None:
         raise Problem(
@@ -172,27 +180,27 @@ async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records of the last 24 hours, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    fills, cursor = trades(request.app[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(venue_of(request)[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    fills, cursor = trades(request.app[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(venue_of(request)[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_all(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    found, cursor = orders(request.app[SIM].read_venue(), client_id, before, skip, size)
+    found, cursor = orders(venue_of(request)[SIM].read_venue(), client_id, before, skip, size)
     return respond_list(request, [order_record(o) for o in found], size, cursor)
 
 
 async def get_orders_active(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     venue = sim.read_venue()
     wanted = query_id(request.query, "id")
     if wanted is None:
@@ -212,6 +220,6 @@ async def get_orders_activity(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
     items, cursor = activity(
-        request.app[SIM].read_venue(), client_id, before, skip, size, fills_before(request, before)
+        venue_of(request)[SIM].read_venue(), client_id, before, skip, size, fills_before(request, before)
     )
     return respond_list(request, [activity_item(*item) for item in items], size, cursor)

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client
 from cefisim.api.cefi.validate import query_int, query_timestamp
-from cefisim.api.server.keys import SIM, VERSION
+from cefisim.api.server.keys import SIM, VERSION, venue_of
 from cefisim.api.server.versions import V2024
 from cefisim.engine.queries import next_stamp
 
@@ -30,7 +30,7 @@ def paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, 
         size = None
     skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
     before = query_timestamp(q, "timestamp", timestamp_required)
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     if before is None:
         before = next_stamp(sim.venue) + 1
     if sim.faults.read_lag_ns:  # reads behind the engine (docs/faults.md)
@@ -40,7 +40,7 @@ def paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, 
 
 def fills_before(request: web.Request, before: int) -> int | None:
     """The cursor of trade records, late fills held back (``docs/faults.md``); None when none are."""
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     if not sim.faults.fill_delay_ns:
         return None
     return sim.faults.fills_before(sim.now_ns(), before)

@@ -3,7 +3,7 @@
 ``POST /v1/paper-trading/funds`` and ``POST /v1/paper-trading/funds/remove``, bearer auth (a
 key-exchange token; an organization token names the user in ``SVC-On-Behalf-Of``), JSON body
 ``{"asset": <asset id or name>, "amount": <positive decimal string>}``. The funds move on the
-CeFi client of the user the token acts for, through ``request.app[PAPER_FUNDS]``:
+CeFi client of the user the token acts for, through ``venue_of(request)[PAPER_FUNDS]``:
 
     paper_funds(client_id, asset, amount, remove) -> balance record (dict), or an awaitable of one
 
@@ -26,6 +26,7 @@ from aiohttp import web
 from cefisim.api.auth.bearer import require_bearer
 from cefisim.api.cefi.validate import F, check_object
 from cefisim.api.server.http import parse_json
+from cefisim.api.server.keys import venue_of
 from cefisim.api.server.problems import Problem, bad_request
 
 PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
@@ -69,7 +70,7 @@ async def _move(request: web.Request, *, remove: bool) -> web.Response:
         raise Problem(405, "method-not-allowed", f"{request.method}: use POST", headers={"Allow": "POST"})
     principal = require_bearer(request)
     asset, amount = await _parse_body(request)
-    result = request.app[PAPER_FUNDS](principal.client_id, asset, amount, remove)
+    result = venue_of(request)[PAPER_FUNDS](principal.client_id, asset, amount, remove)
     if inspect.isawaitable(result):
         result = await result
     return web.Response(body=orjson.dumps(result), content_type="application/json")

@@ -38,7 +38,7 @@ from cefisim.api.cefi.validate import F, ascii_digits, check_object
 from cefisim.api.control.plane import control_guard
 from cefisim.api.runtime.venue_faults import MAX_LAG_MS, MAX_SKEW_S
 from cefisim.api.server.http import read_json, respond
-from cefisim.api.server.keys import SIM
+from cefisim.api.server.keys import SIM, venue_of
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine import queries
 from cefisim.engine.commands import VenueCancel
@@ -127,19 +127,19 @@ async def set_faults(request: web.Request) -> web.Response:
     plan.delay_ms = _whole(body.get("delay_ms", 0), "delay_ms", 0, 60_000)
     plan.drop = bool(body.get("drop", False))
     plan.after = bool(body.get("after", False))
-    seed = request.app[SIM].scenario.seed
+    seed = venue_of(request)[SIM].scenario.seed
     plan.rng = random.Random(int.from_bytes(hashlib.sha256(f"cefisim-faults:{seed}".encode()).digest()[:8], "big"))
-    request.app[FAULTS][:] = [plan]
+    venue_of(request)[FAULTS][:] = [plan]
     return respond(plan.describe())
 
 
 async def get_faults(request: web.Request) -> web.Response:
-    box = request.app[FAULTS]
+    box = venue_of(request)[FAULTS]
     return respond(box[0].describe() if box else None)
 
 
 async def clear_faults(request: web.Request) -> web.Response:
-    request.app[FAULTS][:] = []
+    venue_of(request)[FAULTS][:] = []
     return respond(None)
 
 
@@ -158,7 +158,7 @@ async def venue_cancel(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), VENUE_CANCEL_SPEC, "")
     client = int(body["client_id"]) if body.get("client_id") is not None else None
     inst = int(body["instrument_id"]) if body.get("instrument_id") is not None else None
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     if client is not None and not queries.has_client(sim.venue, client):
         raise Problem(404, "unknown-client", f"client_id: no client {client}")
     if inst is not None and queries.instrument(sim.venue, inst) is None:
@@ -184,17 +184,17 @@ async def set_venue_faults(request: web.Request) -> web.Response:
     lag = _whole(body.get("read_lag_ms", 0), "read_lag_ms", 0, MAX_LAG_MS)
     delay = _whole(body.get("fill_delay_ms", 0), "fill_delay_ms", 0, MAX_LAG_MS)
     skew = _skew(skew_given) if skew_given is not None else 0
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     sim.set_venue_faults(lag, delay, skew)
     return respond(sim.faults.describe())
 
 
 async def get_venue_faults(request: web.Request) -> web.Response:
-    return respond(request.app[SIM].faults.describe())
+    return respond(venue_of(request)[SIM].faults.describe())
 
 
 async def clear_venue_faults(request: web.Request) -> web.Response:
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     sim.set_venue_faults(0, 0, 0)
     return respond(sim.faults.describe())
 
@@ -228,7 +228,7 @@ def dispatch(request: web.Request, handler: Handler) -> Awaitable[web.StreamResp
     """
     if request.path.startswith("/_sim"):
         return control_guard(request, handler)
-    box = request.app[FAULTS]
+    box = venue_of(request)[FAULTS]
     if box:
         return _with_faults(request, handler, box)
     return handler(request)

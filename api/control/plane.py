@@ -47,7 +47,7 @@ from cefisim.api.recorded.control import recorded_routes
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.server.http import parse_json, read_json, respond
-from cefisim.api.server.keys import OPTIONS, SIM
+from cefisim.api.server.keys import OPTIONS, SIM, venue_of
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.request_log import recent_requests
 from cefisim.engine import build as engine_build
@@ -130,7 +130,7 @@ def _query_count(request: web.Request, name: str, default: int) -> int:
 def _instrument(request: web.Request) -> Instrument:
     """The instrument the path names; 404 when it names none."""
     raw = request.match_info["instrument_id"]
-    inst = queries.instrument(request.app[SIM].venue, int(raw)) if ascii_digits(raw) and len(raw) <= 19 else None
+    inst = queries.instrument(venue_of(request)[SIM].venue, int(raw)) if ascii_digits(raw) and len(raw) <= 19 else None
     if inst is None:
         raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {raw!r}")
     return inst
@@ -149,13 +149,13 @@ def _ms(value: object, field: str, most_ms: int) -> int:
 
 
 def clock_doc(request: web.Request) -> dict:
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     now = queries.now(sim.venue)
     return {"now_ns": ns(now), "now": iso(now), "clock": sim.clock_mode}
 
 
 async def health(request: web.Request) -> web.Response:
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     counts = queries.counters(sim.venue)
     return respond(
         {
@@ -172,8 +172,8 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def reset(request: web.Request) -> web.Response:
-    request.app[SIM].reset()
-    request.app[AUTH_STORE].reset()
+    venue_of(request)[SIM].reset()
+    venue_of(request)[AUTH_STORE].reset()
     return respond({"status": "reset", **clock_doc(request)})
 
 
@@ -194,7 +194,7 @@ def _parse_instant(text: object, field: str) -> int:
 
 
 async def advance_clock(request: web.Request) -> web.Response:
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     if sim.clock_mode != "virtual":
         raise Problem(409, "wall-clock", "the server runs on the wall clock; start it with --clock virtual")
     body = check_object(await read_json(request), {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}, "")
@@ -230,7 +230,7 @@ async def advance_clock(request: web.Request) -> web.Response:
 
 
 async def book(request: web.Request) -> web.Response:
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     inst = _instrument(request)
     depth = _query_count(request, "depth", 10)
     return respond(serialize.book_doc(inst, queries.book(venue, inst.id), depth, queries.now(venue)))
@@ -239,7 +239,7 @@ async def book(request: web.Request) -> web.Response:
 async def recent_trades(request: web.Request) -> web.Response:
     inst = _instrument(request)
     limit = _query_count(request, "limit", 50)
-    fills = queries.recent_trades(request.app[SIM].venue, inst.id, limit)
+    fills = queries.recent_trades(venue_of(request)[SIM].venue, inst.id, limit)
     return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in fills])
 
 
@@ -247,12 +247,12 @@ async def list_instruments(request: web.Request) -> web.Response:
     """The venue's instruments (the live page of a created venue lists them: ``/v1/cefi/instruments``
     without a key reads the default venue)."""
     return respond(
-        [{"instrument_id": str(i.id), "symbol": i.symbol} for i in queries.instruments(request.app[SIM].venue)]
+        [{"instrument_id": str(i.id), "symbol": i.symbol} for i in queries.instruments(venue_of(request)[SIM].venue)]
     )
 
 
 async def get_latency(request: web.Request) -> web.Response:
-    entry_ns, modify_ns, cancel_ns = queries.latency(request.app[SIM].venue)
+    entry_ns, modify_ns, cancel_ns = queries.latency(venue_of(request)[SIM].venue)
     return respond({"entry_ms": _fmt_ms(entry_ns), "modify_ms": _fmt_ms(modify_ns), "cancel_ms": _fmt_ms(cancel_ns)})
 
 
@@ -263,7 +263,7 @@ def _fmt_ms(value_ns: int) -> str:
 async def set_latency(request: web.Request) -> web.Response:
     body = await read_json(request)
     check_object(body, {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}, "")
-    entry_ns, modify_ns, cancel_ns = queries.latency(request.app[SIM].venue)
+    entry_ns, modify_ns, cancel_ns = queries.latency(venue_of(request)[SIM].venue)
     cmd = SetLatency(
         entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else entry_ns,
         modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS)
@@ -273,25 +273,25 @@ async def set_latency(request: web.Request) -> web.Response:
         if body.get("cancel_ms") is not None
         else cancel_ns,
     )
-    request.app[SIM].submit(cmd)
+    venue_of(request)[SIM].submit(cmd)
     return await get_latency(request)
 
 
 async def set_settlement_delay(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), {"ms": F("number", required=True)}, "")
-    request.app[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms", MAX_SETTLEMENT_DELAY_MS)))
+    venue_of(request)[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms", MAX_SETTLEMENT_DELAY_MS)))
     return respond({"ms": body["ms"]})
 
 
 async def set_instrument_status(request: web.Request) -> web.Response:
     inst_id = _instrument(request).id
     body = check_object(await read_json(request), {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}, "")
-    request.app[SIM].submit(SetInstrumentStatus(inst_id, body["status"]))
+    venue_of(request)[SIM].submit(SetInstrumentStatus(inst_id, body["status"]))
     return respond({"instrument_id": str(inst_id), "status": body["status"]})
 
 
 async def invariants(request: web.Request) -> web.Response:
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     try:
         queries.check_invariants(venue)
     except AssertionError as exc:
@@ -305,7 +305,7 @@ async def invariants(request: web.Request) -> web.Response:
 
 
 async def journal(request: web.Request) -> web.StreamResponse:
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     if sim.journal_path is None:
         raise Problem(404, "no-journal", "the server runs without --journal")
     return web.FileResponse(sim.journal_path, headers={"Content-Type": "application/x-ndjson"})
@@ -313,7 +313,7 @@ async def journal(request: web.Request) -> web.StreamResponse:
 
 async def get_snapshot(request: web.Request) -> web.Response:
     try:
-        return respond(request.app[SIM].snapshot())
+        return respond(venue_of(request)[SIM].snapshot())
     except SnapshotError as exc:
         raise Problem(409, "conflict", str(exc)) from None
 
@@ -322,7 +322,7 @@ async def restore_snapshot(request: web.Request) -> web.Response:
     # a snapshot is far larger than any API body: read it past the app's body limit, up to its own
     doc = parse_json(await read_bounded(request, MAX_SNAPSHOT_BYTES))
     try:
-        request.app[SIM].restore(doc)
+        venue_of(request)[SIM].restore(doc)
     except SnapshotError as exc:
         raise bad_request("body", str(exc)) from None
     return respond({"status": "restored", **clock_doc(request)})
@@ -345,7 +345,7 @@ async def read_bounded(request: web.Request, most: int) -> bytes:
 
 
 def _retention_doc(request: web.Request) -> dict:
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     config = queries.config(venue)
     ended = ended_orders(venue)
     return {
@@ -372,13 +372,13 @@ async def set_retention(request: web.Request) -> web.Response:
     retention = status_retention_ns(body["status_retention"])
     if retention is None:
         raise bad_request("status_retention", STATUS_RETENTION_RULE)
-    request.app[SIM].set_status_retention(retention)
+    venue_of(request)[SIM].set_status_retention(retention)
     return respond(_retention_doc(request))
 
 
 async def revoke_key(request: web.Request) -> web.Response:
     key_id = request.match_info["key_id"]
-    if not request.app[AUTH_STORE].revoke_key(key_id):
+    if not venue_of(request)[AUTH_STORE].revoke_key(key_id):
         raise Problem(404, "unknown-key", "key_id: no such API key in the scenario")
     return respond({"key_id": key_id, "revoked": True})
 

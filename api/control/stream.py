@@ -26,7 +26,7 @@ from pathlib import Path
 from aiohttp import web
 
 from cefisim.api.control.stream_hub import Connection, StreamHub, StreamSettings
-from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID
+from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID, venue_of
 from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine import queries
 
@@ -53,7 +53,7 @@ def check_venue(request: web.Request) -> str:
     """The venue a /_sim/ request names (``venue=``): the server routed it there (``api/control/venues.py``)
     when the venue exists; any other name is a 404 problem."""
     name = request.query.get("venue", "")
-    own = request.app.get(VENUE_ID, DEFAULT_VENUE)
+    own = venue_of(request).get(VENUE_ID, DEFAULT_VENUE)
     if name not in ("", own):
         raise Problem(404, "unknown-venue", f"venue: no venue {name!r} (GET /_sim/venues lists them)")
     return own
@@ -83,9 +83,9 @@ def _query_flag(request: web.Request, name: str) -> bool:
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
-    hub = request.app[STREAMS]
+    hub = venue_of(request)[STREAMS]
     check_venue(request)
-    venue = request.app[SIM].venue
+    venue = venue_of(request)[SIM].venue
     instrument_id = _query_id(
         request, "instrument", lambda i: queries.instrument(venue, i) is not None, "unknown-instrument", required=True
     )

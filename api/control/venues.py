@@ -8,10 +8,14 @@
 | DELETE | /_sim/venues/{venue_id} | end a venue (its memory and journal go); the default one cannot be ended (409) |
 | any | /_sim/venues/{venue_id}/... | every control route of the venue (``/_sim/venues/v1/book/1``, ``.../reset``) |
 
-Each venue's state is a small ``web.Application`` holding the same typed keys the server's own app holds
-for the default venue (``SIM``, ``AUTH_STORE``, ``PAPER_FUNDS``, ``STREAMS``, ``FAULTS``; the rest shared).
-:meth:`VenueHub.route` points ``request.app`` at the venue a request belongs to before anything reads it,
-so every handler serves the venue its credentials name without knowing venues exist:
+Each venue's state is a small ``web.Application`` used as a typed mapping (never served): it holds
+the typed keys the server's own app holds for the default venue (``SIM``, ``AUTH_STORE``,
+``PAPER_FUNDS``, ``STREAMS``, ``FAULTS``, ``VENUE_ID``); what the venues share (options, request log,
+the hub) stays on the server's app. The server's middleware asks :meth:`VenueHub.route` once per
+request which venue the request belongs to and stores its state under the ``VENUE`` request key
+(``api/server/keys.py``), as moto picks a backend from a dict per request; handlers read it with
+``venue_of(request)``, so every handler serves the venue its credentials name without knowing venues
+exist:
 
 - a venue segment in the path (``/_sim/venues/{id}/...``): that venue; an unknown id is a 404 problem;
 - an HMAC key (``x-svc-auth-token``): the venue of the key (one dict lookup); a key no created venue
@@ -84,66 +88,63 @@ class VenueHub:
 
     # --- routing -----------------------------------------------------------------------------------
 
-    def route(self, request: web.Request) -> bool:
-        """Point ``request.app`` at the venue the request belongs to (left alone: the default venue).
-        True when the credential is in the body (an Auth key id, refresh token or code): the caller
-        then awaits :meth:`route_body` once the body may be read. A control route (``/_sim/``) is
-        checked by the control plane's guard before any venue is looked up, and follows only its path
-        or its ``?venue=``, never a key header."""
+    def route(self, request: web.Request) -> web.Application | None:
+        """The state of the venue the request belongs to, by its path or headers (``request.app``,
+        the server's own: the default venue). None when the credential is in the body (an Auth key
+        id, refresh token or code): the caller then awaits :meth:`route_body` once the body may be
+        read. A control route (``/_sim/``) is checked by the control plane's guard before any venue is
+        looked up, and follows only its path or its ``?venue=``, never a key header."""
         if request.path.startswith("/_sim"):
             venue_id = request.match_info.get("venue_id")
             if venue_id is None:
                 venue_id = request.query.get("venue", "") if self.apps else ""
             if venue_id in ("", DEFAULT_ID):
-                return False
+                return request.app
             check_control(request)
             target = self.apps.get(venue_id)
             if target is None:
                 field = "venue_id" if "venue_id" in request.match_info else "venue"
                 raise Problem(404, "unknown-venue", f"{field}: no venue {venue_id!r} (GET /_sim/venues lists them)")
-        elif not self.apps:
-            return False
+            return target
+        if not self.apps:
+            return request.app
+        headers = request.headers
+        key = headers.get(H_TOKEN)
+        if key is not None:
+            target = self.by_key.get(key)
         else:
-            headers = request.headers
-            key = headers.get(H_TOKEN)
-            if key is not None:
-                target = self.by_key.get(key)
-            else:
-                target = self._by_secret(headers.get("Authorization", "").removeprefix("Bearer "))
-                if target is None:
-                    if request.method == "GET" and request.path in _OAUTH_CLIENT_PATHS:
-                        target = self.by_oauth_client.get(request.query.get("client_id", ""))
-                    else:
-                        return request.method == "POST" and request.path in _AUTH_BODY_PATHS
+            target = self._by_secret(headers.get("Authorization", "").removeprefix("Bearer "))
             if target is None:
-                return False
-        request.match_info.current_app = target
-        return False
+                if request.method == "GET" and request.path in _OAUTH_CLIENT_PATHS:
+                    target = self.by_oauth_client.get(request.query.get("client_id", ""))
+                elif request.method == "POST" and request.path in _AUTH_BODY_PATHS:
+                    return None
+        return request.app if target is None else target
 
-    async def route_body(self, request: web.Request) -> None:
-        """Auth requests whose credential is in the body (a key id, a refresh token, a code)."""
+    async def route_body(self, request: web.Request) -> web.Application:
+        """The venue of an Auth request whose credential is in the body (a key id, a refresh token, a
+        code); the default venue when the body names none (its handler reports a bad body)."""
+        target: web.Application | None = None
         if request.content_type == "application/x-www-form-urlencoded":
             try:
                 form: Any = await request.post()
             except (ValueError, UnicodeDecodeError):
-                return  # the handler reports it
+                return request.app  # the handler reports it
         else:
             try:
                 form = orjson.loads(await request.read())
             except orjson.JSONDecodeError:
-                return
+                return request.app
             if not isinstance(form, dict):
-                return
+                return request.app
             key_id = form.get("key_id")
             if isinstance(key_id, str):
                 target = self.by_key_id.get(key_id)
-                if target is not None:
-                    request.match_info.current_app = target
-                return
+                return request.app if target is None else target
         secret = form.get("code") or form.get("refresh_token")
-        target = self._by_secret(secret) if isinstance(secret, str) else None
-        if target is not None:
-            request.match_info.current_app = target
+        if isinstance(secret, str):
+            target = self._by_secret(secret)
+        return request.app if target is None else target
 
     def _by_secret(self, secret: str) -> web.Application | None:
         venue_id, dot, _ = secret.partition(".")
@@ -156,8 +157,6 @@ class VenueHub:
         main = self.main
         assert main is not None
         app = web.Application()
-        for key, value in main.items():
-            app[key] = value
         store = self._auth_store(sim, f"{venue_id}.")
         app[SIM] = sim
         app[AUTH_STORE] = store

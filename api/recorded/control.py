@@ -24,7 +24,7 @@ from aiohttp import web
 
 from cefisim.api.cefi.serialize import ns
 from cefisim.api.server.http import respond
-from cefisim.api.server.keys import SIM
+from cefisim.api.server.keys import SIM, venue_of
 from cefisim.engine import queries
 from cefisim.engine.recorded.market import RecordedMarket
 
@@ -97,7 +97,7 @@ def source_doc(spec: RecordedSpec, market: RecordedMarket, start_ns: int) -> dic
 
 
 async def recorded_sources(request: web.Request) -> web.Response:
-    sim = request.app[SIM]
+    sim = venue_of(request)[SIM]
     markets = [f for f in queries.feeds(sim.venue) if isinstance(f, RecordedMarket)]
     return respond(
         [source_doc(spec, market, sim.start_ns) for spec, market in zip(sim.scenario.recorded, markets, strict=True)]

@@ -4,6 +4,8 @@ One layer, not a chain: each aiohttp middleware layer costs a coroutine and a ca
 and this one runs, in order, what used to be four:
 
 - every request gets an ``X-Request-Id`` (the client's, when printable and at most 128 characters);
+- its venue, resolved once (``api/control/venues.py``: by path or credential, the body's once it has
+  arrived) and stored under the ``VENUE`` request key, which handlers read with ``venue_of(request)``;
 - CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
   version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
   ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
@@ -34,7 +36,7 @@ from multidict import istr
 from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
 from cefisim.api.server import versions
 from cefisim.api.server.http import dumps
-from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
+from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VENUE, VERSION, venue_of
 from cefisim.api.server.limits import body_pending, body_within, limit_settings
 from cefisim.api.server.paths import CEFI_PREFIX
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
@@ -50,13 +52,13 @@ Around = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 class VenueRouter(Protocol):
-    """Sends a request to the venue its credentials name (``api/control/venues.py``'s ``VenueHub``)."""
+    """Finds the venue a request's credentials name (``api/control/venues.py``'s ``VenueHub``)."""
 
-    def route(self, request: web.Request) -> bool:
-        """Route by what the headers say; True when the body must be read to decide."""
+    def route(self, request: web.Request) -> web.Application | None:
+        """The venue's state by what the path and headers say; None when the body must be read to decide."""
 
-    async def route_body(self, request: web.Request) -> None:
-        """Route by what the body says (after :meth:`route` answered True)."""
+    async def route_body(self, request: web.Request) -> web.Application:
+        """The venue's state by what the body says (after :meth:`route` answered None)."""
 
 
 def render_problem(request: web.Request, problem: Problem) -> web.Response:
@@ -90,7 +92,7 @@ def _plain(request: web.Request, handler: Handler) -> Awaitable[web.StreamRespon
 
 
 def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
-    return request.app[SIM].scenario.hmac_keys
+    return venue_of(request)[SIM].scenario.hmac_keys
 
 
 def request_middleware(
@@ -115,8 +117,10 @@ def request_middleware(
         request[REQUEST_ID] = request_id
         version = None  # the schema version of a CeFi request (nothing else sets it)
         try:
-            # before anything reads request.app: it may point at another venue (api/control/venues.py)
-            body_route = venues is not None and venues.route(request)
+            # the venue, once, before anything reads its state (api/control/venues.py); a request
+            # without venues, or whose credential is in its body, has the default one meanwhile
+            state = request.app if venues is None else venues.route(request)
+            request[VENUE] = request.app if state is None else state
             if request.path.startswith(CEFI_PREFIX):
                 version, refusal = _negotiate(request)
                 request[VERSION] = version
@@ -127,8 +131,8 @@ def request_middleware(
             if read_timeout_s is not None and body_pending(request) and not await body_within(request, read_timeout_s):
                 response = await _send_timeout(request, read_timeout_s)  # the 408, already sent
             else:
-                if body_route:
-                    await venues.route_body(request)  # type: ignore[union-attr]  # body_route implies venues
+                if state is None:
+                    request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
                 if rate_check is not None:
                     rate_check(request)
                 response = await around(request, handler)
@@ -213,7 +217,7 @@ async def _send_timeout(request: web.Request, seconds: float) -> web.StreamRespo
 def _negotiate(request: web.Request) -> tuple[str, Problem | None]:
     """The schema version the request gets, and the problem when it asked for one not served (it
     then gets the default, which decides how the problem is rendered)."""
-    now = request.app[SIM].now_ns()
+    now = venue_of(request)[SIM].now_ns()
     header = request.headers.get(H_VERSION)
     if header is None and not request.query_string:
         return versions.default(now), None  # the common case: nothing asked for

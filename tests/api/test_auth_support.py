@@ -29,6 +29,7 @@ from cefisim.api.auth.bearer import require_bearer
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
+from cefisim.api.server.keys import VENUE
 from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 
 NS = 1_000_000_000
@@ -94,7 +95,8 @@ def pkce() -> tuple[str, str]:
 
 @web.middleware
 async def problem_middleware(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-    """Stand-in for the app's problem middleware: Problem -> RFC 7807 body."""
+    """Stand-in for the app's middleware: the app is the one venue, and Problem -> RFC 7807 body."""
+    request[VENUE] = request.app
     try:
         return await handler(request)
     except Problem as problem:

@@ -326,3 +326,34 @@ async def test_v2024_returns_raw_arrays_and_bare_problems(api_factory) -> None:
     status, body, headers = await api.call("GET", "/v1/cefi/orders/all", headers={"X-Svc-Version": "v2026_01_23"})
     assert isinstance(body, dict) and body["pagination"]["next_cursor"] is None
     assert "Deprecation" not in headers
+
+
+@pytest.mark.parametrize(
+    ("mutate", "detail"),
+    [
+        (lambda info: info.pop("price"), "info.price: is required for LIMIT orders"),
+        (lambda info: info.update(instrument_id="99"), "info.instrument_id: unknown instrument 99"),
+        (lambda info: info.update(hold_fee_rate="0.0000000001"), "info.hold_fee_rate: has more than 9 decimals"),
+        (lambda info: info.update(type="MARKET", price=None, hold_fee_rate="1.0000000001"), "info.hold_fee_rate"),
+    ],
+)
+async def test_an_order_the_venue_refuses_as_a_request_is_a_400_and_never_journaled(
+    api: Api, monkeypatch: pytest.MonkeyPatch, mutate, detail: str
+) -> None:
+    """The engine's ``order_reject`` decides, the handler names the field: nothing reaches
+    ``Simulation.submit``, which journals every command it is given."""
+    submitted: list[object] = []
+    monkeypatch.setattr(api.sim, "submit", submitted.append)
+    info = {"client_id": "100", "instrument_id": "1", "side": "BUY", "type": "LIMIT", "qty": "1", "price": "50000.00"}
+    mutate(info)
+    status, problem, _ = await api.call("POST", "/v1/cefi/orders", json={"info": info})
+    assert status == 400 and submitted == []
+    assert problem == {
+        "error": {
+            "type": "https://cefisim.dev/problems/invalid-request",
+            "title": "Bad Request",
+            "status": 400,
+            "detail": problem["error"]["detail"],
+        }
+    }
+    assert problem["error"]["detail"].startswith(detail), problem

@@ -1,8 +1,12 @@
-"""A rejected command leaves no trace in the state except its REJECTED record and the consumed id."""
+"""A rejected command leaves no trace in the state except its REJECTED record and the consumed id;
+an order request ``order_reject`` refuses (unknown client or instrument, LIMIT without a price) not
+even those."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cefisim.engine.commands import (
     CancelOrder,
@@ -14,13 +18,16 @@ from cefisim.engine.commands import (
     SetClientInfo,
     SetInstrumentStatus,
 )
+from cefisim.engine.entry import order_reject
 from cefisim.engine.events import OrderEvent
-from cefisim.engine.rejects import Reject, Stage
+from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus
 
 from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim, fingerprint
 
 REJECTED = OrderStatus.REJECTED
+#: what order_reject refuses: the request is not an order, so it leaves no REJECTED record either
+NOT_AN_ORDER = {Reject.UNKNOWN_CLIENT, Reject.UNKNOWN_INSTRUMENT, Reject.PRICE_REQUIRED}
 
 
 def populated() -> Sim:
@@ -96,7 +103,7 @@ def test_rejected_command_leaves_no_trace(name: str, cmd: Command, reason: Rejec
     r = sim.submit(cmd)
     assert r.reject == reason, name
     rejected = r.order if r.order is not None and r.order.status == REJECTED else None
-    if isinstance(cmd, PlaceOrder) and reason.stage != Stage.LOOKUP:
+    if isinstance(cmd, PlaceOrder) and reason not in NOT_AN_ORDER:
         assert rejected is not None and rejected.ex().reject_reason == reason.value
         assert [(type(e), e.status) for e in r.events] == [(OrderEvent, REJECTED)]  # type: ignore[union-attr]
     else:
@@ -128,3 +135,37 @@ def test_rejected_by_status_leaves_no_trace(status: str, reason: Reject) -> None
     if status == "HALTED":
         assert sim.submit(ModifyOrder(ALICE, 1, None, "0.5")).reject == reason
         assert fingerprint(sim.v, exclude_order=r.order) == before
+
+
+def test_a_limit_order_without_a_price_is_refused_before_it_is_an_order() -> None:
+    """Even with a quantity off the grid (a REJECTED record's reason): no record, no order id used."""
+    sim = populated()
+    before, next_id = fingerprint(sim.v), sim.v.next_order_id
+    r = sim.submit(place(price=None, qty="0.00001"))
+    assert r.reject == Reject.PRICE_REQUIRED and r.order is None and not r.events
+    assert fingerprint(sim.v) == before and sim.v.next_order_id == next_id
+
+
+@given(
+    client=st.sampled_from([ALICE, DAVE, 999]),
+    inst=st.sampled_from([BTC_USD, ETH_USD, 99]),
+    type=st.sampled_from(["LIMIT", "MARKET"]),
+    price=st.sampled_from([None, "99.50", "99.501"]),
+    qty=st.sampled_from(["1", "0", "0.00001"]),
+)
+def test_order_reject_is_what_entry_refuses_before_an_order(
+    client: int, inst: int, type: str, price: str | None, qty: str
+) -> None:
+    """``order_reject`` (what api/ asks before it journals a request) and the engine's entry agree:
+    a reason from it is the entry's answer, with nothing left behind; None, and the entry makes an
+    order (accepted or REJECTED)."""
+    sim = populated()
+    cmd = place(client=client, inst=inst, type=type, price=price, qty=qty)
+    reason = order_reject(sim.v, cmd)
+    before, next_id = fingerprint(sim.v), sim.v.next_order_id
+    r = sim.submit(cmd)
+    if reason is not None:
+        assert r.reject == reason and r.order is None and not r.events
+        assert fingerprint(sim.v) == before and sim.v.next_order_id == next_id
+    else:
+        assert r.order is not None and sim.v.next_order_id == next_id + 1
