@@ -21,9 +21,13 @@ import sys
 from pathlib import Path
 
 from cefisim import __version__
-from cefisim.api.cefi.signing import LAYOUTS
+from cefisim.api.app.application import create_app
+from cefisim.api.cli_env import document, env_defaults
+from cefisim.api.edge.signing import LAYOUTS
 from cefisim.api.runtime.simulation import JournalError, Simulation
-from cefisim.api.server.app import create_app
+from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
+from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
+from cefisim.api.scenario.shipped import DEFAULT, describe, resolve, shipped_names
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.server.limit_flags import (
     add_limit_arguments,
@@ -36,11 +40,6 @@ from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
 from cefisim.api.server.listen import run
 from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
 from cefisim.engine import build as engine_build
-
-from .cli_env import document, env_defaults
-from .scenario import Scenario, ScenarioError, load_scenario
-from .scenario.model import STATUS_RETENTION_RULE, status_retention_ns
-from .scenario.shipped import DEFAULT, describe, resolve, shipped_names
 
 
 def _port(text: str) -> int:
@@ -246,26 +245,26 @@ def main(argv: list[str] | None = None) -> int:
         "backtest", help="run a strategy against a scenario in-process (see `cefisim backtest --help`)", add_help=False
     )
     if argv and argv[0] == "backtest":
-        from .backtest import backtest_main  # each subcommand loads only what it runs
+        from cefisim.api.backtest import backtest_main  # each subcommand loads only what it runs
 
         return backtest_main(argv[1:])
     sub.add_parser(
         "sweep", help="run a strategy over seeds, parameters and latencies (see `cefisim sweep --help`)", add_help=False
     )
     if argv and argv[0] == "sweep":
-        from .sweep import sweep_main  # each subcommand loads only what it runs (dask, matplotlib)
+        from cefisim.api.sweep import sweep_main  # each subcommand loads only what it runs (dask, matplotlib)
 
         return sweep_main(argv[1:])
     sub.add_parser("data", help="convert or record market data (see `cefisim data --help`)", add_help=False)
     if argv and argv[0] == "data":
-        from .recorded.cli import data_main  # each subcommand loads only what it runs
+        from cefisim.api.data.data_command import data_main  # each subcommand loads only what it runs
 
         return data_main(argv[1:])
     sub.add_parser(
         "journal", help="show, compare, fork a command journal (see `cefisim journal --help`)", add_help=False
     )
     if argv and argv[0] == "journal":
-        from .journal.cli import journal_main  # each subcommand loads only what it runs
+        from cefisim.api.journal_tools.journal_command import journal_main  # each subcommand loads only what it runs
 
         return journal_main(argv[1:])
     args = parser.parse_args(argv)

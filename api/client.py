@@ -5,7 +5,7 @@
         status = await c.order_status(order["id"])
 
 - Every signed request carries the four ``x-svc-auth-*`` headers, signed with
-  :func:`api.cefi.signing.sign` over the wall-clock time (``time.time()``), the path actually requested
+  :func:`api.edge.signing.sign` over the wall-clock time (``time.time()``), the path actually requested
   (without the query string) and the exact bytes sent as the body (serialised once with orjson).
 - Every request names its schema version in ``X-Svc-Version`` (default v2026_01_23; ``version=None``
   sends nothing and gets the server's default).
@@ -30,10 +30,9 @@ import aiohttp
 import orjson
 from yarl import URL
 
-from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
-
-from .client_params import decimal_value, drop_none, id_value, query_params
-from .client_response import ProblemError, RawResponse
+from cefisim.api.client_params import decimal_value, drop_none, id_value, query_params
+from cefisim.api.client_response import ProblemError, RawResponse
+from cefisim.api.edge.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
 
 __all__ = ["NEWEST", "V2024", "V2026", "CefiClient", "ProblemError", "RawResponse"]
 

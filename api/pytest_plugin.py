@@ -51,12 +51,11 @@ if TYPE_CHECKING:
     from aiohttp import web
     from aiohttp.test_utils import TestServer
 
+    from cefisim.api.client import CefiClient
     from cefisim.api.runtime.simulation import Simulation
+    from cefisim.api.scenario import Scenario
 
-    from .client import CefiClient
-    from .scenario import Scenario
-
-from .pytest_venues import TOKEN_OPTION, URL_OPTION, cefisim_shared_server, cefisim_venue  # noqa: F401 - fixtures
+from cefisim.api.pytest_venues import TOKEN_OPTION, URL_OPTION, cefisim_shared_server, cefisim_venue  # noqa: F401 - fixtures
 
 MARKER = "cefisim_scenario"
 OPTION = "--cefisim-scenario"
@@ -67,14 +66,14 @@ def __getattr__(name: str) -> Any:
     """``DEFAULT_SCENARIO``: the shipped demo's path, looked up when first asked for (the plugin is
     loaded into every pytest run of an environment with cefisim: it imports nothing heavy up front)."""
     if name == "DEFAULT_SCENARIO":
-        from .scenario.shipped import resolve  # the plugin loads into every pytest run: import on use
+        from cefisim.api.scenario.shipped import resolve  # the plugin loads into every pytest run: import on use
 
         return resolve(None)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _shipped(value: str) -> Path | None:
-    from .scenario.shipped import shipped  # the plugin loads into every pytest run: import on use
+    from cefisim.api.scenario.shipped import shipped  # the plugin loads into every pytest run: import on use
 
     return shipped(value) if Path(value).parent == Path(".") else None
 
@@ -161,14 +160,14 @@ def cefisim_scenario(request: pytest.FixtureRequest) -> Any:
         path = Path(option)
         path = path if path.is_absolute() else request.config.invocation_params.dir / path
         return path if path.exists() else _shipped(option) or path
-    from .scenario.shipped import resolve  # the plugin loads into every pytest run: import on use
+    from cefisim.api.scenario.shipped import resolve  # the plugin loads into every pytest run: import on use
 
     return resolve(None)
 
 
 def load(scenario: Any) -> Scenario:
     """A Scenario from a path, a document or a Scenario (problems raise ``ScenarioError``)."""
-    from .scenario import (
+    from cefisim.api.scenario import (
         Scenario,
         load_scenario,
         parse_scenario,
@@ -254,7 +253,7 @@ class CefisimServer:
 
     def client(self, client: str | int | None = None, **kwargs: Any) -> CefiClient:
         """A :class:`CefiClient` signing as ``client`` (default: the first HMAC key); close it yourself."""
-        from .client import CefiClient  # the plugin loads into every pytest run: import on use
+        from cefisim.api.client import CefiClient  # the plugin loads into every pytest run: import on use
 
         key, secret, cid = self.signing_key(client)
         layout = self.app_layout()
@@ -273,7 +272,7 @@ async def serving(sim: Simulation, options: Any = None) -> AsyncIterator[Cefisim
     """The emulator serving ``sim`` on 127.0.0.1 and a free port, until the block ends."""
     from aiohttp.test_utils import TestServer  # the plugin loads into every pytest run: import on use
 
-    from cefisim.api.server.app import create_app  # the plugin loads into every pytest run: import on use
+    from cefisim.api.app.application import create_app  # the plugin loads into every pytest run: import on use
 
     app = create_app(sim, options)
     server = TestServer(app, host="127.0.0.1", port=0)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .client import CefiClient
+    from cefisim.api.client import CefiClient
 
 URL_OPTION = "--cefisim-url"
 TOKEN_OPTION = "--cefisim-control-token"
@@ -134,7 +134,7 @@ class Venue:
 
     def client(self, client: str | int | None = None, **kwargs: Any) -> CefiClient:
         """A :class:`CefiClient` signing as ``client`` of this venue; close it yourself."""
-        from .client import CefiClient  # the plugin loads into every pytest run: import on use
+        from cefisim.api.client import CefiClient  # the plugin loads into every pytest run: import on use
 
         entry = self.credentials(client)
         return CefiClient(self.url, key=entry["key"], secret=entry["secret"], client_id=entry["client_id"], **kwargs)
@@ -200,8 +200,8 @@ def cefisim_shared_server(request: pytest.FixtureRequest) -> Iterator[SharedServ
 
 def _venue_scenario(scenario: Any) -> str | dict[str, Any]:
     """What ``POST /_sim/venues`` takes for a ``cefisim_scenario`` value: a shipped name or a document."""
-    from .scenario import Scenario  # the plugin loads into every pytest run: import on use
-    from .scenario.shipped import shipped  # the plugin loads into every pytest run: import on use
+    from cefisim.api.scenario import Scenario  # the plugin loads into every pytest run: import on use
+    from cefisim.api.scenario.shipped import shipped  # the plugin loads into every pytest run: import on use
 
     if isinstance(scenario, Scenario):
         return scenario.doc

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from cefisim.api.cefi.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, LAYOUTS, sign
+from cefisim.api.edge.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, LAYOUTS, sign
 
 
 class _Signer:

@@ -70,7 +70,7 @@ if str(ROOT) not in sys.path:
 import aiohttp  # noqa: E402
 import orjson  # noqa: E402
 
-from cefisim.api.cefi.signing import sign  # noqa: E402
+from cefisim.api.edge.signing import sign  # noqa: E402
 
 MAX_OPEN = 20  # open orders per client, per instrument at most (the client cancels past it)
 INSTRUMENTS = {"1": {"mid": 50_000.0, "tick": 2, "lot": "0.001"}, "2": {"mid": 3_000.0, "tick": 2, "lot": "0.01"}}

@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from cefisim.api.backtest.main import default_client
+from cefisim.api.backtest.backtest_command import default_client
 from cefisim.api.scenario import Scenario, load_scenario
 from cefisim.api.scenario.shipped import resolve
 from cefisim.engine.clock import NS_PER_SECOND

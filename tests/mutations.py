@@ -44,7 +44,7 @@ BREAKS = [
     # --- the breaks the issue names ---------------------------------------------------------------------
     Break(
         "concat payload in the order method + timestamp + path + body",
-        "api/cefi/signing.py",
+        "api/edge/signing.py",
         'return f"{timestamp}{method.upper()}{path}".encode() + body',
         'return f"{method.upper()}{timestamp}{path}".encode() + body',
         (KNOWN,),
@@ -87,7 +87,7 @@ BREAKS = [
     # --- more, across api and engine -------------------------------------------------------------------
     Break(
         "newline payload in the order method, timestamp, path, body",
-        "api/cefi/signing.py",
+        "api/edge/signing.py",
         'f"{method.upper()}\\n{path}\\n{timestamp}\\n"',
         'f"{method.upper()}\\n{timestamp}\\n{path}\\n"',
         (KNOWN,),
@@ -108,7 +108,7 @@ BREAKS = [
     ),
     Break(
         "expires_in with a +00:00 offset",
-        "api/auth/model.py",
+        "api/auth/auth_records.py",
         'strftime("%Y-%m-%dT%H:%M:%SZ")',
         'strftime("%Y-%m-%dT%H:%M:%S+00:00")',
         (KNOWN,),
@@ -143,7 +143,7 @@ BREAKS = [
     ),
     Break(
         "the field spelled executed_qty",
-        "api/cefi/serialize.py",
+        "api/edge/serialize.py",
         '"exeuted_qty": qgrid.format(',
         '"executed_qty": qgrid.format(',
         (SPEC,),
@@ -157,7 +157,7 @@ BREAKS = [
     ),
     Break(
         "version header named X-Svc-Api-Version",
-        "api/server/versions.py",
+        "api/edge/versions.py",
         'HEADER = "X-Svc-Version"',
         'HEADER = "X-Svc-Api-Version"',
         (SPEC,),

@@ -14,8 +14,8 @@ import pytest
 
 import cefisim
 from cefisim.api.cli import main
+from cefisim.api.control.isolated_venues import VENUE_PREFIX
 from cefisim.api.control.openapi import control_document
-from cefisim.api.control.venues import VENUE_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 

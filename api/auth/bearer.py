@@ -1,7 +1,7 @@
 """Bearer authentication for gateway routes (RFC 6750 header form only).
 
 ``require_bearer(request)`` returns the :class:`~api.auth.store.Principal` the request acts for, or
-raises a :class:`~api.server.problems.Problem`:
+raises a :class:`~api.edge.problems.Problem`:
 
 - 401 ``missing-token``: no ``Authorization`` header (challenge without an error code);
 - 401 ``invalid-token``: unknown, malformed, expired or revoked token, or an OAuth token whose
@@ -26,8 +26,8 @@ from aiohttp import web
 
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.store import AuthError, Forbidden, Principal, Unauthenticated
+from cefisim.api.edge.problems import Problem
 from cefisim.api.server.keys import venue_of
-from cefisim.api.server.problems import Problem
 
 ON_BEHALF_OF = "SVC-On-Behalf-Of"
 _REALM = 'Bearer realm="cefisim"'

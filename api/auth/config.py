@@ -17,7 +17,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cefisim.api.auth.model import NS, URI_RE, ApiKey, OAuthClient
+from cefisim.api.auth.auth_records import NS, URI_RE, ApiKey, OAuthClient
 
 _CEFI_ID = re.compile(r"[1-9][0-9]*")
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 section 3.3

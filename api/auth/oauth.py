@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cefisim.api.auth.ledger import CODE, GRANT_REVOKED, OAUTH_TOKENS, AuthLedger
-from cefisim.api.auth.model import (
+from cefisim.api.auth.auth_ledger import CODE, GRANT_REVOKED, OAUTH_TOKENS, AuthLedger
+from cefisim.api.auth.auth_records import (
     ACCESS_TTL_NS,
     NS,
     REFRESH_TTL_NS,

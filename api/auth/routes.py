@@ -32,8 +32,8 @@ from cefisim.api.auth.store import (
     Unauthenticated,
     iso_utc,
 )
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
 from cefisim.api.server.keys import venue_of
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 CLIENT_CHALLENGE = {"WWW-Authenticate": 'Basic realm="cefisim"'}  # the token endpoint's invalid_client

@@ -25,11 +25,11 @@ into responses. Contract:
   (names the field, never holds a secret). :class:`AuthorizeRedirect` is an authorize failure that
   goes back to the client's redirect_uri.
 - Journal. Everything that changes after the scenario is loaded (revocations, tokens, codes, grants)
-  is in ``self.ledger`` (``ledger.py``) and changes only by a record that is journaled first and
+  is in ``self.ledger`` (``auth_ledger.py``) and changes only by a record that is journaled first and
   then applied, the way a restart replays it; a record the journal refuses changes nothing.
 - Memory. Expired tokens and codes are dropped as new ones are minted, amortised O(1) per mint.
   Every lookup is O(1).
-- Parts: ``model.py`` (errors, records, tables), ``config.py`` (the scenario's entries),
+- Parts: ``auth_records.py`` (errors, records, tables), ``config.py`` (the scenario's entries),
   ``oauth.py``; every name callers use is importable from here.
 """
 
@@ -47,9 +47,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from cefisim.api.auth.config import parse_api_keys, parse_oauth_clients
-from cefisim.api.auth.ledger import KEY_TOKENS, REVOKE_KEY, AuthLedger, restored
-from cefisim.api.auth.model import (
+from cefisim.api.auth.auth_ledger import KEY_TOKENS, REVOKE_KEY, AuthLedger, restored
+from cefisim.api.auth.auth_records import (
     ACCESS_TTL_NS,
     REFRESH_TTL_NS,
     ApiKey,
@@ -67,6 +66,7 @@ from cefisim.api.auth.model import (
     iso_utc,
     mint,
 )
+from cefisim.api.auth.config import parse_api_keys, parse_oauth_clients
 from cefisim.api.auth.oauth import SENSITIVE_SCOPES, OAuth
 
 KEY_WINDOW_S = 30  # key-exchange timestamp window, wall clock
@@ -99,7 +99,7 @@ class AuthStore:
         """Forget every token, code and revocation made since the scenario was loaded."""
         self.ledger.clear()
 
-    # The store is the simulation's ``auth`` side (api/runtime/sides.py): its changes are journaled,
+    # The store is the simulation's ``auth`` side (api/sides.py): its changes are journaled,
     # replayed, snapshotted and restored with the venue.
 
     def apply_record(self, at: int, kind: str, values: Any) -> None:

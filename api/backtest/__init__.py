@@ -11,13 +11,20 @@ report's definition. The harness loop is ``engine/simulation/backtest.py`` (pure
 - ``context.py``: the strategy's ``ctx`` (the HTTP client's order operations) and the JSON shapes of
   books and fills;
 - ``report.py``: the report from the harness's exact figures, as JSON and as a table;
-- ``main.py``: loading the strategy class, ``run_backtest`` and the command ``backtest_main``.
+- ``backtest_command.py``: loading the strategy class, ``run_backtest`` and the command ``backtest_main``.
 """
 
-from ..client import ProblemError
-from .context import CALLBACKS, Context
-from .main import Backtest, BacktestError, StrategyFailed, backtest_main, load_strategy_class, run_backtest
-from .report import WALL_FIELDS
+from cefisim.api.backtest.backtest_command import (
+    Backtest,
+    BacktestError,
+    StrategyFailed,
+    backtest_main,
+    load_strategy_class,
+    run_backtest,
+)
+from cefisim.api.backtest.context import CALLBACKS, Context
+from cefisim.api.backtest.report import WALL_FIELDS
+from cefisim.api.client import ProblemError
 
 __all__ = [
     "CALLBACKS",

@@ -2,6 +2,6 @@
 
 import sys
 
-from .main import backtest_main
+from cefisim.api.backtest.backtest_command import backtest_main
 
 sys.exit(backtest_main(sys.argv[1:]))

@@ -3,7 +3,7 @@
 - :class:`Context` is the ``ctx`` every callback gets: the order operations of
   :class:`api.client.CefiClient` with the same parameters, synchronous, applied by the harness at the
   current engine instant, answering the same JSON records and raising the same
-  :class:`~api.client.ProblemError` for refusals (``api/cefi/rejects.py`` maps the engine's reasons).
+  :class:`~api.client.ProblemError` for refusals (``api/cefi/reject_problems.py`` maps the engine's reasons).
 - :class:`Driver` is the driver ``engine/simulation/backtest.py`` calls: it turns fills and book changes into
   ``fill_view`` and ``book_view`` dicts and calls the strategy's optional callbacks.
 """
@@ -14,10 +14,12 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.cefi.serialize import balance_record, instrument_record, ns, order_record, trade_record
-from cefisim.api.cefi.validate import is_external_id
-from cefisim.api.server.problems import PROBLEM_BASE, Problem, bad_request
+from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.client import ProblemError
+from cefisim.api.edge.problems import PROBLEM_BASE, Problem, bad_request
+from cefisim.api.edge.serialize import balance_record, instrument_record, ns, order_record, trade_record
+from cefisim.api.edge.validate import is_external_id
+from cefisim.api.scenario import Scenario, format_time
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
@@ -36,9 +38,6 @@ from cefisim.engine.vocabulary import (
     Side,
     TimeInForce,
 )
-
-from ..client import ProblemError
-from ..scenario import Scenario, format_time
 
 BUY = Side.BUY
 LIMIT = OrderType.LIMIT

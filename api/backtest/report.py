@@ -12,13 +12,12 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from cefisim.api.scenario import Scenario, format_time
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.reference import Asset, Instrument
 from cefisim.engine.simulation.backtest import Harness
 from cefisim.engine.simulation.figures import Figures
-
-from ..scenario import Scenario, format_time
 
 __all__ = ["WALL_FIELDS", "build_report", "fixed", "table"]
 

@@ -8,12 +8,12 @@ from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.cefi.paging import listing_client, paging
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.cefi.serialize import balance_record, client_record, ns, transfer_record
-from cefisim.api.cefi.validate import F, check_object, query_id
+from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.serialize import balance_record, client_record, ns, transfer_record
+from cefisim.api.edge.validate import F, check_object, query_id
 from cefisim.api.server.http import respond, respond_list
 from cefisim.api.server.keys import SIM, venue_of
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine import queries
 from cefisim.engine.commands import RequestTransfer, SetClientInfo
 from cefisim.engine.queries import page, transfers

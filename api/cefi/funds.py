@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from cefisim.api.cefi import paper
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.cefi.serialize import balance_record
+from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.serialize import balance_record
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine import queries
 from cefisim.engine.commands import PaperFunds
 from cefisim.engine.reference import ID_RE, Asset

@@ -1,6 +1,6 @@
 """Who a signed CeFi request acts for: the HMAC signature's client, and the client ids it may name.
 
-``signed_client`` checks the request's signature (``api/cefi/signing.py``) against the scenario's
+``signed_client`` checks the request's signature (``api/edge/signing.py``) against the scenario's
 HMAC keys and the wall clock (skewed when that fault is injected: ``docs/faults.md``) and stores the
 client id on the request (``CLIENT_ID``, for the access log); a signature that does not hold is a
 401 problem with the scheme's challenge (``signing.CHALLENGE``). ``same_client`` checks a client id
@@ -13,10 +13,10 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.api.cefi.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
 from cefisim.api.server.http import parse_json
 from cefisim.api.server.keys import CLIENT_ID, OPTIONS, SIM, venue_of
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine import queries
 from cefisim.engine.reference import ID_RE
 

@@ -11,13 +11,13 @@ from typing import Any
 from aiohttp import web
 
 from cefisim.api.cefi.identity import signed_client
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.cefi.serialize import asset_record, instrument_record, iso, ns
-from cefisim.api.cefi.validate import F, check_object, query_id
-from cefisim.api.server import versions
+from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.edge import versions
+from cefisim.api.edge.problems import bad_request
+from cefisim.api.edge.serialize import asset_record, instrument_record, iso, ns
+from cefisim.api.edge.validate import F, check_object, query_id
 from cefisim.api.server.http import read_json, respond, respond_list
 from cefisim.api.server.keys import OPTIONS, SIM, VERSION, venue_of
-from cefisim.api.server.problems import bad_request
 from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
 from cefisim.engine.reference import Instrument

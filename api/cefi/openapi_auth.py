@@ -16,7 +16,7 @@ from cefisim.api.auth.bearer import ON_BEHALF_OF
 from cefisim.api.auth.oauth import AUTHORIZE_PARAMS
 from cefisim.api.auth.routes import CLIENT_CHALLENGE
 from cefisim.api.cefi.openapi_schemas import record, ref
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 
 AUTH = "/v1/auth"
 HTML = "text/html"

@@ -1,9 +1,9 @@
 """The operations of the OpenAPI document: parameters, the operations table, problem answers, security.
 
-:data:`OPERATIONS` describes each (METHOD, path) of ``api.cefi.routes.CEFI_ROUTES`` (the tests fail on a route
+:data:`OPERATIONS` describes each (METHOD, path) of ``api.cefi.route_table.CEFI_ROUTES`` (the tests fail on a route
 it lacks); :func:`operation` turns a row into the OpenAPI operation object, with the problem statuses
 the route can answer and the signing it needs. The body and record schemas it names are in
-``api/cefi/openapi_schemas.py``; ``api/cefi/openapi.py`` assembles the document.
+``api/cefi/openapi_schemas.py``; ``api/app/openapi_documents.py`` assembles the document.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from cefisim.api.cefi.openapi_schemas import (
     versioned,
 )
 from cefisim.api.cefi.paging import MAX_SKIP
-from cefisim.api.cefi.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
-from cefisim.api.cefi.validate import MAX_QUERY_DIGITS
-from cefisim.api.server import versions
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
+from cefisim.api.edge import versions
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
+from cefisim.api.edge.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
+from cefisim.api.edge.validate import MAX_QUERY_DIGITS
 
 SECURITY: dict[str, list[str]] = {
     "svcAuthToken": [],
@@ -193,7 +193,7 @@ _NAMES_A_CLIENT_BODIES = ("PatchClientRequest", "PostOrderRequest", "PatchOrderR
 _UNKNOWN_CLIENT = "a client id that names no client (unknown-client)"
 
 
-#: (METHOD, path) -> the operation; every row of api.cefi.routes.CEFI_ROUTES must have one
+#: (METHOD, path) -> the operation; every row of api.cefi.route_table.CEFI_ROUTES must have one
 OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/health"): _op("health", "Service health", "Health", tags=("public",)),
     ("GET", "/versions"): _op("versions", "Supported schema versions", "Versions", tags=("public",)),
@@ -450,7 +450,7 @@ def problem_responses(served: Sequence[str]) -> dict[str, Any]:
 
 
 def operation(method: str, path: str, signed: bool, served: Sequence[str]) -> dict[str, Any]:
-    """The OpenAPI operation object of one row of ``api.cefi.routes.CEFI_ROUTES`` for a document of the
+    """The OpenAPI operation object of one row of ``api.cefi.route_table.CEFI_ROUTES`` for a document of the
     schema versions ``served``."""
     spec = OPERATIONS.get((method, path))
     if spec is None:  # a route the document does not know yet: the tests fail on this marker

@@ -1,10 +1,10 @@
 """The JSON Schemas of the OpenAPI document: request bodies and the records responses carry.
 
-Request bodies come from the handlers' own validation tables (``api.cefi.validate.F`` specs such as
+Request bodies come from the handlers' own validation tables (``api.edge.validate.F`` specs such as
 ``ORDER_INFO`` or ``TRANSFER_REQUEST``), so the document cannot drift from the validator. Records are
-the exact shapes ``api/cefi/serialize.py`` produces, with enumerations from the engine's own constants; a
+the exact shapes ``api/edge/serialize.py`` produces, with enumerations from the engine's own constants; a
 list read is ``oneOf`` the v2026_01_23 page envelope and the v2024_01_01 raw array (:func:`list_of`).
-The operations that use them are in ``api/cefi/openapi_operations.py``; ``api/cefi/openapi.py`` assembles the
+The operations that use them are in ``api/cefi/openapi_operations.py``; ``api/app/openapi_documents.py`` assembles the
 document.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cefisim.api.cefi import account, market, orders
-from cefisim.api.cefi.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
-from cefisim.api.server import versions
+from cefisim.api.edge import versions
+from cefisim.api.edge.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.reference import SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
@@ -92,7 +92,7 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def field_schema(f: F) -> dict[str, Any]:
-    """The JSON Schema of one ``api.cefi.validate.F`` field, exactly what ``check_object`` accepts."""
+    """The JSON Schema of one ``api.edge.validate.F`` field, exactly what ``check_object`` accepts."""
     kind = f.kind
     if kind == "str":
         return {"type": "string", "maxLength": MAX_TEXT}
@@ -190,7 +190,7 @@ def request_schemas() -> dict[str, Any]:
     }
 
 
-# --- response schemas: the shapes api/cefi/serialize.py produces -----------------------------------
+# --- response schemas: the shapes api/edge/serialize.py produces -----------------------------------
 
 
 def _s(**extra: Any) -> dict[str, Any]:

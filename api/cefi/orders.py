@@ -2,7 +2,7 @@
 
 Each handler: authenticate (signed), parse strictly, submit one engine command or run one read,
 serialise. A business rejection of a new order is a 200 with a REJECTED record; a refused modify or
-cancel is a problem (``api/cefi/rejects.py``).
+cancel is a problem (``api/cefi/reject_problems.py``).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.cefi.paging import fills_before, listing_client, paging, trades_cursor
-from cefisim.api.cefi.rejects import problem_for
-from cefisim.api.cefi.serialize import activity_item, order_record, trade_record
-from cefisim.api.cefi.validate import F, check_object, is_external_id, query_id
+from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.serialize import activity_item, order_record, trade_record
+from cefisim.api.edge.validate import F, check_object, is_external_id, query_id
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.http import respond, respond_list
 from cefisim.api.server.keys import SIM, venue_of
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import activity, client_order, order_status, orders, trades

@@ -7,7 +7,7 @@ CeFi client of the user the token acts for, through ``venue_of(request)[PAPER_FU
 
     paper_funds(client_id, asset, amount, remove) -> balance record (dict), or an awaitable of one
 
-which raises :class:`~api.server.problems.Problem` for a business refusal (404 unknown asset, 400
+which raises :class:`~api.edge.problems.Problem` for a business refusal (404 unknown asset, 400
 ``insufficient-funds`` when removing more than is available). The handler answers 200 with the
 record it returns.
 
@@ -24,10 +24,10 @@ import orjson
 from aiohttp import web
 
 from cefisim.api.auth.bearer import require_bearer
-from cefisim.api.cefi.validate import F, check_object
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.validate import F, check_object
 from cefisim.api.server.http import parse_json
 from cefisim.api.server.keys import venue_of
-from cefisim.api.server.problems import Problem, bad_request
 
 PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
 

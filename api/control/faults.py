@@ -19,7 +19,7 @@ The venue's own faults (``docs/faults.md``):
   command, journaled like any other;
 - ``POST /_sim/faults/venue`` ``{"read_lag_ms"?, "fill_delay_ms"?, "clock_skew_s"?}`` sets reads lagging
   the engine, fills reported late and a skewed server clock (an absent key is 0: off); ``GET`` shows
-  them, ``DELETE`` ends them (``api/runtime/venue_faults.py``). A change is a ``faults.venue`` record,
+  them, ``DELETE`` ends them (``api/venue_faults.py``). A change is a ``faults.venue`` record,
   journaled before the answer like a command.
 """
 
@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from cefisim.api.cefi.validate import F, ascii_digits, check_object
 from cefisim.api.control.plane import control_guard
-from cefisim.api.runtime.venue_faults import MAX_LAG_MS, MAX_SKEW_S
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.validate import F, ascii_digits, check_object
 from cefisim.api.server.http import read_json, respond
 from cefisim.api.server.keys import SIM, venue_of
-from cefisim.api.server.problems import Problem, bad_request
+from cefisim.api.venue_faults import MAX_LAG_MS, MAX_SKEW_S
 from cefisim.engine import queries
 from cefisim.engine.commands import VenueCancel
 from cefisim.engine.events import OrderEvent

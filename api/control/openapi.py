@@ -5,7 +5,7 @@ client generated for the venue must not grow a ``reset``), it is guarded differe
 ``--control-token`` bearer; off in ``--environment production``) and its problems are always bare
 RFC 7807 documents. :data:`CONTROL_OPERATIONS` describes each route of ``api.control.plane.control_routes()``
 and ``api.control.faults.fault_routes()`` (the tests fail on a route it lacks); bodies come from the same
-``api.cefi.validate.F`` tables the handlers check where they have one.
+``api.edge.validate.F`` tables the handlers check where they have one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 import cefisim
 from cefisim.api.cefi.openapi_operations import described
 from cefisim.api.cefi.openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
-from cefisim.api.cefi.validate import F
 from cefisim.api.control.faults import (
     FAULTS_SPEC,
     MAX_LAG_MS,
@@ -27,6 +26,7 @@ from cefisim.api.control.faults import (
     VENUE_FAULTS_SPEC,
     fault_routes,
 )
+from cefisim.api.control.isolated_venues import VENUE_PREFIX, VENUE_RESOURCE, venue_routes
 from cefisim.api.control.plane import (
     CONTROL_CHALLENGE,
     MAX_ADVANCE_NS,
@@ -36,9 +36,9 @@ from cefisim.api.control.plane import (
     control_routes,
 )
 from cefisim.api.control.stream import stream_routes
-from cefisim.api.control.venues import VENUE_PREFIX, VENUE_RESOURCE, venue_routes
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
+from cefisim.api.edge.validate import F
 from cefisim.api.scenario.model import SECONDS_TEXT_RE
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.server.request_log import MAX_CAPACITY as MAX_HISTORY
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTION_NS
@@ -128,7 +128,7 @@ def _venue_faults_request() -> dict[str, Any]:
     return out
 
 
-#: the bodies the handlers check with api.cefi.validate (advance_clock, set_latency, ...), as tables
+#: the bodies the handlers check with api.edge.validate (advance_clock, set_latency, ...), as tables
 ADVANCE = {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}
 LATENCY = {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}
 SETTLEMENT = {"ms": F("number", required=True)}
@@ -639,7 +639,7 @@ CONTROL_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         params=(_query("instrument", None), _query("client", None), _query("once", None), VENUE),
     ),
     ("GET", "/_sim/ui/{name}"): _ui_file_op(),
-    # isolated venues (api/control/venues.py, docs/venues.md)
+    # isolated venues (api/control/isolated_venues.py, docs/venues.md)
     ("POST", "/_sim/venues"): _created(
         _op(
             "sim_create_venue",

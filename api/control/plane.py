@@ -40,15 +40,15 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from cefisim.api.auth import AUTH_STORE
-from cefisim.api.cefi import serialize
-from cefisim.api.cefi.serialize import iso, ns
-from cefisim.api.cefi.validate import F, ascii_digits, check_object
-from cefisim.api.recorded.control import recorded_routes
+from cefisim.api.control.recorded_status import recorded_routes
+from cefisim.api.edge import serialize
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.serialize import iso, ns
+from cefisim.api.edge.validate import F, ascii_digits, check_object
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.server.http import parse_json, read_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM, venue_of
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.request_log import recent_requests
 from cefisim.engine import build as engine_build
 from cefisim.engine import queries

@@ -26,8 +26,8 @@ from pathlib import Path
 from aiohttp import web
 
 from cefisim.api.control.stream_hub import Connection, StreamHub, StreamSettings
+from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID, venue_of
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.engine import queries
 
 STREAMS = web.AppKey("streams", StreamHub)
@@ -50,7 +50,7 @@ _POLL_S = 1.0  # how often an idle stream looks whether its client went away
 
 
 def check_venue(request: web.Request) -> str:
-    """The venue a /_sim/ request names (``venue=``): the server routed it there (``api/control/venues.py``)
+    """The venue a /_sim/ request names (``venue=``): the server routed it there (``api/control/isolated_venues.py``)
     when the venue exists; any other name is a 404 problem."""
     name = request.query.get("venue", "")
     own = venue_of(request).get(VENUE_ID, DEFAULT_VENUE)

@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from cefisim.api.cefi.serialize import book_doc, ns, order_record, sim_trade
+from cefisim.api.edge.serialize import book_doc, ns, order_record, sim_trade
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.engine import queries
 from cefisim.engine.events import Event, InstrumentEvent, OrderEvent, TradeEvent

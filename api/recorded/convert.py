@@ -14,12 +14,11 @@ import heapq
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from cefisim.api.recorded.format import LineParser, RecordingError, Writer, open_output
+from cefisim.api.recorded.importers import IMPORTERS, Sourced
 from cefisim.engine.recorded.events import SNAPSHOT, UPDATE
 from cefisim.engine.units import Grid, parse_decimal
 from cefisim.engine.vocabulary import Side
-
-from .format import LineParser, RecordingError, Writer, open_output
-from .importers import IMPORTERS, Sourced
 
 BUY = Side.BUY
 SELL = Side.SELL

@@ -33,10 +33,9 @@ from typing import Any
 
 import orjson
 
+from cefisim.api.recorded.format import READ_ERRORS, RecordingError, bounded_lines, open_text
 from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.vocabulary import Side
-
-from .format import READ_ERRORS, RecordingError, bounded_lines, open_text
 
 BUY = Side.BUY
 SELL = Side.SELL

@@ -22,6 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cefisim.api.recorded.convert import on_grid
+from cefisim.api.recorded.format import EventCheck, LineParser, read_events
+from cefisim.api.recorded.importers import IMPORTERS
 from cefisim.engine import queries
 from cefisim.engine.recorded.events import SNAPSHOT
 from cefisim.engine.recorded.market import RecordedMarket
@@ -29,10 +32,6 @@ from cefisim.engine.recorded.queue_model import queue_model
 from cefisim.engine.reference import Client, Instrument
 from cefisim.engine.units import Grid
 from cefisim.engine.venue import Venue
-
-from .convert import on_grid
-from .format import EventCheck, LineParser, read_events
-from .importers import IMPORTERS
 
 FORMATS = ("cefisim", "tardis", "binance")
 QUEUE_MODELS = ("risk_averse", "power", "log")

@@ -32,8 +32,8 @@ from typing import IO, Any
 
 import orjson
 
-from cefisim.api.runtime.sides import SideRecord
 from cefisim.api.scenario import Scenario
+from cefisim.api.sides import SideRecord
 from cefisim.engine.commands import Command
 from cefisim.engine.core import RULES
 from cefisim.engine.journal import from_record, to_record
@@ -86,7 +86,7 @@ def command_line(at: int, src: str, cmd: Command) -> bytes:
 
 
 def side_line(at: int, kind: str, values: list[Any], src: str = "ext") -> bytes:
-    """A side record (state kept beside the engine, ``api/runtime/sides.py``) as a journal line:
+    """A side record (state kept beside the engine, ``api/sides.py``) as a journal line:
     ``ext`` when a request or the control plane made it, ``scn`` when a scenario event did."""
     return orjson.dumps([at, src, kind, values], option=LINE)
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import deque
 
 from cefisim.api.runtime import snapshot
-from cefisim.api.runtime.venue_faults import NEVER, VenueFaults
+from cefisim.api.venue_faults import NEVER, VenueFaults
 from cefisim.engine.commands import Command
 from cefisim.engine.venue import Venue
 

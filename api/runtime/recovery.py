@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Protocol
 
 from cefisim.api.runtime.journal_file import JournalError, Records, record_line
-from cefisim.api.runtime.sides import SideRecord
 from cefisim.api.scenario import Scenario
+from cefisim.api.sides import SideRecord
 from cefisim.engine.commands import AdvanceClock, Command
 from cefisim.engine.venue import Result
 

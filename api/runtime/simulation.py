@@ -7,7 +7,7 @@ journals each command, with the source it knows, and only then submits it; the e
 of the journal. ``cefisim serve``, ``cefisim replay`` and the journal tools all run a scenario
 through it, so they write and restore one journal dialect.
 
-- Clock: :class:`~api.runtime.clock.ClockPolicy` (``virtual`` or ``wall``).
+- Clock: :class:`~api.runtime.clock_policy.ClockPolicy` (``virtual`` or ``wall``).
 - Journal (``--journal FILE``, ``api/runtime/journal_file.py``): a header, then a record ``[at, src,
   kind, values]`` of every command applied to the venue, written before it applies (so before its
   response; a command the journal cannot take is not applied). ``src`` tells commands that came from
@@ -22,9 +22,9 @@ State kept beside the engine (the Auth store's tokens and revocations) is journa
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
 are written before the response like a command's, replayed where they stand, and its state goes into
 snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
-``api/runtime/venue_faults.py``) are such a side, attached here as the simulation is built; a
+``api/venue_faults.py``) are such a side, attached here as the simulation is built; a
 scenario event that sets them reaches the scenario's submit function in a command's place and is
-journaled ``scn`` (``api/runtime/sides.py``).
+journaled ``scn`` (``api/sides.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cefisim.api.runtime import snapshot
-from cefisim.api.runtime.clock import ClockPolicy, check_wall_clock
+from cefisim.api.runtime.clock_policy import ClockPolicy, check_wall_clock
 from cefisim.api.runtime.journal_file import (
     JournalError,
     JournalFile,
@@ -47,10 +47,10 @@ from cefisim.api.runtime.journal_file import (
 )
 from cefisim.api.runtime.read_replica import ReadReplica
 from cefisim.api.runtime.recovery import Expect, recover, written_settings
-from cefisim.api.runtime.sides import Side, SideError, SideRecord, Sides
-from cefisim.api.runtime.venue_faults import NAMESPACE as FAULTS
-from cefisim.api.runtime.venue_faults import VENUE, FaultsSide, VenueFaults, checked
 from cefisim.api.scenario import Scenario
+from cefisim.api.sides import Side, SideError, SideRecord, Sides
+from cefisim.api.venue_faults import NAMESPACE as FAULTS
+from cefisim.api.venue_faults import VENUE, FaultsSide, VenueFaults, checked
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -238,7 +238,7 @@ class Simulation:
 
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew
-        (``api/runtime/venue_faults.py``)."""
+        (``api/venue_faults.py``)."""
         self.clock.skew(skew_ns)
         self.faults.clock_skew_ns = skew_ns
 
@@ -414,7 +414,7 @@ class Simulation:
 
     def attach(self, namespace: str, side: Side) -> Callable[[int, str, list[Any]], None]:
         """Journal ``side`` with the venue under ``namespace`` (its record kinds are ``{namespace}.*``,
-        ``api/runtime/sides.py``). Brings it to where the journal left it first (a record that does not
+        ``api/sides.py``). Brings it to where the journal left it first (a record that does not
         apply is a :class:`JournalError` naming its offset) and returns the function that journals its
         records from now on, ``(at, kind, values)``: written before the change applies, it raises
         :class:`JournalWriteError` when the journal cannot take one."""

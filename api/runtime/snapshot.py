@@ -15,7 +15,7 @@ An object is named by its class's own name (``Order``, ``ScenarioRunner``), so m
 modules leaves the format alone; renaming a saved attribute changes it (docs/snapshot.md: versions).
 Only classes of the engine that declare their state (and ``random.Random``, ``deque``, a book side,
 ``engine.levels.Levels``, written ``SortedDict`` as since /1, and a scenario event of a side,
-``api.runtime.sides.SideRecord``) can appear: anything else is refused, so
+``api.sides.SideRecord``) can appear: anything else is refused, so
 restoring a snapshot never runs foreign code.
 Integers too large for JSON numbers travel as strings. A document of the previous version
 (``cefisim-snapshot/2``) is upgraded on reading (``api/runtime/snapshot_v2.py``).
@@ -34,12 +34,11 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from cefisim import engine
+from cefisim.api.runtime.snapshot_v2 import FORMAT_V2, upgrade_v2
+from cefisim.api.sides import SideRecord
 from cefisim.engine.levels import Levels
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue
-
-from .sides import SideRecord
-from .snapshot_v2 import FORMAT_V2, upgrade_v2
 
 FORMAT = "cefisim-snapshot/3"  # /3: explicit per-class state; a client's account apart from the client
 _MAX_JSON_INT = 2**53

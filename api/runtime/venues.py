@@ -2,7 +2,7 @@
 
 A server runs its default venue (the ``--scenario`` one) and any number of venues created later, each a
 :class:`~cefisim.api.runtime.simulation.Simulation` of its own: own engine, clock, clients, keys and
-journal. This module is the part without HTTP (``api/control/venues.py`` serves and routes them).
+journal. This module is the part without HTTP (``api/control/isolated_venues.py`` serves and routes them).
 
 Contract:
 

@@ -2,6 +2,6 @@
 (``schema.json``) and the format's documentation (``docs/scenarios.md``). The runner and the agents
 are pure and live in ``engine/``."""
 
-from .loader import Scenario, ScenarioError, format_time, load_scenario, parse_scenario, parse_time
+from cefisim.api.scenario.loader import Scenario, ScenarioError, format_time, load_scenario, parse_scenario, parse_time
 
 __all__ = ["Scenario", "ScenarioError", "format_time", "load_scenario", "parse_scenario", "parse_time"]

@@ -14,10 +14,9 @@ from datetime import datetime
 from functools import partial
 
 from cefisim.api.auth.config import load_p256
-
-from .document import join_path
-from .keys import API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, OAUTH_CLIENT_KEYS
-from .parser import Parser
+from cefisim.api.scenario.document import join_path
+from cefisim.api.scenario.format_keys import API_KEY_KEYS, API_KEY_KINDS, API_KEY_USER_KEYS, OAUTH_CLIENT_KEYS
+from cefisim.api.scenario.parser import Parser
 
 URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[\x21-\x22\x24-\x7e]+$")  # absolute, printable, no fragment
 SCOPE_RE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 section 3.3

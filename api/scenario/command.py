@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .loader import load_scenario
-from .model import Scenario, ScenarioError
-from .shipped import resolve
+from cefisim.api.scenario.loader import load_scenario
+from cefisim.api.scenario.model import Scenario, ScenarioError
+from cefisim.api.scenario.shipped import resolve
 
 
 def parse_and_load(

@@ -12,11 +12,12 @@ Contract:
   off-grid order is a business rejection with a record, as on the venue, so a scenario can show one.
 - The format (every key, its type and default) is ``docs/scenarios.md``; ``schema.json`` states the
   same keys as a JSON Schema, and the tests hold the two together through the key tables of
-  ``keys.py`` (re-exported here).
+  ``format_keys.py`` (re-exported here).
 - The parts: ``model.py`` (:class:`Scenario`, :class:`ScenarioError`, times), ``document.py``
   (decoding, JSON paths), ``parser.py`` (the core: scalars, grids, references), and one module per
-  group of sections (plain functions of the :class:`~.parser.Parser`): ``reference.py``,
-  ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``. This module reads the file and walks the
+  group of sections (plain functions of the :class:`~.parser.Parser`): ``reference_entries.py``,
+  ``auth_entries.py``, ``event_entries.py``, ``agent_entries.py``, ``recorded_entries.py``. This module reads the file
+  and walks the
   top level: ``settings``, the order of the sections, and the
   uniqueness of ids and names across items.
 """
@@ -30,20 +31,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cefisim.api.cefi.signing import LAYOUTS as SIGNATURE_LAYOUTS
-from cefisim.api.cefi.validate import is_external_id  # noqa: F401
-
-# The format's tables and enums (``keys.py`` and the engine's and API's own) are also read from this
-# module: tests/scenarios/test_scenario_schema.py holds schema.json to them through it. Hence the
-# names imported but not used here (noqa: F401).
-from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
-
-from .agents import agent
-from .auth_entries import api_key, oauth_client
-from .document import join_path, no_constant, object_pairs, os_reason, plain_copy
-from .events import event
-from .files import FileResolver
-from .keys import (  # noqa: F401
+from cefisim.api.edge.signing import LAYOUTS as SIGNATURE_LAYOUTS
+from cefisim.api.edge.validate import is_external_id  # noqa: F401
+from cefisim.api.scenario.agent_entries import agent
+from cefisim.api.scenario.auth_entries import api_key, oauth_client
+from cefisim.api.scenario.document import join_path, no_constant, object_pairs, os_reason, plain_copy
+from cefisim.api.scenario.event_entries import event
+from cefisim.api.scenario.files import FileResolver
+from cefisim.api.scenario.format_keys import (  # noqa: F401
     AGENT_COMMON,
     AGENT_KEYS,
     API_KEY_KEYS,
@@ -69,11 +64,16 @@ from .keys import (  # noqa: F401
     TOP_KEYS,
     TRANSFER_TYPES,
 )
-from .model import Scenario, ScenarioError, format_time, parse_time
-from .parser import Parser
-from .recorded import recorded_latency, recorded_source
-from .reference import asset, client, instrument
-from .shipped import shipped_names
+from cefisim.api.scenario.model import Scenario, ScenarioError, format_time, parse_time
+from cefisim.api.scenario.parser import Parser
+from cefisim.api.scenario.recorded_entries import recorded_latency, recorded_source
+from cefisim.api.scenario.reference_entries import asset, client, instrument
+from cefisim.api.scenario.shipped import shipped_names
+
+# The format's tables and enums (``format_keys.py`` and the engine's and API's own) are also read from this
+# module: tests/scenarios/test_scenario_schema.py holds schema.json to them through it. Hence the
+# names imported but not used here (noqa: F401).
+from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
 
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 STP_VALUES = tuple(SelfTradePrevention)

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from cefisim.api.recorded.source import RecordedSpec, attach
+from cefisim.api.scenario.document import kind_of
+from cefisim.api.sides import SideRecord
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
@@ -25,10 +28,6 @@ from cefisim.engine.retention import MAX_STATUS_RETENTION_NS, MIN_STATUS_RETENTI
 from cefisim.engine.simulation.population import AnySpec
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Venue, VenueConfig
-
-from ..recorded.source import RecordedSpec, attach
-from ..runtime.sides import SideRecord
-from .document import kind_of
 
 Problem = tuple[str, str, str]
 

@@ -6,7 +6,8 @@ or None after recording why it could not (so a caller never reports the same val
 exactly (the loader's rule; see ``loader.py``). References to assets, instruments and
 clients resolve an id first, then a name; a reference to an item that was itself broken is not
 reported again (``broken``). The sections of the format are functions of their own modules
-(``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``) taking the
+(``reference_entries.py``, ``auth_entries.py``, ``event_entries.py``, ``agent_entries.py``, ``recorded_entries.py``)
+taking the
 :class:`Parser`; ``loader.py`` runs them in order.
 """
 
@@ -17,13 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cefisim.engine.clock import NS_PER_SECOND
-from cefisim.engine.reference import ID_RE, Asset, Client, Instrument
-from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
-
-from .document import is_int, join_path, kind_of
-from .files import FileRefused, FileResolver, beside
-from .model import (
+from cefisim.api.scenario.document import is_int, join_path, kind_of
+from cefisim.api.scenario.files import FileRefused, FileResolver, beside
+from cefisim.api.scenario.model import (
     MAX_NS,
     REL_RE,
     SECONDS_TEXT_RE,
@@ -34,6 +31,9 @@ from .model import (
     seconds_ns,
     status_retention_ns,
 )
+from cefisim.engine.clock import NS_PER_SECOND
+from cefisim.engine.reference import ID_RE, Asset, Client, Instrument
+from cefisim.engine.units import RATE_ONE, Grid, parse_decimal, parse_rate
 
 SECONDS_RE = SECONDS_TEXT_RE
 MILLIS_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,6})?$")
@@ -42,7 +42,8 @@ MILLIS_RE = re.compile(r"^[0-9]+(?:\.[0-9]{1,6})?$")
 class Parser:
     """The state of one pass (problems, start, what is registered, what is broken) and the
     converters every section uses. The sections are plain functions that take it as their first
-    argument (``reference.py``, ``auth_entries.py``, ``events.py``, ``agents.py``, ``recorded.py``)."""
+    argument (``reference_entries.py``, ``auth_entries.py``, ``event_entries.py``, ``agent_entries.py``,
+    ``recorded_entries.py``)."""
 
     def __init__(self, source: str, files: FileResolver | None = None) -> None:
         self.source = source

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from cefisim.api.server import versions
+from cefisim.api.edge import versions
+from cefisim.api.edge.problems import bad_request
 from cefisim.api.server.keys import VERSION
-from cefisim.api.server.problems import bad_request
 
 JSON = "application/json"
 

@@ -34,7 +34,9 @@ class ServerOptions:
     access_log: str | None = None  # one line per request on stderr: "text" | "json"; None: none
     request_history: int = 1000  # requests GET /_sim/requests keeps (api/server/request_log.py)
     wall_s: Callable[[], float] = field(default=time.time)
-    max_venues: int = DEFAULT_MAX_VENUES  # venues one server runs, the default one included (api/control/venues.py)
+    max_venues: int = (
+        DEFAULT_MAX_VENUES  # venues one server runs, the default one included (api/control/isolated_venues.py)
+    )
     venue_config: Callable[[Scenario], VenueConfig] | None = None  # a created venue's limits; None: its scenario's
     data_dir: Path | None = None  # the folder posted venue documents may name files in; None: no file
 
@@ -48,7 +50,7 @@ VERSION = web.RequestKey("version", str)  # the CeFi schema version this request
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT_ID = web.RequestKey("client_id", int)  # the client a signed request acts for
 #: the state of the venue a request is for (its ``SIM``, ``AUTH_STORE``, ``FAULTS``, ...): the server's app
-#: for the default venue, a created venue's own (api/control/venues.py). The middleware resolves it once,
+#: for the default venue, a created venue's own (api/control/isolated_venues.py). The middleware resolves it once,
 #: before any handler runs; ``request.app`` stays the server's app (its options, request log, venues).
 VENUE = web.RequestKey("venue", web.Application)
 

@@ -33,7 +33,7 @@ Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults
 Wiring: the app's one middleware (``api/server/middleware.py``) runs :func:`body_pending` /
 :func:`body_within` (and answers the 408) and the check of :func:`rate_limiter` right after choosing
 the request's id and schema version, with the settings of :func:`limit_settings`, and
-``api/server/app.py`` passes :func:`handler_args` to ``web.Application``. The flags that set these limits (and
+``api/app/application.py`` passes :func:`handler_args` to ``web.Application``. The flags that set these limits (and
 ``--max-open-orders``,
 ``--quote-max-levels``), their parsing and the log redaction are in ``api/server/limit_flags.py``.
 """
@@ -49,8 +49,8 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.api.server.paths import CEFI_PREFIX
-from cefisim.api.server.problems import Problem
+from cefisim.api.edge.paths import CEFI_PREFIX
+from cefisim.api.edge.problems import Problem
 
 DEFAULT_READ_TIMEOUT_S = 30.0
 # idle keep-alive connections, and connections whose request never completes (slow headers), are

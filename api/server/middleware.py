@@ -4,13 +4,13 @@ One layer, not a chain: each aiohttp middleware layer costs a coroutine and a ca
 and this one runs, in order, what used to be four:
 
 - every request gets an ``X-Request-Id`` (the client's, when printable and at most 128 characters);
-- its venue, resolved once (``api/control/venues.py``: by path or credential, the body's once it has
+- its venue, resolved once (``api/control/isolated_venues.py``: by path or credential, the body's once it has
   arrived) and stored under the ``VENUE`` request key, which handlers read with ``venue_of(request)``;
 - CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
   version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
   ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
 - the limits of ``api/server/limits.py``: the body read timeout (408) and the per-key rate limit (429);
-- ``around(request, handler)``: what the app puts around every handler (``api/server/app.py`` passes
+- ``around(request, handler)``: what the app puts around every handler (``api/app/application.py`` passes
   the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
   nested in ``error`` under v2026_01_23, bare under v2024_01_01 and on non-CeFi routes;
@@ -33,13 +33,13 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from multidict import istr
 
+from cefisim.api.edge import versions
+from cefisim.api.edge.paths import CEFI_PREFIX
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
 from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
-from cefisim.api.server import versions
 from cefisim.api.server.http import dumps
 from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VENUE, VERSION, venue_of
 from cefisim.api.server.limits import body_pending, body_within, limit_settings
-from cefisim.api.server.paths import CEFI_PREFIX
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, Problem
 from cefisim.api.server.request_log import RequestLog
 
 log = logging.getLogger("cefisim.http")
@@ -52,7 +52,7 @@ Around = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 class VenueRouter(Protocol):
-    """Finds the venue a request's credentials name (``api/control/venues.py``'s ``VenueHub``)."""
+    """Finds the venue a request's credentials name (``api/control/isolated_venues.py``'s ``VenueHub``)."""
 
     def route(self, request: web.Request) -> web.Application | None:
         """The venue's state by what the path and headers say; None when the body must be read to decide."""
@@ -104,7 +104,7 @@ def request_middleware(
 ) -> Middleware:
     """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
     it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given, and to the
-    venue its credentials name when ``venues`` is given (``api/control/venues.py``); ``around`` runs
+    venue its credentials name when ``venues`` is given (``api/control/isolated_venues.py``); ``around`` runs
     the handler (it returns the handler's awaitable, so that it costs no coroutine of its own)."""
     read_timeout_s, rate_check = limit_settings(options, _scenario_keys, clock)
 
@@ -117,7 +117,7 @@ def request_middleware(
         request[REQUEST_ID] = request_id
         version = None  # the schema version of a CeFi request (nothing else sets it)
         try:
-            # the venue, once, before anything reads its state (api/control/venues.py); a request
+            # the venue, once, before anything reads its state (api/control/isolated_venues.py); a request
             # without venues, or whose credential is in its body, has the default one meanwhile
             state = request.app if venues is None else venues.route(request)
             request[VENUE] = request.app if state is None else state

@@ -27,8 +27,8 @@ from typing import IO, Any
 import orjson
 from aiohttp import web
 
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, bad_request
 from cefisim.api.server.http import respond
-from cefisim.api.server.problems import PROBLEM_CONTENT_TYPE, bad_request
 
 DEFAULT_CAPACITY = 1000
 MAX_CAPACITY = 100_000

@@ -3,7 +3,7 @@
 On the wall clock the scenario's agents and the venue's timers run as time passes. On a virtual clock
 with a speed, engine time is advanced by speed × the real time elapsed, every tick, through the same
 journaled command as ``POST /_sim/clock/advance``. Every venue of a server has its own ticker
-(``api/server/app.py`` starts the default venue's, ``api/control/venues.py`` the others').
+(``api/app/application.py`` starts the default venue's, ``api/control/isolated_venues.py`` the others').
 """
 
 from __future__ import annotations

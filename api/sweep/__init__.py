@@ -12,10 +12,10 @@ the scenario's agents reseeded from the run's seed. ``docs/sweeps.md`` is the us
 - ``run.py``: one run on a worker, folded into a row;
 - ``executors.py``: this process, a local process pool, or Dask (``dask.distributed``);
 - ``stats.py``: mean, std, bootstrap 95% CI and share of losing runs per parameter set;
-- ``output.py``, ``plot.py``: the files, the ranked table and the ``--plot`` figure;
-- ``main.py``: planning, executing, and the command ``sweep_main``.
+- ``output.py``, ``sweep_plot.py``: the files, the ranked table and the ``--plot`` figure;
+- ``sweep_command.py``: planning, executing, and the command ``sweep_main``.
 """
 
-from .main import Plan, execute, make_executor, plan_sweep, sweep_main, sweep_parser
+from cefisim.api.sweep.sweep_command import Plan, execute, make_executor, plan_sweep, sweep_main, sweep_parser
 
 __all__ = ["Plan", "execute", "make_executor", "plan_sweep", "sweep_main", "sweep_parser"]

@@ -38,8 +38,8 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any, Self
 
-from .grid import RunSpec
-from .run import Settings, failed_row, run_task
+from cefisim.api.sweep.grid import RunSpec
+from cefisim.api.sweep.run import Settings, failed_row, run_task
 
 __all__ = ["DaskExecutor", "DaskMissing", "PoolExecutor", "SerialExecutor", "run_spec"]
 

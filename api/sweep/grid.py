@@ -26,8 +26,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ..backtest.main import BacktestError, millis_ns
-from ..scenario.shipped import shipped
+from cefisim.api.backtest.backtest_command import BacktestError, millis_ns
+from cefisim.api.scenario.shipped import shipped
 
 __all__ = [
     "FILE_KEYS",

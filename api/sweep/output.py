@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from .run import ROW_KEYS
-from .stats import SetStats, ranked
+from cefisim.api.sweep.run import ROW_KEYS
+from cefisim.api.sweep.stats import SetStats, ranked
 
 __all__ = ["csv_text", "jsonl_bytes", "table", "write_rows", "write_summary"]
 

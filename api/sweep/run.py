@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from ..backtest.main import BacktestError, StrategyFailed, run_backtest
-from .grid import RunSpec
-from .sources import Sources, WorkerFileError, load
+from cefisim.api.backtest.backtest_command import BacktestError, StrategyFailed, run_backtest
+from cefisim.api.sweep.grid import RunSpec
+from cefisim.api.sweep.sources import Sources, WorkerFileError, load
 
 __all__ = ["ROW_KEYS", "UNSTABLE", "Settings", "failed_row", "row_from_report", "run_task"]
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..backtest.main import BacktestError, load_strategy_class
-from ..scenario import Scenario, ScenarioError, load_scenario
+from cefisim.api.backtest.backtest_command import BacktestError, load_strategy_class
+from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 
 __all__ = ["SEND_LIMIT", "Sources", "WorkerFileError", "load", "referenced_files"]
 

@@ -27,7 +27,7 @@ from decimal import Context, Decimal
 from fractions import Fraction
 from typing import Any
 
-from ..backtest.report import fixed
+from cefisim.api.backtest.report import fixed
 
 __all__ = ["DEFAULT_RESAMPLES", "SetStats", "bootstrap_ci", "ranked", "summarise"]
 

@@ -29,8 +29,7 @@ from cefisim.engine.simulation.population_specs import (
     FundamentalSpec,
     int_div,
 )
-
-from ..scenarios.replay_support import SCENARIOS
+from tests.scenarios.replay_support import SCENARIOS
 
 S = 10**9
 POPULATION = json.loads((SCENARIOS / "population.json").read_text())

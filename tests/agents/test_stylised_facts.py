@@ -13,8 +13,7 @@ import pytest
 from cefisim.api.scenario import load_scenario
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.vocabulary import Side
-
-from ..scenarios.replay_support import SCENARIOS
+from tests.scenarios.replay_support import SCENARIOS
 
 SAMPLE_NS = NS_PER_SECOND // 2
 LAGS = range(1, 11)

@@ -12,10 +12,10 @@ import orjson
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from cefisim.api.cefi.signing import sign
+from cefisim.api.app.application import create_app
+from cefisim.api.edge.signing import sign
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.auth.ledger import CODE, KEY_TOKENS, NAMESPACE
+from cefisim.api.app.application import auth_store_for
+from cefisim.api.auth.auth_ledger import CODE, KEY_TOKENS, NAMESPACE
 from cefisim.api.auth.store import AuthStore, BadRequest, Forbidden, Unauthenticated
 from cefisim.api.runtime.simulation import JournalError, Simulation
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.app import auth_store_for
 from cefisim.api.server.keys import ServerOptions
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import scenario_doc

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.cefi.openapi import openapi_document
-from cefisim.api.cefi.signing import CHALLENGE, HEADERS
+from cefisim.api.app.openapi_documents import openapi_document
 from cefisim.api.control.openapi import control_document
+from cefisim.api.edge.signing import CHALLENGE, HEADERS
 from tests.api.conftest import Api
 
 PATH = "/v1/cefi/balances"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from cefisim.api.cefi.signing import sign
+from cefisim.api.edge.signing import sign
 from tests.api.conftest import ALICE_KEY, BOB_KEY, Api
 
 PATH = "/v1/cefi/balances"

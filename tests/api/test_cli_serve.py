@@ -21,9 +21,9 @@ import orjson
 import pytest
 
 from cefisim import __version__
-from cefisim.api.cefi.signing import sign
 from cefisim.api.cli import _serve_parser, main
 from cefisim.api.cli_env import document, env_defaults, env_name
+from cefisim.api.edge.signing import sign
 from cefisim.api.scenario.shipped import resolve, shipped, shipped_dir, shipped_names
 from tests.api.conftest import ALICE_KEY, scenario_doc
 

@@ -21,7 +21,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from cefisim.api.cefi.routes import CEFI_ROUTES
+from cefisim.api.cefi.route_table import CEFI_ROUTES
 from cefisim.api.client import NEWEST, PAGED, V2024, V2026, CefiClient, ProblemError
 from cefisim.api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer, serving
 from cefisim.api.runtime.simulation import Simulation

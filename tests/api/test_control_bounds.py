@@ -137,7 +137,7 @@ def test_a_prices_file_that_never_ends_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_prices_file_past_its_size_limit_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cefisim.api.scenario import agents
+    from cefisim.api.scenario import agent_entries as agents
 
     (tmp_path / "prices.txt").write_text("30000.00\n" * 100)
     monkeypatch.setattr(agents, "MAX_PRICES_FILE_BYTES", 899)

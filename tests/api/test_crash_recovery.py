@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 import pytest
 
-from cefisim.api.cefi.signing import sign
+from cefisim.api.edge.signing import sign
 from tests.api.conftest import SECRETS, scenario_doc
 
 ROOT = Path(__file__).resolve().parents[2]

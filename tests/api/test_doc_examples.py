@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.cefi.openapi import OPENAPI_PATH
+from cefisim.api.app.openapi_documents import OPENAPI_PATH
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH
 from tests.api.conftest import Api
 

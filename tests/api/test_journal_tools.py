@@ -1,4 +1,4 @@
-"""``cefisim journal show|diff|fork|state`` on journals a server wrote (api/journal/)."""
+"""``cefisim journal show|diff|fork|state`` on journals a server wrote (api/journal_tools/)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from cefisim.api.cli import main as cli_main
-from cefisim.api.journal.cli import journal_main
-from cefisim.api.journal.state import digest, facts
+from cefisim.api.journal_tools.journal_command import journal_main
+from cefisim.api.journal_tools.record_state import digest, facts
 from cefisim.api.runtime.replay import replay_main
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import Venues

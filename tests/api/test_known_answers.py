@@ -1,6 +1,6 @@
 """Known answers: wire formats checked against values computed outside the project's code.
 
-Every HTTP test signs with ``cefisim.api.cefi.signing.sign``, the payload function the server verifies with,
+Every HTTP test signs with ``cefisim.api.edge.signing.sign``, the payload function the server verifies with,
 so a wrong payload order would go unnoticed by them. Here the signatures are literal strings computed
 once with the OpenSSL command line (``printf PAYLOAD | openssl dgst -sha256 -hmac SECRET -binary |
 base64``), following the interface description's layouts:
@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.cefi.signing import sign
+from cefisim.api.edge.signing import sign
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.engine.commands import PlaceOrder

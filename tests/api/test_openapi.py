@@ -1,4 +1,4 @@
-"""api/cefi/openapi.py against the code: the documents cover exactly the served operations, are well formed,
+"""api/app/openapi_documents.py against the code: the documents cover exactly the served operations, are well formed,
 document the parameters the handlers read, agree with the request validator, and state the business
 rules. The served documents and real responses: test_openapi_served.py."""
 
@@ -15,24 +15,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cefisim.api.app.application import create_app
+from cefisim.api.app.openapi_documents import CEFI, OPENAPI_PATH, openapi_document
 from cefisim.api.cefi import account as cefi_account
 from cefisim.api.cefi import market as cefi_market
 from cefisim.api.cefi import orders as cefi_orders
 from cefisim.api.cefi import paging as cefi_paging
-from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS
 from cefisim.api.cefi.openapi_operations import OPERATIONS, described
-from cefisim.api.cefi.routes import CEFI_ROUTES
-from cefisim.api.cefi.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.api.cefi.route_table import CEFI_ROUTES
 from cefisim.api.client import CefiClient
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
+from cefisim.api.edge import versions
+from cefisim.api.edge.problems import Problem
+from cefisim.api.edge.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
+from cefisim.api.edge.versions import KNOWN, REMOVAL_NS
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server import versions
-from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
-from cefisim.api.server.problems import Problem
-from cefisim.api.server.versions import KNOWN, REMOVAL_NS
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.rejects import CancelReason, Reject
 from cefisim.engine.units import parse_rate

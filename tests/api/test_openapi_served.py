@@ -13,11 +13,11 @@ import orjson
 import pytest
 
 import cefisim
-from cefisim.api.cefi.openapi import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
-from cefisim.api.cefi.routes import CEFI_ROUTES
+from cefisim.api.app.openapi_documents import CEFI, OPENAPI_PATH, openapi_document, openapi_routes
+from cefisim.api.cefi.route_table import CEFI_ROUTES
 from cefisim.api.client import V2024, V2026, CefiClient, RawResponse
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document
-from cefisim.api.server.versions import REMOVAL_NS
+from cefisim.api.edge.versions import REMOVAL_NS
 from tests.api.test_client import ALICE_KEY, BOB_KEY, DOC, FIAT, running
 from tests.api.test_openapi import DOCUMENT, check, errors, resolve
 

@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.cefi.openapi import OPENAPI_PATH
-from cefisim.api.cefi.signing import sign
+from cefisim.api.app.openapi_documents import OPENAPI_PATH
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH
+from cefisim.api.edge.signing import sign
+from cefisim.api.edge.versions import REMOVAL_NS, V2024, V2026
 from cefisim.api.server.limit_flags import parse_rate_limits
-from cefisim.api.server.versions import REMOVAL_NS, V2024, V2026
 from cefisim.engine.commands import (
     AdvanceClock,
     PaperFunds,

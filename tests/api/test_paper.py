@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cefisim.api.server.problems import Problem
+from cefisim.api.edge.problems import Problem
 from tests.api.test_auth_support import Harness, running
 
 ADD = "/v1/paper-trading/funds"

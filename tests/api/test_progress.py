@@ -7,7 +7,7 @@ import io
 import pytest
 
 from cefisim.api.backtest import run_backtest
-from cefisim.api.backtest.main import load_strategy_class
+from cefisim.api.backtest.backtest_command import load_strategy_class
 from cefisim.api.progress import EVERY, Progress
 from cefisim.api.runtime.replay import run
 from cefisim.api.scenario import load_scenario

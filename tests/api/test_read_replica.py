@@ -13,11 +13,11 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.cefi.serialize import activity_item, balance_record, order_record, trade_record
+from cefisim.api.edge.serialize import activity_item, balance_record, order_record, trade_record
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.runtime.venue_faults import NEVER
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.scenario.loader import load_scenario
+from cefisim.api.venue_faults import NEVER
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.journal import from_record
 from cefisim.engine.queries import activity, assets, balance, order_status, orders, trades

@@ -20,14 +20,14 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from cefisim.api.journal.reader import Journal
-from cefisim.api.journal.render import line
-from cefisim.api.journal.state import digest, facts, rebuild
+from cefisim.api.app.application import create_app
+from cefisim.api.journal_tools.reader import Journal
+from cefisim.api.journal_tools.record_state import digest, facts, rebuild
+from cefisim.api.journal_tools.render import line
 from cefisim.api.runtime.journal_file import JournalError
 from cefisim.api.runtime.replay import replay_main
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import ScenarioError, load_scenario, parse_scenario
-from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import Api, scenario_doc

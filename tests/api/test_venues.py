@@ -1,4 +1,4 @@
-"""Isolated venues on one server (``api/control/venues.py``, ``api/runtime/venues.py``, docs/venues.md)."""
+"""Isolated venues on one server (``api/control/isolated_venues.py``, ``api/runtime/venues.py``, docs/venues.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cefisim.api.control.venues import VENUES
+from cefisim.api.control.isolated_venues import VENUES
 from cefisim.api.server.keys import SIM
 from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 from tests.api.test_auth_support import RESOURCE, new_key, pkce, public_pem
@@ -476,9 +476,9 @@ def test_flags_and_their_variables_set_the_venue_limits() -> None:
 async def test_on_the_wall_clock_each_venue_has_its_own_ticker() -> None:
     from aiohttp.test_utils import TestClient, TestServer
 
+    from cefisim.api.app.application import create_app
     from cefisim.api.runtime.simulation import Simulation
     from cefisim.api.scenario import parse_scenario
-    from cefisim.api.server.app import create_app
 
     app = create_app(Simulation(parse_scenario(scenario_doc(), "test"), clock="wall"))
     async with TestClient(TestServer(app)) as client:

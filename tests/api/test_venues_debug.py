@@ -25,7 +25,7 @@ from tests.api.test_venues import create, order_body, signed
 from aiohttp.test_utils import TestClient, TestServer
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.app import create_app
+from cefisim.api.app.application import create_app
 from cefisim.api.server.keys import ServerOptions
 
 

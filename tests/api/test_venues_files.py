@@ -15,12 +15,12 @@ import orjson
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from cefisim.api.control.venues import MAX_SCENARIO_BYTES, VENUES
+from cefisim.api.app.application import create_app
+from cefisim.api.control.isolated_venues import MAX_SCENARIO_BYTES, VENUES
 from cefisim.api.runtime import venue_files
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import Venues
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import SIM as SIM_KEY
 from cefisim.api.server.keys import ServerOptions
 from tests.api.conftest import Api, scenario_doc

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from cefisim.api.cefi.signing import sign
+from cefisim.api.edge.signing import sign
 from tests.api.conftest import ALICE_KEY, scenario_doc
 from tests.api.test_crash_recovery import _free_port, _wait_ready, start_server
 

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import pytest
 
 from cefisim.api.backtest import StrategyFailed, backtest_main, run_backtest
-from cefisim.api.cefi.serialize import trade_record
 from cefisim.api.client import ProblemError
+from cefisim.api.edge.serialize import trade_record
 from cefisim.api.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]

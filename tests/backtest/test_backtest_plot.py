@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.backtest import backtest_main
-from cefisim.api.backtest.plot import INSTALL, figure, save_figure
+from cefisim.api.backtest.backtest_plot import INSTALL, figure, save_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "scenarios" / "demo.json")

@@ -21,8 +21,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from cefisim.api.cefi.signing import sign
 from cefisim.api.control.stream import STREAMS
+from cefisim.api.edge.signing import sign
 from cefisim.api.pytest_plugin import serving
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario

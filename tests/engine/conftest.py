@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .builders import Sim
+from tests.engine.builders import Sim
 
 
 @pytest.fixture

@@ -29,8 +29,7 @@ from math import ceil, floor
 
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, START, USD
+from tests.engine.builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAY, ETH, ETH_USD, HOUR, START, USD
 
 BUY = Side.BUY
 CANCELED = OrderStatus.CANCELED

@@ -9,8 +9,7 @@ from cefisim.engine.recorded.events import SNAPSHOT, UPDATE
 from cefisim.engine.recorded.market import RecordedMarket
 from cefisim.engine.reference import Client
 from cefisim.engine.vocabulary import Side
-
-from .builders import BTC, BTC_USD, ETH, ETH_USD, SECOND, START, USD, Sim, build_venue
+from tests.engine.builders import BTC, BTC_USD, ETH, ETH_USD, SECOND, START, USD, Sim, build_venue
 
 CP = 999
 

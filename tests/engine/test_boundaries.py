@@ -18,8 +18,7 @@ from __future__ import annotations
 import pytest
 
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import ALICE, BOB, CAROL, USD, Sim, book_rows, trades
+from tests.engine.builders import ALICE, BOB, CAROL, USD, Sim, book_rows, trades
 
 BUY = Side.BUY
 CANCELED = OrderStatus.CANCELED

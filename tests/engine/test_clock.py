@@ -6,8 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cefisim.engine.clock import Clock
-
-from .builders import ALICE, BOB, START, Sim
+from tests.engine.builders import ALICE, BOB, START, Sim
 
 
 def test_stamps_are_unique_at_one_instant() -> None:

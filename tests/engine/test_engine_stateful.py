@@ -53,8 +53,7 @@ from cefisim.engine.events import TradeEvent
 from cefisim.engine.units import RATE_ONE
 from cefisim.engine.venue import Result
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import (
+from tests.engine.builders import (
     ALICE,
     BOB,
     BTC,
@@ -71,7 +70,7 @@ from .builders import (
     build_venue,
     state_hash,
 )
-from .reference_model import CLIENTS, DECIMALS, Model
+from tests.engine.reference_model import CLIENTS, DECIMALS, Model
 
 BUY = Side.BUY
 CANCELED = OrderStatus.CANCELED

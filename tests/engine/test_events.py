@@ -11,8 +11,7 @@ import pytest
 from cefisim.engine import events
 from cefisim.engine.events import EVENT_TYPES, TRADE_DIGESTED, OrderEvent, TradeEvent, row
 from cefisim.engine.journal import event_digest
-
-from .builders import ALICE, BOB, Sim
+from tests.engine.builders import ALICE, BOB, Sim
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "api").rglob("*.py")])

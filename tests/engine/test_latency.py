@@ -5,8 +5,7 @@ from __future__ import annotations
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus
-
-from .builders import ALICE, BOB, BTC, CAROL, SECOND, USD, Sim, order_events, trades
+from tests.engine.builders import ALICE, BOB, BTC, CAROL, SECOND, USD, Sim, order_events, trades
 
 ACTIVE = OrderStatus.ACTIVE
 CANCEL_PENDING = OrderStatus.CANCEL_PENDING
@@ -192,7 +191,7 @@ def test_pending_modify_applied_while_halted_does_not_cross_the_book(sim: Sim) -
 def test_expiry_is_on_time_when_orders_are_acknowledged_out_of_creation_order(sim: Sim) -> None:
     """An order acknowledged late (entry latency) still expires 30 days after it was created, even when
     an order created after it was acknowledged first (the latency was lowered meanwhile)."""
-    from .builders import DAY, START
+    from tests.engine.builders import DAY, START
 
     sim.latency(entry=10 * SECOND)
     a = sim.buy(ALICE, "1", "99.00").order  # created at START, rests at START + 10 s
@@ -228,8 +227,7 @@ def test_every_delayed_record_has_a_timestamp_of_its_own() -> None:
     each get a unique timestamp, so a walk by pages of one sees every activity item."""
     from cefisim.engine.queries import activity
     from cefisim.engine.venue import VenueConfig
-
-    from .builders import ETH_USD
+    from tests.engine.builders import ETH_USD
 
     sim = Sim(config=VenueConfig(gtc_life_ns=10 * MS))
     sim.latency(entry=5 * MS, modify=5 * MS, cancel=5 * MS)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import (
+from tests.engine.builders import (
     ALICE,
     BOB,
     BTC,

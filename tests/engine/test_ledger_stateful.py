@@ -34,8 +34,21 @@ from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.records import Transfer
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import OrderStatus, Side, TransferStatus, TransferType
-
-from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH, ETH_USD, HOUR, SECOND, USD, build_venue, state_hash
+from tests.engine.builders import (
+    ALICE,
+    BOB,
+    BTC,
+    BTC_USD,
+    CAROL,
+    DAVE,
+    ETH,
+    ETH_USD,
+    HOUR,
+    SECOND,
+    USD,
+    build_venue,
+    state_hash,
+)
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY

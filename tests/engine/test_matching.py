@@ -9,8 +9,21 @@ from cefisim.engine.events import OrderEvent
 from cefisim.engine.pricing import protection_price
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, DAY, ETH_USD, RICH, SECOND, START, Sim, fingerprint, trades
+from tests.engine.builders import (
+    ALICE,
+    BOB,
+    BTC_USD,
+    CAROL,
+    DAVE,
+    DAY,
+    ETH_USD,
+    RICH,
+    SECOND,
+    START,
+    Sim,
+    fingerprint,
+    trades,
+)
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY

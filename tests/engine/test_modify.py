@@ -6,8 +6,7 @@ import pytest
 
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, OrderType, Side
-
-from .builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, order_events, trades
+from tests.engine.builders import ALICE, BOB, BTC, CAROL, USD, Sim, fingerprint, order_events, trades
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY

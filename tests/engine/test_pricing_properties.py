@@ -7,8 +7,7 @@ from hypothesis import strategies as st
 
 from cefisim.engine.pricing import protection_price
 from cefisim.engine.vocabulary import Side
-
-from .builders import ALICE, BOB, BTC_USD, CAROL, Sim
+from tests.engine.builders import ALICE, BOB, BTC_USD, CAROL, Sim
 
 BUY = Side.BUY
 SELL = Side.SELL

@@ -6,8 +6,7 @@ from cefisim.engine import queries
 from cefisim.engine.records import Order
 from cefisim.engine.venue import Result
 from cefisim.engine.vocabulary import Side
-
-from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim
+from tests.engine.builders import ALICE, BOB, BTC, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim
 
 BUY = Side.BUY
 SELL = Side.SELL

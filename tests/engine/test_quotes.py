@@ -5,8 +5,7 @@ from __future__ import annotations
 from cefisim.engine.quotes import QuoteResult, quote_base, quote_notional
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import Side
-
-from .builders import ALICE, BTC_USD, Sim
+from tests.engine.builders import ALICE, BTC_USD, Sim
 
 BUY = Side.BUY
 SELL = Side.SELL

@@ -13,8 +13,7 @@ from cefisim.engine.recorded.queue_model import LogProb, PowerProb, RiskAverse, 
 from cefisim.engine.records import UnheldBalance
 from cefisim.engine.reference import Client
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import ALICE, BTC, BTC_USD, SECOND, START, USD, Sim, build_venue
+from tests.engine.builders import ALICE, BTC, BTC_USD, SECOND, START, USD, Sim, build_venue
 
 BUY = Side.BUY
 FILLED = OrderStatus.FILLED

@@ -22,8 +22,7 @@ from cefisim.engine.entry import order_reject
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus
-
-from .builders import ALICE, BOB, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim, fingerprint
+from tests.engine.builders import ALICE, BOB, BTC_USD, CAROL, DAVE, ETH_USD, USD, Sim, fingerprint
 
 REJECTED = OrderStatus.REJECTED
 #: what order_reject refuses: the request is not an order, so it leaves no REJECTED record either

@@ -6,8 +6,7 @@ import pytest
 
 from cefisim.engine.commands import AdvanceClock, Command, PlaceOrder
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
-
-from .builders import (
+from tests.engine.builders import (
     ALICE,
     BOB,
     BTC,

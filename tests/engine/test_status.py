@@ -8,8 +8,7 @@ import pytest
 from cefisim.engine.events import InstrumentEvent, OrderEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, Side
-
-from .builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, order_events, trades
+from tests.engine.builders import ALICE, BOB, BTC, BTC_USD, CAROL, ETH_USD, USD, Sim, fingerprint, order_events, trades
 
 ACTIVE = OrderStatus.ACTIVE
 BUY = Side.BUY

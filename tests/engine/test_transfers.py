@@ -5,8 +5,7 @@ from __future__ import annotations
 from cefisim.engine.events import FundsEvent, TransferEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import TransferStatus
-
-from .builders import ALICE, BTC, DAVE, SECOND, USD, Sim, fingerprint
+from tests.engine.builders import ALICE, BTC, DAVE, SECOND, USD, Sim, fingerprint
 
 T_COMPLETED = TransferStatus.COMPLETED
 T_INITIALIZED = TransferStatus.INITIALIZED

@@ -10,8 +10,7 @@ from cefisim.engine.commands import VenueCancel
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import VENUE_CANCEL_REASONS, CancelReason, Reject
 from cefisim.engine.vocabulary import OrderStatus
-
-from .builders import ALICE, BOB, BTC_USD, ETH_USD, USD, Sim
+from tests.engine.builders import ALICE, BOB, BTC_USD, ETH_USD, USD, Sim
 
 ACTIVE = OrderStatus.ACTIVE
 CANCELED = OrderStatus.CANCELED

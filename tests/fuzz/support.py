@@ -29,13 +29,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from cefisim.api.cefi.signing import sign
+from cefisim.api.app.application import create_app
+from cefisim.api.edge.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
+from cefisim.api.edge.signing import sign
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.app import create_app
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.server.limits import handler_args
-from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
 from tests.api.conftest import SECRETS, scenario_doc
 
 T = TypeVar("T")

@@ -14,9 +14,9 @@ import pytest
 from aiohttp import web
 
 from cefisim.api import cli
+from cefisim.api.app.application import create_app
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.app import create_app
 from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
 from tests.api.conftest import scenario_doc
 

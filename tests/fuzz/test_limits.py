@@ -16,6 +16,7 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
+from cefisim.api.edge.problems import Problem
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.server.keys import ServerOptions
@@ -27,7 +28,6 @@ from cefisim.api.server.limit_flags import (
     venue_config_for,
 )
 from cefisim.api.server.limits import RateLimit, RateLimits, TokenBuckets, limit_settings, rate_limiter
-from cefisim.api.server.problems import Problem
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.venue import VenueConfig
 from tests.api.conftest import ALICE_KEY, BOB_KEY

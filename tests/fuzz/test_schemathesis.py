@@ -32,12 +32,12 @@ requests = pytest.importorskip("requests")
 
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
-from cefisim.api.cefi.openapi import OPENAPI_PATH, openapi_document  # noqa: E402
-from cefisim.api.cefi.signing import HEADERS, sign  # noqa: E402
+from cefisim.api.app.openapi_documents import OPENAPI_PATH, openapi_document  # noqa: E402
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document  # noqa: E402
+from cefisim.api.edge.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
+from cefisim.api.edge.signing import HEADERS, sign  # noqa: E402
 from cefisim.api.runtime.simulation import Simulation  # noqa: E402
 from cefisim.api.scenario import parse_scenario  # noqa: E402
-from cefisim.api.server.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
 from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.fuzz.support import USER_KEY, Served, build_app, es256, examples, fuzz_doc, serve, serve_sim  # noqa: E402

@@ -22,11 +22,11 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from cefisim.api.cefi import signing
-from cefisim.api.cefi.signing import sign
 from cefisim.api.control import plane as control
+from cefisim.api.edge import signing
+from cefisim.api.edge.problems import Problem
+from cefisim.api.edge.signing import sign
 from cefisim.api.server.limit_flags import parse_rate_limits
-from cefisim.api.server.problems import Problem
 from cefisim.api.server.request_log import REQUEST_LOG
 from tests.api.conftest import ALICE_KEY, BOB_KEY, SECRETS
 from tests.fuzz.support import (

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cefisim.api.backtest.main import run_backtest
+from cefisim.api.backtest.backtest_command import run_backtest
 from cefisim.api.backtest.report import WALL_FIELDS
 from cefisim.api.scenario import load_scenario
 from cefisim.strategies.simple_mm import SimpleMarketMaker

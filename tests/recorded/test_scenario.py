@@ -13,8 +13,7 @@ from cefisim.api.recorded.source import COUNTERPARTY_BASE
 from cefisim.api.scenario import ScenarioError, load_scenario
 from cefisim.engine.commands import AdvanceClock
 from cefisim.engine.vocabulary import Side
-
-from .test_import import TARDIS_BOOK, TARDIS_TRADES
+from tests.recorded.test_import import TARDIS_BOOK, TARDIS_TRADES
 
 BUY = Side.BUY
 SELL = Side.SELL

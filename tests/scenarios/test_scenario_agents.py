@@ -31,8 +31,7 @@ from cefisim.engine.simulation.agents import (
 )
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.venue import Result, Venue
-
-from .replay_support import ROOT, full_doc
+from tests.scenarios.replay_support import ROOT, full_doc
 
 S = 10**9
 

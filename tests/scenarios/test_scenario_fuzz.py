@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
-
-from .replay_support import SCENARIOS, SHIPPED, full_doc
+from tests.scenarios.replay_support import SCENARIOS, SHIPPED, full_doc
 
 JSON_SCALARS = st.one_of(
     st.none(),

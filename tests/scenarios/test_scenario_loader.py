@@ -12,8 +12,7 @@ import pytest
 from cefisim.api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_scenario, parse_time
 from cefisim.engine.commands import AdvanceClock, PlaceOrder, SetLatency, SetSettlementDelay
 from cefisim.engine.units import RATE_ONE
-
-from .replay_support import PUBLIC_KEY, full_doc
+from tests.scenarios.replay_support import PUBLIC_KEY, full_doc
 
 SRC = "scen.json"
 

@@ -11,9 +11,8 @@ from cefisim.api.runtime.replay import replay_main, run
 from cefisim.api.scenario import load_scenario
 from cefisim.api.scenario.shipped import shipped_names
 from cefisim.engine.journal import event_digest, from_record
-
-from .replay_support import SCENARIOS, SHIPPED
-from .test_scenario_shipped import GOLDEN
+from tests.scenarios.replay_support import SCENARIOS, SHIPPED
+from tests.scenarios.test_scenario_shipped import GOLDEN
 
 
 def test_two_runs_write_identical_journals_and_summaries(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from cefisim.api.scenario import loader
-
-from .replay_support import ROOT, SCENARIOS, full_doc
+from tests.scenarios.replay_support import ROOT, SCENARIOS, full_doc
 
 SCHEMA = json.loads((ROOT / "api" / "scenario" / "schema.json").read_text())
 TYPES = {

@@ -7,8 +7,7 @@ import pytest
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.events import TradeEvent
 from cefisim.engine.rejects import Reject
-
-from .replay_support import SHIPPED, replay
+from tests.scenarios.replay_support import SHIPPED, replay
 
 # sha256 over every event of a replay to the scenario's end (engine.journal.event_digest). A change
 # here means the engine or a scenario now produces different events: check why, then re-pin.
@@ -71,7 +70,7 @@ def test_demo_key_pair_matches() -> None:
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from .replay_support import SCENARIOS
+    from tests.scenarios.replay_support import SCENARIOS
 
     s = replay("demo.json", until=0).scenario
     private = serialization.load_pem_private_key((SCENARIOS / "keys" / "alice-es256.pem").read_bytes(), None)

@@ -25,10 +25,9 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cefisim.api.backtest.report import Backtest, amount
 from cefisim.engine import queries
 from cefisim.engine.vocabulary import FINAL, OrderStatus, OrderType
-
-from .report import Backtest, amount
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

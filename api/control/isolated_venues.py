@@ -46,19 +46,19 @@ from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.funds import paper_funds_for
 from cefisim.api.cefi.paper import PAPER_FUNDS
-from cefisim.api.cefi.serialize import iso, ns
-from cefisim.api.cefi.signing import H_TOKEN
 from cefisim.api.control.faults import FAULTS
 from cefisim.api.control.plane import check_control, read_bounded
 from cefisim.api.control.stream import STREAMS
 from cefisim.api.control.stream_hub import StreamHub
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.serialize import iso, ns
+from cefisim.api.edge.signing import H_TOKEN
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venue_keys import taken
 from cefisim.api.runtime.venues import DEFAULT_ID, Made, TooManyVenues, VenueError, Venues, VenueSpec
 from cefisim.api.scenario import Scenario
 from cefisim.api.server.http import parse_json, respond
 from cefisim.api.server.keys import OPTIONS, SIM, VENUE_ID
-from cefisim.api.server.problems import Problem, bad_request
 from cefisim.api.server.ticker import start_ticker, stop_ticker
 from cefisim.engine import queries
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cefisim.api.server.problems import bad_request
+from cefisim.api.edge.problems import bad_request
 from cefisim.engine.reference import ID_RE
 from cefisim.engine.units import DECIMAL_RE
 

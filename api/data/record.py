@@ -16,15 +16,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cefisim.api.recorded.format import RecordingError, Writer, open_output
+from cefisim.api.scenario import Scenario
 from cefisim.engine import queries
 from cefisim.engine.commands import Command
 from cefisim.engine.events import TradeEvent
 from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
-
-from ..scenario import Scenario
-from .format import RecordingError, Writer, open_output
 
 BUY = Side.BUY
 SELL = Side.SELL

@@ -1,7 +1,7 @@
 """The ``agents`` section: each entry as :mod:`engine.simulation.agents` or population specs.
 
 Contract: ``agent`` returns an entry's specs, with prices in ticks, quantities in lots and times in
-engine nanoseconds: one, or ``count`` for a population kind (``population.py``), and ``[]`` once the
+engine nanoseconds: one, or ``count`` for a population kind (``population_entries.py``), and ``[]`` once the
 document has a problem. A market maker has exactly one price path: a
 seeded random walk, or a series (inline or a file next to the scenario) stepped ``every`` seconds.
 """
@@ -11,6 +11,10 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from cefisim.api.scenario.document import join_path, kind_of, no_constant, os_reason
+from cefisim.api.scenario.format_keys import AGENT_COMMON, AGENT_KEYS, POPULATION_KINDS, RANDOM_WALK_KEYS
+from cefisim.api.scenario.parser import Parser
+from cefisim.api.scenario.population_entries import population as population_agents
 from cefisim.engine.reference import Instrument
 from cefisim.engine.simulation.agents import (
     MarketMakerSpec,
@@ -20,11 +24,6 @@ from cefisim.engine.simulation.agents import (
 )
 from cefisim.engine.simulation.population import AnySpec
 from cefisim.engine.units import RATE_ONE, Grid
-
-from .document import join_path, kind_of, no_constant, os_reason
-from .keys import AGENT_COMMON, AGENT_KEYS, POPULATION_KINDS, RANDOM_WALK_KEYS
-from .parser import Parser
-from .population import population as population_agents
 
 MAX_LEVELS = 100
 MAX_VOL = 10_000
@@ -39,7 +38,7 @@ def agent(
     balances: dict[int, dict[int, int]],
     hmac_keys: dict[str, tuple[int, str]],
 ) -> list[AnySpec]:
-    """The specs of one ``agents`` entry: one, or ``count`` for a population kind (``population.py``,
+    """The specs of one ``agents`` entry: one, or ``count`` for a population kind (``population_entries.py``,
     which makes their clients into ``balances`` and ``hmac_keys``); ``[]`` once there is a problem."""
     if not isinstance(value, dict):
         parser.err(path, f"must be an object, got {kind_of(value)}")

@@ -1,8 +1,8 @@
 """The CeFi direct route table: declared once, served by the app and described by the OpenAPI document.
 
 ``CEFI_ROUTES`` has one row per operation, ``(method, path, handler, signed)``, the path relative to
-``/v1/cefi``. ``api/server/app.py`` adds :func:`cefi_routes` to the application and
-``api/cefi/openapi.py`` builds one operation per row, so a route cannot be served undescribed.
+``/v1/cefi``. ``api/app/application.py`` adds :func:`cefi_routes` to the application and
+``api/app/openapi_documents.py`` builds one operation per row, so a route cannot be served undescribed.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from cefisim.api.cefi import account, market, orders
-from cefisim.api.server.paths import CEFI
+from cefisim.api.edge.paths import CEFI
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -21,12 +21,11 @@ from pathlib import Path
 
 import orjson
 
+from cefisim.api.journal_tools.diff import compare
+from cefisim.api.journal_tools.reader import Journal, JournalDamage
+from cefisim.api.journal_tools.record_state import digest, facts, journal_scenario, rebuild, snapshot_bytes, write_fork
+from cefisim.api.journal_tools.render import as_json, client_of, line
 from cefisim.api.scenario import format_time
-
-from .diff import compare
-from .reader import Journal, JournalDamage
-from .render import as_json, client_of, line
-from .state import digest, facts, journal_scenario, rebuild, snapshot_bytes, write_fork
 
 
 def _count(text: str) -> int:

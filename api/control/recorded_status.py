@@ -22,13 +22,12 @@ from typing import Any
 
 from aiohttp import web
 
-from cefisim.api.cefi.serialize import ns
+from cefisim.api.edge.serialize import ns
+from cefisim.api.recorded.source import RecordedSpec
 from cefisim.api.server.http import respond
 from cefisim.api.server.keys import SIM, venue_of
 from cefisim.engine import queries
 from cefisim.engine.recorded.market import RecordedMarket
-
-from .source import RecordedSpec
 
 
 def _speed(spec: RecordedSpec) -> str:

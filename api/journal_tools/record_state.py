@@ -27,19 +27,18 @@ from typing import Any
 
 import orjson
 
+from cefisim.api.journal_tools.reader import Journal, JournalDamage
 from cefisim.api.runtime.journal_file import JournalError, scenario_digest
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.snapshot import SnapshotError
-from cefisim.api.runtime.venue_faults import VenueFaults
 from cefisim.api.runtime.venue_files import FileStore
 from cefisim.api.runtime.venue_manifest import MANIFEST, VenueManifest
 from cefisim.api.runtime.venues import VenueError, VenueSpec
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.shipped import resolve
+from cefisim.api.venue_faults import VenueFaults
 from cefisim.engine.venue import Venue
 from cefisim.engine.vocabulary import Side
-
-from .reader import Journal, JournalDamage
 
 _OFFSET = re.compile(r"byte offset (\d+)")
 

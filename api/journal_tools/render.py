@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cefisim.api.runtime.venue_faults import FIELDS as VENUE_FAULT_FIELDS
-from cefisim.api.runtime.venue_faults import VENUE
+from cefisim.api.journal_tools.reader import Record
 from cefisim.api.scenario import format_time
+from cefisim.api.venue_faults import FIELDS as VENUE_FAULT_FIELDS
+from cefisim.api.venue_faults import VENUE
 from cefisim.engine.journal import FIELD_NAMES
-
-from .reader import Record
 
 #: the field names of side records (``docs/journal.md``) whose values read well as ``name=value``
 _SIDE_FIELD_NAMES = {VENUE: VENUE_FAULT_FIELDS}

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..scenario import ScenarioError, load_scenario, parse_time
-from ..scenario.shipped import resolve
-from .convert import convert
-from .format import RecordingError
-from .importers import IMPORTERS
-from .record import record
+from cefisim.api.data.record import record
+from cefisim.api.recorded.convert import convert
+from cefisim.api.recorded.format import RecordingError
+from cefisim.api.recorded.importers import IMPORTERS
+from cefisim.api.scenario import ScenarioError, load_scenario, parse_time
+from cefisim.api.scenario.shipped import resolve
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -3,8 +3,8 @@ venue's state at any record (``docs/journal.md``, Journal tools).
 
 - :mod:`.reader` streams a journal's header and numbered records (memory stays flat);
 - :mod:`.render` turns a record into one line of text or one JSON object;
-- :mod:`.state` rebuilds the venue at a record through the runtime's own recovery and describes it
+- :mod:`.record_state` rebuilds the venue at a record through the runtime's own recovery and describes it
   as sorted facts (orders, balances, book levels) with a digest;
 - :mod:`.diff` finds where two journals part;
-- :mod:`.cli` is the command.
+- :mod:`.journal_command` is the command.
 """

@@ -14,18 +14,18 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from cefisim.api.app.openapi_documents import openapi_routes
 from cefisim.api.auth import AUTH_STORE
-from cefisim.api.auth.ledger import NAMESPACE
+from cefisim.api.auth.auth_ledger import NAMESPACE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.funds import paper_funds_for
-from cefisim.api.cefi.openapi import openapi_routes
 from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
-from cefisim.api.cefi.routes import cefi_routes
+from cefisim.api.cefi.route_table import cefi_routes
 from cefisim.api.control.faults import FAULTS, dispatch, fault_routes
+from cefisim.api.control.isolated_venues import VenueHub, install_venues, make_venues, venue_routes
 from cefisim.api.control.plane import control_routes
 from cefisim.api.control.stream import install_streams
-from cefisim.api.control.venues import VenueHub, install_venues, make_venues, venue_routes
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.keys import OPTIONS, SIM, ServerOptions
 from cefisim.api.server.limits import handler_args

@@ -15,9 +15,9 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from ..backtest.plot import PlotUnavailable, check_target, save_figure
-from .output import label
-from .stats import SetStats, ranked
+from cefisim.api.backtest.backtest_plot import PlotUnavailable, check_target, save_figure
+from cefisim.api.sweep.output import label
+from cefisim.api.sweep.stats import SetStats, ranked
 
 __all__ = ["PlotUnavailable", "check_target", "plot_sets"]
 

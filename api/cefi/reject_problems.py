@@ -7,7 +7,7 @@ conflicts 409, the rest 400. The slug is the reason in lower case with dashes.
 
 from __future__ import annotations
 
-from cefisim.api.server.problems import Problem
+from cefisim.api.edge.problems import Problem
 from cefisim.engine.rejects import Reject, Stage
 
 _STATUS = {

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..recorded.format import RecordingError
-from ..recorded.source import FORMATS, QUEUE_MODELS, RecordedSpec, scan
-from .document import join_path, kind_of
-from .keys import RECORDED_KEYS
-from .parser import Parser
+from cefisim.api.recorded.format import RecordingError
+from cefisim.api.recorded.source import FORMATS, QUEUE_MODELS, RecordedSpec, scan
+from cefisim.api.scenario.document import join_path, kind_of
+from cefisim.api.scenario.format_keys import RECORDED_KEYS
+from cefisim.api.scenario.parser import Parser
 
 MAX_SPEED_DECIMALS = 6
 

@@ -22,16 +22,25 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..backtest.main import BacktestError, load_strategy_class
-from ..scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
-from ..scenario.shipped import resolve
-from .executors import DaskExecutor, DaskMissing, PoolExecutor, SerialExecutor
-from .grid import Axes, GridError, RunSpec, load_sweep_file, parse_latency, parse_param, parse_seeds, runs
-from .output import table, write_reports, write_rows, write_summary
-from .plot import PlotUnavailable, check_target, plot_sets
-from .run import Settings
-from .sources import Sources
-from .stats import DEFAULT_RESAMPLES, summarise
+from cefisim.api.backtest.backtest_command import BacktestError, load_strategy_class
+from cefisim.api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
+from cefisim.api.scenario.shipped import resolve
+from cefisim.api.sweep.executors import DaskExecutor, DaskMissing, PoolExecutor, SerialExecutor
+from cefisim.api.sweep.grid import (
+    Axes,
+    GridError,
+    RunSpec,
+    load_sweep_file,
+    parse_latency,
+    parse_param,
+    parse_seeds,
+    runs,
+)
+from cefisim.api.sweep.output import table, write_reports, write_rows, write_summary
+from cefisim.api.sweep.run import Settings
+from cefisim.api.sweep.sources import Sources
+from cefisim.api.sweep.stats import DEFAULT_RESAMPLES, summarise
+from cefisim.api.sweep.sweep_plot import PlotUnavailable, check_target, plot_sets
 
 __all__ = ["Plan", "execute", "make_executor", "plan_sweep", "sweep_main", "sweep_parser"]
 

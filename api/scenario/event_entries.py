@@ -4,7 +4,7 @@ Contract: ``event`` returns ``(at, command)`` with ``at`` not before the start, 
 document has a problem (it is refused as a whole, so a partial command is never built). Order
 prices and quantities are checked for syntax only (why: ``loader.py``); transfer amounts must be
 exact in the asset. A ``venue_faults`` event's "command" is the ``faults.venue`` record it writes (a
-:class:`SideRecord`: the faults are no engine state, ``api/runtime/venue_faults.py``).
+:class:`SideRecord`: the faults are no engine state, ``api/venue_faults.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from cefisim.api.cefi.validate import UUID_RE, is_external_id
-from cefisim.api.runtime.sides import SideRecord
-from cefisim.api.runtime.venue_faults import MAX_LAG_MS, MAX_SKEW_S, VENUE
+from cefisim.api.edge.validate import UUID_RE, is_external_id
+from cefisim.api.scenario.document import join_path, kind_of
+from cefisim.api.scenario.format_keys import (
+    EVENT_COMMON,
+    EVENT_KEYS,
+    EXEC_INST,
+    FIAT_INSTRUCTIONS,
+    FLAGS,
+    LATENCY_KEYS,
+    ORDER_TYPES,
+    PLATFORMS,
+    SIDES,
+    TIFS,
+    TRANSFER_TYPES,
+)
+from cefisim.api.scenario.parser import Parser
+from cefisim.api.sides import SideRecord
+from cefisim.api.venue_faults import MAX_LAG_MS, MAX_SKEW_S, VENUE
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -32,22 +47,6 @@ from cefisim.engine.commands import (
 from cefisim.engine.reference import ID_RE, Asset
 from cefisim.engine.rejects import VENUE_CANCEL_REASONS
 from cefisim.engine.vocabulary import InstrumentStatus, OrderType, Platform, SelfTradePrevention, TimeInForce
-
-from .document import join_path, kind_of
-from .keys import (
-    EVENT_COMMON,
-    EVENT_KEYS,
-    EXEC_INST,
-    FIAT_INSTRUCTIONS,
-    FLAGS,
-    LATENCY_KEYS,
-    ORDER_TYPES,
-    PLATFORMS,
-    SIDES,
-    TIFS,
-    TRANSFER_TYPES,
-)
-from .parser import Parser
 
 GTC = TimeInForce.GTC
 LIMIT = OrderType.LIMIT
@@ -143,7 +142,7 @@ def ev_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     ref = d.get("ref")
     if "ref" in d and (not isinstance(ref, str) or not (ID_RE.match(ref) or is_external_id(ref))):
         parser.err(join_path(path, "ref"), "must be an exchange order id or an external id")
-    # ref is required (keys.py), so a missing one was reported too
+    # ref is required (format_keys.py), so a missing one was reported too
     return None if parser.problems or not isinstance(ref, str) else CancelOrder(client.id, ref)
 
 

@@ -16,6 +16,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from cefisim.api.scenario.document import join_path
+from cefisim.api.scenario.format_keys import ACTIVITY_KEYS, CLIENT_TEMPLATE_KEYS, FUNDAMENTAL_KEYS
+from cefisim.api.scenario.parser import Parser
+from cefisim.api.scenario.recorded_entries import latency_range
+from cefisim.api.scenario.reference_entries import client
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.reference import Instrument
 from cefisim.engine.simulation.population_specs import (
@@ -28,12 +33,6 @@ from cefisim.engine.simulation.population_specs import (
     ValueTraderSpec,
 )
 from cefisim.engine.units import RATE_ONE
-
-from .document import join_path
-from .keys import ACTIVITY_KEYS, CLIENT_TEMPLATE_KEYS, FUNDAMENTAL_KEYS
-from .parser import Parser
-from .recorded import latency_range
-from .reference import client
 
 MAX_COUNT = 100_000
 MAX_WINDOW = 10_000  # mids a momentum trader averages

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from cefisim.api.cefi.validate import UUID_RE
+from cefisim.api.edge.validate import UUID_RE
+from cefisim.api.scenario.document import join_path, kind_of
+from cefisim.api.scenario.format_keys import ASSET_KEYS, CLIENT_KEYS, FEE_KEYS, INSTRUMENT_KEYS
+from cefisim.api.scenario.parser import Parser
 from cefisim.engine.reference import SYMBOL_MAX, Asset, Client, Instrument
 from cefisim.engine.vocabulary import InstrumentStatus, SelfTradePrevention
-
-from .document import join_path, kind_of
-from .keys import ASSET_KEYS, CLIENT_KEYS, FEE_KEYS, INSTRUMENT_KEYS
-from .parser import Parser
 
 ACTIVE = InstrumentStatus.ACTIVE
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)

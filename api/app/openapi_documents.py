@@ -1,9 +1,9 @@
 """OpenAPI 3.1 description of the CeFi direct interface, built from the code that serves it.
 
-``openapi_document()`` walks ``api.cefi.routes.CEFI_ROUTES`` (so every served operation is described and
+``openapi_document()`` walks ``api.cefi.route_table.CEFI_ROUTES`` (so every served operation is described and
 nothing else), derives each request-body schema from the handlers' own validation tables
-(``api.cefi.validate.F`` specs such as ``ORDER_INFO`` or ``TRANSFER_REQUEST``, so the document cannot drift
-from the validator) and states the exact record shapes ``api/cefi/serialize.py`` produces, for both schema
+(``api.edge.validate.F`` specs such as ``ORDER_INFO`` or ``TRANSFER_REQUEST``, so the document cannot drift
+from the validator) and states the exact record shapes ``api/edge/serialize.py`` produces, for both schema
 versions (v2026_01_23 envelopes and nested problems, v2024_01_01 raw arrays and bare problems, as
 ``oneOf`` while v2024_01_01 is served). Enumerations of record fields come from the engine's own
 constants.
@@ -51,11 +51,11 @@ from cefisim.api.cefi.openapi_schemas import (
     request_schemas,
     response_schemas,
 )
-from cefisim.api.cefi.routes import CEFI_ROUTES
+from cefisim.api.cefi.route_table import CEFI_ROUTES
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template, servers
-from cefisim.api.server import versions
+from cefisim.api.edge import versions
+from cefisim.api.edge.paths import CEFI
 from cefisim.api.server.keys import SIM, venue_of
-from cefisim.api.server.paths import CEFI
 
 OPENAPI_PATH = CEFI + "/openapi.json"
 INTERFACE_RELEASE = "1.0.8"  # the CeFi direct release this emulator follows

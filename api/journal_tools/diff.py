@@ -3,7 +3,7 @@
 Records are compared in step, number for number (time, source, kind, values). Two journals that hold
 the same records for the same scenario and start (and the same snapshot, for a restored one) lead to
 the same state; otherwise the state after the parting record is rebuilt in each
-(:func:`~cefisim.api.journal.state.rebuild`) and its first differing fact named: an order, a balance
+(:func:`~cefisim.api.journal_tools.record_state.rebuild`) and its first differing fact named: an order, a balance
 or a book level. Both journals are streamed; only the two states at the parting record are held.
 """
 
@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import zip_longest
 
+from cefisim.api.journal_tools.reader import Journal, Record
+from cefisim.api.journal_tools.record_state import facts, first_difference, journal_scenario, rebuild
+from cefisim.api.journal_tools.render import line
 from cefisim.api.runtime.simulation import Simulation
-
-from .reader import Journal, Record
-from .render import line
-from .state import facts, first_difference, journal_scenario, rebuild
 
 #: the header fields that decide what the same records lead to
 _STATE_HEADER = ("scenario_sha256", "start_ns", "snapshot")
