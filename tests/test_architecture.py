@@ -26,6 +26,7 @@ The second half proves each check on small packages written to a temporary folde
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -69,19 +70,21 @@ def _cycle_report(modules: dict[str, Module], package: str) -> list[str]:
 
 
 #: room-level knots (a room is a sub-package, or a module directly in the package; tests/import_graph.py
-#: ``room``) still in the graph. api/ has one knot of seven rooms, though no two modules import each other:
-#: server/ assembles the app (cefi, control, auth, runtime, scenario), scenario/ borrows cefi's
-#: validation and signing, cefi and control import each other. Moving modules out of the knot is
-#: scheduled; each move that breaks it shrinks this list, and a listed knot that is gone fails the test.
+#: ``room``) still in the graph: none since issue #28 gave the shared edge utilities a room of their own
+#: (api/edge/), assembled the app above the interfaces (api/app/) and moved the records of state beside
+#: the engine (api/sides.py, api/venue_faults.py) below both the scenario and the runtime. A new knot
+#: fails the test, even between two rooms of one layer, and so does a listed one that is gone.
 KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
     "cefisim.engine": [],
-    "cefisim.api": [{"auth", "cefi", "control", "recorded", "runtime", "scenario", "server"}],
+    "cefisim.api": [],
 }
 
 #: the layers of each package's rooms, lowest first: a room imports rooms of its own layer or below.
-#: api/ as docs/architecture.md draws it: edge helpers; server/ as the generic HTTP edge (problems,
-#: limits, listen); the scenario and the runtime; the interfaces; the control plane over them; the
-#: entry points and their clients; the CLI and the pytest plugin on top.
+#: api/ as docs/architecture.md draws it: leaf helpers and the records of state beside the engine; the
+#: edge's shared utilities (problems, versions, validation, formatting, signing); the Auth interface and
+#: the recording files, which need no simulation; the scenario; the runtime; server/, the HTTP layer
+#: around a running simulation; the CeFi interface; the control plane; the assembled app; the commands
+#: and clients; the CLI and the pytest plugin on top.
 LAYERS: dict[str, list[set[str]]] = {
     "cefisim.engine": [
         {
@@ -117,32 +120,38 @@ LAYERS: dict[str, list[set[str]]] = {
         {"engine"},
     ],
     "cefisim.api": [
-        {"cli_env", "client_params", "client_response", "progress"},
+        {"cli_env", "client_params", "client_response", "progress", "sides", "venue_faults"},
+        {"edge"},
+        {"auth", "recorded"},
+        {"scenario"},
+        {"runtime"},
         {"server"},
-        {"runtime", "scenario"},
-        {"auth", "cefi", "recorded"},
+        {"cefi"},
         {"control"},
-        {"backtest", "client", "journal", "pytest_venues", "signing_clients", "sweep"},
+        {"app"},
+        {"backtest", "client", "data", "journal_tools", "pytest_venues", "signing_clients", "sweep"},
         {"api", "cli", "pytest_plugin"},
     ],
 }
 
-#: room imports that go up a layer today (from room, to room): the knot above, edge by edge. The app
-#: is assembled inside server/, scenario/ uses cefi's validation and signing and the recorded
-#: importers, cefi imports the control plane. Each move that mends one takes it off this list.
+#: room imports that go up a layer, (from room, to room), each waiting for its own change: none since #28
 KNOWN_UPWARD: dict[str, set[tuple[str, str]]] = {
     "cefisim.engine": set(),
-    "cefisim.api": {
-        ("cefi", "control"),
-        ("scenario", "auth"),
-        ("scenario", "cefi"),
-        ("scenario", "recorded"),
-        ("server", "auth"),
-        ("server", "cefi"),
-        ("server", "control"),
-        ("server", "runtime"),
-        ("server", "scenario"),
-    },
+    "cefisim.api": set(),
+}
+
+#: last names that more than one module of engine/ and api/ may share, each with why it is still shared.
+#: Every other module's last name (a package's is its folder's) is its own: ``import x`` or a traceback's
+#: ``x.py`` names one thing. A name listed here that is no longer shared fails the test.
+SHARED_NAMES: dict[str, str] = {
+    "backtest": "engine/simulation/backtest.py is the engine's harness, api/backtest/ the command that drives it; "
+    "engine/ is reorganised under #29",
+    "recorded": "engine/recorded.py is the recorded market, api/recorded/ the recording files it reads; "
+    "engine/recorded*.py become the package engine/recorded/ under #29",
+    "scenario": "engine/simulation/scenario.py is the scenario runner, api/scenario/ the scenario file; "
+    "engine/ is reorganised under #29",
+    "simulation": "engine/simulation/ holds the scenario drivers, api/runtime/simulation.py the running "
+    "simulation; both are reworked under #28 (one runtime path) and #29",
 }
 
 
@@ -188,6 +197,38 @@ def _layer_report(
         f"listed in KNOWN_UPWARD but gone (take it off the list): {a} -> {b}" for a, b in sorted(known_upward - upward)
     ]
     return found
+
+
+def _shared_name_report(modules: dict[str, Module], shared: dict[str, str]) -> list[str]:
+    """Last names (a package's is its folder's) that more than one module holds, unless listed in
+    ``shared``; and listed names that are no longer shared."""
+    holders: dict[str, list[str]] = {}
+    for module in modules.values():
+        last = module.name.rsplit(".", 1)[-1]
+        if not last.startswith("__"):
+            holders.setdefault(last, []).append(module.shown)
+    found = [
+        f"{name} names {len(paths)} modules: {', '.join(sorted(paths))}"
+        for name, paths in sorted(holders.items())
+        if len(paths) > 1 and name not in shared
+    ]
+    return found + [
+        f"listed in SHARED_NAMES but no longer shared (take it off the list): {name}"
+        for name in sorted(shared)
+        if len(holders.get(name, [])) < 2
+    ]
+
+
+def _relative_import_report(modules: dict[str, Module]) -> list[str]:
+    found = []
+    for module in modules.values():
+        tree = ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
+        found += [
+            f"{module.shown}:{node.lineno}: `from {'.' * node.level}{node.module or ''} import ...` is relative"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level
+        ]
+    return sorted(found)
 
 
 def _undeferred_report(modules: dict[str, Module]) -> list[str]:
@@ -259,20 +300,6 @@ def test_rooms_import_only_their_layer_or_below(package: str) -> None:
     )
 
 
-def test_the_server_layer_does_not_import_the_interfaces_it_serves() -> None:
-    edges = graph(MODULES, "cefisim.api")
-    server = [m for m in edges if m.startswith("cefisim.api.server.") and m != "cefisim.api.app.application"]
-    _fail(
-        "api/server/ importing an interface",
-        [
-            f"{edges[m][t].where}: {m} imports {t}"
-            for m in server
-            for t in edges[m]
-            if t.startswith(("cefisim.api.cefi", "cefisim.api.control"))
-        ],
-    )
-
-
 def test_the_operation_modules_do_not_import_the_venue() -> None:
     edges = graph(MODULES, "cefisim.engine")
     operations = (
@@ -297,6 +324,17 @@ def test_the_operation_modules_do_not_import_the_venue() -> None:
             if "cefisim.engine.venue" in edges[f"cefisim.engine.{m}"]
         ],
     )
+
+
+def test_no_two_modules_share_a_last_name() -> None:
+    _fail("module names used twice in engine/ and api/", _shared_name_report(MODULES, SHARED_NAMES))
+
+
+def test_every_import_of_the_api_the_package_root_and_the_tests_is_absolute() -> None:
+    """One import style: ``from cefisim.api.x import y`` says where ``y`` lives wherever the line is read
+    (ruff's TID252 says the same in ``make lint``). engine/ keeps its own package-relative style."""
+    roots = {"cefisim": ROOT / "cefisim", "cefisim.api": ROOT / "api", "tests": ROOT / "tests"}
+    _fail("relative imports (write `from cefisim.api.x import y`)", _relative_import_report(discover(roots, base=ROOT)))
 
 
 def test_imports_deferred_into_functions_say_why() -> None:
@@ -549,4 +587,64 @@ def test_an_import_up_a_layer_is_named_unless_known(tmp_path: Path) -> None:
     ]
     assert _layer_report(modules, "top.pkg", [{"low"}, {"high", "pkg"}], {("low", "high")}) == [
         "room mid is in no layer of LAYERS"
+    ]
+
+
+def test_rooms_of_one_layer_that_import_each_other_are_a_knot(tmp_path: Path) -> None:
+    """Two rooms of one layer may import each other without going up a layer: the room cycle check
+    is what refuses them."""
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a/__init__.py": "",
+            "a/x.py": "from top.pkg.b import y\n",
+            "b/__init__.py": "",
+            "b/y.py": "",
+            "b/z.py": "from top.pkg.a import x\n",
+        },
+    )
+    layers = [{"a", "b"}, {"pkg"}]
+    assert _layer_report(modules, "top.pkg", layers, set()) == []
+    (report,) = _room_cycle_report(modules, "top.pkg", [])
+    assert report.startswith("top.pkg.a -> top.pkg.b -> top.pkg.a (")
+
+
+def test_a_last_name_held_twice_is_named_unless_listed(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "desks.py": "",
+            "floor/__init__.py": "",
+            "floor/desks.py": "",
+            "tape/__init__.py": "",
+            "tape/floor.py": "",
+            "tape/__main__.py": "",
+            "__main__.py": "",
+        },
+    )
+    assert _shared_name_report(modules, {}) == [
+        "desks names 2 modules: pkg/desks.py, pkg/floor/desks.py",
+        "floor names 2 modules: pkg/floor/__init__.py, pkg/tape/floor.py",
+    ]
+    assert _shared_name_report(modules, {"desks": "why", "floor": "why"}) == []
+    assert _shared_name_report(modules, {"desks": "why", "floor": "why", "pkg": "why"}) == [
+        "listed in SHARED_NAMES but no longer shared (take it off the list): pkg"
+    ]
+
+
+def test_a_relative_import_is_named_with_its_line(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "from . import a\n",
+            "a.py": "import os\n\nfrom top.pkg import b\n\n\ndef f():\n    from .b import c\n",
+            "b.py": "from ..other import d\n",
+        },
+    )
+    assert _relative_import_report(modules) == [
+        "pkg/__init__.py:1: `from . import ...` is relative",
+        "pkg/a.py:7: `from .b import ...` is relative",
+        "pkg/b.py:1: `from ..other import ...` is relative",
     ]
