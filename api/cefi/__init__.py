@@ -1,1 +1,2 @@
-"""The CeFi direct interface: routes, handlers, signing, validation, serialisation, rejects, OpenAPI."""
+"""The CeFi direct interface: the route table, handlers, reject problems, OpenAPI parts (validation,
+serialisation and signing are the edge's, ``api/edge/``)."""

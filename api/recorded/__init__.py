@@ -1,6 +1,7 @@
-"""Recorded market data: the cefisim format (``format.py``), importers of Tardis CSV and Binance
-stream messages (``importers.py``, ``convert.py``), scenario recordings (``record.py``) and the
-``cefisim data`` command (``cli.py``). ``docs/recorded.md`` describes the format and the replay."""
+"""Recorded market data files: the cefisim format (``format.py``), importers of Tardis CSV and Binance
+stream messages (``importers.py``, ``convert.py``) and a scenario's recorded source (``source.py``).
+The ``cefisim data`` command and the scenario recorder that write such files are ``api/data/``;
+``docs/recorded.md`` describes the format and the replay."""
 
 from cefisim.api.recorded.format import RecordingError, Writer, read_events
 
