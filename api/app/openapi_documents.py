@@ -36,7 +36,6 @@ import cefisim
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
 from cefisim.api.cefi.openapi_operations import (
-    described,
     headers,
     operation,
     parameters,
@@ -52,8 +51,9 @@ from cefisim.api.cefi.openapi_schemas import (
     response_schemas,
 )
 from cefisim.api.cefi.route_table import CEFI_ROUTES
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template, servers
+from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template
 from cefisim.api.edge import versions
+from cefisim.api.edge.openapi_blocks import described, servers
 from cefisim.api.edge.paths import CEFI
 from cefisim.api.server.keys import SIM, venue_of
 

@@ -15,7 +15,7 @@ from typing import Any
 from cefisim.api.auth.bearer import ON_BEHALF_OF
 from cefisim.api.auth.oauth import AUTHORIZE_PARAMS
 from cefisim.api.auth.routes import CLIENT_CHALLENGE
-from cefisim.api.cefi.openapi_schemas import record, ref
+from cefisim.api.edge.openapi_blocks import record, ref
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 
 AUTH = "/v1/auth"

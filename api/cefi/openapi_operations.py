@@ -8,21 +8,13 @@ the route can answer and the signing it needs. The body and record schemas it na
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cefisim.api.cefi.openapi_schemas import (
-    HTTP_DATE_PATTERN,
-    ID_PATTERN,
-    REF_ID_PATTERN,
-    TIMESTAMP_PATTERN,
-    list_of,
-    ref,
-    versioned,
-)
+from cefisim.api.cefi.openapi_schemas import HTTP_DATE_PATTERN, REF_ID_PATTERN, list_of, versioned
 from cefisim.api.cefi.paging import MAX_SKIP
 from cefisim.api.edge import versions
+from cefisim.api.edge.openapi_blocks import ID_PATTERN, TIMESTAMP_PATTERN, ref
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.edge.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, MAX_AGE_S, MAX_AHEAD_S
 from cefisim.api.edge.validate import MAX_QUERY_DIGITS
@@ -532,16 +524,3 @@ def security_schemes() -> dict[str, Any]:
             "description": "the client id the request acts for; the key must belong to it",
         },
     }
-
-
-def described(table: dict[tuple[str, str], dict[str, Any]], method: str, path: str) -> dict[str, Any]:
-    """The operation ``table`` describes for a served route (a copy), or a marker the tests fail on."""
-    spec = table.get((method, path))
-    if spec is None:
-        return {
-            "operationId": f"undocumented_{method.lower()}_{path.strip('/').replace('/', '_')}",
-            "summary": "undocumented",
-            "x-undocumented": True,
-            "responses": {"default": {"description": "?"}},
-        }
-    return copy.deepcopy(spec)

@@ -10,16 +10,28 @@ document.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from cefisim.api.cefi import account, market, orders
 from cefisim.api.edge import versions
-from cefisim.api.edge.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
+from cefisim.api.edge.openapi_blocks import (
+    DEC,
+    EXTERNAL_ID_PATTERN,
+    ID,
+    ID_PATTERN,
+    TIMESTAMP_PATTERN,
+    TS,
+    field_schema,
+    nullable,
+    object_schema,
+    record,
+    ref,
+    string,
+)
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.reference import SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
-from cefisim.engine.units import DECIMAL_RE, RATE_SCALE
+from cefisim.engine.units import RATE_SCALE
 from cefisim.engine.vocabulary import (
     InstrumentStatus,
     LiquidityFlag,
@@ -46,11 +58,7 @@ WITHDRAW = TransferType.WITHDRAW
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 STP_VALUES = tuple(SelfTradePrevention)
 
-ID_PATTERN = "^[1-9][0-9]*$"
-ID0_PATTERN = "^(0|[1-9][0-9]*)$"
-TIMESTAMP_PATTERN = "^[0-9]{19}$"
 SIGNED_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
-EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
 REF_ID_PATTERN = f"({ID_PATTERN})|{EXTERNAL_ID_PATTERN}"
 #: an HTTP-date (RFC 9110 IMF-fixdate), as ``Sunset`` and ``deprecation_date`` carry it
 HTTP_DATE_PATTERN = (
@@ -71,80 +79,7 @@ CANCEL_REASONS = [
 LEGACY_MARK = "x-legacy-v2024"
 
 
-def ref(name: str) -> dict[str, Any]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
 # --- request schemas from the validation tables -----------------------------------------------
-
-
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """The validator treats ``null`` like an absent optional field: say so."""
-    out = dict(schema)
-    kind = out.get("type")
-    if isinstance(kind, str):
-        out["type"] = [kind, "null"]
-    elif isinstance(kind, list) and "null" not in kind:
-        out["type"] = [*kind, "null"]
-    if "enum" in out:
-        out["enum"] = [*out["enum"], None]
-    return out
-
-
-def field_schema(f: F) -> dict[str, Any]:
-    """The JSON Schema of one ``api.edge.validate.F`` field, exactly what ``check_object`` accepts."""
-    kind = f.kind
-    if kind == "str":
-        return {"type": "string", "maxLength": MAX_TEXT}
-    if kind == "id":
-        return {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}
-    if kind == "id0":
-        return {"type": "string", "pattern": ID0_PATTERN, "maxLength": 19}
-    if kind == "decimal":
-        return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL}
-    if kind == "positive":
-        return {
-            "type": "string",
-            "pattern": POSITIVE_DECIMAL_RE.pattern,
-            "maxLength": MAX_DECIMAL,
-            "description": "a decimal string greater than zero",
-        }
-    if kind == "number":
-        return {"type": ["integer", "string"], "minimum": 0, "pattern": DECIMAL_RE.pattern}
-    if kind == "enum":
-        return {"type": "string", "enum": list(f.values)}
-    if kind == "enums":
-        return {"type": "array", "items": {"type": "string", "enum": list(f.values)}, "uniqueItems": True}
-    if kind == "bool":
-        return {"type": "boolean"}
-    if kind == "external_id":
-        return {
-            "type": "string",
-            "pattern": EXTERNAL_ID_PATTERN,
-            "maxLength": 36,
-            "description": "a lowercase hyphenated UUID v4, or 1 to 18 characters of letters, digits, -_.~",
-        }
-    if kind == "uuid":
-        return {"type": "string", "pattern": UUID_RE.pattern}
-    if kind == "object":
-        return object_schema(f.fields, f.open)
-    raise ValueError(f"no schema for field kind {kind!r}")  # pragma: no cover - a new kind in validate.py
-
-
-def object_schema(
-    spec: Mapping[str, F], open_: bool = False, overrides: Mapping[str, dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """A closed (``additionalProperties: false``) object unless the validator leaves it open."""
-    props: dict[str, Any] = {}
-    for name, f in spec.items():
-        schema = dict(overrides[name]) if overrides and name in overrides else field_schema(f)
-        props[name] = schema if f.required else nullable(schema)
-    out: dict[str, Any] = {"type": "object", "properties": props}
-    required = [name for name, f in spec.items() if f.required]
-    if required:
-        out["required"] = required
-    out["additionalProperties"] = bool(open_)
-    return out
 
 
 def request_schemas() -> dict[str, Any]:
@@ -193,28 +128,6 @@ def request_schemas() -> dict[str, Any]:
 # --- response schemas: the shapes api/edge/serialize.py produces -----------------------------------
 
 
-def _s(**extra: Any) -> dict[str, Any]:
-    return {"type": "string", **extra}
-
-
-ID = _s(pattern=ID_PATTERN)
-DEC = _s(pattern=DECIMAL_RE.pattern)
-TS = _s(pattern=TIMESTAMP_PATTERN, description="nanoseconds since the Unix epoch, 19 digits")
-
-
-def record(props: dict[str, Any], required: list[str] | None = None, description: str | None = None) -> dict[str, Any]:
-    """A closed record; every listed field is always present (``null`` when it has no value)."""
-    out: dict[str, Any] = {
-        "type": "object",
-        "properties": props,
-        "required": list(props) if required is None else required,
-        "additionalProperties": False,
-    }
-    if description:
-        out["description"] = description
-    return out
-
-
 def _order_info_record() -> dict[str, Any]:
     """``order_info`` as returned: every key of OrderInfo present, optional ones ``null``."""
     props: dict[str, Any] = {}
@@ -243,15 +156,15 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "Problem": {
             **record(
                 {
-                    "type": _s(
+                    "type": string(
                         format="uri",
                         pattern="^https://cefisim\\.dev/problems/[a-z0-9-]+$",
                         description="absolute URI ending in a stable slug, e.g. "
                         "https://cefisim.dev/problems/invalid-request",
                     ),
-                    "title": _s(),
+                    "title": string(),
                     "status": {"type": "integer", "minimum": 400, "maximum": 599},
-                    "detail": _s(description="names the offending field; never contains a secret"),
+                    "detail": string(description="names the offending field; never contains a secret"),
                 },
                 description="RFC 7807 problem details; a problem type may add extension members (RFC 7807 "
                 "section 3.2), e.g. what the server signed on a signature mismatch",
@@ -267,7 +180,7 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
             {
                 "size": {"type": "integer", "minimum": 0, "description": "page size (records asked for)"},
                 "next_cursor": nullable(
-                    _s(
+                    string(
                         pattern=TIMESTAMP_PATTERN,
                         description=(
                             "timestamp of the oldest record on the page; send it back as `timestamp` for the next "
@@ -279,19 +192,19 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         ),
         "Health": record(
             {
-                "status": _s(enum=["ok"]),
-                "timestamp": _s(
+                "status": string(enum=["ok"]),
+                "timestamp": string(
                     pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
                     description="engine time, ISO 8601 UTC",
                 ),
-                "service": _s(),
+                "service": string(),
             }
         ),
         "VersionItem": record(
             {
-                "version": _s(enum=list(served)),
+                "version": string(enum=list(served)),
                 "deprecated": {"type": "boolean"},
-                "deprecation_date": _s(
+                "deprecation_date": string(
                     pattern=HTTP_DATE_PATTERN, description="HTTP-date; present only when deprecated"
                 ),
             },
@@ -305,15 +218,15 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
                     "minItems": len(served),
                     "maxItems": len(served),
                 },
-                "default_version": _s(enum=[versions.V2024 if versions.V2024 in served else versions.V2026]),
-                "version_header": _s(enum=[versions.HEADER]),
+                "default_version": string(enum=[versions.V2024 if versions.V2024 in served else versions.V2026]),
+                "version_header": string(enum=[versions.HEADER]),
             }
         ),
         "Asset": record(
             {
                 "id": ID,
-                "status": _s(examples=["ACTIVE"]),
-                "fields": record({"name": _s(), "decimals": {"type": "integer", "minimum": 0}}),
+                "status": string(examples=["ACTIVE"]),
+                "fields": record({"name": string(), "decimals": {"type": "integer", "minimum": 0}}),
             }
         ),
         "InstrumentStats": record(
@@ -328,10 +241,10 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "Instrument": record(
             {
                 "id": ID,
-                "status": _s(enum=list(INSTRUMENT_STATUSES)),
+                "status": string(enum=list(INSTRUMENT_STATUSES)),
                 "info": record(
                     {
-                        "symbol": _s(maxLength=SYMBOL_MAX),
+                        "symbol": string(maxLength=SYMBOL_MAX),
                         "base_asset_id": ID,
                         "quote_asset_id": ID,
                         "price_increment": DEC,
@@ -348,7 +261,7 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "MarketDataEntry": record(
             {
                 "id": ID,
-                "symbol": _s(maxLength=SYMBOL_MAX),
+                "symbol": string(maxLength=SYMBOL_MAX),
                 "info": record(
                     {
                         "last_price": nullable(DEC),
@@ -372,11 +285,11 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "Client": record(
             {
                 "id": ID,
-                "status": _s(examples=["ACTIVE"]),
+                "status": string(examples=["ACTIVE"]),
                 "info": record(
                     {
-                        "self_trade_prevention": _s(enum=list(STP_VALUES)),
-                        "mnemonic": _s(),
+                        "self_trade_prevention": string(enum=list(STP_VALUES)),
+                        "mnemonic": string(),
                     }
                 ),
             }
@@ -386,17 +299,17 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "OrderRecord": record(
             {
                 "id": ID,
-                "status": _s(enum=order_statuses),
+                "status": string(enum=order_statuses),
                 "order_info": ref("OrderInfoRecord"),
                 "modify_info": {"oneOf": [ref("ModifyInfoRecord"), {"type": "null"}]},
-                "external_id": nullable(_s(pattern=EXTERNAL_ID_PATTERN)),
-                "ref_external_id": nullable(_s()),
+                "external_id": nullable(string(pattern=EXTERNAL_ID_PATTERN)),
+                "ref_external_id": nullable(string()),
                 "pending_qty": DEC,
                 "leaves_qty": DEC,
                 "exeuted_qty": {**DEC, "description": "executed quantity (the venue spells the field this way)"},
                 "executed_vwap": DEC,
-                "reject_reason": nullable(_s(enum=[r.value for r in Reject])),
-                "cancel_reason": nullable(_s(enum=CANCEL_REASONS)),
+                "reject_reason": nullable(string(enum=[r.value for r in Reject])),
+                "cancel_reason": nullable(string(enum=CANCEL_REASONS)),
                 "timestamp": TS,
                 "updated_timestamp": TS,
             }
@@ -409,23 +322,23 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
                 "trade_price": DEC,
                 "trade_qty": DEC,
                 "trade_fee_rate": DEC,
-                "liq_flag": _s(enum=[TAKER, MAKER]),
+                "liq_flag": string(enum=[TAKER, MAKER]),
                 "match_id": ID,
                 "timestamp": TS,
             }
         ),
         "OrderActivity": record(
             {
-                "type": _s(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
+                "type": string(enum=[A_CONFIRM, A_REJECT, A_TRADE, A_CANCEL, A_MODIFY, A_FILLED]),
                 "timestamp": TS,
                 "order_id": ID,
-                "external_id": nullable(_s()),
+                "external_id": nullable(string()),
                 "client_id": ID,
                 "instrument_id": ID,
-                "side": _s(enum=SIDES),
-                "status": _s(enum=order_statuses, description="the order's current status"),
+                "side": string(enum=SIDES),
+                "status": string(enum=order_statuses, description="the order's current status"),
                 "detail": nullable(
-                    _s(description="reject or cancel reason, modification, or the liquidity flag of a trade")
+                    string(description="reject or cancel reason, modification, or the liquidity flag of a trade")
                 ),
                 "trade": ref("TradeRecord"),
             },
@@ -442,20 +355,20 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
             ],
             description="`trade` is present on TRADE items only",
         ),
-        "BalanceEntry": record({"type": _s(enum=["TOTAL", "AVAILABLE", "HOLD"]), "amount": DEC}),
+        "BalanceEntry": record({"type": string(enum=["TOTAL", "AVAILABLE", "HOLD"]), "amount": DEC}),
         "BalanceRecord": record(
             {
                 "id": {**ID, "description": "asset id"},
-                "status": _s(enum=["ACTIVE"]),
+                "status": string(enum=["ACTIVE"]),
                 "unsettled_fees": DEC,
                 "fees_hold": DEC,
                 "balances": {"type": "array", "items": ref("BalanceEntry")},
             }
         ),
-        "BalanceChange": record({"asset_id": ID, "amount": _s(pattern=SIGNED_DECIMAL_PATTERN)}),
+        "BalanceChange": record({"asset_id": ID, "amount": string(pattern=SIGNED_DECIMAL_PATTERN)}),
         "BalanceActivity": record(
             {
-                "type": _s(enum=[A_TRADE, DEPOSIT, WITHDRAW, "PAPER_FUNDS"]),
+                "type": string(enum=[A_TRADE, DEPOSIT, WITHDRAW, "PAPER_FUNDS"]),
                 "timestamp": TS,
                 "changes": {"type": "array", "items": ref("BalanceChange")},
                 "order_id": ID,
@@ -470,17 +383,19 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
                 "amount": DEC,
                 "asset_id": ID,
                 "client_id": ID,
-                "type": _s(enum=[DEPOSIT, WITHDRAW]),
-                "platform": _s(enum=[FIAT, CRYPTO]),
+                "type": string(enum=[DEPOSIT, WITHDRAW]),
+                "platform": string(enum=[FIAT, CRYPTO]),
                 "instructions": {"oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")]},
             }
         ),
         "Transfer": record(
             {
                 "id": ID,
-                "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
+                "status": string(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
                 "request": ref("TransferRequestRecord"),
-                "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
+                "reject_reason": string(
+                    enum=[r.value for r in Reject], description="present only on REJECTED transfers"
+                ),
             },
             required=["id", "status", "request"],
             description="response of POST /transfers",
@@ -488,9 +403,11 @@ def response_schemas(served: tuple[str, ...]) -> dict[str, Any]:
         "TransferListing": record(
             {
                 "id": ID,
-                "status": _s(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
+                "status": string(enum=[T_INITIALIZED, T_COMPLETED, T_REJECTED]),
                 "request": ref("TransferRequestRecord"),
-                "reject_reason": _s(enum=[r.value for r in Reject], description="present only on REJECTED transfers"),
+                "reject_reason": string(
+                    enum=[r.value for r in Reject], description="present only on REJECTED transfers"
+                ),
                 "timestamp": TS,
                 "updated_timestamp": TS,
             },

@@ -16,8 +16,6 @@ import re
 from typing import Any
 
 import cefisim
-from cefisim.api.cefi.openapi_operations import described
-from cefisim.api.cefi.openapi_schemas import DEC, ID, TS, nullable, object_schema, record, ref
 from cefisim.api.control.faults import (
     FAULTS_SPEC,
     MAX_LAG_MS,
@@ -36,6 +34,7 @@ from cefisim.api.control.plane import (
     control_routes,
 )
 from cefisim.api.control.stream import stream_routes
+from cefisim.api.edge.openapi_blocks import DEC, ID, TS, described, nullable, object_schema, record, ref, servers
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.edge.validate import F
 from cefisim.api.scenario.model import SECONDS_TEXT_RE
@@ -677,11 +676,6 @@ for _route in venue_routes(control_routes() + fault_routes()):
     if _route.path.startswith(VENUE_PREFIX + "/"):
         _plain = (_route.method, "/_sim" + _route.path.removeprefix(VENUE_PREFIX))
         CONTROL_OPERATIONS[(_route.method, _route.path)] = _scoped(CONTROL_OPERATIONS[_plain])
-
-
-def servers(url: str) -> list[dict[str, str]]:
-    """``servers`` of a served document: the address its request came to."""
-    return [{"url": url, "description": "the cefisim server this document was read from"}]
 
 
 def control_document(server_url: str) -> dict[str, Any]:

@@ -22,11 +22,12 @@ from cefisim.api.cefi import market as cefi_market
 from cefisim.api.cefi import orders as cefi_orders
 from cefisim.api.cefi import paging as cefi_paging
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS
-from cefisim.api.cefi.openapi_operations import OPERATIONS, described
+from cefisim.api.cefi.openapi_operations import OPERATIONS
 from cefisim.api.cefi.route_table import CEFI_ROUTES
 from cefisim.api.client import CefiClient
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
 from cefisim.api.edge import versions
+from cefisim.api.edge.openapi_blocks import described
 from cefisim.api.edge.problems import Problem
 from cefisim.api.edge.validate import DECIMAL_RE, POSITIVE_DECIMAL_RE, check_object
 from cefisim.api.edge.versions import KNOWN, REMOVAL_NS

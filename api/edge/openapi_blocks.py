@@ -1,0 +1,134 @@
+"""OpenAPI building blocks every document shares: schema references, closed records, the JSON Schema
+of a validation table (``api.edge.validate.F``), and the parts of an operation and a served document.
+
+The CeFi document (``api/cefi/openapi_schemas.py``, ``openapi_operations.py``), the Auth operations
+(``api/cefi/openapi_auth.py``) and the control plane's document (``api/control/openapi.py``) are built
+from these, so a field's schema is written once and matches what ``check_object`` accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from cefisim.api.edge.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
+from cefisim.engine.units import DECIMAL_RE
+
+ID_PATTERN = "^[1-9][0-9]*$"
+ID0_PATTERN = "^(0|[1-9][0-9]*)$"
+TIMESTAMP_PATTERN = "^[0-9]{19}$"
+EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
+
+
+def ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """The validator treats ``null`` like an absent optional field: say so."""
+    out = dict(schema)
+    kind = out.get("type")
+    if isinstance(kind, str):
+        out["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        out["type"] = [*kind, "null"]
+    if "enum" in out:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def field_schema(f: F) -> dict[str, Any]:
+    """The JSON Schema of one ``api.edge.validate.F`` field, exactly what ``check_object`` accepts."""
+    kind = f.kind
+    if kind == "str":
+        return {"type": "string", "maxLength": MAX_TEXT}
+    if kind == "id":
+        return {"type": "string", "pattern": ID_PATTERN, "maxLength": 19}
+    if kind == "id0":
+        return {"type": "string", "pattern": ID0_PATTERN, "maxLength": 19}
+    if kind == "decimal":
+        return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL}
+    if kind == "positive":
+        return {
+            "type": "string",
+            "pattern": POSITIVE_DECIMAL_RE.pattern,
+            "maxLength": MAX_DECIMAL,
+            "description": "a decimal string greater than zero",
+        }
+    if kind == "number":
+        return {"type": ["integer", "string"], "minimum": 0, "pattern": DECIMAL_RE.pattern}
+    if kind == "enum":
+        return {"type": "string", "enum": list(f.values)}
+    if kind == "enums":
+        return {"type": "array", "items": {"type": "string", "enum": list(f.values)}, "uniqueItems": True}
+    if kind == "bool":
+        return {"type": "boolean"}
+    if kind == "external_id":
+        return {
+            "type": "string",
+            "pattern": EXTERNAL_ID_PATTERN,
+            "maxLength": 36,
+            "description": "a lowercase hyphenated UUID v4, or 1 to 18 characters of letters, digits, -_.~",
+        }
+    if kind == "uuid":
+        return {"type": "string", "pattern": UUID_RE.pattern}
+    if kind == "object":
+        return object_schema(f.fields, f.open)
+    raise ValueError(f"no schema for field kind {kind!r}")  # pragma: no cover - a new kind in validate.py
+
+
+def object_schema(
+    spec: Mapping[str, F], open_: bool = False, overrides: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A closed (``additionalProperties: false``) object unless the validator leaves it open."""
+    props: dict[str, Any] = {}
+    for name, f in spec.items():
+        schema = dict(overrides[name]) if overrides and name in overrides else field_schema(f)
+        props[name] = schema if f.required else nullable(schema)
+    out: dict[str, Any] = {"type": "object", "properties": props}
+    required = [name for name, f in spec.items() if f.required]
+    if required:
+        out["required"] = required
+    out["additionalProperties"] = bool(open_)
+    return out
+
+
+def string(**extra: Any) -> dict[str, Any]:
+    return {"type": "string", **extra}
+
+
+ID = string(pattern=ID_PATTERN)
+DEC = string(pattern=DECIMAL_RE.pattern)
+TS = string(pattern=TIMESTAMP_PATTERN, description="nanoseconds since the Unix epoch, 19 digits")
+
+
+def record(props: dict[str, Any], required: list[str] | None = None, description: str | None = None) -> dict[str, Any]:
+    """A closed record; every listed field is always present (``null`` when it has no value)."""
+    out: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": list(props) if required is None else required,
+        "additionalProperties": False,
+    }
+    if description:
+        out["description"] = description
+    return out
+
+
+def described(table: dict[tuple[str, str], dict[str, Any]], method: str, path: str) -> dict[str, Any]:
+    """The operation ``table`` describes for a served route (a copy), or a marker the tests fail on."""
+    spec = table.get((method, path))
+    if spec is None:
+        return {
+            "operationId": f"undocumented_{method.lower()}_{path.strip('/').replace('/', '_')}",
+            "summary": "undocumented",
+            "x-undocumented": True,
+            "responses": {"default": {"description": "?"}},
+        }
+    return copy.deepcopy(spec)
+
+
+def servers(url: str) -> list[dict[str, str]]:
+    """``servers`` of a served document: the address its request came to."""
+    return [{"url": url, "description": "the cefisim server this document was read from"}]
