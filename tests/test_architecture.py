@@ -7,9 +7,14 @@ For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
   names one shortest cycle per knot, each edge with its file:line, and the other modules in the knot.
   :data:`KNOWN_KNOTS` lists the knots still there, each waiting for its own change: a new knot fails,
   and so does a listed one that is gone, so the list stays true;
-- ``api/server/`` (generic HTTP) imports neither interface it serves (``cefi/``, ``control/``): only the
-  app, the composition root, wires them in; the engine's operation modules work on ``core.VenueCore``
-  and never import ``venue``;
+- rooms (a sub-package, or a module directly in the package) import each other round no loop, not
+  even two rooms of one layer (:data:`KNOWN_ROOM_KNOTS`), and each room imports only rooms of its own
+  layer or below (:data:`LAYERS`, :data:`KNOWN_UPWARD`): so ``api/server/`` imports neither interface
+  it serves, and only the app (``api/app/``) wires them in;
+- the engine's operation modules work on ``core.VenueCore`` and never import ``venue``;
+- no two modules share a last name (a package's is its folder's) but those :data:`SHARED_NAMES`
+  lists, each with why;
+- api/, the package root and the tests import absolutely (``from cefisim.api.x import y``);
 - an import deferred into a function body carries a comment saying why, on its line (any line of a
   multi-line statement) or on a comment line just above; a bare ``# noqa`` is no reason;
 - no module imports another module's underscore name (``from m import _x``; dunders are public);
