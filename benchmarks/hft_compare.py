@@ -46,7 +46,7 @@ from hftbacktest import (
 )
 from numba import njit
 
-from cefisim.engine.recorded.events import TRADE, UPDATE
+from cefisim.engine.recorded.feed import TRADE, UPDATE
 from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY

@@ -149,14 +149,12 @@ KNOWN_UPWARD: dict[str, set[tuple[str, str]]] = {
 #: Every other module's last name (a package's is its folder's) is its own: ``import x`` or a traceback's
 #: ``x.py`` names one thing. A name listed here that is no longer shared fails the test.
 SHARED_NAMES: dict[str, str] = {
-    "backtest": "engine/simulation/backtest.py is the engine's harness, api/backtest/ the command that drives it; "
-    "engine/ is reorganised under #29",
-    "recorded": "engine/recorded.py is the recorded market, api/recorded/ the recording files it reads; "
-    "engine/recorded*.py become the package engine/recorded/ under #29",
-    "scenario": "engine/simulation/scenario.py is the scenario runner, api/scenario/ the scenario file; "
-    "engine/ is reorganised under #29",
-    "simulation": "engine/simulation/ holds the scenario drivers, api/runtime/simulation.py the running "
-    "simulation; both are reworked under #28 (one runtime path) and #29",
+    "backtest": "engine/simulation/backtest.py is the engine's harness; api/backtest/ is the command around it",
+    "recorded": "engine/recorded/ replays a recorded market into a book; api/recorded/ reads and writes the "
+    "recording files",
+    "scenario": "engine/simulation/scenario.py runs a scenario's turns; api/scenario/ reads the scenario file",
+    "simulation": "engine/simulation/ holds the drivers (scenario runner, agents, harness); "
+    "api/runtime/simulation.py is the running simulation that journals and applies their commands",
 }
 
 

@@ -55,7 +55,8 @@ from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_template
 from cefisim.api.edge import versions
 from cefisim.api.edge.openapi_blocks import described, servers
 from cefisim.api.edge.paths import CEFI
-from cefisim.api.server.keys import SIM, venue_of
+from cefisim.api.edge.venue_state import venue_of
+from cefisim.api.server.keys import SIM
 
 OPENAPI_PATH = CEFI + "/openapi.json"
 INTERFACE_RELEASE = "1.0.8"  # the CeFi direct release this emulator follows

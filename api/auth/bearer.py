@@ -27,7 +27,7 @@ from aiohttp import web
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.store import AuthError, Forbidden, Principal, Unauthenticated
 from cefisim.api.edge.problems import Problem
-from cefisim.api.server.keys import venue_of
+from cefisim.api.edge.venue_state import venue_of
 
 ON_BEHALF_OF = "SVC-On-Behalf-Of"
 _REALM = 'Bearer realm="cefisim"'

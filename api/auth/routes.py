@@ -33,7 +33,7 @@ from cefisim.api.auth.store import (
     iso_utc,
 )
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
-from cefisim.api.server.keys import venue_of
+from cefisim.api.edge.venue_state import venue_of
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 CLIENT_CHALLENGE = {"WWW-Authenticate": 'Basic realm="cefisim"'}  # the token endpoint's invalid_client

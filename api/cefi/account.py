@@ -12,8 +12,9 @@ from cefisim.api.cefi.reject_problems import problem_for
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import balance_record, client_record, ns, transfer_record
 from cefisim.api.edge.validate import F, check_object, query_id
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.server.http import respond, respond_list
-from cefisim.api.server.keys import SIM, venue_of
+from cefisim.api.server.keys import SIM
 from cefisim.engine import queries
 from cefisim.engine.commands import RequestTransfer, SetClientInfo
 from cefisim.engine.queries import page, transfers

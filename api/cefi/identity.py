@@ -15,8 +15,9 @@ from aiohttp import web
 
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.server.http import parse_json
-from cefisim.api.server.keys import CLIENT_ID, OPTIONS, SIM, venue_of
+from cefisim.api.server.keys import CLIENT_ID, OPTIONS, SIM
 from cefisim.engine import queries
 from cefisim.engine.reference import ID_RE
 

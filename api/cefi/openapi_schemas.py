@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cefisim.api.cefi import account, market, orders
+from cefisim.api.cefi import account, orders, public
 from cefisim.api.edge import versions
 from cefisim.api.edge.openapi_blocks import (
     DEC,
@@ -120,8 +120,8 @@ def request_schemas() -> dict[str, Any]:
         "TransferRequest": object_schema(account.TRANSFER_REQUEST, overrides={"instructions": instructions}),
         "PostTransferRequest": object_schema(account.POST_TRANSFER, overrides={"request": ref("TransferRequest")}),
         "PatchClientRequest": object_schema(account.PATCH_CLIENT),
-        "MarketQuoteRequest": object_schema(market.MARKET_QUOTE),
-        "MarketsQuoteRequest": object_schema(market.MARKETS_QUOTE),
+        "MarketQuoteRequest": object_schema(public.MARKET_QUOTE),
+        "MarketsQuoteRequest": object_schema(public.MARKETS_QUOTE),
     }
 
 

@@ -17,9 +17,10 @@ from cefisim.api.cefi.reject_problems import problem_for
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import activity_item, order_record, trade_record
 from cefisim.api.edge.validate import F, check_object, is_external_id, query_id
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.server.http import respond, respond_list
-from cefisim.api.server.keys import SIM, venue_of
+from cefisim.api.server.keys import SIM
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import activity, client_order, order_status, orders, trades

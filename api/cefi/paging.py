@@ -13,8 +13,9 @@ from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client
 from cefisim.api.edge.validate import query_int, query_timestamp
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.edge.versions import V2024
-from cefisim.api.server.keys import SIM, VERSION, venue_of
+from cefisim.api.server.keys import SIM, VERSION
 from cefisim.engine.queries import next_stamp
 
 MAX_SKIP = 2_147_483_647

@@ -26,8 +26,8 @@ from aiohttp import web
 from cefisim.api.auth.bearer import require_bearer
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.validate import F, check_object
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.server.http import parse_json
-from cefisim.api.server.keys import venue_of
 
 PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
 

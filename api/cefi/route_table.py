@@ -11,20 +11,20 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from cefisim.api.cefi import account, market, orders
+from cefisim.api.cefi import account, orders, public
 from cefisim.api.edge.paths import CEFI
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: (method, path, handler, signed) — the CeFi direct interface, one row per operation
 CEFI_ROUTES: list[tuple[str, str, Handler, bool]] = [
-    ("GET", "/health", market.get_health, False),
-    ("GET", "/versions", market.get_versions, False),
-    ("GET", "/assets", market.get_assets, False),
-    ("GET", "/instruments", market.get_instruments, False),
-    ("GET", "/market/quote", market.get_market_quote, False),
-    ("POST", "/market/quote", market.post_market_quote, False),
-    ("POST", "/markets/quote", market.post_markets_quote, False),
+    ("GET", "/health", public.get_health, False),
+    ("GET", "/versions", public.get_versions, False),
+    ("GET", "/assets", public.get_assets, False),
+    ("GET", "/instruments", public.get_instruments, False),
+    ("GET", "/market/quote", public.get_market_quote, False),
+    ("POST", "/market/quote", public.post_market_quote, False),
+    ("POST", "/markets/quote", public.post_markets_quote, False),
     ("GET", "/clients", account.get_clients, True),
     ("PATCH", "/clients", account.patch_clients, True),
     ("GET", "/orders", orders.get_orders, True),

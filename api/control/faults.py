@@ -37,8 +37,9 @@ from aiohttp.typedefs import Handler
 from cefisim.api.control.plane import control_guard
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.validate import F, ascii_digits, check_object
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.server.http import read_json, respond
-from cefisim.api.server.keys import SIM, venue_of
+from cefisim.api.server.keys import SIM
 from cefisim.api.venue_faults import MAX_LAG_MS, MAX_SKEW_S
 from cefisim.engine import queries
 from cefisim.engine.commands import VenueCancel

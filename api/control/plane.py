@@ -45,10 +45,11 @@ from cefisim.api.edge import serialize
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import iso, ns
 from cefisim.api.edge.validate import F, ascii_digits, check_object
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.server.http import parse_json, read_json, respond
-from cefisim.api.server.keys import OPTIONS, SIM, venue_of
+from cefisim.api.server.keys import OPTIONS, SIM
 from cefisim.api.server.request_log import recent_requests
 from cefisim.engine import build as engine_build
 from cefisim.engine import queries

@@ -23,9 +23,10 @@ from typing import Any
 from aiohttp import web
 
 from cefisim.api.edge.serialize import ns
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.recorded.source import RecordedSpec
 from cefisim.api.server.http import respond
-from cefisim.api.server.keys import SIM, venue_of
+from cefisim.api.server.keys import SIM
 from cefisim.engine import queries
 from cefisim.engine.recorded.market import RecordedMarket
 

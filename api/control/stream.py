@@ -27,7 +27,8 @@ from aiohttp import web
 
 from cefisim.api.control.stream_hub import Connection, StreamHub, StreamSettings
 from cefisim.api.edge.problems import Problem, bad_request
-from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID, venue_of
+from cefisim.api.edge.venue_state import venue_of
+from cefisim.api.server.keys import REQUEST_ID, SIM, VENUE_ID
 from cefisim.engine import queries
 
 STREAMS = web.AppKey("streams", StreamHub)

@@ -21,7 +21,7 @@ from cefisim.api.scenario import Scenario
 from cefisim.engine import queries
 from cefisim.engine.commands import Command
 from cefisim.engine.events import TradeEvent
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
 

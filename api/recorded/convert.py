@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cefisim.api.recorded.format import LineParser, RecordingError, Writer, open_output
 from cefisim.api.recorded.importers import IMPORTERS, Sourced
-from cefisim.engine.recorded.events import SNAPSHOT, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, UPDATE
 from cefisim.engine.units import Grid, parse_decimal
 from cefisim.engine.vocabulary import Side
 

@@ -6,7 +6,7 @@ Contract (``docs/recorded.md`` is the user's description):
   ``snapshot``, an ``update`` or a ``trade`` with integer ``ts`` and ``local_ts`` (nanoseconds) and
   prices and sizes as decimal strings. Blank lines are skipped.
 - :func:`read_events` streams a file: memory is bounded by the number of price levels, never by the
-  file's length. It yields the engine's tuples (``engine/recorded/events.py``) with prices in ticks
+  file's length. It yields the engine's tuples (``engine/recorded/feed.py``) with prices in ticks
   and sizes in lots of the grids given (default: the header's increments, else 1e-18).
 - Bad data raises :class:`RecordingError` naming the file, the line and the reason: not JSON, an
   unknown key or type, an exchange timestamp ``ts`` earlier than the one before, a negative or malformed size,
@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import orjson
 from sortedcontainers import SortedDict
 
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.units import Grid
 from cefisim.engine.vocabulary import Side
 
@@ -49,7 +49,7 @@ _KEYS = {
     "update": {"type", "ts", "local_ts", "side", "price", "qty"},
     "trade": {"type", "ts", "local_ts", "side", "price", "qty", "id"},
 }
-RecordedEvent = tuple  # engine/recorded/events.py: one recorded line, not a venue event
+RecordedEvent = tuple  # engine/recorded/feed.py: one recorded line, not a venue event
 
 
 class RecordingError(ValueError):

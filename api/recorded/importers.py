@@ -5,7 +5,7 @@ Contract:
   Tardis line holds at most 64 KiB, a Binance one 8 MiB, a file at most 64 GiB once decompressed;
   beyond, a one-line RecordingError) and by the book's levels (a snapshot being gathered); it
   yields ``(where, event)``: ``where`` is ``file:line`` and
-  ``event`` an engine tuple (``engine/recorded/events.py``) whose prices and sizes are still the
+  ``event`` an engine tuple (``engine/recorded/feed.py``) whose prices and sizes are still the
   file's decimal strings; :mod:`api.recorded.convert` puts them on a grid.
 - Bad input raises :class:`~api.recorded.format.RecordingError` with the file, the line and the reason.
 
@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 from cefisim.api.recorded.format import READ_ERRORS, RecordingError, bounded_lines, open_text
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY

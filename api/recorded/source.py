@@ -26,7 +26,7 @@ from cefisim.api.recorded.convert import on_grid
 from cefisim.api.recorded.format import EventCheck, LineParser, read_events
 from cefisim.api.recorded.importers import IMPORTERS
 from cefisim.engine import queries
-from cefisim.engine.recorded.events import SNAPSHOT
+from cefisim.engine.recorded.feed import SNAPSHOT
 from cefisim.engine.recorded.market import RecordedMarket
 from cefisim.engine.recorded.queue_model import queue_model
 from cefisim.engine.reference import Client, Instrument

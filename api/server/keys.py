@@ -49,13 +49,3 @@ VENUE_ID = web.AppKey("venue_id", str)  # the venue whose state an app holds ("d
 VERSION = web.RequestKey("version", str)  # the CeFi schema version this request gets
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT_ID = web.RequestKey("client_id", int)  # the client a signed request acts for
-#: the state of the venue a request is for (its ``SIM``, ``AUTH_STORE``, ``FAULTS``, ...): the server's app
-#: for the default venue, a created venue's own (api/control/isolated_venues.py). The middleware resolves it once,
-#: before any handler runs; ``request.app`` stays the server's app (its options, request log, venues).
-VENUE = web.RequestKey("venue", web.Application)
-
-
-def venue_of(request: web.Request) -> web.Application:
-    """The state of the venue ``request`` is for: every handler reads its simulation, auth store,
-    faults and streams here, never from ``request.app``."""
-    return request[VENUE]

@@ -36,9 +36,10 @@ from multidict import istr
 from cefisim.api.edge import versions
 from cefisim.api.edge.paths import CEFI_PREFIX
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
+from cefisim.api.edge.venue_state import VENUE, venue_of
 from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
 from cefisim.api.server.http import dumps
-from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VENUE, VERSION, venue_of
+from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
 from cefisim.api.server.limits import body_pending, body_within, limit_settings
 from cefisim.api.server.request_log import RequestLog
 

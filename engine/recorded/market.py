@@ -52,7 +52,7 @@ from ..events import DepthEvent, Event, build_event
 from ..ledger import balance
 from ..records import Order, UnheldBalance
 from ..vocabulary import OrderStatus, OrderType, Side, TimeInForce
-from .events import TRADE, UPDATE, Levels, RecordedEvent
+from .feed import TRADE, UPDATE, Levels, RecordedEvent
 from .fills import ZERO_RATES, trade, uncross
 from .queue import QueuePos, move_on_depth, place_of
 from .queue_model import QueueModel, RiskAverse
@@ -80,7 +80,7 @@ class RecordedMarket:
         name: str = "",
     ) -> None:
         """``counterparty_id``: a client of the venue, set up and funded for this market alone;
-        ``events``: engine tuples (``engine/recorded/events.py``) whose times are engine times."""
+        ``events``: engine tuples (``engine/recorded/feed.py``) whose times are engine times."""
         self.venue = venue
         self.instrument = venue.instruments[instrument_id]
         self.book = venue.books[instrument_id]

@@ -30,7 +30,7 @@ from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
-from cefisim.api.server.keys import VENUE
+from cefisim.api.edge.venue_state import VENUE
 
 NS = 1_000_000_000
 START = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from cefisim.api.app.application import create_app
 from cefisim.api.app.openapi_documents import CEFI, OPENAPI_PATH, openapi_document
 from cefisim.api.cefi import account as cefi_account
-from cefisim.api.cefi import market as cefi_market
 from cefisim.api.cefi import orders as cefi_orders
 from cefisim.api.cefi import paging as cefi_paging
+from cefisim.api.cefi import public as cefi_public
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS
 from cefisim.api.cefi.openapi_operations import OPERATIONS
 from cefisim.api.cefi.route_table import CEFI_ROUTES
@@ -300,7 +300,7 @@ def _query_names(fn: Any, seen: set[str] | None = None) -> set[str]:
     names = set(re.findall(r"request\.query\.get\(\"(\w+)\"\)", src))
     names |= set(re.findall(r"query_(?:id|int|timestamp)\((?:request\.query|q), \"(\w+)\"", src))
     names |= set(re.findall(r"match_info\[\"(\w+)\"\]", src))
-    helpers = (cefi_orders, cefi_account, cefi_market, cefi_paging)
+    helpers = (cefi_orders, cefi_account, cefi_public, cefi_paging)
     for helper in set(re.findall(r"\b(\w+)\(", src)):
         for module in helpers:
             target = getattr(module, helper, None)
@@ -374,9 +374,9 @@ VALID_BODIES = {
         },
     ),
     "PatchClientRequest": (cefi_account.PATCH_CLIENT, {"id": "100", "info": {"self_trade_prevention": "NONE"}}),
-    "MarketQuoteRequest": (cefi_market.MARKET_QUOTE, {"qty": "10", "instrument_id": "1"}),
+    "MarketQuoteRequest": (cefi_public.MARKET_QUOTE, {"qty": "10", "instrument_id": "1"}),
     "MarketsQuoteRequest": (
-        cefi_market.MARKETS_QUOTE,
+        cefi_public.MARKETS_QUOTE,
         {"qty": "10.0", "instrument_id": "1", "side": "SELL", "qty_unit": "QUOTE"},
     ),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cefisim.engine.events import DepthEvent
-from cefisim.engine.recorded.events import SNAPSHOT, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, UPDATE
 from cefisim.engine.recorded.market import RecordedMarket
 from cefisim.engine.reference import Client
 from cefisim.engine.vocabulary import Side

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.events import DepthEvent, TradeEvent
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.recorded.market import RecordedMarket
 from cefisim.engine.recorded.queue_model import LogProb, PowerProb, RiskAverse, queue_model
 from cefisim.engine.records import UnheldBalance

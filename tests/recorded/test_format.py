@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cefisim.api.recorded.format import FORMAT, RecordingError, Writer, open_output, read_events
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.units import Grid
 from cefisim.engine.vocabulary import Side
 

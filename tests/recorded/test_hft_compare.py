@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.vocabulary import Side
 
 pytest.importorskip("hftbacktest")

@@ -9,7 +9,7 @@ import pytest
 
 from cefisim.api.cli import main
 from cefisim.api.recorded.format import read_events
-from cefisim.engine.recorded.events import SNAPSHOT, TRADE, UPDATE
+from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY

@@ -16,8 +16,9 @@ from cefisim.api.edge import versions
 from cefisim.api.edge.problems import bad_request
 from cefisim.api.edge.serialize import asset_record, instrument_record, iso, ns
 from cefisim.api.edge.validate import F, check_object, query_id
+from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.server.http import read_json, respond, respond_list
-from cefisim.api.server.keys import OPTIONS, SIM, VERSION, venue_of
+from cefisim.api.server.keys import OPTIONS, SIM, VERSION
 from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
 from cefisim.engine.reference import Instrument
