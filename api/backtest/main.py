@@ -5,8 +5,8 @@ code and tests. The wall time is measured here and nowhere else.
 
 Exit status: 0 done; 2 a scenario, usage or ``--strategy`` problem (a message, never a traceback);
 1 the strategy raised (its traceback is printed: it is the user's code) or the report or the
-journal (``--journal OUT``) could not be written; 130 interrupted (Ctrl-C): one line, and the report, table and plot of what ran, with
-``"complete": false``.
+journal (``--journal OUT``) could not be written; 130 interrupted (Ctrl-C): one line, and the
+report, table and plot of what ran, with ``"complete": false``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from cefisim.strategies import SHIPPED
 
 from ..progress import Progress
 from ..runtime.journal_file import JournalWriteError
+from ..runtime.sides import SideRecord
 from ..runtime.simulation import Simulation
 from ..scenario import Scenario, format_time, parse_time
 from ..scenario.command import parse_and_load
@@ -134,6 +135,7 @@ class _Reporting:
     def __init__(self, sim: Simulation, bar: Progress, tape: BookTape | None) -> None:
         self.sim = sim
         self.runner = sim.runner
+        self.sides = sim.scenario.has_side_events()
         self.bar = bar
         self.tape = tape
         self.interrupted = False
@@ -147,7 +149,10 @@ class _Reporting:
 
     def steps(self, t: int) -> Iterator[Step]:
         self.bar.at(t)
-        return self.runner.steps(t, self.sim.scenario_submit)  # journaled as the scenario's
+        steps = self.runner.steps(t, self.sim.scenario_submit)  # journaled as the scenario's
+        if self.sides:  # a venue_faults event is journaled (a restart regenerates it) but no command
+            return (step for step in steps if type(step[1]) is not SideRecord)
+        return steps
 
     def on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self.interrupted:

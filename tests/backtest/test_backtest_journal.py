@@ -113,3 +113,30 @@ def test_a_journal_that_cannot_be_opened_exits_1(tmp_path: Path, capsys: pytest.
     assert backtest_main(["demo", "--strategy", "simple_mm", "--until", "+1", "--quiet", "--journal", str(target)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"cefisim backtest: {target}: ") and "Traceback" not in err
+
+
+def test_venue_faults_events_are_journaled_but_change_nothing_the_backtest_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A ``venue_faults`` event changes what a server's reads show, not the venue: the backtest's report
+    is the one of the scenario without it (the record is no command), and its journal holds the
+    record, which a restart checks."""
+    doc = json.loads((SCENARIOS / "demo.json").read_text())
+    plain_path, faulty_path = tmp_path / "plain.json", tmp_path / "faulty.json"
+    plain_path.write_text(json.dumps(doc))
+    doc["events"] = [*doc["events"], {"at": "+3", "type": "venue_faults", "read_lag_ms": 500}]
+    faulty_path.write_text(json.dumps(doc))
+    journal = tmp_path / "bt.jsonl"
+    report, state, digest = _backtest(monkeypatch, faulty_path, "early", journal, latency_ns=1_000_000)
+    plain, plain_state, plain_digest = _backtest(monkeypatch, plain_path, "early", None, latency_ns=1_000_000)
+    # the same report but one command: the runner's closing clock move of the event's instant
+    assert report["run"]["commands"] == plain["run"]["commands"] + 1
+    report["run"]["commands"] = plain["run"]["commands"]
+    assert {**strip_wall(report), "scenario": ""} == {**strip_wall(plain), "scenario": ""}
+    assert (state, digest) == (plain_state, plain_digest)
+    assert '"scn","faults.venue",[500,0,0]' in journal.read_text()
+    assert replay_main([str(faulty_path), "--from-journal", str(journal), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == digest
+    server = Simulation(load_scenario(faulty_path), clock="virtual", journal_path=journal)
+    assert state_hash(server.venue) == state and server.faults.read_lag_ns == 500 * 10**6
+    server.close()
