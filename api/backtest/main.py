@@ -432,11 +432,11 @@ def _backtest(argv: list[str]) -> int:
         print(f"cefisim backtest: the strategy failed in {exc}", file=sys.stderr)
         traceback.print_exception(exc.exc, file=sys.stderr)
         return 1
-    except OSError as exc:  # the journal could not be opened
-        print(f"cefisim backtest: {args.journal}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except JournalWriteError as exc:
-        print(f"cefisim backtest: {args.journal}: {exc}", file=sys.stderr)
+    except (OSError, JournalWriteError) as exc:
+        if args.journal is None:
+            raise
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc  # opened, else written
+        print(f"cefisim backtest: {args.journal}: {reason}", file=sys.stderr)
         return 1
     if args.report is not None:
         try:
