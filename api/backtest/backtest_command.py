@@ -4,9 +4,9 @@
 code and tests. The wall time is measured here and nowhere else.
 
 Exit status: 0 done; 2 a scenario, usage or ``--strategy`` problem (a message, never a traceback);
-1 the strategy raised (its traceback is printed: it is the user's code) or the report could not be
-written; 130 interrupted (Ctrl-C): one line, and the report, table and plot of what ran, with
-``"complete": false``.
+1 the strategy raised (its traceback is printed: it is the user's code) or the report or the
+journal (``--journal OUT``) could not be written; 130 interrupted (Ctrl-C): one line, and the
+report, table and plot of what ran, with ``"complete": false``.
 """
 
 from __future__ import annotations
@@ -38,8 +38,18 @@ from cefisim.api.scenario.command import parse_and_load
 from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
-from cefisim.engine.simulation.scenario import ScenarioRunner, Step
+from cefisim.engine.simulation.scenario import Step
 from cefisim.strategies import SHIPPED
+
+from ..progress import Progress
+from ..runtime.journal_file import JournalWriteError
+from ..runtime.sides import SideRecord
+from ..runtime.simulation import Simulation
+from ..scenario import Scenario, format_time, parse_time
+from ..scenario.command import parse_and_load
+from .context import CALLBACKS, Context, Driver, seconds_ns
+from .plot import BookTape, PlotUnavailable, check_target, save_backtest_plot
+from .report import Backtest, build_report, table
 
 __all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
 
@@ -120,15 +130,18 @@ class Interrupted(KeyboardInterrupt):
 
 
 class _Reporting:
-    """The scenario's runner as the harness sees it (``next_time``, ``steps``), telling a progress
+    """The scenario's runner as the harness sees it (``next_time``, ``steps``, each step through the
+    simulation, which journals it), telling a progress
     bar the engine time of every step and stopping the run at the first step after a Ctrl-C.
 
     The first SIGINT only sets ``interrupted``: the harness asks ``next_time`` before each step, so
     the run stops between two steps, never inside the venue's matching, and the report of what ran
     is exact. A second SIGINT raises at once (a strategy stuck in its own callback)."""
 
-    def __init__(self, runner: ScenarioRunner, bar: Progress, tape: BookTape | None) -> None:
-        self.runner = runner
+    def __init__(self, sim: Simulation, bar: Progress, tape: BookTape | None) -> None:
+        self.sim = sim
+        self.runner = sim.runner
+        self.sides = sim.scenario.has_side_events()
         self.bar = bar
         self.tape = tape
         self.interrupted = False
@@ -142,7 +155,10 @@ class _Reporting:
 
     def steps(self, t: int) -> Iterator[Step]:
         self.bar.at(t)
-        return self.runner.steps(t)
+        steps = self.runner.steps(t, self.sim.scenario_submit)  # journaled as the scenario's
+        if self.sides:  # a venue_faults event is journaled (a restart regenerates it) but no command
+            return (step for step in steps if type(step[1]) is not SideRecord)
+        return steps
 
     def on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self.interrupted:
@@ -185,12 +201,21 @@ def run_backtest(
     progress: IO[str] | None = None,
     interruptible: bool = False,
     tape: BookTape | None = None,
+    journal: str | Path | None = None,
 ) -> Backtest:
     """Run ``strategy`` (an instance) against ``scenario``; BacktestError for bad options,
     StrategyFailed when the strategy raises. ``progress``: a terminal to draw a progress bar on.
     ``interruptible`` (the command): Ctrl-C ends the run and the report, of what ran, has
     ``"complete": false``; otherwise (a sweep's runs) KeyboardInterrupt goes to the caller. ``tape``
-    records the best bid and ask after every step (for the plot)."""
+    records the best bid and ask after every step (for the plot). ``journal``: the file the run's
+    journal is written to (an ``OSError`` when it cannot be opened, :class:`JournalWriteError` when it
+    cannot be written).
+
+    The run is the runtime's simulation on a virtual clock (``api/runtime/simulation.py``): it builds
+    the venue and applies every command, the scenario's (``scn``) and the harness's (``ext``: the
+    strategy's orders, the ``SetLatency`` around each with ``latency_ns`` or a recorded latency, the
+    clock moves that fire venue timers), journaling each first. The scenario's start instant is left
+    to the harness, which runs it after the strategy's ``on_start``."""
     if client is None:
         client_id = default_client(scenario)
     else:
@@ -225,7 +250,8 @@ def run_backtest(
         sample_every_ns = max(1_000_000, -(-(until - scenario.start_ns) // SAMPLES))
     elif sample_every_ns <= 0:
         raise BacktestError("--sample-every must be more than 0")
-    venue = scenario.build_venue()
+    sim = Simulation(scenario, clock="virtual", journal_out=journal, start=False)
+    venue = sim.venue
     draw = None
     spread = scenario.order_latency_range()
     if latency_ns is None and spread is not None:
@@ -234,7 +260,7 @@ def run_backtest(
             return latency_draw(scenario.seed, venue, *spread)
 
     bar = Progress(scenario.start_ns, until, progress, "backtest ")
-    runner = _Reporting(scenario.runner(venue), bar, tape)
+    runner = _Reporting(sim, bar, tape)
     harness = Harness(
         venue,
         # Harness's parameter is typed ScenarioRunner (engine/) yet calls only next_time and steps
@@ -246,6 +272,7 @@ def run_backtest(
         sample_every_ns=sample_every_ns,
         feed_latency_ns=max((r.feed_latency_ns for r in scenario.recorded), default=0),
         latency_draw=draw,
+        submit=sim.apply,
     )
     ctx = Context(harness, scenario)
     driver = Driver(strategy, ctx, harness)
@@ -267,6 +294,7 @@ def run_backtest(
         raise StrategyFailed(driver.current, harness.now, exc) from exc
     finally:
         bar.close()
+        sim.close()
     wall = time.perf_counter() - started
     figs = figures(harness, valuation)
     report = build_report(scenario, harness, figs, meta or {}, latency_ns, wall)
@@ -349,6 +377,11 @@ def _backtest(argv: list[str]) -> int:
         metavar="FILE.png|.html",
         help="draw price and fills, inventory, PnL and fees over time (needs cefisim[plot]; .png, .svg, .pdf or .html)",
     )
+    parser.add_argument(
+        "--journal",
+        metavar="OUT",
+        help="write the run's journal (every command, the strategy's and the scenario's): a server goes on from it",
+    )
     parser.add_argument("--quiet", action="store_true", help="print no table")
     loaded = parse_and_load(parser, argv, "scenario")
     if isinstance(loaded, int):
@@ -396,6 +429,7 @@ def _backtest(argv: list[str]) -> int:
             progress=None if args.quiet else sys.stderr,
             interruptible=True,
             tape=tape,
+            journal=args.journal,
         )
     except BacktestError as exc:
         print(f"cefisim backtest: {exc}", file=sys.stderr)
@@ -403,6 +437,12 @@ def _backtest(argv: list[str]) -> int:
     except StrategyFailed as exc:
         print(f"cefisim backtest: the strategy failed in {exc}", file=sys.stderr)
         traceback.print_exception(exc.exc, file=sys.stderr)
+        return 1
+    except (OSError, JournalWriteError) as exc:
+        if args.journal is None:
+            raise
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc  # opened, else written
+        print(f"cefisim backtest: {args.journal}: {reason}", file=sys.stderr)
         return 1
     if args.report is not None:
         try:

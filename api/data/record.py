@@ -1,7 +1,9 @@
 """``cefisim data record``: a scenario's market exported as recorded depth and trades.
 
 Contract:
-- The scenario runs as ``cefisim replay`` runs it (same venue, same runner, same seed). One
+- The scenario runs as ``cefisim replay`` runs it: through the runtime's simulation on a virtual
+  clock (``api/runtime/simulation.py``: same venue, same runner, same seed), its start instant left
+  to the recording so that the first snapshot is the book before anything happened. One
   instrument is recorded: a snapshot of its book at the start, a ``trade`` per trade as it happens
   (aggressor side = the incoming order's side), and at the end of every engine instant an ``update``
   per price level whose total size changed across the instant, bids before asks, best first (as a
@@ -24,6 +26,10 @@ from cefisim.engine.events import TradeEvent
 from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
+
+from ..runtime.simulation import Simulation
+from ..scenario import Scenario
+from .format import RecordingError, Writer, open_output
 
 BUY = Side.BUY
 SELL = Side.SELL
@@ -51,8 +57,8 @@ def _taker_side(venue: Venue, result: Result, trade: TradeEvent) -> str:
 def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> int:
     """Run ``scenario`` to ``until_ns`` and write instrument ``inst_id``'s market to ``out``;
     returns the number of events written."""
-    venue = scenario.build_venue()
-    runner = scenario.runner(venue)
+    sim = Simulation(scenario, clock="virtual", start=False)
+    venue = sim.venue
     inst = queries.listed_instrument(venue, inst_id)
     try:
         stream = open_output(out)
@@ -94,7 +100,7 @@ def record(scenario: Scenario, inst_id: int, until_ns: int, out: str | Path) -> 
                     writer.write((TRADE, ts, ts, _taker_side(venue, result, ev), ev.price, ev.lots), where)
             instant[1] = events[-1].ts
 
-        runner.run(until_ns, on_step)
+        sim.runner.run(until_ns, on_step, submit=sim.scenario_submit)
         flush()
         writer.close()
     return writer.count

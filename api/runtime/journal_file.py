@@ -260,6 +260,21 @@ class Records:
     def take(self) -> None:
         self._head = None
 
+    def scenario_record_at(self, at: int) -> bool:
+        """Whether, from the head on, a ``scn`` record at ``at`` comes before any record of a later time.
+        Read by a second handle, so the reading position stays; only the records at ``at`` are read."""
+        head = self.peek()
+        if head is None:
+            return False
+        with open(self.path, "rb") as f:
+            f.seek(head[0])
+            ahead = Records(f, self.path, head[0])
+            while (record := ahead.peek()) is not None and record[1] == at:
+                if record[2] == "scn":
+                    return True
+                ahead.take()
+        return False
+
     def _read(self) -> Record | None:
         line, offset = self._next_line, self._offset
         if not line:

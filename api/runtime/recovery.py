@@ -74,7 +74,9 @@ class Recoverable(Protocol):
 class Replayer:
     """Rebuilds a simulation from its journal records, in order.
 
-    - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies.
+    - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies;
+      except the ``ext`` records at the start that precede the start instant's ``scn`` records (a
+      backtest's ``on_start``, ``api/backtest/main.py``): they apply before the scenario's first turn.
     - ``ext`` side record: applied where it stands, without the scenario catching up (the live server
       wrote it without touching the venue). A ``scn`` one (a scenario event's) is checked as the
       scenario regenerates it, like the scenario's commands.
@@ -113,7 +115,11 @@ class Replayer:
         sim, records = self.sim, self.records
         self._pass_written_settings()
         head = records.peek()
-        if head is None or head[2] != "scn" or head[1] != sim.start_ns:
+        start = sim.start_ns
+        # a backtest's strategy acts in on_start, before the scenario's start instant: external records
+        # at the start come first, then the start instant's own (the scenario catches up after them)
+        before_start = head is not None and head[2] == "ext" and head[1] == start and records.scenario_record_at(start)
+        if not before_start and (head is None or head[2] != "scn" or head[1] != start):
             # the scenario's start instant, which journals of earlier versions did not hold
             self.unchecked = True
             try:
@@ -129,13 +135,15 @@ class Replayer:
                         sim.apply_side(offset, at, cmd)
                         continue
                 elif src == "ext":
-                    sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
+                    if not before_start:
+                        sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
                         raise JournalError(f"journal {records.path}: byte offset {offset}: out of order")
                     records.take()
                     sim.apply(cmd, at)
                     sim.recovered_commands += 1
                     continue
+                before_start = False
                 sim.catch_up(at, close=False)
                 if records.peek() is head:
                     sim.run_scenario(at)  # the closing advance of a catch-up

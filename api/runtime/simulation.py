@@ -88,12 +88,14 @@ class Simulation:
         read_only: bool = False,
         on_result: Callable[[Result], None] | None = None,
         journal_out: str | Path | None = None,
+        start: bool = True,
     ) -> None:
         """``journal_path``: the journal to go on with (rebuilt from first when it exists), durable.
         ``journal_out``: a fresh journal of an offline run (``cefisim replay --journal``), replacing the
         file, buffered (complete once :meth:`close` returns). ``read_only``: rebuild from
         ``journal_path`` but never write to it (offline replay). ``on_result`` sees the result of every
-        command the simulation applies (replay statistics)."""
+        command the simulation applies (replay statistics). ``start=False``: the scenario's start instant
+        is left to the caller (the backtest harness runs it after its strategy's ``on_start``)."""
         self.clock = ClockPolicy(clock, scenario, wall_ns)
         self.clock_mode = clock
         self.scenario = scenario
@@ -136,7 +138,7 @@ class Simulation:
             recover(self, existing, header.length, written_settings(scenario), read_only)
         if self.journal_path and not read_only:
             self._open_journal(fresh=header is None)
-        if header is None:
+        if header is None and start:
             self.catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
 
     # --- building and rebuilding --------------------------------------------------------------
@@ -388,6 +390,12 @@ class Simulation:
             return apply_scenario(cmd, at)
 
         self._scenario_submit = apply_scenario_or_side
+
+    @property
+    def scenario_submit(self) -> Submit:
+        """The submit function the scenario's runner is handed (:meth:`_bind`), for a caller that steps
+        the runner itself (the backtest harness); it changes when the journal or the listener does."""
+        return self._scenario_submit
 
     def _set_record(self, record: Record | None) -> None:
         self._record = record

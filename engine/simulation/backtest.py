@@ -6,6 +6,9 @@ Contract:
   methods ``on_start()``, ``on_fill(fill)``, ``on_book(instrument_id)``, ``on_timer(name)`` and
   ``on_end()`` (``api/backtest/`` turns engine objects into the CeFi JSON shapes). The driver acts
   only through :meth:`Harness.submit`, :meth:`Harness.set_timer` and :meth:`Harness.cancel_timer`.
+- ``submit`` (default ``venue.submit``): how the harness applies the strategy's commands, their
+  ``SetLatency`` and the venue timers' ``AdvanceClock``; the scenario's commands are applied by the
+  runner's ``steps``. Both get the runtime's journaling submit in ``api/backtest/``.
 - Pure: no I/O, no wall clock, no randomness. The same scenario and the same strategy give the same
   submissions, callbacks and records on every run.
 - Four sources are merged in engine-time order. At one instant they go in this order: the scenario
@@ -118,8 +121,12 @@ class Harness:
         sample_every_ns: int | None = None,
         feed_latency_ns: int = 0,
         latency_draw: Callable[[], int] | None = None,
+        submit: Callable[[Command, int], Result] | None = None,
     ) -> None:
         self.venue = venue
+        # how the strategy's commands and the venue timers' clock moves are applied: ``venue.submit``,
+        # or the runtime's, which journals each first (api/backtest/ runs the harness through it)
+        self._submit = venue.submit if submit is None else submit
         self.runner = runner
         self.account = venue.accounts[client_id]
         self.driver = driver
@@ -253,7 +260,7 @@ class Harness:
                 for _, _, result in runner.steps(t):  # is measured against them, not a transient state
                     self._observe(result, before)
             elif source == 1:
-                self._observe(venue.submit(AdvanceClock(t), at=t))
+                self._observe(self._submit(AdvanceClock(t), t))
             elif source == 2:
                 _, _, name = heapq.heappop(timers)
                 del self._timer_seq[name]
@@ -284,7 +291,7 @@ class Harness:
     # --- inside ------------------------------------------------------------------------------
 
     def _apply(self, cmd: Command) -> Result:
-        result = self.venue.submit(cmd, at=self.now)
+        result = self._submit(cmd, self.now)
         self._observe(result)
         return result
 
