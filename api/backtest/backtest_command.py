@@ -33,23 +33,16 @@ from cefisim.api.backtest.backtest_plot import BookTape, PlotUnavailable, check_
 from cefisim.api.backtest.context import CALLBACKS, Context, Driver, seconds_ns
 from cefisim.api.backtest.report import Backtest, build_report, table
 from cefisim.api.progress import Progress
+from cefisim.api.runtime.journal_file import JournalWriteError
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
+from cefisim.api.sides import SideRecord
 from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
 from cefisim.engine.simulation.scenario import Step
 from cefisim.strategies import SHIPPED
-
-from ..progress import Progress
-from ..runtime.journal_file import JournalWriteError
-from ..runtime.sides import SideRecord
-from ..runtime.simulation import Simulation
-from ..scenario import Scenario, format_time, parse_time
-from ..scenario.command import parse_and_load
-from .context import CALLBACKS, Context, Driver, seconds_ns
-from .plot import BookTape, PlotUnavailable, check_target, save_backtest_plot
-from .report import Backtest, build_report, table
 
 __all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cefisim.api.recorded.format import RecordingError, Writer, open_output
+from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario
 from cefisim.engine import queries
 from cefisim.engine.commands import Command
@@ -26,10 +27,6 @@ from cefisim.engine.events import TradeEvent
 from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
-
-from ..runtime.simulation import Simulation
-from ..scenario import Scenario
-from .format import RecordingError, Writer, open_output
 
 BUY = Side.BUY
 SELL = Side.SELL

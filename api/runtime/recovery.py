@@ -76,7 +76,7 @@ class Replayer:
 
     - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies;
       except the ``ext`` records at the start that precede the start instant's ``scn`` records (a
-      backtest's ``on_start``, ``api/backtest/main.py``): they apply before the scenario's first turn.
+      backtest's ``on_start``, ``api/backtest/backtest_command.py``): they apply before the scenario's first turn.
     - ``ext`` side record: applied where it stands, without the scenario catching up (the live server
       wrote it without touching the venue). A ``scn`` one (a scenario event's) is checked as the
       scenario regenerates it, like the scenario's commands.

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from cefisim.api.backtest import backtest_main, main, run_backtest
-from cefisim.api.backtest.main import load_strategy_class
+from cefisim.api.backtest import backtest_command as main
+from cefisim.api.backtest import backtest_main, run_backtest
+from cefisim.api.backtest.backtest_command import load_strategy_class
 from cefisim.api.runtime.replay import ReplayStats, replay_main
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario
