@@ -41,13 +41,18 @@ def book_levels(venue: Venue, inst_id: int) -> tuple[Levels, Levels]:
 
 
 def _taker_side(venue: Venue, result: Result, trade: TradeEvent) -> str:
-    """The side of a trade's incoming order: the command's own, else its client's (the trade names it)."""
+    """The side of a trade's incoming order: the command's own, else its client's (the trade names it),
+    else the side facing the resting order: in a recorded market a recorded trade's taker is the
+    recording's, no client's order, and it trades only against a client's resting order."""
     order, taker_id = result.order, trade.taker_order_id
     if order is not None and order.id == taker_id:
         return order.side
     found = queries.client_order(venue, trade.taker_client_id, taker_id)
     if found is not None:
         return found.side
+    maker = queries.client_order(venue, trade.maker_client_id, trade.maker_order_id)
+    if maker is not None:
+        return SELL if maker.side == BUY else BUY
     raise AssertionError(f"taker order {taker_id} of a trade is unknown")  # the venue keeps it for a day
 
 

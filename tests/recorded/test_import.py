@@ -205,3 +205,12 @@ def test_record_takes_a_shipped_scenario_by_name_like_serve_and_replay(
     assert main(["data", "record", "demo", "--until", "+5", "--out", str(by_name)]) == 0
     assert main(["data", "record", str(SCENARIOS / "demo.json"), "--until", "+5", "--out", str(by_path)]) == 0
     assert by_name.read_bytes() == by_path.read_bytes()
+
+
+def test_record_of_a_recorded_market_writes_the_recordings_trades_against_client_orders(tmp_path: Path) -> None:
+    """In a recorded market a recorded trade's taker is the recording's, no client's order: its side is
+    the one facing the client's resting order it hit (this crashed with "taker order ... is unknown")."""
+    out = tmp_path / "busy.jsonl"
+    assert main(["data", "record", "recorded_busy", "--until", "+60", "--out", str(out)]) == 0
+    trades = [ev for ev in read_events(out) if ev[0] == TRADE]
+    assert trades and {ev[3] for ev in trades} <= {Side.BUY, Side.SELL}
