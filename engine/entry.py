@@ -117,12 +117,11 @@ def place(v: VenueCore, cmd: PlaceOrder, result: Result) -> Result:
     """Enter an order: check it, hold what it can spend, then activate it (or, with an entry
     latency, acknowledge it later). A request :func:`order_reject` refuses leaves nothing; a refused
     order is recorded REJECTED."""
-    reason = order_reject(v, cmd)
-    if reason is not None:
-        result.reject = reason
+    account = v.accounts.get(cmd.client_id)
+    inst = v.instruments.get(cmd.instrument_id)
+    if account is None or inst is None or (cmd.price is None and cmd.type != MARKET):
+        result.reject = order_reject(v, cmd)  # which of them, in the order the rule gives
         return result
-    account = v.accounts[cmd.client_id]
-    inst = v.instruments[cmd.instrument_id]
 
     order_id = v.next_order_id
     v.next_order_id = order_id + 1
