@@ -14,7 +14,7 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.cefi.reject_problems import problem_for, refusal_problem
 from cefisim.api.client import ProblemError
 from cefisim.api.edge.problems import PROBLEM_BASE, Problem, bad_request
 from cefisim.api.edge.serialize import balance_record, instrument_record, ns, order_record, trade_record
@@ -23,6 +23,7 @@ from cefisim.api.scenario import Scenario, format_time
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import order_status
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill
@@ -159,8 +160,6 @@ class Context:
             _enum(stp, "info.stp", STP_VALUES)
         qty_text = _decimal(qty, "info.qty")
         price_text = None if price is None else _decimal(price, "info.price")
-        if type == LIMIT and price_text is None:
-            raise _problem(bad_request("info.price", "is required for LIMIT orders"))
         rate = None if hold_fee_rate is None else _decimal(hold_fee_rate, "info.hold_fee_rate")
         if rate is not None and parse_rate(rate) is None:
             raise _problem(bad_request("info.hold_fee_rate", "has more than 9 decimals"))
@@ -182,6 +181,9 @@ class Context:
             msg_id,
             None if parent_id is None else str(parent_id),
         )
+        refused = order_reject(self._venue, cmd)
+        if refused is not None:  # the engine's rule, asked before the command is journaled
+            raise _problem(refusal_problem(refused, instrument_id))
         result = self._h.submit(cmd)
         if result.order is None:
             assert result.reject is not None

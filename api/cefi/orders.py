@@ -7,13 +7,11 @@ cancel is a problem (``api/cefi/reject_problems.py``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from cefisim.api.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.cefi.paging import fills_before, listing_client, paging, trades_cursor
-from cefisim.api.cefi.reject_problems import problem_for
+from cefisim.api.cefi.reject_problems import problem_for, refusal_problem
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import activity_item, order_record, trade_record
 from cefisim.api.edge.validate import F, check_object, is_external_id, query_id
@@ -26,7 +24,6 @@ from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import activity, client_order, order_status, orders, trades
 from cefisim.engine.records import Order
 from cefisim.engine.reference import ID_RE
-from cefisim.engine.rejects import Reject
 from cefisim.engine.units import parse_rate
 from cefisim.engine.vocabulary import (
     WORKING,
@@ -70,16 +67,6 @@ MODIFY_INFO = {
 PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
 
 
-def _refused(reason: Reject, info: dict[str, Any]) -> Problem:
-    """The problem for an order request the venue refuses before it is an order (the engine's
-    ``order_reject``): a 400 naming the field, as for a malformed one."""
-    if reason == Reject.PRICE_REQUIRED:
-        return bad_request("info.price", "is required for LIMIT orders")
-    if reason == Reject.UNKNOWN_INSTRUMENT:
-        return bad_request("info.instrument_id", f"unknown instrument {info['instrument_id']}")
-    return problem_for(reason, "info")
-
-
 async def post_order(request: web.Request) -> web.Response:
     client_id, body = await signed_json(request)
     body = check_object(body, POST_ORDER, "")
@@ -107,7 +94,7 @@ async def post_order(request: web.Request) -> web.Response:
     sim = venue_of(request)[SIM]
     refused = order_reject(sim.venue, cmd)
     if refused is not None:  # before the journal: a refused request leaves no trace
-        raise _refused(refused, info)
+        raise refusal_problem(refused, info["instrument_id"])
     result = sim.submit(cmd)
     if result.order is None:
         assert result.reject is not None

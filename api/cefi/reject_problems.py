@@ -7,7 +7,9 @@ conflicts 409, the rest 400. The slug is the reason in lower case with dashes.
 
 from __future__ import annotations
 
-from cefisim.api.edge.problems import Problem
+from typing import Any
+
+from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.engine.rejects import Reject, Stage
 
 _STATUS = {
@@ -41,3 +43,14 @@ def problem_for(reason: Reject, field: str = "") -> Problem:
     text = _DETAIL.get(reason, reason.value.lower().replace("_", " "))
     detail = f"{field}: {text}" if field else text
     return Problem(status, reason.value.lower().replace("_", "-"), f"{detail} ({reason.value})")
+
+
+def refusal_problem(reason: Reject, instrument_ref: Any) -> Problem:
+    """The problem for an order request the venue refuses before it is an order (the engine's
+    ``order_reject``): a 400 naming the field, as for a malformed one. ``instrument_ref``: the
+    instrument as the request named it."""
+    if reason == Reject.PRICE_REQUIRED:
+        return bad_request("info.price", "is required for LIMIT orders")
+    if reason == Reject.UNKNOWN_INSTRUMENT:
+        return bad_request("info.instrument_id", f"unknown instrument {instrument_ref}")
+    return problem_for(reason, "info")
