@@ -17,6 +17,6 @@ def build() -> str:
     """Which build of the engine runs: ``"compiled"`` (its modules are the Cython extensions built from
     this source, ``setup.py``) or ``"pure"`` (the ``.py`` files). ``matching`` stands for them all: the
     compiled build compiles every module but this package marker, or none."""
-    from . import matching  # on first use: importing the package stays free of the venue core
+    from cefisim.engine import matching  # on first use: importing the package stays free of the venue core
 
     return "pure" if matching.__file__ is None or matching.__file__.endswith(".py") else "compiled"

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .levels import Levels
-from .records import Order
-from .vocabulary import WORKING, Side
+from cefisim.engine.levels import Levels
+from cefisim.engine.records import Order
+from cefisim.engine.vocabulary import WORKING, Side
 
 BUY = Side.BUY.value
 

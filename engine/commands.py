@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .state import saves_fields
-from .vocabulary import TimeInForce
+from cefisim.engine.state import saves_fields
+from cefisim.engine.vocabulary import TimeInForce
 
 
 @saves_fields

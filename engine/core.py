@@ -16,15 +16,15 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from .book import Book
-from .clock import NS_PER_DAY, NS_PER_SECOND, Clock
-from .events import Event
-from .ledger import balance
-from .records import Account, Order, Transfer
-from .reference import Asset, Client, Instrument
-from .rejects import Reject
-from .state import saves_fields
-from .vocabulary import FINAL, InstrumentStatus
+from cefisim.engine.book import Book
+from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND, Clock
+from cefisim.engine.events import Event
+from cefisim.engine.ledger import balance
+from cefisim.engine.records import Account, Order, Transfer
+from cefisim.engine.reference import Asset, Client, Instrument
+from cefisim.engine.rejects import Reject
+from cefisim.engine.state import saves_fields
+from cefisim.engine.vocabulary import FINAL, InstrumentStatus
 
 CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
 #: the edition of the venue's rules a new venue follows. Edition 1 is what ``cefisim-journal/1``

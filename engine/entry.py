@@ -25,17 +25,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import CancelOrder, PlaceOrder
-from .events import OrderEvent, build_event
-from .ledger import balance, order_hold
-from .ledger import hold_rate as order_hold_rate
-from .lifecycle import activate, cancel_now
-from .matching import effective_stp
-from .pricing import protection_price, within_band, would_trade
-from .records import Order, OrderExtra
-from .rejects import CancelReason, Reject
-from .units import parse_rate
-from .vocabulary import (
+from cefisim.engine.commands import CancelOrder, PlaceOrder
+from cefisim.engine.events import OrderEvent, build_event
+from cefisim.engine.ledger import balance, order_hold
+from cefisim.engine.ledger import hold_rate as order_hold_rate
+from cefisim.engine.lifecycle import activate, cancel_now
+from cefisim.engine.matching import effective_stp
+from cefisim.engine.pricing import protection_price, within_band, would_trade
+from cefisim.engine.records import Order, OrderExtra
+from cefisim.engine.rejects import CancelReason, Reject
+from cefisim.engine.units import parse_rate
+from cefisim.engine.vocabulary import (
     FINAL,
     ExecInst,
     InstrumentStatus,
@@ -64,7 +64,7 @@ STP_INVALID = SelfTradePrevention.INVALID.value
 IOC = TimeInForce.IOC.value
 
 if TYPE_CHECKING:
-    from .core import Result, VenueCore
+    from cefisim.engine.core import Result, VenueCore
 
 
 # --- entry --------------------------------------------------------------------------------------

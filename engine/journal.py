@@ -18,8 +18,8 @@ import hashlib
 from dataclasses import fields
 from typing import Any
 
-from .commands import COMMAND_TYPES, Command, RequestTransfer
-from .events import Event, row
+from cefisim.engine.commands import COMMAND_TYPES, Command, RequestTransfer
+from cefisim.engine.events import Event, row
 
 _TUPLE_FIELDS = ("flags", "exec_inst")
 FIELD_NAMES: dict[str, tuple[str, ...]] = {

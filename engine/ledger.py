@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .records import NO_FILLS, Account, Balance, Execution, Order
-from .units import RATE_ONE
-from .vocabulary import WORKING, ExecInst, OrderStatus, Side
+from cefisim.engine.records import NO_FILLS, Account, Balance, Execution, Order
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.vocabulary import WORKING, ExecInst, OrderStatus, Side
 
 ALO = ExecInst.ALO.value
 BUY = Side.BUY.value
 NEW_PENDING = OrderStatus.NEW_PENDING.value
 
 if TYPE_CHECKING:
-    from .reference import Instrument
+    from cefisim.engine.reference import Instrument
 
 
 def balance(account: Account, asset_id: int) -> Balance:

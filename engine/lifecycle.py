@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .events import OrderEvent, build_event
-from .ledger import order_hold, rehold
-from .matching import available_to, end_order, match
-from .pricing import protection_price, would_trade
-from .records import Order
-from .rejects import CancelReason, Reject
-from .vocabulary import ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
+from cefisim.engine.events import OrderEvent, build_event
+from cefisim.engine.ledger import order_hold, rehold
+from cefisim.engine.matching import available_to, end_order, match
+from cefisim.engine.pricing import protection_price, would_trade
+from cefisim.engine.records import Order
+from cefisim.engine.rejects import CancelReason, Reject
+from cefisim.engine.vocabulary import ExecInst, InstrumentStatus, OrderFlag, OrderStatus, OrderType, Side, TimeInForce
 
 if TYPE_CHECKING:
-    from .core import VenueCore
-    from .events import Event
+    from cefisim.engine.core import VenueCore
+    from cefisim.engine.events import Event
 
 ACTIVE = OrderStatus.ACTIVE.value
 ALO = ExecInst.ALO.value

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .events import OrderEvent, TradeEvent, build_event
-from .ledger import balance, buy_bound, hold_rate, order_hold
-from .records import Execution, Fill, Order
-from .rejects import CancelReason
-from .units import RATE_ONE
-from .vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
+from cefisim.engine.events import OrderEvent, TradeEvent, build_event
+from cefisim.engine.ledger import balance, buy_bound, hold_rate, order_hold
+from cefisim.engine.records import Execution, Fill, Order
+from cefisim.engine.rejects import CancelReason
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
 
 BUY = Side.BUY.value
 CANCELED = OrderStatus.CANCELED.value
@@ -35,8 +35,8 @@ STP_CANCEL_BOTH = SelfTradePrevention.CANCEL_BOTH.value
 STP_NONE = SelfTradePrevention.NONE.value
 
 if TYPE_CHECKING:
-    from .core import VenueCore
-    from .events import Event
+    from cefisim.engine.core import VenueCore
+    from cefisim.engine.events import Event
 
 _REQUESTED = CancelReason.REQUESTED.value
 

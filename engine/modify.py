@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import ModifyOrder
-from .entry import find_order
-from .events import OrderEvent, build_event
-from .ledger import balance, buy_hold, order_hold, rehold
-from .lifecycle import end_unless_rests
-from .matching import end_order, match
-from .pricing import protection_price, within_band, would_trade
-from .records import Order
-from .rejects import CancelReason, Reject
-from .vocabulary import FINAL, InstrumentStatus, OrderStatus, OrderType, Side
+from cefisim.engine.commands import ModifyOrder
+from cefisim.engine.entry import find_order
+from cefisim.engine.events import OrderEvent, build_event
+from cefisim.engine.ledger import balance, buy_hold, order_hold, rehold
+from cefisim.engine.lifecycle import end_unless_rests
+from cefisim.engine.matching import end_order, match
+from cefisim.engine.pricing import protection_price, within_band, would_trade
+from cefisim.engine.records import Order
+from cefisim.engine.rejects import CancelReason, Reject
+from cefisim.engine.vocabulary import FINAL, InstrumentStatus, OrderStatus, OrderType, Side
 
 ACTIVE = OrderStatus.ACTIVE.value
 BUY = Side.BUY.value
@@ -32,8 +32,8 @@ HALTED = InstrumentStatus.HALTED.value
 OPENING = InstrumentStatus.OPENING.value
 
 if TYPE_CHECKING:
-    from .core import Result, VenueCore
-    from .events import Event
+    from cefisim.engine.core import Result, VenueCore
+    from cefisim.engine.events import Event
 
 
 def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:

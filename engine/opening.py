@@ -33,11 +33,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .ledger import hold_rate
-from .lifecycle import cancel_now, end_unless_rests
-from .matching import effective_stp, end_order, fill, match
-from .rejects import CancelReason
-from .vocabulary import WORKING, OrderStatus, SelfTradePrevention, Side
+from cefisim.engine.ledger import hold_rate
+from cefisim.engine.lifecycle import cancel_now, end_unless_rests
+from cefisim.engine.matching import effective_stp, end_order, fill, match
+from cefisim.engine.rejects import CancelReason
+from cefisim.engine.vocabulary import WORKING, OrderStatus, SelfTradePrevention, Side
 
 BUY = Side.BUY.value
 FILLED = OrderStatus.FILLED.value
@@ -46,10 +46,10 @@ STP_NONE = SelfTradePrevention.NONE.value
 SELF_TRADE_PREVENTION = CancelReason.SELF_TRADE_PREVENTION.value
 
 if TYPE_CHECKING:
-    from .book import Book
-    from .core import VenueCore
-    from .events import Event
-    from .records import Order
+    from cefisim.engine.book import Book
+    from cefisim.engine.core import VenueCore
+    from cefisim.engine.events import Event
+    from cefisim.engine.records import Order
 
 
 def uncross(v: VenueCore, book: Book, events: list[Event]) -> None:

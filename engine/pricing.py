@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .units import RATE_ONE
-from .vocabulary import Side
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY.value
 
 if TYPE_CHECKING:
-    from .core import VenueCore
-    from .reference import Instrument
+    from cefisim.engine.core import VenueCore
+    from cefisim.engine.reference import Instrument
 
 
 def reference_price2(v: VenueCore, inst: Instrument) -> int | None:

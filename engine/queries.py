@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
-from .entry import find_order
-from .records import Fill, Order, Transfer
-from .vocabulary import FINAL, WORKING, OrderStatus, Side, TransferStatus, TransferType
+from cefisim.engine.entry import find_order
+from cefisim.engine.records import Fill, Order, Transfer
+from cefisim.engine.vocabulary import FINAL, WORKING, OrderStatus, Side, TransferStatus, TransferType
 
 BUY = Side.BUY.value
 DEPOSIT = TransferType.DEPOSIT.value
@@ -38,11 +38,11 @@ T_COMPLETED = TransferStatus.COMPLETED.value
 T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 if TYPE_CHECKING:
-    from .book import Book
-    from .core import Feed
-    from .records import Balance
-    from .reference import Asset, Client, Instrument
-    from .venue import Venue, VenueConfig
+    from cefisim.engine.book import Book
+    from cefisim.engine.core import Feed
+    from cefisim.engine.records import Balance
+    from cefisim.engine.reference import Asset, Client, Instrument
+    from cefisim.engine.venue import Venue, VenueConfig
 
 T = TypeVar("T")
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .rejects import Reject
-from .units import format_ratio
-from .vocabulary import Side
+from cefisim.engine.rejects import Reject
+from cefisim.engine.units import format_ratio
+from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY.value
 
 if TYPE_CHECKING:
-    from .reference import Instrument
-    from .venue import Venue
+    from cefisim.engine.reference import Instrument
+    from cefisim.engine.venue import Venue
 
 #: extra decimals a VWAP carries beyond the price increment's (trailing zeros trimmed back to it)
 VWAP_EXTRA_DECIMALS = 4

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .rejects import CancelReason
-from .vocabulary import WORKING, ExecInst, OrderStatus, TransferStatus
+from cefisim.engine.rejects import CancelReason
+from cefisim.engine.vocabulary import WORKING, ExecInst, OrderStatus, TransferStatus
 
 if TYPE_CHECKING:
-    from .reference import Asset, Client, Instrument
+    from cefisim.engine.reference import Asset, Client, Instrument
 
 # module-level names for the statuses tested on every order (engine/vocabulary.py says why)
 INITIALIZED = OrderStatus.INITIALIZED.value

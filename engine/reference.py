@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 from math import gcd
 
-from .state import saves_fields
-from .units import RATE_ONE, Grid
-from .vocabulary import AssetStatus, ClientStatus, InstrumentStatus, SelfTradePrevention
+from cefisim.engine.state import saves_fields
+from cefisim.engine.units import RATE_ONE, Grid
+from cefisim.engine.vocabulary import AssetStatus, ClientStatus, InstrumentStatus, SelfTradePrevention
 
 ID_RE = re.compile(r"^[1-9][0-9]*$")
 SYMBOL_MAX = 31

@@ -15,14 +15,14 @@ import heapq
 from collections import deque
 from typing import TYPE_CHECKING
 
-from .vocabulary import FINAL, TransferStatus
+from cefisim.engine.vocabulary import FINAL, TransferStatus
 
 T_INITIALIZED = TransferStatus.INITIALIZED.value
 
 
 if TYPE_CHECKING:
-    from .core import VenueCore
-    from .records import Account
+    from cefisim.engine.core import VenueCore
+    from cefisim.engine.records import Account
 
 MIN_STATUS_RETENTION_NS = 1_000_000_000  # status_retention: one second ...
 MAX_STATUS_RETENTION_NS = 30 * 86_400 * 1_000_000_000  # ... to thirty days

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import lifecycle, modify, retention, transfers
-from .events import FeesSettledEvent
-from .vocabulary import WORKING
+from cefisim.engine import lifecycle, modify, retention, transfers
+from cefisim.engine.events import FeesSettledEvent
+from cefisim.engine.vocabulary import WORKING
 
 if TYPE_CHECKING:
-    from .core import Feed, VenueCore
-    from .events import Event
-    from .records import Order
+    from cefisim.engine.core import Feed, VenueCore
+    from cefisim.engine.events import Event
+    from cefisim.engine.records import Order
 
 
 def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:

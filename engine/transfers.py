@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import PaperFunds, RequestTransfer
-from .events import FundsEvent, TransferEvent
-from .ledger import balance
-from .records import Account, Transfer
-from .reference import Asset
-from .rejects import Reject
-from .vocabulary import TransferStatus, TransferType
+from cefisim.engine.commands import PaperFunds, RequestTransfer
+from cefisim.engine.events import FundsEvent, TransferEvent
+from cefisim.engine.ledger import balance
+from cefisim.engine.records import Account, Transfer
+from cefisim.engine.reference import Asset
+from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import TransferStatus, TransferType
 
 DEPOSIT = TransferType.DEPOSIT.value
 T_COMPLETED = TransferStatus.COMPLETED.value
@@ -33,8 +33,8 @@ T_REJECTED = TransferStatus.REJECTED.value
 INSUFFICIENT_BALANCE = Reject.INSUFFICIENT_BALANCE.value
 
 if TYPE_CHECKING:
-    from .core import Result, VenueCore
-    from .events import Event
+    from cefisim.engine.core import Result, VenueCore
+    from cefisim.engine.events import Event
 
 
 def _funds_target(v: VenueCore, client_id: int, asset_id: int, amount: str) -> tuple[Account, Asset, int] | Reject:

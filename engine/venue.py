@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from . import entry, lifecycle, modify, opening, retention, timers, transfers
-from .commands import (
+from cefisim.engine import entry, lifecycle, modify, opening, retention, timers, transfers
+from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
     Command,
@@ -38,12 +38,20 @@ from .commands import (
     SetStatusRetention,
     VenueCancel,
 )
-from .core import Result, VenueConfig, VenueCore
-from .events import ClientEvent, Event, InstrumentEvent
-from .ledger import open_qty, order_hold
-from .records import NO_FILLS, Execution, UnheldBalance
-from .rejects import Reject
-from .vocabulary import FINAL, WORKING, InstrumentStatus, OrderStatus, SelfTradePrevention, TransferStatus, TransferType
+from cefisim.engine.core import Result, VenueConfig, VenueCore
+from cefisim.engine.events import ClientEvent, Event, InstrumentEvent
+from cefisim.engine.ledger import open_qty, order_hold
+from cefisim.engine.records import NO_FILLS, Execution, UnheldBalance
+from cefisim.engine.rejects import Reject
+from cefisim.engine.vocabulary import (
+    FINAL,
+    WORKING,
+    InstrumentStatus,
+    OrderStatus,
+    SelfTradePrevention,
+    TransferStatus,
+    TransferType,
+)
 
 STP_VALUES = tuple(SelfTradePrevention)
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..events import Event
-from ..matching import end_order, fill
-from ..records import Order
-from ..vocabulary import OrderStatus, OrderType, Side, TimeInForce
-from .queue import Market, place_of
+from cefisim.engine.events import Event
+from cefisim.engine.matching import end_order, fill
+from cefisim.engine.recorded.queue import Market, place_of
+from cefisim.engine.records import Order
+from cefisim.engine.vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
 BUY = Side.BUY.value
@@ -26,7 +26,7 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from ..book import Level
+    from cefisim.engine.book import Level
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
 
 

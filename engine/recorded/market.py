@@ -48,14 +48,14 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from ..events import DepthEvent, Event, build_event
-from ..ledger import balance
-from ..records import Order, UnheldBalance
-from ..vocabulary import OrderStatus, OrderType, Side, TimeInForce
-from .feed import TRADE, UPDATE, Levels, RecordedEvent
-from .fills import ZERO_RATES, trade, uncross
-from .queue import QueuePos, move_on_depth, place_of
-from .queue_model import QueueModel, RiskAverse
+from cefisim.engine.events import DepthEvent, Event, build_event
+from cefisim.engine.ledger import balance
+from cefisim.engine.recorded.feed import TRADE, UPDATE, Levels, RecordedEvent
+from cefisim.engine.recorded.fills import ZERO_RATES, trade, uncross
+from cefisim.engine.recorded.queue import QueuePos, move_on_depth, place_of
+from cefisim.engine.recorded.queue_model import QueueModel, RiskAverse
+from cefisim.engine.records import Order, UnheldBalance
+from cefisim.engine.vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
 BUY = Side.BUY.value
@@ -65,7 +65,7 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from ..venue import Venue
+    from cefisim.engine.venue import Venue
 
 
 class RecordedMarket:

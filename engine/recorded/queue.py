@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from ..records import Account, Order
-from ..vocabulary import WORKING, OrderStatus
+from cefisim.engine.records import Account, Order
+from cefisim.engine.vocabulary import WORKING, OrderStatus
 
 ACTIVE = OrderStatus.ACTIVE.value
 
 if TYPE_CHECKING:
-    from ..book import Book, Level
-    from ..core import VenueCore
-    from ..reference import Instrument
-    from .queue_model import QueueModel
+    from cefisim.engine.book import Book, Level
+    from cefisim.engine.core import VenueCore
+    from cefisim.engine.recorded.queue_model import QueueModel
+    from cefisim.engine.reference import Instrument
 
 
 class Market(Protocol):

@@ -35,11 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..commands import CancelOrder, Command, PlaceOrder
-from ..records import Order
-from ..state import saves_fields
-from ..units import RATE_ONE
-from ..vocabulary import FINAL, ExecInst, InstrumentStatus, OrderStatus, OrderType, Side, TimeInForce
+from cefisim.engine.commands import CancelOrder, Command, PlaceOrder
+from cefisim.engine.records import Order
+from cefisim.engine.state import saves_fields
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.vocabulary import FINAL, ExecInst, InstrumentStatus, OrderStatus, OrderType, Side, TimeInForce
 
 ACTIVE = OrderStatus.ACTIVE.value
 ALO = ExecInst.ALO.value
@@ -56,7 +56,7 @@ OPENING = InstrumentStatus.OPENING.value
 if TYPE_CHECKING:
     from random import Random
 
-    from ..venue import Result, Venue
+    from cefisim.engine.venue import Result, Venue
 
 Submit = Callable[[Command], "Result"]
 

@@ -55,18 +55,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
-from ..events import DepthEvent, InstrumentEvent, OrderEvent, TradeEvent
-from ..vocabulary import Side
+from cefisim.engine.commands import AdvanceClock, CancelOrder, Command, ModifyOrder, PlaceOrder, SetLatency
+from cefisim.engine.events import DepthEvent, InstrumentEvent, OrderEvent, TradeEvent
+from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from ..records import Fill
-    from ..reference import Instrument
-    from ..venue import Result, Venue
-    from .scenario import ScenarioRunner
+    from cefisim.engine.records import Fill
+    from cefisim.engine.reference import Instrument
+    from cefisim.engine.simulation.scenario import ScenarioRunner
+    from cefisim.engine.venue import Result, Venue
 
 MAX_ROUNDS = 1000  # publish rounds at one instant before the strategy is declared looping
 DEFAULT_DEPTH = 5

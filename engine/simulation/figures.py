@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..units import RATE_ONE
-from ..vocabulary import LiquidityFlag, Side
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.vocabulary import LiquidityFlag, Side
 
 BUY = Side.BUY.value
 MAKER = LiquidityFlag.MAKER.value
 
 if TYPE_CHECKING:
-    from ..records import Fill
-    from ..reference import Instrument
-    from .backtest import Harness
+    from cefisim.engine.records import Fill
+    from cefisim.engine.reference import Instrument
+    from cefisim.engine.simulation.backtest import Harness
 
 
 def base_unit_price(inst: Instrument, mark2: int) -> Fraction:

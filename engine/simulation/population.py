@@ -25,11 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
-from ..commands import CancelOrder, PlaceOrder
-from ..records import Order
-from ..units import RATE_ONE
-from ..vocabulary import FINAL
-from .agents import (
+from cefisim.engine.commands import CancelOrder, PlaceOrder
+from cefisim.engine.records import Order
+from cefisim.engine.simulation.agents import (
     ACTIVE,
     ALO,
     BUY,
@@ -45,9 +43,9 @@ from .agents import (
     chance,
     exponential,
 )
-from .agents import Agent as ScenarioAgent
-from .agents import build_agent as build_scenario_agent
-from .population_specs import (
+from cefisim.engine.simulation.agents import Agent as ScenarioAgent
+from cefisim.engine.simulation.agents import build_agent as build_scenario_agent
+from cefisim.engine.simulation.population_specs import (
     Activity,
     Fundamental,
     InventoryMakerSpec,
@@ -60,13 +58,15 @@ from .population_specs import (
     fraction_of,
     int_div,
 )
+from cefisim.engine.units import RATE_ONE
+from cefisim.engine.vocabulary import FINAL
 
 if TYPE_CHECKING:
     from random import Random
 
-    from ..book import Book
-    from ..reference import Instrument
-    from ..venue import Venue
+    from cefisim.engine.book import Book
+    from cefisim.engine.reference import Instrument
+    from cefisim.engine.venue import Venue
 
 
 # --- the agents --------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..state import saves_fields
-from ..units import RATE_ONE
-from .agents import exponential
+from cefisim.engine.simulation.agents import exponential
+from cefisim.engine.state import saves_fields
+from cefisim.engine.units import RATE_ONE
 
 if TYPE_CHECKING:
     from random import Random

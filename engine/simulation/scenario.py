@@ -31,14 +31,14 @@ import heapq
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from ..commands import AdvanceClock, Command
-from .agents import agent_seed
-from .population import AnySpec, build_agent
+from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.simulation.agents import agent_seed
+from cefisim.engine.simulation.population import AnySpec, build_agent
 
 if TYPE_CHECKING:
     from random import Random
 
-    from ..venue import Result, Venue
+    from cefisim.engine.venue import Result, Venue
 
 Step = tuple[int, Command, "Result"]
 OnStep = Callable[[int, Command, "Result"], None]
