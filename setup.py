@@ -111,8 +111,10 @@ def extensions() -> list[Extension]:
         _notice("no working C compiler (or Python headers): pure build")
         return []
     sources = _stage()
-    # stripped: the symbols would make the wheel several times larger and nobody debugs the C
-    link = ["-s"] if sys.platform.startswith("linux") else []
+    # stripped: the symbols would make the wheel several times larger and nobody debugs the C; a
+    # profiler (callgrind, perf) needs them to name the engine's functions: CEFISIM_KEEP_SYMBOLS=1
+    strip = sys.platform.startswith("linux") and not os.environ.get("CEFISIM_KEEP_SYMBOLS")
+    link = ["-s"] if strip else []
     exts = [Extension(_module_name(src), [str(src.relative_to(ROOT))], extra_link_args=link) for src in sources]
     _notice(f"compiling {len(exts)} engine modules with Cython: compiled build")
     return cythonize(exts, compiler_directives=DIRECTIVES, include_path=[str(STAGE)], quiet=True)

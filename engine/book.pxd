@@ -21,3 +21,7 @@ cdef class Book:
     cpdef remove(self, Order order, open_lots)
 
     cpdef drop_level(self, levels, key)
+
+    cpdef best_bid(self)
+
+    cpdef best_ask(self)

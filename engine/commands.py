@@ -19,8 +19,7 @@ from cefisim.engine.state import saves_fields
 from cefisim.engine.vocabulary import TimeInForce
 
 
-@saves_fields
-@dataclass(slots=True)
+@dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class PlaceOrder:
     kind = "place"
     client_id: int
@@ -39,8 +38,7 @@ class PlaceOrder:
     parent_id: str | None = None
 
 
-@saves_fields
-@dataclass(slots=True)
+@dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class ModifyOrder:
     """Modify an order found by exchange id (``order_id``) or external id (``external_id``).
 
@@ -60,8 +58,7 @@ class ModifyOrder:
     prev_modify: str | None = None
 
 
-@saves_fields
-@dataclass(slots=True)
+@dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class CancelOrder:
     """Cancel by reference: the exchange order id or the external id."""
 
@@ -70,7 +67,6 @@ class CancelOrder:
     ref: str
 
 
-@saves_fields
 @dataclass(slots=True)
 class SetClientInfo:
     kind = "client_info"
@@ -78,7 +74,6 @@ class SetClientInfo:
     self_trade_prevention: str
 
 
-@saves_fields
 @dataclass(slots=True)
 class RequestTransfer:
     kind = "transfer"
@@ -90,7 +85,6 @@ class RequestTransfer:
     instructions: tuple[tuple[str, object], ...] = ()  # sorted (key, value) pairs, already validated
 
 
-@saves_fields
 @dataclass(slots=True)
 class PaperFunds:
     """Add (or with ``remove``, take away) test funds: the gateway's paper trading."""
@@ -102,7 +96,6 @@ class PaperFunds:
     remove: bool = False
 
 
-@saves_fields
 @dataclass(slots=True)
 class SetInstrumentStatus:
     kind = "instrument_status"
@@ -110,7 +103,6 @@ class SetInstrumentStatus:
     status: str
 
 
-@saves_fields
 @dataclass(slots=True)
 class SetLatency:
     """Acknowledgement delays in engine nanoseconds (0: commands complete before their response)."""
@@ -121,7 +113,6 @@ class SetLatency:
     cancel_ns: int = 0
 
 
-@saves_fields
 @dataclass(slots=True)
 class SetSettlementDelay:
     """How long transfers stay INITIALIZED before they complete, in engine nanoseconds."""
@@ -130,7 +121,6 @@ class SetSettlementDelay:
     delay_ns: int
 
 
-@saves_fields
 @dataclass(slots=True)
 class SetStatusRetention:
     """How long an ended order stays visible to status lookups, in engine nanoseconds."""
@@ -139,7 +129,6 @@ class SetStatusRetention:
     retention_ns: int
 
 
-@saves_fields
 @dataclass(slots=True)
 class VenueCancel:
     """The venue cancels resting orders on its own, as on a risk event or an instrument halt: every
@@ -152,7 +141,6 @@ class VenueCancel:
     instrument_id: int | None = None
 
 
-@saves_fields
 @dataclass(slots=True)
 class AdvanceClock:
     """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""
@@ -192,3 +180,6 @@ COMMAND_TYPES: dict[str, type[Command]] = {
         AdvanceClock,
     )
 }
+for _command in COMMAND_TYPES.values():  # calls: a C type (commands.pxd) takes no other decorator
+    saves_fields(_command)
+del _command  # a snapshot names a class by the name it has in its module: only its own

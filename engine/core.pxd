@@ -4,6 +4,14 @@
 # (tests/test_build.py); a subclass (Venue) keeps a __dict__ for the rest.
 from cefisim.engine.clock cimport Clock
 
+
+# a dataclass: its fields in the order of VenueConfig in core.py (the compiled dataclass takes them
+# from here)
+cdef class VenueConfig:
+    cdef public object gtc_life_ns, status_retention_ns, listing_window_ns, fee_settlement_interval_ns
+    cdef public object max_open_orders, max_venue_open_orders, max_ended_orders_per_client
+    cdef public object max_ended_orders
+
 cdef class Result:
     cdef public object events, order, reject, snapshot_status, transfer
 
@@ -12,6 +20,7 @@ cdef class VenueCore:
     cdef public dict accounts, assets, books, clients, fee_account, instruments
     cdef public Clock clock
     cdef public list _timers
-    cdef public object _cap_check_at, _next_housekeeping, _timer_seq, _wake, config, gtc_queue
+    cdef public VenueConfig config
+    cdef public object _cap_check_at, _next_housekeeping, _timer_seq, _wake, gtc_queue
     cdef public object latency_cancel_ns, latency_entry_ns, latency_modify_ns, next_match_id
     cdef public object next_order_id, next_transfer_id, settlement_delay_ns

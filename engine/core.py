@@ -33,7 +33,6 @@ CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engin
 RULES = 2
 
 
-@saves_fields
 @dataclass
 class VenueConfig:
     gtc_life_ns: int = 30 * NS_PER_DAY
@@ -46,6 +45,9 @@ class VenueConfig:
     # forgotten first once a client, or the venue, holds more (docs/limits.md: bounded memory)
     max_ended_orders_per_client: int = 100_000
     max_ended_orders: int = 500_000
+
+
+saves_fields(VenueConfig)  # a call: a C type in the compiled build (core.pxd) takes no other decorator
 
 
 class Feed(Protocol):

@@ -1,9 +1,37 @@
-# Compiled build only (setup.py, docs/build.md): order entry with the new order and its account typed.
+# Compiled build only (setup.py, docs/build.md): order entry and cancel with the venue, the command,
+# the new order, its account and instrument typed, and the checks and the operations they call
+# (activation, holds, prices) as direct C calls.
 cimport cython
 
+from cefisim.engine.commands cimport CancelOrder, PlaceOrder
 from cefisim.engine.core cimport Result, VenueCore
-
+from cefisim.engine.ledger cimport balance, order_hold
+from cefisim.engine.lifecycle cimport activate, cancel_now
+from cefisim.engine.matching cimport effective_stp
+from cefisim.engine.pricing cimport protection_price, within_band, would_trade
 from cefisim.engine.records cimport Account, Order
+from cefisim.engine.reference cimport Client, Instrument
 
-@cython.locals(account=Account, order=Order)
-cpdef place(VenueCore v, cmd, Result result)
+cpdef _extra_of(PlaceOrder cmd, hold_rate)
+
+@cython.locals(account=Account)
+cpdef _reject(VenueCore v, Order order, reason, PlaceOrder cmd, Result result)
+
+cpdef order_reject(VenueCore v, PlaceOrder cmd)
+
+@cython.locals(account=Account, inst=Instrument, order=Order)
+cpdef place(VenueCore v, PlaceOrder cmd, Result result)
+
+@cython.locals(inst=Instrument, account=Account, client=Client)
+cpdef _entry_reject(VenueCore v, PlaceOrder cmd, Order order, qty, price, hold_rate)
+
+@cython.locals(inst=Instrument)
+cpdef _price_reject(VenueCore v, PlaceOrder cmd, Order order)
+
+cpdef _take_hold(Order order)
+
+@cython.locals(account=Account)
+cpdef find_order(VenueCore v, client_id, ref)
+
+@cython.locals(order=Order)
+cpdef cancel(VenueCore v, CancelOrder cmd, Result result)

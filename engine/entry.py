@@ -29,11 +29,11 @@ from cefisim.engine.commands import CancelOrder, PlaceOrder
 from cefisim.engine.events import OrderEvent, build_event
 from cefisim.engine.ledger import balance, order_hold
 from cefisim.engine.ledger import hold_rate as order_hold_rate
-from cefisim.engine.lifecycle import activate, cancel_now
+from cefisim.engine.lifecycle import REQUESTED, activate, cancel_now
 from cefisim.engine.matching import effective_stp
 from cefisim.engine.pricing import protection_price, within_band, would_trade
 from cefisim.engine.records import Order, OrderExtra
-from cefisim.engine.rejects import CancelReason, Reject
+from cefisim.engine.rejects import Reject
 from cefisim.engine.units import parse_rate
 from cefisim.engine.vocabulary import (
     FINAL,
@@ -309,5 +309,5 @@ def cancel(v: VenueCore, cmd: CancelOrder, result: Result) -> Result:
         v.schedule(v.clock.now + v.latency_cancel_ns, "ack_cancel", order)
         result.snapshot_status = CANCEL_PENDING
         return result
-    cancel_now(v, order, CancelReason.REQUESTED.value, result.events)
+    cancel_now(v, order, REQUESTED, result.events)
     return result

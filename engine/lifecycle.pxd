@@ -1,13 +1,23 @@
-# Compiled build only (setup.py, docs/build.md): an order's activation and end with the order typed.
+# Compiled build only (setup.py, docs/build.md): an order's activation and end with the order typed,
+# and matching and the holds as direct C calls.
 cimport cython
 
 from cefisim.engine.book cimport Book
 from cefisim.engine.core cimport VenueCore
+from cefisim.engine.ledger cimport order_hold, rehold
+from cefisim.engine.matching cimport available_to, end_order, match
+from cefisim.engine.pricing cimport protection_price, would_trade
 from cefisim.engine.records cimport Order
+from cefisim.engine.reference cimport Instrument
 
-@cython.locals(book=Book)
+@cython.locals(book=Book, inst=Instrument)
 cpdef activate(VenueCore v, Order order, events, confirmed=*)
 
 cpdef end_unless_rests(VenueCore v, Order order, stopped, events)
 
 cpdef cancel_now(VenueCore v, Order order, reason, events)
+
+@cython.locals(inst=Instrument)
+cpdef ack_entry(VenueCore v, Order order, events)
+
+cpdef ack_cancel(VenueCore v, Order order, events)

@@ -41,6 +41,13 @@ I_ACTIVE = InstrumentStatus.ACTIVE.value
 DISABLED = InstrumentStatus.DISABLED.value
 HALTED = InstrumentStatus.HALTED.value
 REQUESTED = CancelReason.REQUESTED.value
+# the reasons as plain strings, read once: an enum member's .value is a Python property call per read
+AON_NOT_FILLABLE = CancelReason.AON_NOT_FILLABLE.value
+SELF_TRADE_PREVENTION = CancelReason.SELF_TRADE_PREVENTION.value
+MARKET_REMAINDER = CancelReason.MARKET_REMAINDER.value
+IOC_REMAINDER = CancelReason.IOC_REMAINDER.value
+NO_LIQUIDITY = Reject.NO_LIQUIDITY.value
+ALO_WOULD_TRADE = Reject.ALO_WOULD_TRADE.value
 
 
 def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | None = None) -> None:
@@ -52,7 +59,7 @@ def activate(v: VenueCore, order: Order, events: list[Event], confirmed: int | N
     extra = order.extra
     is_aon = extra is not None and AON in extra.exec_inst
     if is_aon and not available_to(v, order, order.price, order.remaining):
-        end_order(v, order, CANCELED, CancelReason.AON_NOT_FILLABLE.value, events)
+        end_order(v, order, CANCELED, AON_NOT_FILLABLE, events)
         return
     inst = order.instrument
     book = v.books[inst.id]
@@ -75,11 +82,11 @@ def end_unless_rests(v: VenueCore, order: Order, stopped: bool, events: list[Eve
     if not order.remaining:
         end_order(v, order, FILLED, None, events)
     elif stopped:
-        end_order(v, order, CANCELED, CancelReason.SELF_TRADE_PREVENTION.value, events)
+        end_order(v, order, CANCELED, SELF_TRADE_PREVENTION, events)
     elif order.type == MARKET:
-        end_order(v, order, CANCELED, CancelReason.MARKET_REMAINDER.value, events)
+        end_order(v, order, CANCELED, MARKET_REMAINDER, events)
     elif order.tif == IOC:
-        end_order(v, order, CANCELED, CancelReason.IOC_REMAINDER.value, events)
+        end_order(v, order, CANCELED, IOC_REMAINDER, events)
     else:
         return True
     return False
@@ -115,7 +122,7 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
         aggressive = USE_AGGRESSIVE_PRICING in extra.flags
         prot = protection_price(v, order.side, inst, aggressive)
         if prot is None:
-            end_order(v, order, CANCELED, Reject.NO_LIQUIDITY.value, events)
+            end_order(v, order, CANCELED, NO_LIQUIDITY, events)
             return
         # a BUY never spends more than was held at entry, and a lower price holds less (the
         # difference goes back to the client); a SELL holds base, so any price will do
@@ -126,7 +133,7 @@ def ack_entry(v: VenueCore, order: Order, events: list[Event]) -> None:
         elif order.side != BUY:
             order.price = prot
     elif order.is_alo and would_trade(v, order.side, inst, order.price):
-        end_order(v, order, CANCELED, Reject.ALO_WOULD_TRADE.value, events)
+        end_order(v, order, CANCELED, ALO_WOULD_TRADE, events)
         return
     activate(v, order, events, acked)
 

@@ -1,18 +1,24 @@
 # Compiled build only (setup.py, docs/build.md): the matching loop's and a fill's records typed, so
-# their attributes are read as C struct fields and Book's methods called directly.
+# their attributes are read as C struct fields, and Book's methods and the holds' arithmetic called
+# directly.
 cimport cython
 
 from cefisim.engine.book cimport Book, Level
 from cefisim.engine.core cimport VenueCore
+from cefisim.engine.ledger cimport balance, buy_bound, hold_rate, order_hold
 from cefisim.engine.records cimport Account, Execution, Order
+from cefisim.engine.reference cimport Instrument
 
 cpdef effective_stp(Order order)
 
 @cython.locals(account=Account)
 cpdef end_order(VenueCore v, Order order, status, reason, events)
 
-@cython.locals(buyer=Order, seller=Order, bx=Execution, sx=Execution, bc=Account, sc=Account)
+@cython.locals(buyer=Order, seller=Order, bx=Execution, sx=Execution, bc=Account, sc=Account, inst=Instrument)
 cpdef fill(VenueCore v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate)
 
 @cython.locals(book=Book, level=Level, maker=Order, account=Account, orders=dict, gone=list)
 cpdef match(VenueCore v, Order taker, events)
+
+@cython.locals(book=Book, level=Level, maker=Order)
+cpdef available_to(VenueCore v, Order taker, limit, wanted)

@@ -4,21 +4,26 @@
 
 cimport cython
 
+from cefisim.engine.reference cimport Client, Instrument
+
 @cython.final
 cdef class Execution:
     cdef public object cum_fee, cum_lt, cum_quote, executed, fees_paid
 
 @cython.final
-cdef class Order:
-    cdef public object account, created, external_id, extra, id, instrument, price, remaining
-    cdef public object side, status, tif, type, updated
-    cdef public Execution execution
-
-@cython.final
 cdef class Account:
     cdef public dict balances, by_external, live_external, open_orders, orders, transfers
-    cdef public object client, id
+    cdef public Client client
+    cdef public object id
     cdef public list fills, funds_log
+
+@cython.final
+cdef class Order:
+    cdef public Account account
+    cdef public Instrument instrument
+    cdef public object created, external_id, extra, id, price, remaining
+    cdef public object side, status, tif, type, updated
+    cdef public Execution execution
 
 @cython.final
 cdef class Fill:

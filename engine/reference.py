@@ -23,7 +23,6 @@ SYMBOL_MAX = 31
 # status and STP defaults are the plain strings, as the engine stores them (engine/vocabulary.py)
 
 
-@saves_fields
 @dataclass(eq=False)
 class Asset:
     id: int
@@ -38,7 +37,6 @@ class Asset:
         self.grid = Grid.of_decimals(self.decimals)
 
 
-@saves_fields
 @dataclass(eq=False)
 class Instrument:
     id: int
@@ -91,7 +89,6 @@ class Instrument:
         return self.maker_fee, self.taker_fee
 
 
-@saves_fields
 @dataclass(eq=False)
 class Client:
     """A client as the venue knows it: who it is and its settings. Its balances and records are its
@@ -103,3 +100,9 @@ class Client:
     status: str = ClientStatus.ACTIVE.value
     # instrument id -> (maker, taker) fee rates that replace the instrument's for this client
     fee_overrides: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+# calls, not decorators: C types in the compiled build (reference.pxd), which take no other decorator
+saves_fields(Asset)
+saves_fields(Instrument)
+saves_fields(Client)

@@ -1,8 +1,9 @@
 """The two builds of the engine (docs/build.md): the pure ``.py`` files and the same source compiled.
 
-- Every ``.pxd`` file declares exactly the ``__slots__`` of the classes it makes C types of: an
-  attribute added to such a class in its ``.py`` file without a declaration would be an AttributeError
-  only in the compiled build, so it fails here, in both builds, with the names to add.
+- Every ``.pxd`` file declares exactly the ``__slots__`` (a dataclass: the fields, in order) of the
+  classes it makes C types of: an attribute added to such a class in its ``.py`` file without a
+  declaration would be an AttributeError only in the compiled build, so it fails here, in both builds,
+  with the names to add.
 - ``make test`` runs the engine's tests a second time on the compiled build with
   ``CEFISIM_EXPECT_BUILD=compiled``: then the engine must really be compiled, every module of it.
 - With the compiled build in place, every shipped scenario gives byte-identical journals, event
@@ -36,44 +37,71 @@ COMPILED = sorted(
 )
 
 
-def _declared(pxd: Path) -> dict[str, set[str]]:
-    """The attributes each ``cdef class`` of a .pxd file declares."""
-    classes: dict[str, set[str]] = {}
-    current: set[str] | None = None
+def _declared(pxd: Path) -> dict[str, list[str]]:
+    """The attributes each ``cdef class`` of a .pxd file declares, in the order declared."""
+    classes: dict[str, list[str]] = {}
+    current: list[str] | None = None
     for line in pxd.read_text(encoding="utf-8").splitlines():
         head = re.match(r"cdef class (\w+)", line)
         if head:
-            current = classes[head.group(1)] = set()
+            current = classes[head.group(1)] = []
             continue
         attrs = re.match(r"\s+cdef (?:public |readonly )?\w+ ([\w, ]+)$", line)
         if attrs and current is not None:
-            current.update(name.strip() for name in attrs.group(1).split(","))
+            current.extend(name.strip() for name in attrs.group(1).split(","))
     return classes
 
 
-def _slots(source: Path) -> dict[str, set[str]]:
-    """The ``__slots__`` of each class of a module, read from its source (the same in both builds)."""
-    out: dict[str, set[str]] = {}
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    return any(
+        (d.func if isinstance(d, ast.Call) else d).id == "dataclass"  # type: ignore[union-attr]
+        for d in node.decorator_list
+        if isinstance(d.func if isinstance(d, ast.Call) else d, ast.Name)
+    )
+
+
+def _attributes(source: Path) -> dict[str, tuple[str, list[str]]]:
+    """Per class of a module, read from its source (the same in both builds): ``("slots", names)`` for a
+    class with ``__slots__``, ``("fields", names in order)`` for a dataclass (its annotated names but
+    the ``ClassVar`` ones)."""
+    out: dict[str, tuple[str, list[str]]] = {}
     for node in ast.parse(source.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.ClassDef):
-            for stmt in node.body:
-                if isinstance(stmt, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets
-                ):
-                    out[node.name] = set(ast.literal_eval(stmt.value))
+        if not isinstance(node, ast.ClassDef):
+            continue
+        if _is_dataclass(node):
+            fields = [
+                stmt.target.id
+                for stmt in node.body
+                if isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and "ClassVar" not in ast.unparse(stmt.annotation)
+            ]
+            out[node.name] = ("fields", fields)
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets
+            ):
+                out[node.name] = ("slots", list(ast.literal_eval(stmt.value)))
     return out
 
 
 @pytest.mark.parametrize("pxd", PXDS, ids=[p.name for p in PXDS])
 def test_every_pxd_declares_exactly_the_slots(pxd: Path) -> None:
+    """A slotted class declares its slots (in any order); a dataclass its fields in the order of the
+    dataclass, which the compiled dataclass takes from the .pxd (its __init__, repr and the journal's
+    positional records follow it)."""
     declared = _declared(pxd)
     assert declared, f"{pxd.name} declares no cdef class"
-    slots = _slots(pxd.with_suffix(".py"))
+    known = _attributes(pxd.with_suffix(".py"))
+    source = pxd.with_suffix(".py").name
     for cls, attrs in declared.items():
-        assert cls in slots, f"{pxd.name}: {cls} has no __slots__ in {pxd.with_suffix('.py').name}"
-        missing, extra = sorted(slots[cls] - attrs), sorted(attrs - slots[cls])
-        assert not missing, f"{pxd.name}: declare {missing} in cdef class {cls} (its __slots__ has them)"
-        assert not extra, f"{pxd.name}: cdef class {cls} declares {extra}, which its __slots__ lacks"
+        assert cls in known, f"{pxd.name}: {cls} is neither slotted nor a dataclass in {source}"
+        kind, names = known[cls]
+        missing, extra = sorted(set(names) - set(attrs)), sorted(set(attrs) - set(names))
+        assert not missing, f"{pxd.name}: declare {missing} in cdef class {cls} (its {kind} have them)"
+        assert not extra, f"{pxd.name}: cdef class {cls} declares {extra}, which its {kind} lack"
+        if kind == "fields":
+            assert attrs == names, f"{pxd.name}: declare the fields of {cls} in its order in {source}: {names}"
 
 
 def test_the_build_is_all_or_nothing() -> None:

@@ -7,7 +7,7 @@ book, in its account's records and in a timer) stay shared. ``from_json`` rebuil
 
 Each engine class owns its part of the format:
 - what it saves: the attributes named by its ``SNAPSHOT`` class attribute, in that order (a dataclass
-  whose fields are its state gets it from ``engine.state.saves_fields``);
+  whose fields are its state says so with ``engine.state.saves_fields``; ``engine.state.saved_state`` reads both);
 - what it restores beyond them: its ``restored()`` method, when it has one, rebuilds what is not state
   (memo caches, the venue's command table) once its saved attributes are back.
 
@@ -38,6 +38,7 @@ from cefisim.api.runtime.snapshot_v2 import FORMAT_V2, upgrade_v2
 from cefisim.api.sides import SideRecord
 from cefisim.engine.levels import Levels
 from cefisim.engine.simulation.scenario import ScenarioRunner
+from cefisim.engine.state import saved_state
 from cefisim.engine.venue import Venue
 
 FORMAT = "cefisim-snapshot/3"  # /3: explicit per-class state; a client's account apart from the client
@@ -50,13 +51,6 @@ class SnapshotError(ValueError):
     pass
 
 
-def saved_fields(cls: type) -> tuple[str, ...] | None:
-    """The attributes an instance of ``cls`` saves, in order (``engine/state.py``); None: ``cls``
-    declares no state and cannot be in a snapshot."""
-    declared: tuple[str, ...] | None = getattr(cls, "SNAPSHOT", None)
-    return declared
-
-
 def _registry() -> dict[str, type]:
     """Every engine class that declares its state (sub-packages included), by its own name."""
     classes = dict(_BUILTIN)
@@ -66,7 +60,7 @@ def _registry() -> dict[str, type]:
             continue
         module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
-            if inspect.isclass(obj) and obj.__module__ == module.__name__ and saved_fields(obj) is not None:
+            if inspect.isclass(obj) and obj.__module__ == module.__name__ and saved_state(obj) is not None:
                 assert name not in classes, f"two engine classes named {name}: snapshots name classes"
                 classes[name] = obj
     return classes
@@ -75,7 +69,7 @@ def _registry() -> dict[str, type]:
 #: class name -> class, for every class a snapshot can hold
 CLASSES = _registry()
 _NAMES = {cls: name for name, cls in CLASSES.items()}
-_FIELDS = {cls: saved_fields(cls) or () for cls in CLASSES.values()}
+_FIELDS = {cls: saved_state(cls) or () for cls in CLASSES.values()}
 
 
 class _Writer:

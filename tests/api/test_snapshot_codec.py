@@ -15,6 +15,7 @@ from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario
 from cefisim.engine.levels import Levels
+from cefisim.engine.state import saved_state
 from tests.api import snapshot_steps as steps
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -45,7 +46,7 @@ def _engine_objects(root: list[Any]) -> list[Any]:
             todo.extend(v.keys())
             todo.extend(v.values())
         elif not isinstance(v, _BUILTIN):
-            fields = snapshot.saved_fields(type(v))
+            fields = saved_state(type(v))
             assert fields is not None, f"{type(v).__qualname__} is in the state but declares nothing it saves"
             found.append(v)
             todo.extend(getattr(v, f) for f in fields)
@@ -61,7 +62,7 @@ def test_every_attribute_of_the_state_is_saved_or_rebuilt(name: str) -> None:
     assert {"Venue", "Account", "Client", "Order", "Book", "ScenarioRunner"} <= classes
     for obj in objects:
         copy = type(obj).__new__(type(obj))  # a compiled class refuses object.__new__
-        for attr in snapshot.saved_fields(type(obj)) or ():
+        for attr in saved_state(type(obj)) or ():
             object.__setattr__(copy, attr, getattr(obj, attr))
         if hasattr(copy, "restored"):
             copy.restored()
@@ -72,9 +73,7 @@ def test_the_format_is_what_the_classes_declare() -> None:
     """The classes and fields of cefisim-snapshot/3. When this fails the format changed: bump
     ``snapshot.FORMAT``, upgrade documents of the version before (as ``api/runtime/snapshot_v2.py``
     does), commit a fixture of the new version and the fields (docs/snapshot.md)."""
-    declared = {
-        name: list(snapshot.saved_fields(cls) or ()) for name, cls in snapshot.CLASSES.items() if cls not in _BUILTIN
-    }
+    declared = {name: list(saved_state(cls) or ()) for name, cls in snapshot.CLASSES.items() if cls not in _BUILTIN}
     assert snapshot.FORMAT == "cefisim-snapshot/3"
     assert declared == orjson.loads(FIELDS.read_bytes())
 
