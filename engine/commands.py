@@ -9,6 +9,12 @@ venue. ``kind`` names the command in the journal.
 
 The journal record of each kind is documented in ``docs/journal.md``; ``to_record``/``from_record``
 in ``engine/journal.py`` convert without loss.
+
+The order-entry commands (``PlaceOrder``, ``ModifyOrder``, ``CancelOrder``) are C types in the compiled
+build (``commands.pxd``, docs/build.md) and spell out their field values in ``values()``: compiled, it
+reads them as struct fields, where the journal's generated getter, interpreted code, would read a C
+type's fields through descriptors at twice the cost. ``tests/engine/test_journal_wire.py`` checks each
+against the fields.
 """
 
 from __future__ import annotations
@@ -37,6 +43,26 @@ class PlaceOrder:
     msg_id: str | None = None
     parent_id: str | None = None
 
+    def values(self) -> tuple[object, ...]:
+        """The fields in declaration order: the command's journal values (the module docstring says why
+        this is written out)."""
+        return (
+            self.client_id,
+            self.instrument_id,
+            self.side,
+            self.type,
+            self.qty,
+            self.price,
+            self.tif,
+            self.flags,
+            self.exec_inst,
+            self.stp,
+            self.hold_fee_rate,
+            self.external_id,
+            self.msg_id,
+            self.parent_id,
+        )
+
 
 @dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class ModifyOrder:
@@ -57,6 +83,21 @@ class ModifyOrder:
     parent_id: str | None = None
     prev_modify: str | None = None
 
+    def values(self) -> tuple[object, ...]:
+        """The fields in declaration order: the command's journal values (the module docstring says why
+        this is written out)."""
+        return (
+            self.client_id,
+            self.order_id,
+            self.external_id,
+            self.new_qty,
+            self.new_price,
+            self.new_type,
+            self.msg_id,
+            self.parent_id,
+            self.prev_modify,
+        )
+
 
 @dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class CancelOrder:
@@ -65,6 +106,11 @@ class CancelOrder:
     kind = "cancel"
     client_id: int
     ref: str
+
+    def values(self) -> tuple[object, ...]:
+        """The fields in declaration order: the command's journal values (the module docstring says why
+        this is written out)."""
+        return (self.client_id, self.ref)
 
 
 @dataclass(slots=True)

@@ -3,6 +3,7 @@
 # without a dictionary lookup. Each attribute here is one of VenueCore's __slots__ in core.py
 # (tests/test_build.py); a subclass (Venue) keeps a __dict__ for the rest.
 from cefisim.engine.clock cimport Clock
+from cefisim.engine.records cimport Order
 
 
 # a dataclass: its fields in the order of VenueConfig in core.py (the compiled dataclass takes them
@@ -24,3 +25,7 @@ cdef class VenueCore:
     cdef public object _cap_check_at, _next_housekeeping, _timer_seq, _wake, gtc_queue
     cdef public object latency_cancel_ns, latency_entry_ns, latency_modify_ns, next_match_id
     cdef public object next_order_id, next_transfer_id, settlement_delay_ns
+
+    cpdef schedule(self, due, action, payload)
+
+    cpdef queue_expiry(self, Order order)

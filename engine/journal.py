@@ -40,7 +40,11 @@ def _values_getter(names: tuple[str, ...]) -> Any:
     return scope["values"]
 
 
-_VALUES = {cls: _values_getter(FIELD_NAMES[kind]) for kind, cls in COMMAND_TYPES.items()}
+#: command class -> its field values as a tuple: its own ``values`` where it has one (the order-entry
+#: commands), else a generated getter
+_VALUES = {
+    cls: getattr(cls, "values", None) or _values_getter(FIELD_NAMES[kind]) for kind, cls in COMMAND_TYPES.items()
+}
 
 
 def to_record(at: int, src: str, cmd: Command) -> list[Any]:

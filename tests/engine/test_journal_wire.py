@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import orjson
 import pytest
 
 from cefisim.engine.commands import (
+    COMMAND_TYPES,
     AdvanceClock,
     CancelOrder,
     ModifyOrder,
@@ -62,3 +64,13 @@ def test_round_trip_through_json(cmd) -> None:
 def test_what_cannot_be_rebuilt_is_a_value_error(bad, message: str) -> None:
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         from_record(bad)
+
+
+@pytest.mark.parametrize("cls", [c for c in COMMAND_TYPES.values() if hasattr(c, "values")], ids=lambda c: c.kind)
+def test_a_written_out_values_is_the_fields_in_order(cls: type) -> None:
+    """A command that spells out its journal values (engine/commands.py says why) gives every field, in
+    declaration order: each field is set to a value of its own, so a missing, extra or swapped one fails."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    cmd = cls(**{name: f"v{i}" for i, name in enumerate(names)})
+    assert cmd.values() == tuple(f"v{i}" for i in range(len(names)))
+    assert to_record(5, "ext", cmd)[3] == cmd.values()

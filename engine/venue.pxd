@@ -1,0 +1,7 @@
+# Compiled build only (setup.py, docs/build.md): the venue a C type too, so that ``submit`` reads its
+# state (clock, wake bound, counters) as struct fields. It declares no attribute of its own: what is
+# not state (the command table, feeds, rules) lives in its instance dictionary.
+from cefisim.engine.core cimport VenueCore
+
+cdef class Venue(VenueCore):
+    cdef dict __dict__
