@@ -31,8 +31,8 @@ test: $(STAMP)
 	status=$$?; $(MAKE) --no-print-directory pure; exit $$status
 
 # the tests that run a second time on the compiled build: the engine's, every shipped scenario's replay
-# to its pinned digest, journals and snapshots byte-identical between the builds
-COMPILED_TESTS ?= tests/engine tests/recorded tests/scenarios tests/test_build.py
+# to its pinned digest, the agents', journals and snapshots byte-identical between the builds
+COMPILED_TESTS ?= tests/engine tests/recorded tests/scenarios tests/agents tests/test_build.py
 
 # the engine compiled in place (engine/*.so beside the .py files, which they shadow) for benchmarks
 # and tests; `make pure` deletes them. Cython and setuptools are needed only to build.
@@ -41,7 +41,7 @@ compiled: $(STAMP)
 	$(PY) setup.py --quiet build_ext --inplace --parallel 2
 
 pure:
-	rm -f engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd
+	rm -f engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd engine/simulation/*.so engine/simulation/*.pyd
 
 # ruff's rules and format, then mypy (engine strict, api default: pyproject.toml says how). All three
 # run and report before the target fails, so one run shows everything; well under a minute.

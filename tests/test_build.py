@@ -29,10 +29,11 @@ from cefisim.engine import build
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
 PXDS = sorted(p for p in ENGINE.glob("*.pxd") if "cdef class" in p.read_text(encoding="utf-8"))
-#: the modules setup.py compiles (the venue core's and the recorded market's), dotted below the engine
+#: the modules setup.py compiles (the venue core's, the recorded market's and the simulation's), dotted
+#: below the engine
 COMPILED = sorted(
     ".".join(p.relative_to(ENGINE).with_suffix("").parts)
-    for p in [*ENGINE.glob("*.py"), *ENGINE.glob("recorded/*.py")]
+    for p in [*ENGINE.glob("*.py"), *ENGINE.glob("recorded/*.py"), *ENGINE.glob("simulation/*.py")]
     if p.stem != "__init__"
 )
 

@@ -204,7 +204,7 @@ class ScenarioRunner:
             return None
         last = self._events[-1][0] if self._events else self.venue.clock.now
         ends = [agent.spec.end_ns for agent in self.agents if agent.spec.end_ns is not None]
-        return max([last, self.venue.clock.now, *ends])
+        return max(last, self.venue.clock.now, *ends)
 
     def run_to_end(self, limit_ns: int | None = None) -> list[Result]:
         """Run to ``limit_ns``, or when None to :meth:`end_time` (an error if an agent never ends)."""
