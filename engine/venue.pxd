@@ -5,3 +5,5 @@ from cefisim.engine.core cimport VenueCore
 
 cdef class Venue(VenueCore):
     cdef dict __dict__
+
+    cpdef applies_at(self, cmd, at=*)

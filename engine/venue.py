@@ -102,22 +102,14 @@ class Venue(VenueCore):
         """Move the engine clock to ``at`` (firing what falls due on the way), then apply ``cmd``, at the
         time :meth:`applies_at` gives."""
         result = Result()
-        kind = type(cmd)
-        # applies_at, written out: a call more per command on the order-entry hot path
-        if kind is AdvanceClock:
-            # mypy narrows cmd on `type(cmd) is AdvanceClock` but not through the local kind, read once for
-            # the dispatch below; an isinstance or a cast here would add a call to every clock move
-            at = cmd.to_ns if at is None or cmd.to_ns > at else at  # type: ignore[union-attr]  # kind is type(cmd)
+        at = self.applies_at(cmd, at)
         clock = self.clock
-        now = clock.now
-        if at is None or at < now:
-            at = now
-        if at > now:
+        if at > clock.now:
             if at < self._wake:
                 clock.now = at  # nothing is due on the way
             else:
                 timers.advance(self, at, result.events)
-        self._handlers[kind](self, cmd, result)
+        self._handlers[type(cmd)](self, cmd, result)
         if self.next_order_id >= self._cap_check_at:
             self.cap_checked()
             retention.cap_ended_orders(self)
