@@ -176,13 +176,18 @@ def test_noise_taker_arrivals_and_skips() -> None:
     venue = s.build_venue()
     taker = NoiseTaker(spec, random.Random(5))
     times = []
+    sent: list = []
+
+    def submit(cmd: Command, at: int) -> Result:
+        sent.append((cmd, at))
+        return venue.submit(cmd, at)
+
     for _ in range(2000):
         now = taker.next_time()
         assert now is not None
         times.append(now)
-        sent: list = []
-        taker.act(venue, now, lambda cmd, at: sent.append((cmd, at)))
-        assert sent == []  # an empty book: a marketable limit has nothing to take
+        taker.act(venue, now, submit)
+    assert sent == []  # an empty book: a marketable limit has nothing to take
     gaps = [b - a for a, b in pairwise(times)]
     assert min(gaps) >= 1 and abs(sum(gaps) / len(gaps) / S - 1) < 0.06
 
