@@ -26,7 +26,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from cefisim.api.progress import Progress
 from cefisim.api.runtime.journal_file import JournalError, JournalWriteError
@@ -34,7 +34,7 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import Scenario, format_time, parse_time
 from cefisim.api.scenario.command import parse_and_load
 from cefisim.engine import queries
-from cefisim.engine.events import TradeEvent
+from cefisim.engine.events import Event, TradeEvent
 from cefisim.engine.journal import event_digest
 from cefisim.engine.venue import Result, Venue
 from cefisim.engine.vocabulary import Side
@@ -46,26 +46,59 @@ TOP_LEVELS = 3
 
 
 class ReplayStats:
-    """What the summary reports, gathered from the results as they come."""
+    """What the summary reports, gathered from the results as they come.
+
+    Per command it only counts and holds the events: every :data:`BATCH` events they are folded into
+    the digest and the trade sums at once (one join and one hash update per batch, the same bytes as
+    one per command), so memory stays flat; reading ``digest`` or ``trades`` folds what is held."""
+
+    #: events held before they are folded: enough to amortise the fold, small enough to stay in cache
+    BATCH = 4096
 
     def __init__(self) -> None:
         self.commands = 0
-        self.events = 0
-        self.trades: dict[int, list[int]] = {}  # instrument id -> [trades, lots, quote units]
-        self.digest = event_digest([])
+        self._held: list[Event] = []
+        self._folded = 0  # events folded so far
+        self._trades: dict[int, list[int]] = {}  # instrument id -> [trades, lots, quote units]
+        self._digest = event_digest([])
 
     def result(self, result: Result) -> None:
         """One applied command's result (the simulation's ``on_result``: it runs for every command)."""
         self.commands += 1
-        events = result.events
-        self.events += len(events)
-        event_digest(events, self.digest)
-        for event in events:
-            if type(event) is TradeEvent:
-                slot = self.trades.setdefault(event.instrument_id, [0, 0, 0])
-                slot[0] += 1
-                slot[1] += event.lots
-                slot[2] += event.quote_units
+        held = self._held
+        held += result.events
+        if len(held) >= self.BATCH:
+            self._fold()
+
+    @property
+    def events(self) -> int:
+        return self._folded + len(self._held)
+
+    @property
+    def digest(self) -> Any:
+        """The sha256 of every event so far (``engine.journal.event_digest``)."""
+        self._fold()
+        return self._digest
+
+    @property
+    def trades(self) -> dict[int, list[int]]:
+        """Instrument id -> [trades, lots, quote units] so far."""
+        self._fold()
+        return self._trades
+
+    def _fold(self) -> None:
+        held = self._held
+        event_digest(held, self._digest)
+        self._folded += len(held)
+        trades = self._trades
+        for event in [e for e in held if type(e) is TradeEvent]:
+            slot = trades.get(event.instrument_id)
+            if slot is None:
+                slot = trades[event.instrument_id] = [0, 0, 0]
+            slot[0] += 1
+            slot[1] += event.lots
+            slot[2] += event.quote_units
+        held.clear()
 
 
 def run(

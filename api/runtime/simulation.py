@@ -110,6 +110,7 @@ class Simulation:
         # where each command is recorded before it applies: the journal file (when open), during
         # recovery the check that the scenario regenerates the records the journal holds, else nothing
         self._record: Record | None = None
+        self._recording: Record | None = None  # _record, and the read replica following (_bind)
         self._expect: Expect | None = None  # recovery's check
         self.recovered_commands = 0
         self._on_result = on_result
@@ -340,39 +341,35 @@ class Simulation:
         "scn" the scenario's (whose own commands take :meth:`_bind`'s path, the same steps)."""
         venue = self.venue
         at = venue.applies_at(cmd, at)
-        if self._record is not None:
-            self._record(at, src, cmd)
-        replica = self.replica
-        if replica is not None:  # reads lag the engine (api/runtime/read_replica.py)
-            replica.follow(venue, cmd, at)
+        record = self._recording
+        if record is not None:
+            record(at, src, cmd)
         result = venue.submit(cmd, at)
         if self._on_result is not None:
             self._on_result(result)
         return result
 
     def _bind(self) -> None:
-        """Make the submit function the scenario runner is handed: :meth:`apply`'s steps for the
-        scenario's commands ("scn"), their events counted in ``scenario_events`` (what an advance
-        reports it made happen). Everything it needs is looked up here, once per venue, journal and
-        listener (the replay loop runs it for every command); a scenario with events that change a
-        side (``venue_faults``) gets one that takes their records too."""
+        """Make what every command goes through before it applies, once per venue, journal, read
+        replica and listener: :meth:`_recording_of` for :meth:`apply`, and the submit function the
+        scenario runner is handed, :meth:`apply`'s steps for the scenario's commands ("scn"), their
+        events counted in ``scenario_events`` (what an advance reports it made happen). Everything it
+        needs is looked up here (the replay loop runs it for every command); a scenario with events
+        that change a side (``venue_faults``) gets one that takes their records too."""
         self._bound = True
         venue = self.venue
         applies_at, submit = venue.applies_at, venue.submit
-        record, on_result, replica = self._record, self._on_result, self.replica
-        if replica is not None:  # reads lag the engine: the replica follows as the journal does
-            journal = record
+        record, on_result = self._recording_of(venue), self._on_result
+        self._recording = record
 
-            def record_and_follow(at: int, src: str, cmd: Command) -> None:
-                if journal is not None:
-                    journal(at, src, cmd)
-                replica.follow(venue, cmd, at)
-
-            record = record_and_follow
+        clock = venue.clock
 
         def apply_scenario(cmd: Command, at: int) -> Result:
             if record is not None:  # the time it applies at is the record's (else submit finds it)
-                at = applies_at(cmd, at)
+                # applies_at is ``at`` itself for any command but a clock move, unless ``at`` is before
+                # the clock: asked only then (an agent's commands come at its turn, never before)
+                if at < clock.now or isinstance(cmd, AdvanceClock):
+                    at = applies_at(cmd, at)
                 record(at, "scn", cmd)
             result = submit(cmd, at)
             if on_result is not None:
@@ -390,6 +387,21 @@ class Simulation:
             return apply_scenario(cmd, at)
 
         self._scenario_submit = apply_scenario_or_side
+
+    def _recording_of(self, venue: Venue) -> Record | None:
+        """How a command is recorded before it applies to ``venue``: the journal's record (during
+        recovery, the check), then, while reads lag the engine, the read replica follows it
+        (``api/runtime/read_replica.py``); None when there is nothing to do."""
+        journal, replica = self._record, self.replica
+        if replica is None:
+            return journal
+
+        def record_and_follow(at: int, src: str, cmd: Command) -> None:
+            if journal is not None:
+                journal(at, src, cmd)
+            replica.follow(venue, cmd, at)
+
+        return record_and_follow
 
     @property
     def scenario_submit(self) -> Submit:

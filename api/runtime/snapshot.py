@@ -25,6 +25,7 @@ Restoring and continuing gives the same events as continuing without the round t
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -66,14 +67,34 @@ def _registry() -> dict[str, type]:
     return classes
 
 
-#: class name -> class, for every class a snapshot can hold
-CLASSES = _registry()
-_NAMES = {cls: name for name, cls in CLASSES.items()}
-_FIELDS = {cls: saved_state(cls) or () for cls in CLASSES.values()}
+Tables = tuple[dict[str, type], dict[type, str], dict[type, tuple[str, ...]]]
+
+
+@functools.cache
+def _tables() -> Tables:
+    """Class name -> class for every class a snapshot can hold, class -> name, class -> saved fields.
+    Made on first use, not on import: finding the classes imports every module of engine/, which a
+    process that never takes or restores a snapshot should not pay for (every ``cefisim`` command
+    imports this module, through the control plane's ``SnapshotError``: ~3% of a short replay's
+    instructions)."""
+    classes = _registry()
+    return (
+        classes,
+        {cls: name for name, cls in classes.items()},
+        {cls: saved_state(cls) or () for cls in classes.values()},
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``CLASSES``: class name -> class, for every class a snapshot can hold (:func:`_tables`)."""
+    if name == "CLASSES":
+        return _tables()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Writer:
     def __init__(self) -> None:
+        _, self.names, self.fields = _tables()
         self.table: list[Any] = []
         self.ids: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive so id() stays unique during the walk
@@ -111,10 +132,10 @@ class _Writer:
         if isinstance(v, random.Random):
             return {"cls": "Random", "state": self.value(v.getstate())}
         cls = type(v)
-        name = _NAMES.get(cls)
+        name = self.names.get(cls)
         if name is None:
             raise SnapshotError(f"{cls.__module__}.{cls.__qualname__} is not engine state")
-        return {"cls": name, "state": {attr: self.value(getattr(v, attr)) for attr in _FIELDS[cls]}}
+        return {"cls": name, "state": {attr: self.value(getattr(v, attr)) for attr in self.fields[cls]}}
 
 
 def to_json(root: dict[str, Any], header: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +146,7 @@ def to_json(root: dict[str, Any], header: dict[str, Any]) -> dict[str, Any]:
 
 class _Reader:
     def __init__(self, table: list[Any]) -> None:
+        self.classes, self.names, self.fields = _tables()
         self.table = table
         self.made: dict[int, Any] = {}
         self.restored: list[Callable[[], None]] = []  # hooks, called once the whole graph is back
@@ -144,7 +166,7 @@ class _Reader:
         raise SnapshotError(f"unexpected value {str(v)[:80]}")
 
     def _cls(self, name: Any) -> type:
-        cls = CLASSES.get(name) if isinstance(name, str) else None
+        cls = self.classes.get(name) if isinstance(name, str) else None
         if cls is None:
             raise SnapshotError(f"class {name!r} is not engine state")
         return cls
@@ -187,10 +209,10 @@ class _Reader:
 
     def _object(self, ref: int, cls: type, state: Any) -> Any:
         """An engine object from what its class saves: every attribute, and no other."""
-        fields = _FIELDS[cls]
+        fields = self.fields[cls]
         if not isinstance(state, dict) or set(state) != set(fields):
             given = sorted(state) if isinstance(state, dict) else state
-            raise SnapshotError(f"object {ref} ({_NAMES[cls]}) must hold {list(fields)}, not {given}")
+            raise SnapshotError(f"object {ref} ({self.names[cls]}) must hold {list(fields)}, not {given}")
         # its attributes follow, not its constructor's arguments (cls.__new__: a compiled class refuses
         # object.__new__)
         out: Any = cast(Any, cls).__new__(cls)
@@ -213,7 +235,8 @@ def from_json(doc: Any) -> dict[str, Any]:
         raise SnapshotError("snapshot: objects or root missing")
     try:
         if doc["format"] == FORMAT_V2:
-            table, root = upgrade_v2(table, root, CLASSES, _FIELDS)
+            classes, _, fields = _tables()
+            table, root = upgrade_v2(table, root, classes, fields)
         reader = _Reader(table)
         out = {key: reader.value(value) for key, value in root.items()}
         for hook in reader.restored:

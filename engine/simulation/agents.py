@@ -3,10 +3,12 @@
 Contract:
 - An agent acts only at engine times it chose itself (``next_time()``), reads the venue only through
   its state (books, instruments, its own orders) and changes it only through the commands it submits:
-  ``act(venue, now, submit)`` calls ``submit(command)``, which the runner (``engine/simulation/scenario.py``)
-  applies at ``now``, and gets the :class:`~engine.venue.Result` back before it makes the next. (A
-  call, not a generator the runner drives: a turn then costs no generator switch per command and no
-  ``StopIteration`` at its end, which matters for agents that send one order per turn.)
+  ``act(venue, now, submit)`` calls ``submit(command, now)``, which applies the command at ``now``
+  (the runner's, ``engine/simulation/scenario.py``, or its caller's), and gets the
+  :class:`~engine.venue.Result` back before it makes the next. (A call, not a generator the runner
+  drives: a turn then costs no generator switch per command and no ``StopIteration`` at its end,
+  which matters for agents that send one order per turn; and the runner's own submit, time
+  included, rather than one made per turn around it: no wrapper call per command.)
 - Randomness comes only from the ``random.Random`` handed to the agent, seeded from
   ``agent_seed(scenario seed, agent index)``; this module never imports ``random`` and never uses
   float arithmetic on a price or quantity. Random draws that decide *when* or *what* never depend on
@@ -56,9 +58,11 @@ OPENING = InstrumentStatus.OPENING.value
 if TYPE_CHECKING:
     from random import Random
 
+    from cefisim.engine.reference import Instrument
     from cefisim.engine.venue import Result, Venue
 
-Submit = Callable[[Command], "Result"]
+#: how a command is applied at an engine time (``Venue.submit``, or the runtime's journaling one)
+Submit = Callable[[Command, int], "Result"]
 
 
 def agent_seed(scenario_seed: int, index: int) -> int:
@@ -178,6 +182,9 @@ AgentSpec = MarketMakerSpec | NoiseTakerSpec
 
 class MarketMaker:
     SNAPSHOT: ClassVar[tuple[str, ...]] = ("spec", "rng", "_next", "_mid", "_quoted", "_live")  # snapshot.py
+    #: the most ladders :meth:`quotes` keeps (then it starts again): a walk keeps coming back to the
+    #: mids it visited, and a requote at one of them then builds no command and formats no price
+    QUOTES_KEPT: ClassVar[int] = 256
 
     def __init__(self, spec: MarketMakerSpec, rng: Random) -> None:
         self.spec = spec
@@ -187,6 +194,11 @@ class MarketMaker:
         self._mid = path.start if isinstance(path, RandomWalk) else path.prices[0]
         self._quoted = False  # the walk starts at its start price, then moves once per interval
         self._live: list[Order] = []
+        self.restored()
+
+    def restored(self) -> None:
+        """Rebuild what a snapshot leaves out (``api/runtime/snapshot.py``): the ladders kept by mid."""
+        self._quotes: dict[int, tuple[list[tuple[str, int, int]], list[PlaceOrder]]] = {}
 
     def next_time(self) -> int | None:
         return self._next
@@ -218,33 +230,19 @@ class MarketMaker:
             out.append((SELL, ask0 + i * spacing, lots))
         return out
 
-    def act(self, venue: Venue, now: int, submit: Submit) -> None:
-        spec = self.spec
-        end = spec.end_ns
-        if end is not None and now >= end:
-            self._next = None
-            self._cancel_all(submit)
-            return
-        nxt = now + spec.interval_ns
-        self._next = nxt if end is None or nxt < end else end
-        mid = self.mid_at(now)  # drawn whatever the venue's state, so the walk does not depend on it
-        inst = venue.instruments[spec.instrument_id]
-        if inst.status != I_ACTIVE and inst.status != OPENING:
-            return
-        target = self.ladder(mid)
-        # an order that has not traded has no execution yet (and its qty is what remains)
-        current = [(o.side, o.price, o.remaining) for o in self._live if o.status == ACTIVE and o.execution is None]
-        if current == target and len(current) == len(self._live):
-            return  # nothing changed: keep the queue position
-        self._cancel_all(submit)
-        price_text, qty_text = inst.price_grid.format, inst.qty_grid.format
-        client_id, instrument_id = spec.client_id, spec.instrument_id
-        exec_inst = (ALO,) if spec.post_only else ()
-        for side, price, lots in target:
-            order = submit(
+    def quotes(self, mid: int, inst: Instrument) -> tuple[list[tuple[str, int, int]], list[PlaceOrder]]:
+        """The :meth:`ladder` around ``mid`` and the orders that place it, in its order: made once per
+        mid and kept (a command is a value, never changed once made, so one can be sent again)."""
+        kept = self._quotes.get(mid)
+        if kept is None:
+            spec = self.spec
+            target = self.ladder(mid)
+            price_text, qty_text = inst.price_grid.format, inst.qty_grid.format
+            exec_inst = (ALO,) if spec.post_only else ()
+            orders = [
                 PlaceOrder(
-                    client_id,
-                    instrument_id,
+                    spec.client_id,
+                    spec.instrument_id,
                     side,
                     LIMIT,
                     qty_text(lots),
@@ -253,20 +251,49 @@ class MarketMaker:
                     (),
                     exec_inst,
                 )
-            ).order
-            if order is not None and order.status not in FINAL:
-                self._live.append(order)
+                for side, price, lots in target
+            ]
+            if len(self._quotes) >= self.QUOTES_KEPT:
+                self._quotes.clear()
+            kept = self._quotes[mid] = (target, orders)
+        return kept
 
-    def _cancel_all(self, submit: Submit) -> None:
-        """Cancel every working order; orders still pending an acknowledgement are kept for later."""
+    def act(self, venue: Venue, now: int, submit: Submit) -> None:
+        spec = self.spec
+        end = spec.end_ns
+        if end is not None and now >= end:
+            self._next = None
+            self._cancel_all(submit, now)
+            return
+        nxt = now + spec.interval_ns
+        self._next = nxt if end is None or nxt < end else end
+        mid = self.mid_at(now)  # drawn whatever the venue's state, so the walk does not depend on it
+        inst = venue.instruments[spec.instrument_id]
+        if inst.status != I_ACTIVE and inst.status != OPENING:
+            return
+        target, orders = self.quotes(mid, inst)
+        # an order that has not traded has no execution yet (and its qty is what remains)
+        current = [(o.side, o.price, o.remaining) for o in self._live if o.status == ACTIVE and o.execution is None]
+        if current == target and len(current) == len(self._live):
+            return  # nothing changed: keep the queue position
+        live = self._cancel_all(submit, now)
+        for cmd in orders:
+            order = submit(cmd, now).order
+            if order is not None and order.status not in FINAL:
+                live.append(order)
+
+    def _cancel_all(self, submit: Submit, now: int) -> list[Order]:
+        """Cancel every working order; orders still pending an acknowledgement are kept for later.
+        Returns the orders kept (the new ``_live``)."""
         client_id = self.spec.client_id
         keep = []
         for order in self._live:
             if order.status == ACTIVE:
-                submit(CancelOrder(client_id, str(order.id)))
+                submit(CancelOrder(client_id, str(order.id)), now)
             if order.status not in FINAL and order.status != CANCEL_PENDING:
                 keep.append(order)
         self._live = keep
+        return keep
 
 
 class NoiseTaker:
@@ -299,14 +326,16 @@ class NoiseTaker:
             return
         qty = inst.qty_grid.format(lots)
         if market:
-            submit(PlaceOrder(spec.client_id, spec.instrument_id, side, MARKET, qty))
+            submit(PlaceOrder(spec.client_id, spec.instrument_id, side, MARKET, qty), now)
             return
         book = venue.books[spec.instrument_id]
         touch = book.best_ask() if side == BUY else book.best_bid()
         if touch is None:
             return
         price = touch + spec.through if side == BUY else max(1, touch - spec.through)
-        submit(PlaceOrder(spec.client_id, spec.instrument_id, side, LIMIT, qty, inst.price_grid.format(price), IOC))
+        submit(
+            PlaceOrder(spec.client_id, spec.instrument_id, side, LIMIT, qty, inst.price_grid.format(price), IOC), now
+        )
 
 
 Agent = MarketMaker | NoiseTaker

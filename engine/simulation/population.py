@@ -118,7 +118,7 @@ class PopulationAgent:
     def act(self, venue: Venue, now: int, submit: Submit) -> None:
         if self._sending:  # what was decided one latency ago reaches the venue now
             self._sending = False
-            self._send(submit)
+            self._send(submit, now)
             self._next = self._wake
             return
         end = self.spec.end_ns
@@ -126,7 +126,7 @@ class PopulationAgent:
         if end is not None and now >= end:
             self._next = None
             self._cancels = self._live
-            self._send(submit)
+            self._send(submit, now)
             return
         wake = now + max(1, self.gap())  # drawn before looking at the venue
         if end is not None and wake > end:
@@ -139,16 +139,16 @@ class PopulationAgent:
             self._next = now + self.latency
             self._wake = max(wake, self._next + 1)
         else:
-            self._send(submit)
+            self._send(submit, now)
             self._next = wake
 
-    def _send(self, submit: Submit) -> None:
+    def _send(self, submit: Submit, now: int) -> None:
         client_id = self.spec.client_id
         for order in self._cancels:
             if order.status == ACTIVE:
-                submit(CancelOrder(client_id, str(order.id)))
+                submit(CancelOrder(client_id, str(order.id)), now)
         for cmd in self._places:
-            placed = submit(cmd).order
+            placed = submit(cmd, now).order
             if placed is not None and placed.status not in FINAL:
                 self._live.append(placed)
         self._cancels, self._places = [], []

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from cefisim.engine.commands import AdvanceClock, Command
-from cefisim.engine.simulation.agents import agent_seed
+from cefisim.engine.simulation.agents import Submit, agent_seed
 from cefisim.engine.simulation.population import AnySpec, build_agent
 
 if TYPE_CHECKING:
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 
 Step = tuple[int, Command, "Result"]
 OnStep = Callable[[int, Command, "Result"], None]
-#: how the runner applies a command at an engine time (``Venue.submit``, or the runtime's journaling one)
-Submit = Callable[[Command, int], "Result"]
 
 
 class ScenarioRunner:
@@ -103,55 +101,53 @@ class ScenarioRunner:
         ``AdvanceClock`` does, and return False: the same as ``run`` to that instant, so a caller can
         run a long stretch in slices and apply other commands in between. Memory stays flat: nothing is
         kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
-        if submit is None:
-            submit = self.venue.submit
+        submit = self._stepping(self.venue.submit if submit is None else submit, on_step)
         if max_turns is None:
-            while self._turn(t_ns, on_step, submit):
+            turn = self._turn
+            while turn(t_ns, submit):
                 pass
         else:
             taken = 0
             while True:
                 reached = self.next_time()  # the time of the turn about to be taken
-                if not self._turn(t_ns, on_step, submit):
+                if not self._turn(t_ns, submit):
                     break
                 taken += 1
                 if taken >= max_turns:
                     due = self.next_time()
                     if reached is not None and due is not None and reached < due <= t_ns:
-                        self._close(reached, on_step, submit)
+                        self._close(reached, submit)
                         return False
         if advance_clock:
-            self._close(t_ns, on_step, submit)
+            self._close(t_ns, submit)
         return True
 
     def steps(self, t_ns: int, submit: Submit | None = None) -> Iterator[Step]:
         """:meth:`run` as an iterator: the steps of each turn, once the turn is done."""
-        if submit is None:
-            submit = self.venue.submit
         made: list[Step] = []
 
         def on_step(at: int, cmd: Command, result: Result) -> None:
             made.append((at, cmd, result))
 
-        while self._turn(t_ns, on_step, submit):
+        submit = self._stepping(self.venue.submit if submit is None else submit, on_step)
+        while self._turn(t_ns, submit):
             yield from made
             made.clear()
-        self._close(t_ns, on_step, submit)
+        self._close(t_ns, submit)
         yield from made
 
-    def _turn(self, t_ns: int, on_step: OnStep | None, submit: Submit) -> bool:
+    def _turn(self, t_ns: int, submit: Submit) -> bool:
         """Take the next turn due at or before ``t_ns``: one event, or one agent's action. False when
         nothing is due by then."""
         events = self._events
         heap = self._heap
-        venue = self.venue
         ev_due = events[self._event_index][0] if self._event_index < len(events) else None
         if heap and (ev_due is None or heap[0][0] < ev_due):
             now, i = heap[0]
             if now > t_ns:
                 return False
             agent = self.agents[i]
-            agent.act(venue, now, self._submitter(now, on_step, submit))
+            agent.act(self.venue, now, submit)
             # the agent's entry is still the heap's first: replace it (one sift instead of two;
             # entries are unique (time, index) pairs, so the order they come out in is the same)
             due = agent.next_time()
@@ -164,33 +160,27 @@ class ScenarioRunner:
         if ev_due is not None and ev_due <= t_ns:
             at, cmd = events[self._event_index]
             self._event_index += 1
-            self._submit(at, cmd, on_step, submit)
+            submit(cmd, at)
             return True
         return False
 
     @staticmethod
-    def _submitter(now: int, on_step: OnStep | None, submit: Submit) -> Callable[[Command], Result]:
-        """The ``submit`` an agent acting at ``now`` is given."""
+    def _stepping(submit: Submit, on_step: OnStep | None) -> Submit:
+        """``submit``, calling ``on_step`` after each submission when one is given: made once a run,
+        and handed to the agents as it is (an agent's commands cost no wrapper call of the runner's)."""
         if on_step is None:
-            return lambda cmd: submit(cmd, now)
+            return submit
 
-        def submit_now(cmd: Command) -> Result:
-            result = submit(cmd, now)
-            on_step(now, cmd, result)
+        def submit_step(cmd: Command, at: int) -> Result:
+            result = submit(cmd, at)
+            on_step(at, cmd, result)
             return result
 
-        return submit_now
+        return submit_step
 
-    def _close(self, t_ns: int, on_step: OnStep | None, submit: Submit) -> None:
+    def _close(self, t_ns: int, submit: Submit) -> None:
         if self.venue.clock.now < t_ns:
-            self._submit(t_ns, AdvanceClock(t_ns), on_step, submit)
-
-    @staticmethod
-    def _submit(at: int, cmd: Command, on_step: OnStep | None, submit: Submit) -> None:
-        """One of the runner's own submissions (an event, the closing clock move)."""
-        result = submit(cmd, at)
-        if on_step is not None:
-            on_step(at, cmd, result)
+            submit(AdvanceClock(t_ns), t_ns)
 
     def run_until(self, t_ns: int) -> list[Result]:
         """:meth:`run` to ``t_ns``, collecting the results."""

@@ -4,6 +4,8 @@ exactly what the classes declare (a renamed or added attribute fails here, not s
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -113,3 +115,16 @@ def test_a_class_that_declares_no_state_is_refused_both_ways() -> None:
     sim.venue.books[1].opening = {1: steps}  # a module is no engine state
     with pytest.raises(snapshot.SnapshotError, match="is not engine state"):
         snapshot.to_json({"venue": sim.venue}, {})
+
+
+def test_the_class_tables_are_made_on_first_use_not_on_import() -> None:
+    """Every ``cefisim`` command imports the codec (the control plane names ``SnapshotError``); finding
+    the classes imports all of engine/, so it waits for the first snapshot taken or restored."""
+    code = (
+        "import cefisim.api.cli\n"
+        "from cefisim.api.runtime import snapshot\n"
+        "assert snapshot._tables.cache_info().currsize == 0, 'the class tables were made on import'\n"
+        "assert 'Order' in snapshot.CLASSES and snapshot._tables.cache_info().currsize == 1\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -176,13 +176,18 @@ def test_noise_taker_arrivals_and_skips() -> None:
     venue = s.build_venue()
     taker = NoiseTaker(spec, random.Random(5))
     times = []
+    sent: list = []
+
+    def submit(cmd: Command, at: int) -> Result:
+        sent.append((cmd, at))
+        return venue.submit(cmd, at)
+
     for _ in range(2000):
         now = taker.next_time()
         assert now is not None
         times.append(now)
-        sent: list = []
-        taker.act(venue, now, sent.append)
-        assert sent == []  # an empty book: a marketable limit has nothing to take
+        taker.act(venue, now, submit)
+    assert sent == []  # an empty book: a marketable limit has nothing to take
     gaps = [b - a for a, b in pairwise(times)]
     assert min(gaps) >= 1 and abs(sum(gaps) / len(gaps) / S - 1) < 0.06
 
@@ -302,6 +307,37 @@ def test_every_event_type_runs() -> None:
     assert isinstance(steps[-1][1], AdvanceClock)
     withdraw = [x for x in by_type["RequestTransfer"] if x[1].type == "WITHDRAW"]
     assert isinstance(withdraw[0][1], RequestTransfer) and withdraw[0][1].instructions == (("address", "bc1q..."),)
+
+
+def test_agents_are_handed_the_runners_own_submit_and_their_turns_time() -> None:
+    """An agent submits through the submit the runner was given (no wrapper per turn or command), at
+    the time of its turn; with ``on_step`` the runner wraps it once for the whole run."""
+    s = parse_scenario(mm_doc(), "t.json")
+    venue = s.build_venue()
+    runner = s.runner(venue)
+    maker = runner.agents[0]
+    act = maker.act
+    handed: list = []
+
+    def watched(v: Venue, now: int, submit: object) -> None:
+        handed.append((now, submit))
+        act(v, now, submit)  # type: ignore[arg-type]
+
+    maker.act = watched  # type: ignore[method-assign]
+    made: list = []
+
+    def submit(cmd: Command, at: int) -> Result:
+        made.append((at, cmd))
+        return venue.submit(cmd, at)
+
+    runner.run(s.start_ns + 3 * S, submit=submit)
+    assert len(handed) == 4 and all(given is submit for _, given in handed)
+    turns = {now for now, _ in handed}
+    assert made and all(at in turns for at, cmd in made if not isinstance(cmd, AdvanceClock))
+    stepped: list = []
+    runner.run(s.start_ns + 5 * S, lambda at, c, r: stepped.append(at), submit=submit)
+    assert len(handed) == 6 and handed[-1][1] is handed[-2][1] is not submit  # one wrapper for the run
+    assert stepped == [at for at, _ in made[-len(stepped) :]]
 
 
 def test_two_runners_on_one_scenario_agree() -> None:
