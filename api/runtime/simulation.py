@@ -362,14 +362,9 @@ class Simulation:
         record, on_result = self._recording_of(venue), self._on_result
         self._recording = record
 
-        clock = venue.clock
-
         def apply_scenario(cmd: Command, at: int) -> Result:
             if record is not None:  # the time it applies at is the record's (else submit finds it)
-                # applies_at is ``at`` itself for any command but a clock move, unless ``at`` is before
-                # the clock: asked only then (an agent's commands come at its turn, never before)
-                if at < clock.now or isinstance(cmd, AdvanceClock):
-                    at = applies_at(cmd, at)
+                at = applies_at(cmd, at)
                 record(at, "scn", cmd)
             result = submit(cmd, at)
             if on_result is not None:
