@@ -16,6 +16,7 @@ it raise ``KeyError``, ``TypeError`` or ``ValueError``, which the codec reports 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,6 +60,17 @@ def _entry(spec: Any) -> Any:
     return {"cls": cls.rpartition(".")[2], "state": {attr: _value(x) for attr, x in spec["attrs"].items()}}
 
 
+def _class_default(cls: type, attr: str, absent: Any) -> Any:
+    """The default of ``cls``'s attribute: a dataclass field's own, else a class attribute (in the
+    compiled build a dataclass is a C type, whose class holds a descriptor where a field's default
+    was: docs/build.md); ``absent`` when it has none."""
+    if dataclasses.is_dataclass(cls):
+        for field in dataclasses.fields(cls):
+            if field.name == attr:
+                return absent if field.default is dataclasses.MISSING else field.default
+    return getattr(cls, attr, absent)
+
+
 def _defaults(spec: dict[str, Any], classes: Mapping[str, type], fields: Mapping[type, tuple[str, ...]]) -> None:
     """Write in the class defaults of the attributes an object does not hold (what /2 read them as)."""
     cls = classes.get(spec.get("cls", ""))
@@ -66,7 +78,7 @@ def _defaults(spec: dict[str, Any], classes: Mapping[str, type], fields: Mapping
         return
     state = spec["state"]
     for attr in fields.get(cls, ()):
-        default = getattr(cls, attr, state)  # (state: no default)
+        default = _class_default(cls, attr, state)  # (state: no default)
         if attr not in state and (default is None or isinstance(default, (bool, int, str))):
             state[attr] = default
 

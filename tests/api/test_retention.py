@@ -42,8 +42,8 @@ def test_the_scenario_setting_is_validated(value: object) -> None:
 async def test_the_control_plane_reads_and_sets_it(api: Api) -> None:
     status, doc, _ = await api.call("GET", "/_sim/retention", client_id=None)
     assert status == 200 and doc["status_retention"] == "86400"
-    assert doc["max_ended_orders_per_client"] == VenueConfig.max_ended_orders_per_client
-    assert doc["max_ended_orders"] == VenueConfig.max_ended_orders
+    assert doc["max_ended_orders_per_client"] == VenueConfig().max_ended_orders_per_client
+    assert doc["max_ended_orders"] == VenueConfig().max_ended_orders
     oid = await _ended_order(api)
     for bad in (0, "²", "2592001", "x", -1):
         status, problem, _ = await api.call("POST", "/_sim/retention", client_id=None, json={"status_retention": bad})
