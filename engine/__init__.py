@@ -1,7 +1,8 @@
 """cefisim's venue core: pure, synchronous and deterministic.
 
-No asyncio, no I/O, no wall clock, no JSON. ``Venue.submit(command, at=ns)`` is the one entry point;
-see ``engine/venue.py`` for the contract and ``docs/matching.md`` for the rules.
+No asyncio, no I/O, no wall clock, no JSON. ``Venue.submit(command, at=ns)`` is the one entry point
+(``submit_at`` when a journal has asked ``applies_at`` for the time already); see ``engine/venue.py``
+for the contract and ``docs/matching.md`` for the rules.
 
 The venue core, bottom up (each module imports only those before it; ``tests/test_architecture.py``):
 ``vocabulary`` (the words), ``units``, ``clock``, ``rejects``, ``state`` (what a snapshot saves),

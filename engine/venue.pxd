@@ -7,3 +7,5 @@ cdef class Venue(VenueCore):
     cdef dict __dict__
 
     cpdef applies_at(self, cmd, at=*)
+
+    cpdef submit_at(self, cmd, at)

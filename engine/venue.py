@@ -101,8 +101,12 @@ class Venue(VenueCore):
     def submit(self, cmd: Command, at: int | None = None) -> Result:
         """Move the engine clock to ``at`` (firing what falls due on the way), then apply ``cmd``, at the
         time :meth:`applies_at` gives."""
+        return self.submit_at(cmd, self.applies_at(cmd, at))
+
+    def submit_at(self, cmd: Command, at: int) -> Result:
+        """:meth:`submit`, given the time :meth:`applies_at` gave already: a journal that records the
+        time before the command applies asks for it once, not once more here."""
         result = Result()
-        at = self.applies_at(cmd, at)
         clock = self.clock
         if at > clock.now:
             if at < self._wake:

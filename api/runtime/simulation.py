@@ -344,7 +344,7 @@ class Simulation:
         record = self._recording
         if record is not None:
             record(at, src, cmd)
-        result = venue.submit(cmd, at)
+        result = venue.submit_at(cmd, at)
         if self._on_result is not None:
             self._on_result(result)
         return result
@@ -358,7 +358,7 @@ class Simulation:
         that change a side (``venue_faults``) gets one that takes their records too."""
         self._bound = True
         venue = self.venue
-        applies_at, submit = venue.applies_at, venue.submit
+        applies_at, submit, submit_at = venue.applies_at, venue.submit, venue.submit_at
         record, on_result = self._recording_of(venue), self._on_result
         self._recording = record
 
@@ -366,7 +366,9 @@ class Simulation:
             if record is not None:  # the time it applies at is the record's (else submit finds it)
                 at = applies_at(cmd, at)
                 record(at, "scn", cmd)
-            result = submit(cmd, at)
+                result = submit_at(cmd, at)
+            else:
+                result = submit(cmd, at)
             if on_result is not None:
                 on_result(result)
             self.scenario_events += len(result.events)
