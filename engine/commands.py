@@ -228,4 +228,3 @@ COMMAND_TYPES: dict[str, type[Command]] = {
 }
 for _command in COMMAND_TYPES.values():  # calls: a C type (commands.pxd) takes no other decorator
     saves_fields(_command)
-del _command  # a snapshot names a class by the name it has in its module: only its own

@@ -60,9 +60,10 @@ def _registry() -> dict[str, type]:
         if info.ispkg:
             continue
         module = importlib.import_module(info.name)
-        for name, obj in vars(module).items():
+        for obj in vars(module).values():
             if inspect.isclass(obj) and obj.__module__ == module.__name__ and saved_state(obj) is not None:
-                assert name not in classes, f"two engine classes named {name}: snapshots name classes"
+                name = obj.__name__  # its own name, not a module variable that also refers to it
+                assert classes.get(name, obj) is obj, f"two engine classes named {name}: snapshots name classes"
                 classes[name] = obj
     return classes
 
