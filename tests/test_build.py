@@ -55,11 +55,12 @@ def _declared(pxd: Path) -> dict[str, list[str]]:
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:
-    return any(
-        (d.func if isinstance(d, ast.Call) else d).id == "dataclass"  # type: ignore[union-attr]
-        for d in node.decorator_list
-        if isinstance(d.func if isinstance(d, ast.Call) else d, ast.Name)
-    )
+    """Whether the class is decorated ``@dataclass`` or ``@dataclass(...)``."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Name) and target.id == "dataclass":
+            return True
+    return False
 
 
 def _attributes(source: Path) -> dict[str, tuple[str, list[str]]]:
