@@ -27,8 +27,9 @@ Contract:
   its reads answer from the venue itself, records newer than ``now - read_lag`` hidden as before.
 - Switched off, the replica is dropped at once: reads answer from the venue.
 
-It costs nothing while the lag is 0 (``Simulation.apply`` tests one attribute for None); while it is
-on, every command is applied twice, once to the venue and once, ``read_lag`` later, to the copy.
+It costs nothing while the lag is 0 (the simulation's recording function is then the journal's own:
+``Simulation._recording_of``); while it is on, every command is applied twice, once to the venue and
+once, ``read_lag`` later, to the copy.
 """
 
 from __future__ import annotations
