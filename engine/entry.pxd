@@ -5,6 +5,7 @@ cimport cython
 
 from cefisim.engine.commands cimport CancelOrder, PlaceOrder
 from cefisim.engine.core cimport Result, VenueCore
+from cefisim.engine.events cimport build_event
 from cefisim.engine.ledger cimport balance, order_hold
 from cefisim.engine.lifecycle cimport activate, cancel_now
 from cefisim.engine.matching cimport effective_stp

@@ -4,6 +4,7 @@ cimport cython
 
 from cefisim.engine.book cimport Book
 from cefisim.engine.core cimport VenueCore
+from cefisim.engine.events cimport build_event
 from cefisim.engine.ledger cimport order_hold, rehold
 from cefisim.engine.matching cimport available_to, end_order, match
 from cefisim.engine.pricing cimport protection_price, would_trade

@@ -5,6 +5,7 @@ cimport cython
 
 from cefisim.engine.book cimport Book, Level
 from cefisim.engine.core cimport VenueCore
+from cefisim.engine.events cimport build_event
 from cefisim.engine.ledger cimport balance, buy_bound, hold_rate, order_hold
 from cefisim.engine.records cimport Account, Execution, Order
 from cefisim.engine.reference cimport Instrument

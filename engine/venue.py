@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from cefisim.engine import entry, lifecycle, modify, opening, retention, timers, transfers
+from cefisim.engine import lifecycle, modify, opening, retention, timers, transfers
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -39,6 +39,7 @@ from cefisim.engine.commands import (
     VenueCancel,
 )
 from cefisim.engine.core import Result, VenueConfig, VenueCore
+from cefisim.engine.entry import cancel, place
 from cefisim.engine.events import ClientEvent, Event, InstrumentEvent
 from cefisim.engine.ledger import open_qty, order_hold
 from cefisim.engine.records import NO_FILLS, Execution, UnheldBalance
@@ -70,12 +71,10 @@ class Venue(VenueCore):
 
     def bind_handlers(self) -> None:
         """The command dispatch table (rebuilt after a snapshot is restored: it is wiring, not state)."""
-        # functions of (venue, command, result): order entry is called without a bound method or a
-        # partial in between
+        # functions of (venue, command, result), without a bound method or a partial in between; order
+        # entry and cancel are not here: submit_at calls them by name (a direct C call when compiled)
         self._handlers: dict[type, Callable[[Venue, Any, Result], Result]] = {
-            PlaceOrder: entry.place,
             ModifyOrder: modify.modify,
-            CancelOrder: entry.cancel,
             SetClientInfo: Venue._set_client_info,
             RequestTransfer: transfers.request_transfer,
             PaperFunds: transfers.paper_funds,
@@ -113,7 +112,13 @@ class Venue(VenueCore):
                 clock.now = at  # nothing is due on the way
             else:
                 timers.advance(self, at, result.events)
-        self._handlers[type(cmd)](self, cmd, result)
+        kind = type(cmd)
+        if kind is PlaceOrder:
+            place(self, cmd, result)
+        elif kind is CancelOrder:
+            cancel(self, cmd, result)
+        else:
+            self._handlers[kind](self, cmd, result)
         if self.next_order_id >= self._cap_check_at:
             self.cap_checked()
             retention.cap_ended_orders(self)
