@@ -21,10 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+try:
+    import cython
+except ImportError:  # the pure package, without Cython (engine/nocython.py)
+    from cefisim.engine import nocython as cython  # type: ignore[no-redef]  # the same names as cython
+
 from cefisim.engine.state import saves_fields
 from cefisim.engine.vocabulary import TimeInForce
 
 
+@cython.no_gc  # values only: never part of a cycle (docs/build.md)
+@cython.cclass
 @dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class PlaceOrder:
     kind = "place"
@@ -64,6 +71,8 @@ class PlaceOrder:
         )
 
 
+@cython.no_gc  # values only: never part of a cycle (docs/build.md)
+@cython.cclass
 @dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class ModifyOrder:
     """Modify an order found by exchange id (``order_id``) or external id (``external_id``).
@@ -99,6 +108,8 @@ class ModifyOrder:
         )
 
 
+@cython.no_gc  # values only: never part of a cycle (docs/build.md)
+@cython.cclass
 @dataclass  # a C type in the compiled build (commands.pxd), which takes no slots=True
 class CancelOrder:
     """Cancel by reference: the exchange order id or the external id."""

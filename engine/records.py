@@ -30,6 +30,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+try:
+    import cython
+except ImportError:  # the pure package, without Cython (engine/nocython.py)
+    from cefisim.engine import nocython as cython  # type: ignore[no-redef]  # the same names as cython
+
 from cefisim.engine.rejects import CancelReason
 from cefisim.engine.vocabulary import WORKING, ExecInst, OrderStatus, TransferStatus
 
@@ -85,6 +90,8 @@ class OrderExtra:
         self.acked: int | None = None  # when a NEW_PENDING order was acknowledged
 
 
+@cython.no_gc  # numbers only: never part of a cycle (docs/build.md)
+@cython.cclass
 class Execution:
     """What trading has done to an order: lots executed and the exact money sums of its fills.
 

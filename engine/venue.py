@@ -112,13 +112,12 @@ class Venue(VenueCore):
                 clock.now = at  # nothing is due on the way
             else:
                 timers.advance(self, at, result.events)
-        kind = type(cmd)
-        if kind is PlaceOrder:
+        if isinstance(cmd, PlaceOrder):
             place(self, cmd, result)
-        elif kind is CancelOrder:
+        elif isinstance(cmd, CancelOrder):
             cancel(self, cmd, result)
         else:
-            self._handlers[kind](self, cmd, result)
+            self._handlers[type(cmd)](self, cmd, result)
         if self.next_order_id >= self._cap_check_at:
             self.cap_checked()
             retention.cap_ended_orders(self)

@@ -122,6 +122,52 @@ def test_the_build_is_all_or_nothing() -> None:
         assert build() == expected, f"CEFISIM_EXPECT_BUILD={expected} but the {build()} build runs"
 
 
+#: the classes the compiled build leaves out of the cycle collector (``@cython.no_gc``, docs/build.md):
+#: their fields hold numbers, strings, None and tuples of strings, which can never lead back to them
+UNTRACKED = ("records.Execution", "commands.PlaceOrder", "commands.ModifyOrder", "commands.CancelOrder")
+VALUE_TYPES = {"int", "str", "str | None", "int | None", "tuple[str, ...]"}
+
+
+@pytest.mark.parametrize("name", UNTRACKED)
+def test_untracked_classes_hold_only_values(name: str) -> None:
+    """A field that could hold a container (a list, a record) would let an untracked object close a
+    reference cycle the collector never sees: every field of these classes is a value type."""
+    module, cls_name = name.split(".")
+    source = (ENGINE / f"{module}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
+    assert any(ast.unparse(d) == "cython.no_gc" for d in cls.decorator_list), f"{name} is not @cython.no_gc"
+    annotated = {n.target.id: ast.unparse(n.annotation) for n in cls.body if isinstance(n, ast.AnnAssign)}
+    slots = {  # a slotted class: what __init__ assigns to self
+        t.attr: "int" if isinstance(a.value, ast.Constant) and type(a.value.value) is int else ast.unparse(a.value)
+        for f in cls.body
+        if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+        for a in f.body
+        if isinstance(a, ast.Assign)
+        for t in a.targets
+        if isinstance(t, ast.Attribute)
+    }
+    fields = annotated or slots
+    assert fields, f"{name}: no fields found"
+    for field, kind in fields.items():
+        assert kind in VALUE_TYPES or kind.startswith("ClassVar"), f"{name}.{field} is {kind}: a value type only"
+
+
+@pytest.mark.skipif(build() != "compiled", reason="the compiled build is not in place (make compiled)")
+def test_the_compiled_build_leaves_value_classes_out_of_the_collector() -> None:
+    import gc
+
+    from cefisim.engine.commands import CancelOrder, PlaceOrder
+    from cefisim.engine.records import Execution, Order
+
+    assert not gc.is_tracked(Execution())
+    assert not gc.is_tracked(PlaceOrder(1, 1, "BUY", "LIMIT", "1", "100"))
+    assert not gc.is_tracked(CancelOrder(1, "1"))
+    have_gc = 1 << 14  # Py_TPFLAGS_HAVE_GC: the type's objects are tracked
+    assert Order.__flags__ & have_gc, "an order can close a cycle (its account lists it): it must stay tracked"
+    assert not Execution.__flags__ & have_gc
+
+
 #: run in a child process: replay every shipped scenario, print hashes of its journal, event digest and
 #: snapshot. With "pure" as argument, the engine's .py files are loaded even where extensions exist.
 PROBE = r"""
