@@ -58,7 +58,11 @@ class Levels(dict[int, L], Generic[L]):
         dict.__delitem__(self, key)
         negs = self._keys
         if isinstance(negs, list):
-            del negs[bisect_left(negs, -key)]
+            neg = -key
+            if negs[-1] == neg:  # the best level (a sweep, a cancel at the touch): no search
+                negs.pop()
+            else:
+                del negs[bisect_left(negs, neg)]
         else:
             negs.remove(-key)
 
