@@ -105,6 +105,7 @@ LAYERS: dict[str, list[set[str]]] = {
             "lifecycle",
             "matching",
             "modify",
+            "nocython",
             "opening",
             "pricing",
             "queries",
