@@ -16,7 +16,7 @@ cpdef effective_stp(Order order)
 cpdef end_order(VenueCore v, Order order, status, reason, events)
 
 @cython.locals(buyer=Order, seller=Order, bx=Execution, sx=Execution, bc=Account, sc=Account, inst=Instrument)
-cpdef fill(VenueCore v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate)
+cpdef fill(VenueCore v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate, t_bound=*)
 
 @cython.locals(book=Book, level=Level, maker=Order, account=Account, orders=dict, gone=list)
 cpdef match(VenueCore v, Order taker, events)

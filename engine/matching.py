@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from cefisim.engine.events import Event
 
 _REQUESTED = CancelReason.REQUESTED.value
+#: what a BUY order holds once it has traded its whole quantity (quote, fee)
+NOTHING_HELD = (0, 0)
 
 
 def effective_stp(order: Order) -> str:
@@ -79,13 +81,17 @@ def fill(
     events: list[Event],
     t_rates: tuple[int, int],
     t_hold_rate: int,
-) -> None:
+    t_bound: tuple[int, int] | None = None,
+) -> tuple[int, int]:
     """Trade ``lots`` at ``price`` between an incoming and a resting order; ``t_rates`` are the
     (maker, taker) fee rates of the taker's client and ``t_hold_rate`` the fee rate its hold covers
     when it buys (the same for all its fills). The caller records ``price`` as the last trade price.
 
     Both orders are working (the taker has been activated, the maker rests), so the SELL order's
     hold shrinks by exactly the base it delivers; only the BUY order's hold is worked out again.
+    Returns what the BUY order holds after the fill (:func:`~engine.ledger.buy_bound`: quote, fee).
+    A taker that buys holds after one fill what it holds before its next: ``t_bound``, when given, is
+    that value (the previous fill's return), so it is not worked out twice.
     """
     inst = taker.instrument
     m_rates = inst.fee_rates_for(maker.account.client)
@@ -101,7 +107,9 @@ def fill(
     sx = seller.execution
     if sx is None:
         sx = seller.execution = Execution()
-    b_cost, b_fee_held = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
+    if t_bound is None or buyer is not taker:
+        t_bound = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
+    b_cost, b_fee_held = t_bound
 
     lt = lots * price
     bx.cum_lt += lt
@@ -123,7 +131,8 @@ def fill(
     sx.fees_paid += s_fee
 
     # what the BUY order holds after the fill (nothing once it has traded its whole quantity)
-    b_cost2, b_fee_held2 = buy_bound(inst, bx, buyer.remaining, buyer.price, rate) if buyer.remaining else (0, 0)
+    bound = buy_bound(inst, bx, buyer.remaining, buyer.price, rate) if buyer.remaining else NOTHING_HELD
+    b_cost2, b_fee_held2 = bound
     base_units = lots * inst.base_per_lot
     q_id, b_id = inst.quote.id, inst.base.id
     bc, sc = buyer.account, seller.account
@@ -159,6 +168,7 @@ def fill(
             (ts, match_id, inst.id, price, lots, maker.id, taker.id, quote, m_fee, t_fee, m_client, t_client),
         )
     )
+    return bound
 
 
 def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
@@ -179,6 +189,7 @@ def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
     t_hold_rate = hold_rate(taker, t_rates) if taker.side == BUY else 0
     remaining = taker.remaining
     stopped = False
+    t_bound = None  # what a buying taker holds after its last fill (fill says why)
     while remaining and key is not None and key <= limit:
         level = levels[key]
         price = level.price
@@ -195,7 +206,7 @@ def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
                 break
             maker_open = maker.remaining
             lots = remaining if remaining < maker_open else maker_open
-            fill(v, taker, maker, lots, price, events, t_rates, t_hold_rate)
+            t_bound = fill(v, taker, maker, lots, price, events, t_rates, t_hold_rate, t_bound)
             book.last_price = price
             remaining -= lots
             traded += lots
