@@ -56,15 +56,14 @@ class Levels(dict[int, L], Generic[L]):
 
     def __delitem__(self, key: int) -> None:
         dict.__delitem__(self, key)
-        negs = self._keys
+        negs, neg = self._keys, -key
         if isinstance(negs, list):
-            neg = -key
             if negs[-1] == neg:  # the best level (a sweep, a cancel at the touch): no search
                 negs.pop()
             else:
                 del negs[bisect_left(negs, neg)]
         else:
-            negs.remove(-key)
+            negs.remove(neg)
 
     def first_key(self) -> int | None:
         """The smallest key (the best level's), None when the side is empty."""

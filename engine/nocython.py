@@ -16,9 +16,6 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-#: interpreted: the compiled build's ``cython.compiled`` is True
-compiled = False
-
 
 def cclass(cls: T) -> T:
     """Compiled: the class is a C type (its ``.pxd`` says so as well). Interpreted: the class itself."""

@@ -122,21 +122,34 @@ def test_the_build_is_all_or_nothing() -> None:
         assert build() == expected, f"CEFISIM_EXPECT_BUILD={expected} but the {build()} build runs"
 
 
-#: the classes the compiled build leaves out of the cycle collector (``@cython.no_gc``, docs/build.md):
+def _untracked() -> dict[str, ast.ClassDef]:
+    """Every class of engine/ the compiled build leaves out of the cycle collector (``@cython.no_gc``,
+    docs/build.md), as ``module.Class``: read off the decorators, so a class newly marked is checked too."""
+    found = {}
+    for source in sorted(ENGINE.rglob("*.py")):
+        module = ".".join(source.relative_to(ENGINE).with_suffix("").parts)
+        for node in ast.parse(source.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(d) == "cython.no_gc" for d in node.decorator_list):
+                found[f"{module}.{node.name}"] = node
+    return found
+
+
 #: their fields hold numbers, strings, None and tuples of strings, which can never lead back to them
-UNTRACKED = ("records.Execution", "commands.PlaceOrder", "commands.ModifyOrder", "commands.CancelOrder")
+UNTRACKED = _untracked()
 VALUE_TYPES = {"int", "str", "str | None", "int | None", "tuple[str, ...]"}
 
 
-@pytest.mark.parametrize("name", UNTRACKED)
+def test_the_value_classes_are_untracked() -> None:
+    assert {"records.Execution", "commands.PlaceOrder", "commands.ModifyOrder", "commands.CancelOrder"} <= set(
+        UNTRACKED
+    ), f"@cython.no_gc is missing: {sorted(UNTRACKED)}"
+
+
+@pytest.mark.parametrize("name", sorted(UNTRACKED))
 def test_untracked_classes_hold_only_values(name: str) -> None:
     """A field that could hold a container (a list, a record) would let an untracked object close a
     reference cycle the collector never sees: every field of these classes is a value type."""
-    module, cls_name = name.split(".")
-    source = (ENGINE / f"{module}.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
-    assert any(ast.unparse(d) == "cython.no_gc" for d in cls.decorator_list), f"{name} is not @cython.no_gc"
+    cls = UNTRACKED[name]
     annotated = {n.target.id: ast.unparse(n.annotation) for n in cls.body if isinstance(n, ast.AnnAssign)}
     slots = {  # a slotted class: what __init__ assigns to self
         t.attr: "int" if isinstance(a.value, ast.Constant) and type(a.value.value) is int else ast.unparse(a.value)
@@ -166,6 +179,10 @@ def test_the_compiled_build_leaves_value_classes_out_of_the_collector() -> None:
     have_gc = 1 << 14  # Py_TPFLAGS_HAVE_GC: the type's objects are tracked
     assert Order.__flags__ & have_gc, "an order can close a cycle (its account lists it): it must stay tracked"
     assert not Execution.__flags__ & have_gc
+    for name in UNTRACKED:
+        module, _, cls_name = name.rpartition(".")
+        cls = getattr(importlib.import_module(f"cefisim.engine.{module}"), cls_name)
+        assert not cls.__flags__ & have_gc, f"{name} is @cython.no_gc but its objects are tracked"
 
 
 #: run in a child process: replay every shipped scenario, print hashes of its journal, event digest and

@@ -253,6 +253,9 @@ def test_the_pure_wheel_installs_and_replays_to_the_same_digest(
     wheel = _wheel(work, {"CEFISIM_NO_EXTENSIONS": "1"})
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     bin_ = _venv(work, str(wheel))
+    # no Cython in the user's environment: the engine's decorators come from engine/nocython.py
+    missing = _run(bin_ / "python", "-c", "import importlib.util as u; print(u.find_spec('cython') is None)", cwd=work)
+    assert missing.stdout.strip() == "True"
     assert _run(bin_ / "cefisim", "--version", cwd=work).stdout.strip() == f"cefisim {__version__} (pure)"
     pure = _run(bin_ / "cefisim", "replay", "flash_crash", "--quiet", cwd=work).stdout.strip()
     compiled = _run(installed[0] / "cefisim", "replay", "flash_crash", "--quiet", cwd=work).stdout.strip()

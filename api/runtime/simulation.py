@@ -358,17 +358,15 @@ class Simulation:
         that change a side (``venue_faults``) gets one that takes their records too."""
         self._bound = True
         venue = self.venue
-        applies_at, submit, submit_at = venue.applies_at, venue.submit, venue.submit_at
+        applies_at, submit_at = venue.applies_at, venue.submit_at
         record, on_result = self._recording_of(venue), self._on_result
         self._recording = record
 
         def apply_scenario(cmd: Command, at: int) -> Result:
-            if record is not None:  # the time it applies at is the record's (else submit finds it)
-                at = applies_at(cmd, at)
+            at = applies_at(cmd, at)
+            if record is not None:
                 record(at, "scn", cmd)
-                result = submit_at(cmd, at)
-            else:
-                result = submit(cmd, at)
+            result = submit_at(cmd, at)
             if on_result is not None:
                 on_result(result)
             self.scenario_events += len(result.events)

@@ -86,13 +86,6 @@ def _tables() -> Tables:
     )
 
 
-def __getattr__(name: str) -> Any:
-    """``CLASSES``: class name -> class, for every class a snapshot can hold (:func:`_tables`)."""
-    if name == "CLASSES":
-        return _tables()[0]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class _Writer:
     def __init__(self) -> None:
         _, self.names, self.fields = _tables()
