@@ -82,9 +82,9 @@ def record(scenario: Scenario) -> tuple[list[tuple[int, Command]], int]:
     turn = runner._turn
     counts = [0, 0]  # turns, events
 
-    def counting(t: int, on_step: Any, submit: Any) -> bool:
+    def counting(t: int, submit: Any) -> bool:
         before = runner._event_index
-        taken = turn(t, on_step, submit)
+        taken = turn(t, submit)
         counts[0] += taken
         counts[1] += runner._event_index - before
         return taken
