@@ -10,7 +10,7 @@ from cefisim.engine.ledger cimport balance, order_hold
 from cefisim.engine.lifecycle cimport activate, cancel_now
 from cefisim.engine.matching cimport effective_stp
 from cefisim.engine.pricing cimport protection_price, within_band, would_trade
-from cefisim.engine.records cimport Account, Order
+from cefisim.engine.records cimport Account, Balance, Order
 from cefisim.engine.reference cimport Client, Instrument
 
 cpdef _extra_of(PlaceOrder cmd, hold_rate)
@@ -29,6 +29,7 @@ cpdef _entry_reject(VenueCore v, PlaceOrder cmd, Order order, qty, price, hold_r
 @cython.locals(inst=Instrument)
 cpdef _price_reject(VenueCore v, PlaceOrder cmd, Order order)
 
+@cython.locals(bal=Balance)
 cpdef _take_hold(Order order)
 
 @cython.locals(account=Account)

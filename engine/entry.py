@@ -265,8 +265,7 @@ def _take_hold(order: Order) -> Reject | None:
     bal = balance(order.account, asset_id)  # created even for a refused order
     if bal.total - bal.hold < held:
         return Reject.INSUFFICIENT_BALANCE
-    bal.hold += held
-    bal.fees_hold += fee_held
+    bal.change_hold(held, fee_held)
     return None
 
 

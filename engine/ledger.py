@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cefisim.engine.records import NO_FILLS, Account, Balance, Execution, Order
-from cefisim.engine.units import RATE_ONE
+from cefisim.engine.units import RATE_CEIL, RATE_ONE
 from cefisim.engine.vocabulary import WORKING, ExecInst, OrderStatus, Side
 
 ALO = ExecInst.ALO.value
@@ -72,7 +72,7 @@ def buy_bound(inst: Instrument, exe: Execution, open_lots: int, price: int, rate
     """(quote units, fee units) that cover ``open_lots`` more at ``price`` or better and a fee at
     ``rate``, after the fills summed in ``exe``. 0 lots give (0, 0): the sums are already paid."""
     cost = -(-(exe.cum_lt + open_lots * price) * inst.notional_num // inst.notional_den) - exe.cum_quote
-    fee = -(-(exe.cum_fee + cost * rate) // RATE_ONE) - exe.fees_paid
+    fee = (exe.cum_fee + cost * rate + RATE_CEIL) // RATE_ONE - exe.fees_paid
     return cost, fee
 
 
@@ -100,6 +100,4 @@ def rehold(order: Order, held: int, fee_held: int) -> None:
     """Bring the client's hold in line with the order's terms after they changed (price, quantity,
     type), given ``held`` and ``fee_held`` as ``order_hold`` gave them before the change."""
     asset_id, held2, fee_held2 = order_hold(order)
-    bal = balance(order.account, asset_id)
-    bal.hold += held2 - held
-    bal.fees_hold += fee_held2 - fee_held
+    balance(order.account, asset_id).change_hold(held2 - held, fee_held2 - fee_held)

@@ -23,7 +23,7 @@ from cefisim.engine.events import OrderEvent, TradeEvent, build_event
 from cefisim.engine.ledger import balance, buy_bound, hold_rate, order_hold
 from cefisim.engine.records import Execution, Fill, Order
 from cefisim.engine.rejects import CancelReason
-from cefisim.engine.units import RATE_ONE
+from cefisim.engine.units import RATE_CEIL, RATE_ONE
 from cefisim.engine.vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
 
 BUY = Side.BUY.value
@@ -58,8 +58,7 @@ def end_order(v: VenueCore, order: Order, status: str, reason: str | None, event
     order.status = status
     if held:
         bal = order.account.balances[asset_id]  # created when the hold was taken
-        bal.hold -= held
-        bal.fees_hold -= fee_held
+        bal.change_hold(-held, -fee_held)
     ts = order.updated = v.clock.stamp()
     if reason is not None and reason != _REQUESTED:  # REQUESTED is implied (Order.cancel_reason)
         order.ex().cancel_reason = reason
@@ -124,10 +123,10 @@ def fill(
     seller.remaining -= lots
 
     bx.cum_fee += quote * b_rate
-    b_fee = -(-bx.cum_fee // RATE_ONE) - bx.fees_paid
+    b_fee = (bx.cum_fee + RATE_CEIL) // RATE_ONE - bx.fees_paid
     bx.fees_paid += b_fee
     sx.cum_fee += quote * s_rate
-    s_fee = -(-sx.cum_fee // RATE_ONE) - sx.fees_paid
+    s_fee = (sx.cum_fee + RATE_CEIL) // RATE_ONE - sx.fees_paid
     sx.fees_paid += s_fee
 
     # what the BUY order holds after the fill (nothing once it has traded its whole quantity)
@@ -139,13 +138,13 @@ def fill(
 
     bal = bc.balances[q_id]  # the buyer holds quote, the seller base: both exist since entry
     bal.total -= quote + b_fee
-    bal.hold += b_cost2 + b_fee_held2 - b_cost - b_fee_held
-    bal.fees_hold += b_fee_held2 - b_fee_held
+    bal.change_hold(b_cost2 + b_fee_held2 - b_cost - b_fee_held, b_fee_held2 - b_fee_held)
     bal.unsettled_fees += b_fee
-    (bc.balances.get(b_id) or balance(bc, b_id)).total += base_units
+    bal = bc.balances.get(b_id) or balance(bc, b_id)
+    bal.total += base_units
     bal = sc.balances[b_id]
     bal.total -= base_units
-    bal.hold -= base_units
+    bal.change_hold(-base_units, 0)
     bal = sc.balances.get(q_id) or balance(sc, q_id)
     bal.total += quote - s_fee
     bal.unsettled_fees += s_fee

@@ -28,3 +28,10 @@ cdef class Order:
 @cython.final
 cdef class Fill:
     cdef public object fee, fee_rate, liq_flag, match_id, order, price, qty, quote, timestamp
+
+cdef class Balance:
+    cdef public object fees_hold, hold, total, unsettled_fees
+    cpdef change_hold(self, units, fee_units)
+
+cdef class UnheldBalance(Balance):
+    cpdef change_hold(self, units, fee_units)

@@ -219,6 +219,8 @@ class Order:
         )
 
 
+@cython.no_gc  # numbers only: never part of a cycle (docs/build.md)
+@cython.cclass
 class Balance:
     """An account's holding of one asset (``engine/ledger.py`` says what each part means)."""
 
@@ -236,6 +238,12 @@ class Balance:
     def available(self) -> int:
         return self.total - self.hold
 
+    def change_hold(self, units: int, fee_units: int) -> None:
+        """Hold ``units`` more (fewer when negative), ``fee_units`` of them for fees. Every change of a
+        hold goes through here, so that a balance nothing is held against can drop it."""
+        self.hold += units
+        self.fees_hold += fee_units
+
     def __repr__(self) -> str:
         return (
             f"Balance(total={self.total}, hold={self.hold}, fees_hold={self.fees_hold}, "
@@ -243,11 +251,13 @@ class Balance:
         )
 
 
+@cython.no_gc
+@cython.cclass
 class UnheldBalance(Balance):
     """A balance nothing is held against: the recorded market counterparty's, in the instrument's base
     and quote (``engine/recorded/market.py``). Its resting depth stands for the recording's liquidity, not
-    for funds set aside, so ``hold`` and ``fees_hold`` read 0 and drop what is written to them: the
-    venue's ledger code (fills, ended orders) runs unchanged for it, and its totals move with every
+    for funds set aside, so ``hold`` and ``fees_hold`` stay 0: :meth:`change_hold` drops every change.
+    The venue's ledger code (fills, ended orders) runs unchanged for it, and its totals move with every
     fill, so every asset stays conserved. Not snapshot state (a venue with a recorded market is
     never snapshotted: ``api/runtime/simulation.py``)."""
 
@@ -263,20 +273,7 @@ class UnheldBalance(Balance):
         new.unsettled_fees = bal.unsettled_fees
         return new
 
-    @property
-    def hold(self) -> int:
-        return 0
-
-    @hold.setter
-    def hold(self, value: int) -> None:
-        """Dropped: nothing is held against this balance."""
-
-    @property
-    def fees_hold(self) -> int:
-        return 0
-
-    @fees_hold.setter
-    def fees_hold(self, value: int) -> None:
+    def change_hold(self, units: int, fee_units: int) -> None:
         """Dropped: nothing is held against this balance."""
 
 

@@ -79,7 +79,7 @@ def request_transfer(v: VenueCore, cmd: RequestTransfer, result: Result) -> Resu
     bal = balance(account, asset.id)
     if cmd.type != DEPOSIT:
         if bal.total - bal.hold >= units:
-            bal.hold += units
+            bal.change_hold(units, 0)
         elif v.rules >= 2:
             transfer.reject_reason = INSUFFICIENT_BALANCE  # holds nothing: the settlement decides
         else:
@@ -105,7 +105,7 @@ def settle_transfer(v: VenueCore, transfer: Transfer, events: list[Event]) -> No
     if transfer.type == DEPOSIT:
         bal.total += amount
     elif transfer.reject_reason is None:  # held since it was requested
-        bal.hold -= amount
+        bal.change_hold(-amount, 0)
         bal.total -= amount
     elif bal.total - bal.hold >= amount:
         transfer.reject_reason = None

@@ -21,6 +21,9 @@ DECIMAL_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 #: Fee rates and price bands are fractions held as integers in units of 10**-RATE_SCALE.
 RATE_SCALE = 9
 RATE_ONE: int = 10**RATE_SCALE  # annotated: mypy types a power with a variable exponent as Any
+#: ``ceil(a / RATE_ONE) == (a + RATE_CEIL) // RATE_ONE`` for every integer ``a``: a fee rounded up in
+#: two integer operations (``-(-a // RATE_ONE)`` takes three, and each makes a new int on a fill)
+RATE_CEIL = RATE_ONE - 1
 #: The longest decimal string parse_decimal reads.
 MAX_DECIMAL_CHARS = 64
 

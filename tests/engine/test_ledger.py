@@ -238,3 +238,29 @@ def test_asset_totals_conserved_by_trading(sim: Sim) -> None:
     sim.advance(2 * HOUR)
     assert sim.v.asset_totals() == totals
     sim.check()
+
+
+def test_every_change_of_a_hold_goes_through_change_hold() -> None:
+    """``Balance.change_hold`` owns the hold: an unheld balance (the recorded counterparty's) drops
+    what it is given, which a direct write to ``hold`` or ``fees_hold`` would bypass."""
+    import ast
+    from pathlib import Path
+
+    import cefisim.engine
+
+    root = Path(cefisim.engine.__file__).parent.parent
+    writes = []
+    for path in sorted((root / "engine").rglob("*.py")) + sorted((root / "api").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        owner = {
+            id(node)
+            for cls in ast.walk(tree)
+            if isinstance(cls, ast.ClassDef) and cls.name == "Balance"
+            for node in ast.walk(cls)
+        }
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr in ("hold", "fees_hold") and id(node) not in owner:
+                    writes.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not writes, writes

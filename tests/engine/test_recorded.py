@@ -147,8 +147,8 @@ def test_nothing_is_held_against_the_recorded_depth_and_its_totals_move_with_fil
     btc, usd = sim.bal(CP, BTC), sim.bal(CP, USD)
     assert isinstance(btc, UnheldBalance) and isinstance(usd, UnheldBalance)
     assert (btc.hold, btc.fees_hold, usd.hold, usd.fees_hold) == (0, 0, 0, 0)  # four depth orders rest
-    usd.hold += 5  # what the venue's ledger code writes is dropped
-    assert usd.hold == 0 and usd.available == usd.total
+    usd.change_hold(5, 2)  # how the venue's ledger code changes a hold: dropped
+    assert usd.hold == usd.fees_hold == 0 and usd.available == usd.total
     sim.buy(ALICE, "0.0003", "30001.00")  # takes 3 of the 4 lots recorded at P + 100
     order = sim.sell(ALICE, "0.0002", "30000.00").order  # takes 2 of the recorded bid at P
     assert order.status == FILLED

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from cefisim.engine.units import (
     DECIMAL_RE,
     MAX_DECIMAL_CHARS,
+    RATE_CEIL,
     RATE_ONE,
     Grid,
     ceil_div,
@@ -134,6 +135,11 @@ def test_parse_rate() -> None:
 @given(st.integers(-(10**12), 10**12), st.integers(1, 10**6))
 def test_ceil_div(num: int, den: int) -> None:
     assert ceil_div(num, den) == -((-Fraction(num, den)).__floor__())
+
+
+@given(st.integers(-(10**30), 10**30))
+def test_a_fee_rounds_up_with_rate_ceil(units: int) -> None:
+    assert (units + RATE_CEIL) // RATE_ONE == ceil_div(units, RATE_ONE)
 
 
 @given(st.integers(0, 10**12), st.integers(1, 10**6), st.integers(0, 8))
