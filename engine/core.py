@@ -171,6 +171,12 @@ class VenueCore:
         self._wake = self._next_housekeeping
         self._cap_check_at = CHECK_EVERY  # the order id at which the ended-order caps are next checked
 
+    def __del__(self) -> None:
+        """The venue is going: its accounts release their orders and fills (``Account.release``), whose
+        cycles the collector does not see in the compiled build."""
+        for account in (getattr(self, "accounts", None) or {}).values():
+            account.release()
+
     # --- reference data (set up before the first command; not journaled) -------------------
 
     def add_asset(self, asset: Asset) -> None:

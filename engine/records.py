@@ -122,6 +122,10 @@ def _execution_sum(name: str, doc: str) -> property:
     return property(get, doc=doc)
 
 
+# orders and fills close reference cycles (an account lists them, they name it): out of the collector
+# all the same, because the venue breaks those cycles when it goes (Account.release, docs/build.md)
+@cython.no_gc
+@cython.cclass
 class Order:
     __slots__ = (
         "account",
@@ -277,6 +281,8 @@ class UnheldBalance(Balance):
         """Dropped: nothing is held against this balance."""
 
 
+@cython.no_gc  # as Order
+@cython.cclass
 class Fill:
     """One side of a match: the trade record of the description (``liq_flag``, ``match_id`` ...)."""
 
@@ -391,6 +397,18 @@ class Account:
         self.transfers: dict[int, Transfer] = {}  # transfer id ->, oldest first
         self.open_orders: dict[int, int] = {}  # instrument id -> orders open on it
         self.funds_log: list[tuple[int, int, int]] = []  # paper funds entries: (ts, asset id, units)
+
+    def release(self) -> None:
+        """Forget the account's orders and fills: its venue is going (``VenueCore.__del__``).
+
+        The compiled build keeps orders and fills out of the cycle collector, as long-lived records
+        it would walk at every full collection; the cycles they close through the account (it lists
+        them, they name it) are broken here instead, so that they are freed when their venue is.
+        """
+        self.orders.clear()
+        self.live_external.clear()
+        self.by_external.clear()
+        self.fills.clear()
 
     def __repr__(self) -> str:
         return f"Account(client={self.id}, orders={len(self.orders)}, fills={len(self.fills)})"

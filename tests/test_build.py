@@ -134,13 +134,16 @@ def _untracked() -> dict[str, ast.ClassDef]:
     return found
 
 
-#: their fields hold numbers, strings, None and tuples of strings, which can never lead back to them
 UNTRACKED = _untracked()
+#: records that close cycles (an account lists them, they name it), broken when their venue goes
+#: (``Account.release``, tested in tests/engine/test_release.py); the other untracked classes' fields hold
+#: numbers, strings, None and tuples of strings, which can never lead back to them
+RELEASED = {"records.Order", "records.Fill"}
 VALUE_TYPES = {"int", "str", "str | None", "int | None", "tuple[str, ...]"}
 
 
 def test_the_value_classes_are_untracked() -> None:
-    assert {"records.Execution", "commands.PlaceOrder", "commands.ModifyOrder", "commands.CancelOrder"} <= set(
+    assert {"records.Execution", "commands.PlaceOrder", "commands.ModifyOrder", "commands.CancelOrder"} | RELEASED <= set(
         UNTRACKED
     ), f"@cython.no_gc is missing: {sorted(UNTRACKED)}"
 
@@ -171,7 +174,7 @@ def _fields(cls: ast.ClassDef) -> dict[str, str]:
     return fields
 
 
-@pytest.mark.parametrize("name", sorted(UNTRACKED))
+@pytest.mark.parametrize("name", sorted(set(UNTRACKED) - RELEASED))
 def test_untracked_classes_hold_only_values(name: str) -> None:
     """A field that could hold a container (a list, a record) would let an untracked object close a
     reference cycle the collector never sees: every field of these classes is a value type. A class
@@ -191,13 +194,13 @@ def test_the_compiled_build_leaves_value_classes_out_of_the_collector() -> None:
     import gc
 
     from cefisim.engine.commands import CancelOrder, PlaceOrder
-    from cefisim.engine.records import Execution, Order
+    from cefisim.engine.records import Account, Execution
 
     assert not gc.is_tracked(Execution())
     assert not gc.is_tracked(PlaceOrder(1, 1, "BUY", "LIMIT", "1", "100"))
     assert not gc.is_tracked(CancelOrder(1, "1"))
     have_gc = 1 << 14  # Py_TPFLAGS_HAVE_GC: the type's objects are tracked
-    assert Order.__flags__ & have_gc, "an order can close a cycle (its account lists it): it must stay tracked"
+    assert Account.__flags__ & have_gc, "an account closes the cycles of its records: it must stay tracked"
     assert not Execution.__flags__ & have_gc
     for name in UNTRACKED:
         module, _, cls_name = name.rpartition(".")
