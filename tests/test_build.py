@@ -143,9 +143,12 @@ VALUE_TYPES = {"int", "str", "str | None", "int | None", "tuple[str, ...]"}
 
 
 def test_the_value_classes_are_untracked() -> None:
-    assert {"records.Execution", "commands.PlaceOrder", "commands.ModifyOrder", "commands.CancelOrder"} | RELEASED <= set(
-        UNTRACKED
-    ), f"@cython.no_gc is missing: {sorted(UNTRACKED)}"
+    assert {
+        "records.Execution",
+        "commands.PlaceOrder",
+        "commands.ModifyOrder",
+        "commands.CancelOrder",
+    } | RELEASED <= set(UNTRACKED), f"@cython.no_gc is missing: {sorted(UNTRACKED)}"
 
 
 def _fields(cls: ast.ClassDef) -> dict[str, str]:
@@ -154,7 +157,9 @@ def _fields(cls: ast.ClassDef) -> dict[str, str]:
     fields = {
         n.target.id: ast.unparse(n.annotation)
         for n in cls.body
-        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and not ast.unparse(n.annotation).startswith("ClassVar")
+        if isinstance(n, ast.AnnAssign)
+        and isinstance(n.target, ast.Name)
+        and not ast.unparse(n.annotation).startswith("ClassVar")
     }
     for f in cls.body:
         if not (isinstance(f, ast.FunctionDef) and f.name == "__init__"):

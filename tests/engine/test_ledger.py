@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
+import cefisim.engine
 from cefisim.engine.events import FeesSettledEvent, TradeEvent
 from cefisim.engine.rejects import Reject
 from cefisim.engine.vocabulary import OrderStatus, Side
@@ -240,27 +244,25 @@ def test_asset_totals_conserved_by_trading(sim: Sim) -> None:
     sim.check()
 
 
+def _hold_writes(tree: ast.Module) -> list[int]:
+    """Lines that assign to a ``hold`` or ``fees_hold`` attribute outside the class ``Balance``."""
+    owner = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Balance" for n in ast.walk(c)}
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign | ast.AugAssign) and id(node) not in owner
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Attribute) and target.attr in ("hold", "fees_hold")
+    ]
+
+
 def test_every_change_of_a_hold_goes_through_change_hold() -> None:
     """``Balance.change_hold`` owns the hold: an unheld balance (the recorded counterparty's) drops
     what it is given, which a direct write to ``hold`` or ``fees_hold`` would bypass."""
-    import ast
-    from pathlib import Path
-
-    import cefisim.engine
-
     root = Path(cefisim.engine.__file__).parent.parent
-    writes = []
-    for path in sorted((root / "engine").rglob("*.py")) + sorted((root / "api").rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        owner = {
-            id(node)
-            for cls in ast.walk(tree)
-            if isinstance(cls, ast.ClassDef) and cls.name == "Balance"
-            for node in ast.walk(cls)
-        }
-        for node in ast.walk(tree):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
-            for target in targets:
-                if isinstance(target, ast.Attribute) and target.attr in ("hold", "fees_hold") and id(node) not in owner:
-                    writes.append(f"{path.relative_to(root)}:{node.lineno}")
+    sources = sorted((root / "engine").rglob("*.py")) + sorted((root / "api").rglob("*.py"))
+    writes = [
+        f"{p.relative_to(root)}:{line}" for p in sources for line in _hold_writes(ast.parse(p.read_text(), str(p)))
+    ]
     assert not writes, writes
+    assert _hold_writes(ast.parse("bal.hold += 1\nclass Balance:\n    def f(self):\n        self.hold = 0")) == [1]
