@@ -1,6 +1,6 @@
 # Compiled build only (setup.py, docs/build.md): the attributes of the records every order touches,
 # as C struct fields. Each name here is one of the class's __slots__ in records.py, and nothing else:
-# tests/engine/test_build.py compares the two.
+# tests/test_build.py compares the two.
 
 cimport cython
 

@@ -5,6 +5,7 @@ Reference data (ids are the engine's integers):
 - instrument 1 BTC-USD: price 0.01, qty 0.0001, min qty 0.0001, band 5%, maker 0.1%, taker 0.2%
 - instrument 2 ETH-USD: price 0.05, qty 0.001, min qty 0.01, band 10%, maker 0, taker 0.05%
 - clients 100 alice, 200 bob, 300 carol (rich), 400 dave (nothing unless a test credits him)
+- ``recorded``: that venue with a recorded market on BTC-USD, whose counterparty is client 999
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cefisim.engine.commands import (
     SetSettlementDelay,
 )
 from cefisim.engine.events import OrderEvent, TradeEvent
+from cefisim.engine.recorded.market import RecordedMarket
 from cefisim.engine.records import Balance, Order
 from cefisim.engine.reference import Asset, Client, Instrument
 from cefisim.engine.units import Grid, parse_rate
@@ -200,6 +202,23 @@ class Sim:
 
     def check(self) -> None:
         self.v.check_invariants()
+
+
+#: the recorded market's counterparty in ``recorded``
+CP = 999
+
+
+def recorded(events: list[tuple], model=None, impact: bool = True) -> tuple[Sim, RecordedMarket]:  # type: ignore[no-untyped-def]
+    """A venue of ``build_venue`` with a recorded market of ``events`` on BTC-USD, whose counterparty
+    (client ``CP``) has 10**18 units of BTC and USD."""
+    v = build_venue()
+    cp = Client(CP, "recorded")
+    v.add_client(cp)
+    v.credit(CP, BTC, 10**18)
+    v.credit(CP, USD, 10**18)
+    mkt = RecordedMarket(v, BTC_USD, CP, iter(events), model, impact)
+    v.add_feed(mkt)
+    return Sim(v), mkt
 
 
 def book_rows(v: Venue, inst: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:

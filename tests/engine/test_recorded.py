@@ -8,35 +8,21 @@ from hypothesis import strategies as st
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.events import DepthEvent, TradeEvent
 from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE
-from cefisim.engine.recorded.market import RecordedMarket
 from cefisim.engine.recorded.queue_model import LogProb, PowerProb, RiskAverse, queue_model
 from cefisim.engine.records import UnheldBalance
-from cefisim.engine.reference import Client
 from cefisim.engine.vocabulary import OrderStatus, Side
-from tests.engine.builders import ALICE, BTC, BTC_USD, SECOND, START, USD, Sim, build_venue
+from tests.engine.builders import ALICE, BTC, BTC_USD, CP, SECOND, START, USD, Sim, recorded
 
 BUY = Side.BUY
 FILLED = OrderStatus.FILLED
 SELL = Side.SELL
 
-CP = 999
 P = 3_000_000  # 30000.00 in ticks of 0.01
 LOT = 1  # 0.0001 BTC
 
 
 def at(k: int) -> int:
     return START + k * SECOND
-
-
-def recorded(events: list[tuple], model=None, impact: bool = True) -> tuple[Sim, RecordedMarket]:  # type: ignore[no-untyped-def]
-    v = build_venue()
-    cp = Client(CP, "recorded")
-    v.add_client(cp)
-    v.credit(CP, BTC, 10**18)
-    v.credit(CP, USD, 10**18)
-    mkt = RecordedMarket(v, BTC_USD, CP, iter(events), model, impact)
-    v.add_feed(mkt)
-    return Sim(v), mkt
 
 
 def levels(sim: Sim) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -8,8 +8,7 @@ import gc
 import sys
 
 from cefisim.engine.recorded.feed import SNAPSHOT
-from tests.engine.builders import ALICE, BOB, Sim
-from tests.engine.test_recorded import CP, P, at, recorded
+from tests.engine.builders import ALICE, BOB, CP, SECOND, START, Sim, recorded
 
 
 def trade(sim: Sim) -> None:
@@ -38,8 +37,9 @@ def test_a_dropped_venue_frees_its_orders_and_fills() -> None:
 def test_a_venue_in_a_reference_cycle_frees_them_too() -> None:
     # a recorded market and its venue refer to each other: the collector finds them, and the venue's
     # release runs before it clears them
-    sim, market = recorded([(SNAPSHOT, at(1), at(1), ((P, 5),), ((P + 100, 4),))])
-    sim.advance_to(at(1))
+    at, price = START + SECOND, 3_000_000  # 30000.00 in ticks of 0.01
+    sim, market = recorded([(SNAPSHOT, at, at, ((price, 5),), ((price + 100, 4),))])
+    sim.advance_to(at)
     sim.buy(ALICE, "0.0001", "30001.00")  # takes recorded depth
     alice, counterparty = sim.v.accounts[ALICE], sim.v.accounts[CP]
     assert alice.fills and counterparty.orders
