@@ -19,7 +19,24 @@ JSON = "application/json"
 
 
 def dumps(payload: Any) -> bytes:
-    return orjson.dumps(payload)
+    """``payload`` as JSON. Text a request carried in a header whose bytes are not UTF-8 holds lone
+    surrogates (aiohttp decodes header bytes with ``surrogateescape``), which JSON cannot carry: on
+    that failure, and only then, every such character is written as a ``\\udcXX`` escape instead of
+    the response failing."""
+    try:
+        return orjson.dumps(payload)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_escape_surrogates(payload))
+
+
+def _escape_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escape_surrogates(v) for v in value]
+    return value
 
 
 def respond(payload: Any, status: int = 200) -> web.Response:
