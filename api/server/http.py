@@ -14,6 +14,7 @@ from aiohttp import web
 from cefisim.api.edge import versions
 from cefisim.api.edge.problems import bad_request
 from cefisim.api.server.keys import VERSION
+from cefisim.api.server.limits import declared_too_large
 
 JSON = "application/json"
 
@@ -66,5 +67,9 @@ def parse_json(body: bytes) -> Any:
 
 
 async def read_json(request: web.Request) -> Any:
-    """:func:`parse_json` of the request's body."""
+    """:func:`parse_json` of the request's body; a 413 problem, before anything is read, when its
+    ``Content-Length`` is over the body limit (the middleware does the same for ``/v1/`` routes)."""
+    too_large = declared_too_large(request)
+    if too_large is not None:
+        raise too_large
     return parse_json(await request.read())
