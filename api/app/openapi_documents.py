@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import ipaddress
+import re
 from typing import Any
 
 import orjson
-from aiohttp import web
+from aiohttp import hdrs, web
 
 import cefisim
 from cefisim.api.auth.routes import auth_routes
@@ -128,9 +130,30 @@ def _document(served: tuple[str, ...]) -> dict[str, Any]:
     )
 
 
+#: an RFC 3986 ``host [":" port]``: an IP literal (IPv6, checked by ``ipaddress``) or a reg-name (which
+#: covers IPv4 addresses), and a port of at most five digits
+_HOST = re.compile(
+    r"(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::(?P<port>[0-9]{1,5}))?"
+)
+
+
 def server_url(request: web.Request) -> str:
-    """The address ``request`` came to (scheme and Host), the ``servers`` entry of a served document."""
-    return f"{request.scheme}://{request.host}"
+    """The address ``request`` came to (scheme and Host), the ``servers`` entry of a served document;
+    ``/`` (relative: the server the document was read from, OpenAPI 3.1 section 4.8.5) when the request
+    sent no Host or one that is not a ``host[:port]``, whatever its bytes."""
+    host = request.headers.get(hdrs.HOST)
+    match = _HOST.fullmatch(host) if host else None
+    if match is None or int(match["port"] or 0) > 65535 or (match["ipv6"] and not _ipv6(match["ipv6"])):
+        return "/"
+    return f"{request.scheme}://{host}"
+
+
+def _ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def serve_document(request: web.Request, document: dict[str, Any]) -> web.Response:

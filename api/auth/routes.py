@@ -133,7 +133,9 @@ async def oauth_token(request: web.Request) -> web.Response:
         return _oauth_error(BadRequest("invalid_request", "body: must be application/x-www-form-urlencoded"))
     try:
         form = await request.post()
-    except (ValueError, UnicodeDecodeError):
+    except LookupError:  # the charset of the Content-Type is no encoding Python knows
+        return _oauth_error(BadRequest("invalid_request", f"Content-Type: unknown charset {request.charset!r}"))
+    except ValueError:  # bytes that are not of that charset (UnicodeDecodeError) or not a form
         return _oauth_error(BadRequest("invalid_request", "body: not a valid form"))
     try:
         body = venue_of(request)[AUTH_STORE].token(_multi(form))

@@ -109,7 +109,10 @@ def verify(
         return SigningFailure("stale", f"{H_TIMESTAMP}: older than {MAX_AGE_S} s")
     if ts > wall_s + MAX_AHEAD_S:
         return SigningFailure("future", f"{H_TIMESTAMP}: more than {MAX_AHEAD_S} s in the future")
-    given = signature.encode()
+    # aiohttp hands a header's bytes to the app as UTF-8 text, a byte that is not UTF-8 as a lone
+    # surrogate (surrogateescape): encoded back the same way, these are the bytes the client sent,
+    # and anything but base64 of the right digest is a mismatch like any other
+    given = signature.encode("utf-8", "surrogateescape")
     ok = False
     candidates = ("concat", "newline") if layout == "either" else (layout,)
     for candidate in candidates:

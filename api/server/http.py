@@ -14,12 +14,30 @@ from aiohttp import web
 from cefisim.api.edge import versions
 from cefisim.api.edge.problems import bad_request
 from cefisim.api.server.keys import VERSION
+from cefisim.api.server.limits import declared_too_large
 
 JSON = "application/json"
 
 
 def dumps(payload: Any) -> bytes:
-    return orjson.dumps(payload)
+    """``payload`` as JSON. Text a request carried in a header whose bytes are not UTF-8 holds lone
+    surrogates (aiohttp decodes header bytes with ``surrogateescape``), which JSON cannot carry: on
+    that failure, and only then, every such character is written as a ``\\udcXX`` escape instead of
+    the response failing."""
+    try:
+        return orjson.dumps(payload)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_escape_surrogates(payload))
+
+
+def _escape_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escape_surrogates(v) for v in value]
+    return value
 
 
 def respond(payload: Any, status: int = 200) -> web.Response:
@@ -49,5 +67,9 @@ def parse_json(body: bytes) -> Any:
 
 
 async def read_json(request: web.Request) -> Any:
-    """:func:`parse_json` of the request's body."""
+    """:func:`parse_json` of the request's body; a 413 problem, before anything is read, when its
+    ``Content-Length`` is over the body limit (the middleware does the same for ``/v1/`` routes)."""
+    too_large = declared_too_large(request)
+    if too_large is not None:
+        raise too_large
     return parse_json(await request.read())

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web import RequestPayloadError
 
 from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 from cefisim.api.server.limits import DEFAULT_MAX_HEADER_BYTES, DEFAULT_READ_TIMEOUT_S, RateLimit, RateLimits
@@ -77,21 +78,36 @@ def parse_rate_limits(specs: list[str] | None) -> RateLimits | None:
 
 
 class ParserErrorRedactor(logging.Filter):
-    """Keep the bytes of a refused request line or header out of the log.
+    """Keep the bytes of a refused request line or header out of the log, and the refusal at INFO.
 
     aiohttp logs a request its parser refuses (a header line over ``--max-header-bytes``, a bad
-    character) with the exception, whose message quotes the first 100 bytes of the offending line:
-    an oversized ``Authorization`` or ``x-svc-auth-signature`` header would put the start of its
-    secret in the log. The record keeps its message and the kind of error; the quoted bytes go.
+    character, a Content-Length that is not digits) with the exception, whose message quotes the
+    first 100 bytes of the offending line: an oversized ``Authorization`` or ``x-svc-auth-signature``
+    header would put the start of its secret in the log. The record keeps its message and the kind of
+    error; the quoted bytes and the traceback go. It is logged at INFO, not ERROR: the client sent
+    bytes that are not HTTP and got its 400, and nothing is wrong with the server (nginx logs a
+    "client sent invalid header" at info too).
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, HttpProcessingError):
             record.msg = f"{record.msg} [{type(exc).__name__}, status {exc.code}; the offending bytes are not logged]"
-            record.exc_info = None
-            record.exc_text = None
-        return True
+        elif isinstance(exc, RequestPayloadError):
+            # a body its Content-Encoding does not describe, left unread by a handler that answered
+            # without it: aiohttp finds out while it drains the body after the answer, and closes
+            cause = exc.__cause__
+            record.msg = (
+                f"a request body that cannot be decoded was left unread; connection closed [{type(cause).__name__}]"
+            )
+            record.args = ()
+        else:
+            return True
+        record.exc_info = None
+        record.exc_text = None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        # the logger let the record through as an ERROR: as INFO it goes only where INFO would
+        return logging.getLogger(record.name).isEnabledFor(logging.INFO)
 
 
 _REDACTOR = ParserErrorRedactor()

@@ -2,6 +2,10 @@
 
 Every limit answers a clear 4xx; ``docs/limits.md`` lists them all with defaults, flags and statuses.
 
+- **Declared body size** (:func:`declared_too_large`, ``--max-body-bytes``). A ``/v1/`` request whose
+  ``Content-Length`` is over the body limit is answered 413 before any of its body is read, and the
+  connection is closed (like the 408 below); so are JSON routes of ``/_sim/`` (``read_json``). A body
+  that passes the limit as it streams in (chunked) is aiohttp's 413, also with the connection closed.
 - **Read timeout** (:func:`body_within`, ``--read-timeout SECONDS``, default 30, 0 = off).
   aiohttp has no body-read deadline of its own (``keepalive_timeout`` only covers idle connections
   between requests), so a client that trickles its body would hold a handler forever. The middleware
@@ -162,6 +166,21 @@ def body_pending(request: web.Request) -> bool:
     """A ``/v1/`` request whose body has not fully arrived with its headers (rare: nearly every API
     call's body comes in the same read), so there is something to wait for."""
     return request.body_exists and not request.content.is_eof() and request.path.startswith("/v1/")
+
+
+def declared_too_large(request: web.Request) -> Problem | None:
+    """The 413 for a body whose ``Content-Length`` is over the app's body limit, known before any of
+    it is read (aiohttp alone would read up to the limit first, and wait for bytes that may never
+    come); None otherwise. Chunked bodies have no declared length: aiohttp refuses them as soon as
+    they pass the limit."""
+    length = request.content_length
+    if length is None or length <= request.client_max_size:
+        return None
+    return Problem(
+        413,
+        "payload-too-large",
+        f"body: Content-Length {length} is over the limit of {request.client_max_size} bytes; nothing was read",
+    )
 
 
 # --- wiring -------------------------------------------------------------------------------------------

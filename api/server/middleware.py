@@ -9,13 +9,19 @@ and this one runs, in order, what used to be four:
 - CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
   version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
   ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
-- the limits of ``api/server/limits.py``: the body read timeout (408) and the per-key rate limit (429);
+- the limits of ``api/server/limits.py``: a ``Content-Length`` over the body limit (413, before any
+  of the body is read), the body read timeout (408) and the per-key rate limit (429); a 413 or 408
+  whose body is still arriving is sent with the connection closed (nothing more of it is read);
 - ``around(request, handler)``: what the app puts around every handler (``api/app/application.py`` passes
   the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
   nested in ``error`` under v2026_01_23, bare under v2024_01_01 and on non-CeFi routes;
 - a command for a venue deleted while the request was on its way (``SimulationEnded``) is a 404
   ``unknown-venue`` problem, nothing applied;
+- a body aiohttp cannot decode as its ``Content-Encoding`` says is a 400 problem naming the header
+  (connection closed);
+- a client that hangs up before its request is whole (in the middle of its body) gets no answer:
+  recorded as 499, nginx's "client closed request", and not logged;
 - any other exception is a bug: it is logged with the request id and answered as a 500 problem that
   reveals nothing. No request ever gets a traceback.
 """
@@ -29,18 +35,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from time import perf_counter
 from typing import Any, Protocol
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 from multidict import istr
 
 from cefisim.api.edge import versions
 from cefisim.api.edge.paths import CEFI_PREFIX
-from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
+from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem, bad_request
 from cefisim.api.edge.venue_state import VENUE, venue_of
 from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
 from cefisim.api.server.http import dumps
 from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
-from cefisim.api.server.limits import body_pending, body_within, limit_settings
+from cefisim.api.server.limits import body_pending, body_within, declared_too_large, limit_settings
 from cefisim.api.server.request_log import RequestLog
 
 log = logging.getLogger("cefisim.http")
@@ -48,6 +54,8 @@ _request_ids = itertools.count(1)
 # istr: multidict skips folding the header name's case on every lookup
 H_REQUEST_ID = istr("X-Request-Id")
 H_VERSION = istr(versions.HEADER)
+#: the status recorded for a request whose client closed the connection before it was whole (nginx's)
+CLIENT_CLOSED = 499
 
 Around = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
@@ -129,8 +137,11 @@ def request_middleware(
                 # it names: the route is checked before the version
                 if refusal is not None and getattr(request.match_info, "http_exception", None) is None:
                     raise refusal
-            if read_timeout_s is not None and body_pending(request) and not await body_within(request, read_timeout_s):
-                response = await _send_timeout(request, read_timeout_s)  # the 408, already sent
+            pending = body_pending(request)
+            if pending and (too_large := declared_too_large(request)) is not None:
+                response = await _send_and_close(request, too_large)
+            elif pending and read_timeout_s is not None and not await body_within(request, read_timeout_s):
+                response = await _send_and_close(request, _timeout(read_timeout_s))
             else:
                 if state is None:
                     request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
@@ -138,7 +149,7 @@ def request_middleware(
                     rate_check(request)
                 response = await around(request, handler)
         except Problem as problem:
-            response = render_problem(request, problem)
+            response = await _answer(request, problem)
         except web.HTTPException as exc:
             if exc.status < 400:  # a redirect: aiohttp sends it
                 if requests is not None:
@@ -153,7 +164,12 @@ def request_middleware(
                         exc,
                     )
                 raise
-            response = render_problem(request, _from_http_exception(exc, request))
+            response = await _answer(request, _from_http_exception(exc, request))
+        except web.RequestPayloadError:
+            # aiohttp could not decode the body its Content-Encoding names (not gzip after all, say)
+            response = await _send_and_close(request, _undecodable(request))
+        except ConnectionResetError:
+            response = _client_closed(request, request_id)
         except SimulationEnded:
             response = render_problem(
                 request,
@@ -168,10 +184,7 @@ def request_middleware(
                 Problem(503, "journal-unavailable", "the command journal cannot be written; nothing was changed"),
             )
         except Exception:
-            log.exception("request %s (%s %s) failed", request_id, request.method, request.path)
-            response = render_problem(
-                request, Problem(500, "internal-error", f"unexpected error; request id {request_id}")
-            )
+            response = _internal_error(request, request_id)
         response.headers[H_REQUEST_ID] = request_id
         if version is not None:
             deprecation = versions.deprecation_headers(version)
@@ -193,23 +206,59 @@ def request_middleware(
     return serve
 
 
-async def _send_timeout(request: web.Request, seconds: float) -> web.StreamResponse:
-    """The 408 problem for a body not received within ``seconds``, written here with the connection
-    closed at once: left to aiohttp, a response with an unread body is followed by up to 10 s of
-    "lingering" reads of the rest, which is exactly what a trickling client would feed."""
-    problem = Problem(
+def _internal_error(request: web.Request, request_id: str) -> web.Response:
+    """A bug (called while its exception is handled): logged with the request id and the traceback,
+    answered as a 500 problem that reveals nothing."""
+    log.exception("request %s (%s %s) failed", request_id, request.method, request.path)  # noqa: LOG004 - see above
+    return render_problem(request, Problem(500, "internal-error", f"unexpected error; request id {request_id}"))
+
+
+def _client_closed(request: web.Request, request_id: str) -> web.Response:
+    """The client hung up before its request was whole: aiohttp's read of the body fails so. Nothing
+    was done and no answer can be sent; the response (never sent) records 499, nginx's "client closed
+    request", and nothing is logged: it is the client's doing. With the connection still up, the error
+    came from elsewhere: a bug like any other."""
+    if request.transport is not None:
+        return _internal_error(request, request_id)
+    return web.Response(status=CLIENT_CLOSED, reason="Client Closed Request")
+
+
+def _undecodable(request: web.Request) -> Problem:
+    encoding = request.headers.get(hdrs.CONTENT_ENCODING, "")
+    return bad_request("body", f"cannot be decoded as its Content-Encoding {encoding!r} says")
+
+
+def _timeout(seconds: float) -> Problem:
+    return Problem(
         408,
         "request-timeout",
         f"body: not received within {seconds:g} s; the connection is closed",
         title="Request Timeout",
     )
+
+
+async def _answer(request: web.Request, problem: Problem) -> web.StreamResponse:
+    """The problem's response; a 413 whose body is still arriving is sent with the connection closed."""
+    if problem.status == 413 and not request.content.is_eof():
+        return await _send_and_close(request, problem)
+    return render_problem(request, problem)
+
+
+async def _send_and_close(request: web.Request, problem: Problem) -> web.StreamResponse:
+    """``problem`` for a request whose body is not (all) read, written here with the connection closed
+    at once: left to aiohttp, a response with an unread body is followed by up to 10 s of "lingering"
+    reads of the rest, which is exactly what a trickling client would feed, and what a body over the
+    limit would make the server read for nothing."""
     response = render_problem(request, problem)
     response.force_close()
     response.headers[H_REQUEST_ID] = request[REQUEST_ID]
     if request.get(VERSION) is not None:
         response.headers.update(versions.deprecation_headers(request[VERSION]))
-    await response.prepare(request)
-    await response.write_eof()
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+    except ConnectionError:
+        pass  # the client left meanwhile: there is no one to answer
     if request.protocol is not None:
         request.protocol.force_close()  # no lingering read of the body's remainder
     return response

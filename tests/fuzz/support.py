@@ -13,6 +13,8 @@ import asyncio
 import base64
 import hashlib
 import http.client
+import io
+import logging
 import os
 import socket
 import sys
@@ -311,6 +313,70 @@ def raw_exchange(
                 break
             chunks.append(chunk)
         return b"".join(chunks), closed
+
+
+def raw_reply(sock: socket.socket, head_only: bool = False) -> Reply:
+    """The answer on ``sock``, read to the connection's end; with ``head_only``, to the end of the
+    head of a success or ``100 Continue`` (a stream never ends) and of the whole of any other answer."""
+    answer = b""
+    while True:
+        _, sep, body = answer.partition(b"\r\n\r\n")
+        if head_only and sep:
+            reply = parse_reply(answer, head_only=True)
+            if reply.status < 300 or len(body) >= int(reply.headers.get("Content-Length") or 0):
+                return reply if reply.status < 300 else parse_reply(answer)
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    return parse_reply(answer)
+
+
+def parse_reply(answer: bytes, head_only: bool = False) -> Reply:
+    """An HTTP/1.x answer received over a raw socket (``head_only``: no body kept)."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, _, fields = head.partition(b"\r\n")
+    assert status_line.startswith(b"HTTP/1."), answer[:300]
+    headers = http.client.parse_headers(io.BytesIO(fields + b"\r\n\r\n"))
+    return Reply(int(status_line.split()[1]), headers, b"" if head_only else body)
+
+
+class LogRecords(logging.Handler):
+    """The records of ``loggers`` (INFO and up) while the block runs: what a server wrote to its log."""
+
+    def __init__(self, loggers: tuple[str, ...]) -> None:
+        super().__init__(logging.INFO)
+        self.names = loggers
+        self.records: list[logging.LogRecord] = []
+        self._levels: list[int] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def __enter__(self) -> LogRecords:
+        for name in self.names:
+            logger = logging.getLogger(name)
+            self._levels.append(logger.level)
+            logger.setLevel(logging.INFO)
+            logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, level in zip(self.names, self._levels, strict=True):
+            logger = logging.getLogger(name)
+            logger.removeHandler(self)
+            logger.setLevel(level)
+
+    def clear(self) -> None:
+        self.records.clear()
+
+    def bad(self) -> list[str]:
+        """The records a client's request must never cause: ERROR and above, or any with a traceback."""
+        return [
+            f"{r.name} {r.levelname}: {r.getMessage()}"
+            for r in self.records
+            if r.levelno >= logging.ERROR or r.exc_info is not None
+        ]
 
 
 # --- the checks ----------------------------------------------------------------------------------------
