@@ -3,10 +3,10 @@
 Contract (``docs/venues.md``, "Files"):
 
 - A document posted over HTTP names no server file unless the server runs with ``--data-dir DIR``;
-  then a name resolves against DIR and must stay inside it once every symbolic link is followed, be a
-  regular file (a FIFO or a device is refused before a byte is read: it is opened non-blocking and
-  checked with ``fstat``), and hold at most :data:`MAX_DATA_FILE_BYTES`. A shipped scenario reads its
-  own files, next to it in the package.
+  then a name resolves against DIR and must stay inside it, through no symbolic link (resolved and
+  opened in one step: ``beneath.py``), be a regular file (a FIFO or a device is refused before a byte
+  is read: it is opened non-blocking and checked with ``fstat``), and hold at most
+  :data:`MAX_DATA_FILE_BYTES`. A shipped scenario reads its own files, next to it in the package.
 - Whatever a venue reads is copied, as it was read, into the server's :class:`FileStore`, named by its
   SHA-256 (``FILE.venues/files/`` beside the journal, a temporary folder without one), and the venue
   reads the copy, now and on every reset and restart. The venue's record maps each name its document
@@ -28,6 +28,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from cefisim.api.runtime.beneath import Linked, Outside, open_beneath
 from cefisim.api.scenario.document import os_reason
 from cefisim.api.scenario.files import FileRefused, FileResolver
 
@@ -118,13 +119,16 @@ class VenueFiles:
     def _copy(self, name: str) -> str:
         if self._root is None:
             raise FileRefused(NO_DATA_DIR)
-        root = os.path.realpath(self._root)
-        real = os.path.realpath(os.path.join(root, name))
-        if os.path.commonpath([root, real]) != root:
-            raise FileRefused(f"{name}: outside the server's data directory (--data-dir)")
         try:
-            # non-blocking: opening a FIFO for reading must not wait for a writer
-            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # resolved and opened in one step, following no link (beneath.py): a folder swapped for a
+            # link while this runs cannot lead the read outside the root
+            fd = open_beneath(self._root, name)
+        except Outside:
+            raise FileRefused(f"{name}: outside the server's data directory (--data-dir)") from None
+        except Linked:
+            raise FileRefused(f"{name}: a symbolic link (files are read without following links)") from None
+        except ValueError:
+            raise FileRefused(f"{name!r}: not a file name (it is empty or holds a NUL byte)") from None
         except OSError as exc:
             raise FileRefused(f"cannot read {name}: {os_reason(exc)}") from None
         try:

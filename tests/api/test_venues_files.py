@@ -97,6 +97,7 @@ def data_dir(tmp_path: Path) -> Path:
     os.mkfifo(folder / "fifo.txt")
     (folder / "zero.txt").symlink_to("/dev/zero")
     (folder / "escape.txt").symlink_to(tmp_path / "outside.txt")
+    (folder / "inside-link.txt").symlink_to("prices.txt")
     (folder / "big.txt").write_bytes(b"30000.00\n" * 200)
     return folder
 
@@ -105,11 +106,13 @@ def data_dir(tmp_path: Path) -> Path:
     ("name", "reason"),
     [
         ("fifo.txt", "cannot read fifo.txt: not a regular file"),
-        ("zero.txt", "zero.txt: outside the server's data directory (--data-dir)"),
+        ("zero.txt", "zero.txt: a symbolic link (files are read without following links)"),
         ("/dev/zero", "/dev/zero: outside the server's data directory (--data-dir)"),
         ("/etc/shadow", "/etc/shadow: outside the server's data directory (--data-dir)"),
         ("../outside.txt", "../outside.txt: outside the server's data directory (--data-dir)"),
-        ("escape.txt", "escape.txt: outside the server's data directory (--data-dir)"),
+        ("escape.txt", "escape.txt: a symbolic link (files are read without following links)"),
+        ("inside-link.txt", "inside-link.txt: a symbolic link (files are read without following links)"),
+        ("bad\0name.txt", "'bad\\x00name.txt': not a file name (it is empty or holds a NUL byte)"),
         ("missing.txt", "cannot read missing.txt: No such file or directory"),
         ("big.txt", "big.txt: larger than 0 MiB"),
         ("secret-prices.txt", "the file's content is not valid here"),
