@@ -143,8 +143,11 @@ def errors(value: Any, schema: dict[str, Any], where: str = "$", conditionals: b
             yield f"{where}: matches none of anyOf"
         if "not" in schema and not list(errors(value, schema["not"], where)):
             yield f"{where}: matches the `not` schema"
-        if "if" in schema and not list(errors(value, schema["if"], where)):
-            yield from errors(value, schema.get("then", {}), where)
+        if "if" in schema:
+            branch = "else" if list(errors(value, schema["if"], where)) else "then"
+            yield from errors(value, schema.get(branch, {}), where)
+        for part in schema.get("allOf", ()):
+            yield from errors(value, part, where)
 
 
 def check(value: Any, schema: dict[str, Any]) -> None:
@@ -490,8 +493,11 @@ def test_cross_field_rules_are_stated() -> None:
     assert list(errors(limit, schemas["PostOrderRequest"]))
     limit["info"]["type"] = "MARKET"
     assert not list(errors(limit, schemas["PostOrderRequest"]))
-    modify = {"info": {"client_id": "1", "new_qty": "1"}}
-    assert any("anyOf" in e for e in errors(modify, schemas["PatchOrderRequest"]))
+    modify: dict[str, Any] = {"info": {"client_id": "1", "new_qty": "1", "new_type": "MARKET"}}
+    assert list(errors(modify, schemas["PatchOrderRequest"])) == ["$: missing 'external_id'"]
+    assert list(errors({**modify, "id": None}, schemas["PatchOrderRequest"])) == ["$: missing 'external_id'"]
+    assert not list(errors({**modify, "external_id": "e-1"}, schemas["PatchOrderRequest"]))
+    del modify["info"]["new_type"]
     modify["id"] = "3"
     assert any("new_price" in e for e in errors(modify, schemas["PatchOrderRequest"]))
     modify["info"]["new_type"] = "MARKET"
