@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,3 +123,16 @@ def request_bodies(document: dict[str, Any]) -> dict[str, str]:
         for media in op.get("requestBody", {}).get("content", {}).values():
             out[op_id] = media["schema"]["$ref"].rsplit("/", 1)[1]
     return out
+
+
+def declared_only(model: Any) -> Any:
+    """``model`` after checking that it and every model inside it carry nothing beyond their declared
+    fields (a generated model keeps unknown keys in ``additional_properties``)."""
+    if attrs.has(type(model)):
+        assert not getattr(model, "additional_properties", None), model
+        for field in attrs.fields(type(model)):
+            declared_only(getattr(model, field.name))
+    elif isinstance(model, list):
+        for item in model:
+            declared_only(item)
+    return model

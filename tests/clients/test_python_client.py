@@ -22,7 +22,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import attrs
 import httpx
 
 from cefisim.api.signing_clients import CefiHttpxAuth
@@ -30,6 +29,7 @@ from tests.clients.support import (
     DOC_URL,
     PYTHON_SECTION,
     ROOT,
+    declared_only,
     only,
     operation_at,
     operations,
@@ -45,19 +45,6 @@ UUID = "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
 def test_the_documented_generator_version_is_the_one_installed() -> None:
     (pinned,) = re.findall(r"openapi-python-client==([0-9.]+)", only(PYTHON_SECTION, "install"))
     assert importlib.metadata.version("openapi-python-client") == pinned
-
-
-def declared_only(model: Any) -> Any:
-    """``model`` after checking that it and every model inside it carry nothing beyond their declared
-    fields (a generated model keeps unknown keys in ``additional_properties``)."""
-    if attrs.has(type(model)):
-        assert not getattr(model, "additional_properties", None), model
-        for field in attrs.fields(type(model)):
-            declared_only(getattr(model, field.name))
-    elif isinstance(model, list):
-        for item in model:
-            declared_only(item)
-    return model
 
 
 class Run:
