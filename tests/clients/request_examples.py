@@ -70,6 +70,7 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "MarketsQuoteRequest": {"qty": "10.0", "instrument_id": "1", "side": "SELL", "qty_unit": "QUOTE"},
         "KeyExchangeRequest": {"key_id": "k-alice", "timestamp": 1793610000, "signature": "c2lnbmF0dXJl"},
         "RefreshRequest": {"refresh_token": "r-1"},
+        "PaperFundsRequest": {"asset": "BTC", "amount": "1.5"},
         "ConsentRequest": {"decision": "approve", **AUTHORIZE},
         "TokenForm": {
             "grant_type": "authorization_code",

@@ -8,11 +8,13 @@ address of ``cefisim serve`` (:data:`DOC_URL`) replaced by the live server's.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -24,6 +26,8 @@ DOC_URL = "http://127.0.0.1:8080"
 PYTHON_SECTION = "Python: openapi-python-client"
 TS_SECTION = "TypeScript: openapi-typescript and openapi-fetch"
 CONTROL_SECTION = "TypeScript: steering the sandbox (the control plane)"
+#: pytest-timeout for a test that generates code (its session fixtures count): minutes on a busy 2-core machine
+SLOW = 900
 #: the venv's scripts (openapi-python-client, datamodel-codegen, ruff, which the first runs on its output)
 BIN = Path(sys.executable).parent
 
@@ -114,6 +118,13 @@ def operation_at(document: dict[str, Any], method: str, path: str) -> dict[str, 
         if method.lower() in item and re.fullmatch(re.sub(r"\{[^/]+\}", "[^/]+", template), path):
             return dict(item[method.lower()])
     raise AssertionError(f"{method} {path}: no operation of the document serves it")
+
+
+def generated_function(package: ModuleType, operation: dict[str, Any]) -> ModuleType:
+    """openapi-python-client's module of ``operation`` in ``package``: ``api.<first tag>.<operationId>``,
+    both in snake case."""
+    tag = re.sub(r"\W", "_", operation["tags"][0])
+    return importlib.import_module(f"{package.__name__}.api.{tag}.{operation['operationId']}")
 
 
 def request_bodies(document: dict[str, Any]) -> dict[str, str]:

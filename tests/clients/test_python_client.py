@@ -18,18 +18,26 @@ import io
 import re
 import subprocess
 import sys
+import time
+from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import httpx
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from cefisim.api.signing_clients import CefiHttpxAuth
+from tests.api.test_auth_support import sign as es256
 from tests.clients.support import (
     DOC_URL,
     PYTHON_SECTION,
     ROOT,
+    SLOW,
     declared_only,
+    generated_function,
     only,
     operation_at,
     operations,
@@ -71,14 +79,15 @@ class Run:
         body = response.json() if response.headers.get("content-type", "").endswith("json") else None
         self.answers.append((response.request.method, response.request.url.path, response.status_code, body))
 
-    def __call__(self, op_id: str, **kwargs: Any) -> Any:
-        """``op_id``'s generated ``sync_detailed`` (bodies checked to hold declared fields only); the parsed
-        answer, which must be the generator's model of the operation's success."""
+    def __call__(self, op_id: str, client: Any = None, **kwargs: Any) -> Any:
+        """``op_id``'s generated ``sync_detailed`` with ``client`` (the signed one unless given; bodies checked
+        to hold declared fields only); the parsed answer, which must be the generator's model of the
+        operation's success."""
         _method, _path, op = self.ops[op_id]
-        module = importlib.import_module(f"{self.package.__name__}.api.{op['tags'][0]}.{op_id}")
+        module = generated_function(self.package, op)
         if "body" in kwargs:
             declared_only(kwargs["body"])
-        response = module.sync_detailed(client=self.client, **kwargs)
+        response = module.sync_detailed(client=client or self.client, **kwargs)
         assert response.status_code == 200, (op_id, response.content)
         expected = getattr(self.package.models, success_schema(op))
         assert isinstance(response.parsed, expected), (op_id, type(response.parsed), response.content)
@@ -129,29 +138,42 @@ def drive_every_operation(call: Run, m: ModuleType, url: str) -> None:
     call("balances_activity")
 
     fiat = m.FiatInstructions(fiat_account_id=UUID, identity_id=UUID, account_id=UUID, includes_fee=False)
-    deposit = m.TransferRequest(
-        amount="100",
-        asset_id="2",
-        client_id=CLIENT_ID,
-        type_=m.TransferRequestType.DEPOSIT,
-        platform=m.TransferRequestPlatform.FIAT,
-        instructions=fiat,
-    )
     crypto = m.CryptoInstructions(address="bc1qexample", network="bitcoin", memo="m-1")
-    withdraw = m.TransferRequest(
-        amount="0.5",
-        asset_id="1",
-        client_id=CLIENT_ID,
-        type_=m.TransferRequestType.WITHDRAW,
-        platform=m.TransferRequestPlatform.CRYPTO,
-        instructions=crypto,
-    )
-    for request in (deposit, withdraw):
+    kinds, platforms = m.TransferRequestType, m.TransferRequestPlatform
+    for amount, asset_id, kind, platform, instructions in (
+        ("100", "2", kinds.DEPOSIT, platforms.FIAT, fiat),
+        ("0.5", "1", kinds.WITHDRAW, platforms.CRYPTO, crypto),
+    ):
+        request = m.TransferRequest(
+            amount=amount,
+            asset_id=asset_id,
+            client_id=CLIENT_ID,
+            type_=kind,
+            platform=platform,
+            instructions=instructions,
+        )
         assert call("create_transfer", body=m.PostTransferRequest(request=request)).status.value == "INITIALIZED"
     assert len(call("transfers", timestamp=NEWEST).data) == 2
     assert len(call("transfers_active").data) == 2
 
 
+def fund_the_paper_account(call: Run, m: ModuleType, url: str) -> None:
+    """The key exchange and a refresh (Auth), then paper trading with the bearer token they give."""
+    key = serialization.load_pem_private_key((ROOT / "scenarios" / "keys" / "alice-es256.pem").read_bytes(), None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    now = int(time.time())
+    proof = m.KeyExchangeRequest(key_id="k-alice", timestamp=now, signature=es256(key, "k-alice", now))
+    tokens = call("api_key_token", body=proof)
+    assert isinstance(tokens.refresh_token, str)
+    tokens = call("token_refresh", body=m.RefreshRequest(refresh_token=tokens.refresh_token))
+    hooks = {"event_hooks": {"response": [call.keep]}}
+    with call.package.AuthenticatedClient(base_url=url, token=tokens.access_token, httpx_args=hooks) as bearer:
+        added = call("paper_add_funds", client=bearer, body=m.PaperFundsRequest(asset="BTC", amount="1.5"))
+        removed = call("paper_remove_funds", client=bearer, body=m.PaperFundsRequest(asset="1", amount="0.5"))
+    assert Decimal(added.balances[0].amount) - Decimal(removed.balances[0].amount) == Decimal("0.5")
+
+
+@pytest.mark.timeout(SLOW)
 def test_a_generated_client_does_every_cefi_operation(
     sandbox: str, documents: dict[str, Any], cefi_client: ModuleType, pydantic_models: dict[str, ModuleType]
 ) -> None:
@@ -160,8 +182,10 @@ def test_a_generated_client_does_every_cefi_operation(
     call = Run(cefi_client, document, sandbox)
     with call.client:
         drive_every_operation(call, cefi_client.models, sandbox)
-    cefi = {op_id for op_id, (_m, _p, op) in call.ops.items() if op["tags"] != ["auth"]}
-    assert set(call.called) == cefi, cefi - set(call.called)
+        fund_the_paper_account(call, cefi_client.models, sandbox)
+    # every operation but OAuth's (a browser's flow): CeFi, paper trading, the key exchange and refresh
+    oauth = {op_id for op_id in call.ops if op_id.startswith("oauth_")}
+    assert set(call.called) == set(call.ops) - oauth, set(call.ops) - oauth - set(call.called)
     assert call.called.count("modify_order") == 2 and call.called.count("create_transfer") == 2
     # datamodel-code-generator's models of the same document hold every answer of the run
     models = pydantic_models["cefi"]
@@ -171,6 +195,7 @@ def test_a_generated_client_does_every_cefi_operation(
         getattr(models, success_schema(operation_at(document, method, path))).model_validate(body)
 
 
+@pytest.mark.timeout(SLOW)
 def test_the_documented_python_example_runs(sandbox: str, cefi_client: ModuleType) -> None:
     reset(sandbox)
     example = only(PYTHON_SECTION, "generated_client.py")
@@ -183,6 +208,7 @@ def test_the_documented_python_example_runs(sandbox: str, cefi_client: ModuleTyp
     assert canceled == "CANCELED"
 
 
+@pytest.mark.timeout(SLOW)
 def test_the_documented_python_example_type_checks(cefi_client: ModuleType, tmp_path: Path) -> None:
     """mypy --strict on the example, against the generated package and cefisim (through the mirror of the
     installed layout, tools/typecheck/); errors inside the generated package are the generator's, not

@@ -11,7 +11,6 @@ against it here, the rules themselves in tests/api/test_openapi.py.
 
 from __future__ import annotations
 
-import importlib
 import typing
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +22,7 @@ import pytest
 from pydantic import BaseModel, RootModel
 
 from tests.clients.request_examples import EXAMPLES
-from tests.clients.support import declared_only, operations, request_bodies
+from tests.clients.support import SLOW, declared_only, generated_function, operations, request_bodies
 
 KINDS = ["cefi", "control"]
 
@@ -33,6 +32,7 @@ def _schema(document: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.timeout(SLOW)
 def test_every_body_has_a_valid_example(kind: str, documents: dict[str, tuple[dict[str, Any], Path]]) -> None:
     document = documents[kind][0]
     assert set(EXAMPLES[kind]) == set(request_bodies(document).values())
@@ -47,6 +47,7 @@ def _attrs_names(cls: type) -> set[str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.timeout(SLOW)
 def test_openapi_python_client_makes_one_model_of_each_body(
     kind: str,
     documents: dict[str, tuple[dict[str, Any], Path]],
@@ -57,7 +58,7 @@ def test_openapi_python_client_makes_one_model_of_each_body(
     document = documents[kind][0]
     for op_id, name in request_bodies(document).items():
         _method, _path, op = operations(document)[op_id]
-        module = importlib.import_module(f"{package.__name__}.api.{op['tags'][0]}.{op_id}")
+        module = generated_function(package, op)
         model = getattr(package.models, name)
         assert typing.get_type_hints(module.sync_detailed)["body"] is model, op_id
         assert _attrs_names(model) == set(_schema(document, name)["properties"]), name
@@ -67,6 +68,7 @@ def test_openapi_python_client_makes_one_model_of_each_body(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.timeout(SLOW)
 def test_datamodel_code_generator_makes_one_model_of_each_body(
     kind: str, documents: dict[str, tuple[dict[str, Any], Path]], pydantic_models: dict[str, ModuleType]
 ) -> None:

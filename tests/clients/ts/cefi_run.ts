@@ -1,14 +1,18 @@
-// Every CeFi operation through openapi-fetch, typed by openapi-typescript's types of the served document
-// (cefi.d.ts) and signed by docs/client.md's middleware (signing.ts): tests/clients/test_typescript_client.py
-// writes both beside this file, type-checks the folder with `tsc --noEmit --strict` and runs this with
-// Node against a live `cefisim serve`: `node cefi_run.js URL`. Each operation prints one JSON line
-// {"operation", "status"}; a refusal throws, so Node exits non-zero.
+// Every operation of the venue's document but OAuth's (a browser's flow) through openapi-fetch, typed by
+// openapi-typescript's types of the served document (cefi.d.ts): the CeFi ones signed by docs/client.md's
+// middleware (signing.ts), the ES256 key exchange and a refresh, then paper trading with the bearer token.
+// tests/clients/test_typescript_client.py writes both files beside this one, type-checks the folder with
+// `tsc --noEmit --strict` and runs this with Node against a live `cefisim serve`:
+// `node cefi_run.js URL PRIVATE_KEY_PEM_FILE`. Each operation prints one JSON line {"operation", "status"};
+// a refusal throws, so Node exits non-zero.
+import { readFileSync } from "node:fs";
+import { sign } from "node:crypto";
 import createClient from "openapi-fetch";
 import type { paths } from "./cefi";
 import { signing } from "./signing.js";
 
-const url = process.argv[2];
-if (!url) throw new Error("usage: node cefi_run.js URL");
+const [url, keyFile] = process.argv.slice(2);
+if (!url || !keyFile) throw new Error("usage: node cefi_run.js URL PRIVATE_KEY_PEM_FILE");
 const clientId = "100";
 const uuid = "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
 const newest = "9999999999999999999"; // GET /orders and GET /transfers need a cursor: start from the newest
@@ -107,3 +111,25 @@ ok(
 );
 check(ok("transfers", await cefi.GET("/v1/cefi/transfers", { params: { query: { timestamp: newest } } })).data.length === 2, "transfers");
 check(ok("transfers_active", await cefi.GET("/v1/cefi/transfers/active")).data.length === 2, "active transfers");
+
+// Auth: an ES256 proof of the key (base64url of r||s over "{key_id}.{timestamp}"), then a refresh
+const timestamp = Math.floor(Date.now() / 1000);
+const proof = sign("sha256", Buffer.from(`k-alice.${timestamp}`), { key: readFileSync(keyFile), dsaEncoding: "ieee-p1363" });
+const tokens = ok(
+  "api_key_token",
+  await cefi.POST("/v1/auth/api-key/token", { body: { key_id: "k-alice", timestamp, signature: proof.toString("base64url") } }),
+);
+check(tokens.refresh_token !== undefined, "a user key's tokens hold a refresh token");
+const refreshed = ok(
+  "token_refresh",
+  await cefi.POST("/v1/auth/token/refresh", { body: { refresh_token: tokens.refresh_token ?? "" } }),
+);
+
+// paper trading with the bearer token
+const paper = createClient<paths>({ baseUrl: url, headers: { Authorization: `Bearer ${refreshed.access_token}` } });
+const added = ok("paper_add_funds", await paper.POST("/v1/paper-trading/funds", { body: { asset: "BTC", amount: "1.5" } }));
+const removed = ok(
+  "paper_remove_funds",
+  await paper.POST("/v1/paper-trading/funds/remove", { body: { asset: "1", amount: "0.5" } }),
+);
+check(added.balances[0]?.amount !== removed.balances[0]?.amount, "paper funds move the balance");
