@@ -58,6 +58,15 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory pure; \
 	exit $$status
 
+# the tests that run a second time on the compiled build: the engine's, every shipped scenario's replay
+# to its pinned digest, the agents', journals and snapshots byte-identical between the builds, and the
+# runtime's handling of engine objects (snapshots of every version, journals, recovery, the read
+# replica, retention defaults, the backtest harness), where a C type differs from a Python class
+COMPILED_TESTS ?= tests/engine tests/recorded tests/scenarios tests/agents tests/test_build.py \
+	tests/api/test_snapshot_codec.py tests/api/test_snapshot_versions.py tests/api/test_journal.py \
+	tests/api/test_journal_writers.py tests/api/test_journal_versions.py tests/api/test_crash_recovery.py \
+	tests/api/test_read_replica.py tests/api/test_retention.py tests/api/test_venues_journal.py tests/backtest
+
 # the engine compiled in place (engine/*.so beside the .py files, which they shadow) for benchmarks
 # and tests; `make pure` deletes them. Cython and setuptools are needed only to build.
 compiled: $(STAMP)

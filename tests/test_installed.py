@@ -11,15 +11,12 @@ them and an index at ``GET /``.
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.api.test_cli_serve import wait_for_ready_file
-from tests.wheel_support import GROUP, Installed, call, user_env
+from tests.wheel_support import GROUP, Installed, call, serve_installed
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400), GROUP]
 NOT_A_NUMBER = "simple_mm(qty='abc') raised ValueError: qty='abc' is not a decimal number"
@@ -94,27 +91,14 @@ def test_the_installed_docs_are_found_and_served_and_get_slash_lists_them(instal
     folder = Path(shown.splitlines()[0].split(": ", 1)[1])
     assert "site-packages" in str(folder) and (folder / "limits.md").is_file() and (folder / "index.md").is_file()
     assert "limits.md" in shown  # each page with its title
-    ready = where / "ready.json"
-    proc = subprocess.Popen(
-        [installed.bin / "cefisim", "serve", "--port", "0", "--ready-file", ready, "--control-token", "s3cret"],
-        cwd=where,
-        env=user_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        url = str(wait_for_ready_file(ready, proc, 60)["url"])
-        with urllib.request.urlopen(url + "/") as resp:
+    with serve_installed(installed, where, "--control-token", "s3cret") as served:
+        with urllib.request.urlopen(served.url + "/") as resp:
             index = resp.read().decode()
         assert '<a href="/_sim/ui/?instrument=1">' in index and '<a href="/docs/">' in index
         assert "#token=&lt;token&gt;" in index  # how to open the live page with the token
-        with urllib.request.urlopen(url + "/docs/limits.md") as resp:
+        with urllib.request.urlopen(served.url + "/docs/limits.md") as resp:
             assert resp.headers.get_content_type() == "text/plain"
             assert resp.read().decode() == (folder / "limits.md").read_text(encoding="utf-8")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=30)
     # the banner says why it prints no plain address of the live page, and how to open it
-    assert "The live page needs the control token (--control-token); a browser passes it" in out
-    assert f"{url}/_sim/ui/?instrument=1#token=<your token>" in out
+    assert "The live page needs the control token (--control-token); a browser passes it" in served.out
+    assert f"{served.url}/_sim/ui/?instrument=1#token=<your token>" in served.out

@@ -23,9 +23,9 @@ HTTP = re.compile(
 
 
 def make_list(name: str) -> list[str]:
-    m = re.search(rf"^{name} \?= (.*)$", MAKEFILE, flags=re.MULTILINE)
+    m = re.search(rf"^{name} \?= ((?:.*\\\n)*.*)$", MAKEFILE, flags=re.MULTILINE)
     assert m, f"the Makefile sets no {name}"
-    return m.group(1).split()
+    return m.group(1).replace("\\\n", " ").split()
 
 
 def test_every_module_that_serves_http_runs_under_the_debug_checks() -> None:
@@ -52,3 +52,12 @@ def test_the_installed_wheels_tests_share_one_worker() -> None:
     for name in takers:
         assert "GROUP" in (ROOT / name).read_text(encoding="utf-8").split("pytestmark", 1)[1].split("\n", 1)[0], name
     assert "--dist loadgroup" in MAKEFILE
+
+
+def test_the_compiled_pass_runs_the_engines_tests() -> None:
+    """A list the recipe names but the Makefile never sets would run the compiled pass on nothing."""
+    compiled = make_list("COMPILED_TESTS")
+    assert {"tests/engine", "tests/scenarios", "tests/test_build.py"} <= set(compiled)
+    assert all((ROOT / p).exists() for p in compiled)
+    for name in re.findall(r"\$\(([A-Z_]+_TESTS)\)", MAKEFILE):
+        assert make_list(name), name

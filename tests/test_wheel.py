@@ -16,14 +16,11 @@ venv of its own and replays a shipped scenario to the digest the compiled one gi
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 
 import pytest
 
 from cefisim import __version__
-from tests.api.test_cli_serve import wait_for_ready_file
-from tests.wheel_support import GROUP, Installed, build_wheel, call, make_venv, readme_block, user_env
+from tests.wheel_support import GROUP, Installed, build_wheel, call, make_venv, readme_block, serve_installed
 
 # building and installing the wheel into a fresh venv (the first test pays for it) may take minutes
 # on a machine whose pip cache is cold, and compiling the engine minutes more on a busy one: more than
@@ -123,25 +120,13 @@ def test_version_and_python_dash_m(installed: Installed) -> None:
 
 def test_serve_with_no_scenario_on_port_0_and_the_readme_signed_request(installed: Installed) -> None:
     bin_, project = installed.bin, installed.project
-    ready = project / "ready.json"
-    proc = subprocess.Popen(
-        [bin_ / "cefisim", "serve", "--port", "0", "--ready-file", ready, "--quiet"],
-        cwd=project,
-        env=user_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        url = str(wait_for_ready_file(ready, proc, 60)["url"])
-        request = readme_block("x-svc-auth-signature", "urllib").replace("http://127.0.0.1:8080", url)
+    with serve_installed(installed, project, "--quiet") as served:
+        request = readme_block("x-svc-auth-signature", "urllib").replace("http://127.0.0.1:8080", served.url)
         balances = json.loads(call(bin_ / "python", "-c", request, cwd=project).stdout)
         assert {"1", "2"} <= {b["id"] for b in balances["data"]}
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
-    assert "demo.json" in out and "site-packages" in out  # the packaged demo, not a file of the checkout
+    assert served.returncode == 0, served.err
+    # the packaged demo, not a file of the checkout
+    assert "demo.json" in served.out and "site-packages" in served.out
 
 
 def test_a_shipped_scenario_with_a_sibling_file_replays_from_the_package(installed: Installed) -> None:

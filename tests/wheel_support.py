@@ -19,12 +19,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from subprocess import CompletedProcess, run
+from subprocess import PIPE, CompletedProcess, Popen, run
 
 import pytest
+
+from tests.api.test_cli_serve import wait_for_ready_file
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -151,3 +156,31 @@ def install_wheel(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         (project / package / "__init__.py").write_text(f'OWNER = "the user\'s own {package}"\n')
     (project / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     return Installed(bin_, project, wheel, log)
+
+
+@dataclass
+class Served:
+    """A ``cefisim serve`` of the installed wheel: its ``url`` while it runs; once stopped (SIGTERM), its
+    exit status and what it printed."""
+
+    url: str = ""
+    returncode: int | None = None
+    out: str = ""
+    err: str = field(default="", repr=False)
+
+
+@contextmanager
+def serve_installed(installed: Installed, where: Path, *flags: str) -> Iterator[Served]:
+    """``cefisim serve --port 0 --ready-file ... *flags`` from the installed wheel in ``where``, as a user
+    runs it; stopped with SIGTERM when the block ends."""
+    ready = where / "ready.json"
+    argv = [installed.bin / "cefisim", "serve", "--port", "0", "--ready-file", ready, *flags]
+    proc = Popen(argv, cwd=where, env=user_env(), stdout=PIPE, stderr=PIPE, text=True)
+    served = Served()
+    try:
+        served.url = str(wait_for_ready_file(ready, proc, 60)["url"])
+        yield served
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        served.out, served.err = proc.communicate(timeout=30)
+        served.returncode = proc.returncode
