@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,22 @@ def run_github(installed: Installed, suite: str) -> tuple[Path, list[tuple[str, 
     return where, ran
 
 
+def stopped(where: Path, timeout: float = 60) -> bool:
+    """Whether the server the job started has exited (its stop step only sends SIGTERM: the server then
+    finishes its requests and removes its ready file), waiting for it up to ``timeout`` seconds."""
+    pid = (
+        json.loads((where / "cefisim-ready.json").read_text())["pid"] if (where / "cefisim-ready.json").exists() else 0
+    )
+    deadline = time.monotonic() + timeout
+    while pid and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return not pid
+
+
 def test_the_github_actions_job_runs_the_tests_against_a_started_server() -> None:
     workflow, gitlab = jobs()
     (job,) = workflow["jobs"].values()
@@ -115,7 +132,7 @@ def test_the_github_job_passes_and_leaves_nothing_running(installed: Installed) 
     where, ran = run_github(installed, PASSING)
     assert [code for _, code in ran] == [0, 0, 0, 0], ran  # install, start, tests, stop
     assert not (where / "cefisim-requests.json").exists()
-    assert not (where / "cefisim-ready.json").exists()  # removed when the server stopped
+    assert stopped(where) and not (where / "cefisim-ready.json").exists()  # removed when the server stopped
 
 
 def test_the_github_job_keeps_what_the_server_saw_when_the_tests_fail(installed: Installed) -> None:
@@ -124,7 +141,7 @@ def test_the_github_job_keeps_what_the_server_saw_when_the_tests_fail(installed:
     assert [name for name, _ in ran][-2:] == ["What cefisim saw", "Stop cefisim"]
     seen = json.loads((where / "cefisim-requests.json").read_text())
     assert any(r["path"] == "/v1/cefi/orders" and r["method"] == "POST" for r in seen["requests"])
-    assert not (where / "cefisim-ready.json").exists()
+    assert stopped(where) and not (where / "cefisim-ready.json").exists()
 
 
 @pytest.mark.parametrize("suite", [PASSING, FAILING], ids=["passing", "failing"])
@@ -158,4 +175,5 @@ def test_the_gitlab_job_script_runs_as_gitlab_runs_it(installed: Installed, suit
         assert any(r["path"] == "/v1/cefi/orders" for r in seen["requests"])
         ready = json.loads((where / "cefisim-ready.json").read_text())
         os.kill(ready["pid"], 15)
+    assert stopped(where)
     assert set(job["artifacts"]["paths"]) == {"cefisim-requests.json", "cefisim.log"}
