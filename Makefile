@@ -31,7 +31,8 @@ run: $(RUN_STAMP)
 #    (INSTALLED_TESTS, on the wheel itself, on one worker: they share one virtualenv); then `make pure`.
 # Every run goes on after a failure so that one `make test` shows everything; the target fails if any did.
 WHEELHOUSE := build/test-wheel
-XDIST ?= -n 2
+# worksteal: a worker that runs out takes tests queued on the other (the suite's durations are uneven)
+XDIST ?= -n 2 --dist worksteal
 DEBUG_TESTS ?= tests/api tests/fuzz tests/recorded
 INSTALLED_TESTS ?= tests/test_wheel.py tests/test_installed.py tests/test_ci_docs.py
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider
