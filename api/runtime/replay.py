@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from cefisim.api.cli_env import examples
 from cefisim.api.progress import Progress
 from cefisim.api.runtime.journal_file import JournalError, JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
@@ -164,6 +165,11 @@ def replay_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="cefisim replay",
         description="Run a scenario without HTTP, as fast as possible, and print a summary.",
+        **examples(
+            "cefisim replay demo --until +60                 # the shipped demo, one minute of engine time",
+            "cefisim replay demo --until +60 --journal run.jsonl",
+            "cefisim replay demo --from-journal run.jsonl    # what `cefisim serve --journal` recorded",
+        ),
     )
     parser.add_argument("file", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
