@@ -33,7 +33,7 @@ run: $(RUN_STAMP)
 WHEELHOUSE := build/test-wheel
 # worksteal: a worker that runs out takes tests queued on the other (the suite's durations are uneven)
 XDIST ?= -n 2 --dist worksteal
-DEBUG_TESTS ?= tests/api tests/fuzz tests/recorded
+DEBUG_TESTS ?= tests/api tests/fuzz tests/recorded tests/clients
 INSTALLED_TESTS ?= tests/test_wheel.py tests/test_installed.py tests/test_ci_docs.py
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP)
