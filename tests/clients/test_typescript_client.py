@@ -227,4 +227,4 @@ def test_without_node_ci_fails_with_one_line_and_elsewhere_it_skips(monkeypatch:
     with pytest.raises(pytest.skip.Exception, match="npm not found"):
         node_and_npm()
     ci = (ROOT / ".ci" / "run").read_text()
-    assert f"{NODE_REQUIRED}=1 make test" in ci and "need \"the TypeScript client tests\" node npm -- nodejs npm" in ci
+    assert f"{NODE_REQUIRED}=1 make test" in ci and 'need "the TypeScript client tests" node npm -- nodejs npm' in ci
