@@ -26,7 +26,7 @@ from typing import Protocol
 from cefisim.api.runtime.journal_file import JournalError, Records, record_line
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import SideRecord
-from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.commands import Command
 from cefisim.engine.venue import Result
 
 log = logging.getLogger("cefisim.sim")
@@ -136,7 +136,9 @@ class Replayer:
                         continue
                 elif src == "ext":
                     if not before_start:
-                        sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
+                        # as the live server did: every turn due by ``at`` first, never a closing
+                        # advance (a journal that holds one holds it as a scn record before this one)
+                        sim.catch_up(at, close=False)
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
                         raise JournalError(f"journal {records.path}: byte offset {offset}: out of order")
                     records.take()

@@ -154,6 +154,9 @@ class Simulation:
     def _use(self, venue: Venue, runner: ScenarioRunner) -> None:
         self.venue: Venue = venue
         self.runner = runner
+        # the engine time up to which the scenario's turns are all taken (run_scenario); the clock may
+        # stand behind it when the last turns submitted nothing
+        self._ran_to = venue.clock.now
         self._bind()
 
     def close(self) -> None:
@@ -226,8 +229,11 @@ class Simulation:
     # --- time -----------------------------------------------------------------------------------
 
     def now_ns(self) -> int:
-        """Engine time now (in wall mode, the wall clock, never behind the engine clock)."""
-        return self.clock.now_ns(self.venue.clock.now)
+        """Engine time now (in wall mode, the wall clock), never behind the engine clock nor behind a
+        turn of the scenario already taken: a request then always applies after every turn taken
+        before it, as a restart replays it, even when the wall clock steps back (a skew, a clock
+        adjustment) and the last turns submitted nothing."""
+        return self.clock.now_ns(max(self.venue.clock.now, self._ran_to))
 
     def set_venue_faults(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
         """Set the venue faults (all three; 0 is off) through the journal: written before they apply,
@@ -276,15 +282,21 @@ class Simulation:
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
+        done = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
+        if done and at > self._ran_to:
+            self._ran_to = at
+        return done
 
     # --- the one way in ---------------------------------------------------------------------------
 
     def submit(self, cmd: Command) -> Result:
-        """Apply an external command (request or control plane) now. With a recorded source's order
-        latency drawn per command, an order command is preceded by its own journaled SetLatency."""
+        """Apply an external command (request or control plane) now, once the scenario has taken every
+        turn due by now. The command itself moves the clock (no closing ``advance`` of the scenario's:
+        whether one would be written depended on whether a tick had taken those turns already, which
+        the journal does not show). With a recorded source's order latency drawn per command, an order
+        command is preceded by its own journaled SetLatency."""
         at = self.now_ns()
-        self.catch_up(at)
+        self.catch_up(at, close=False)
         spread = self._latency_spread
         if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
             lat = latency_draw(self.scenario.seed, self.venue, *spread)
