@@ -22,6 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+#: every side a journal may hold records of: ``auth`` (``api/auth/auth_ledger.py``) and ``faults``
+#: (``api/venue_faults.py``); a record of another namespace is damage, never kept waiting for ever
+NAMESPACES = frozenset({"auth", "faults"})
+
 
 @dataclass(frozen=True, slots=True)
 class SideRecord:
@@ -96,6 +100,8 @@ class Sides:
         attached, else kept until it is."""
         side = self.attached.get(record.namespace)
         if side is None:
+            if record.namespace not in NAMESPACES:
+                raise ValueError(f"no side {record.namespace!r} keeps state beside the engine")
             self._waiting.append((where, at, record))
         else:
             side.apply_record(at, record.kind, record.values)

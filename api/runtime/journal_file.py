@@ -71,6 +71,7 @@ JOURNAL_FORMAT = "cefisim-journal/3"
 JOURNAL_RULES = {"cefisim-journal/1": 1, "cefisim-journal/2": RULES, JOURNAL_FORMAT: RULES}
 SEALED_FORMATS = frozenset({JOURNAL_FORMAT})
 BUFFER_BYTES = 1 << 16  # an offline run's write buffer
+MAX_NS = 2**63 - 1  # a record's time: signed 64-bit nanoseconds, as every timestamp
 LINE = orjson.OPT_APPEND_NEWLINE
 
 
@@ -480,6 +481,8 @@ class Records:
                 at, src, cmd = _side(record, exc)
             if src not in ("ext", "scn"):
                 raise ValueError(f"unknown source {src!r}")
+            if not 0 <= at <= MAX_NS:
+                raise ValueError(f"at {at} is not a nanosecond timestamp")
         except (ValueError, TypeError, RecursionError) as exc:
             raise self.damage(offset, str(exc) or type(exc).__name__) from None
         self._crc_before_head = self.crc

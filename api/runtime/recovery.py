@@ -28,8 +28,9 @@ from cefisim.api.runtime.journal_file import Header, JournalError, Records
 from cefisim.api.runtime.journal_seal import open_regular
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import SideRecord
-from cefisim.engine.commands import Command
+from cefisim.engine.commands import Command, ModifyOrder, PlaceOrder
 from cefisim.engine.venue import Result
+from cefisim.engine.vocabulary import OrderType, Side, TimeInForce
 
 #: where the simulation hands each record during recovery, ``(at, src, command or side record)``
 Expect = Callable[[int, str, Command | SideRecord], None]
@@ -142,6 +143,7 @@ class Replayer:
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
                         raise records.damage(offset, "out of order")
                     records.take()
+                    _check_words(cmd)
                     sim.apply(cmd, at)
                     sim.recovered_commands += 1
                     continue
@@ -180,6 +182,21 @@ class Replayer:
                 )
             else:
                 return
+
+
+#: the words of the order commands the engine takes as given (the HTTP edge checks them before a
+#: request is journaled): a record holding another is damage, not an order to rest with side "BUZ"
+_WORDS = {
+    PlaceOrder: (("side", frozenset(Side)), ("type", frozenset(OrderType)), ("tif", frozenset(TimeInForce))),
+    ModifyOrder: (("new_type", frozenset(OrderType)),),
+}
+
+
+def _check_words(cmd: Command) -> None:
+    for name, words in _WORDS.get(type(cmd), ()):
+        value = getattr(cmd, name)
+        if value is not None and value not in words:
+            raise ValueError(f"{name} {value!r} is none of {', '.join(sorted(words))}")
 
 
 @dataclass
