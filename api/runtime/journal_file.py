@@ -13,9 +13,9 @@ replay --journal``, the control plane's venues), and every restore reads it back
   scenario's events and agents). The scenario's ``settings`` are part of the venue it builds, not
   records.
 
-Integrity (``journal_seal.py``): a journal of the current format seals every line with a CRC-32
-chained from the line before, so any damage other than a torn last line is found and named (record
-number and byte offset) rather than replayed. Journals of formats /1 and /2 carry no checksums; they
+Integrity (``journal_seal.py``): a journal of the current format seals every line with the CRC-32 of
+the file's bytes before its seal, so any damage other than a torn last line is found and named
+(record number and byte offset) rather than replayed. Journals of formats /1 and /2 carry no checksums; they
 restore as before, and a server goes on appending to them in their own format.
 
 Writing: a fresh journal's header goes to ``FILE.new`` (:meth:`JournalFile.stage`), renamed over
@@ -45,9 +45,11 @@ from cefisim.api.runtime.journal_seal import (
     MAX_HEADER_BYTES,
     MAX_RECORD_BYTES,
     RECORD_SEAL,
+    RECORD_TAIL,
     NotRegular,
     check_object,
-    check_record,
+    check_seal,
+    crc_of,
     open_regular,
     regular_or_absent,
     seal_object,
@@ -72,6 +74,7 @@ JOURNAL_RULES = {"cefisim-journal/1": 1, "cefisim-journal/2": RULES, JOURNAL_FOR
 SEALED_FORMATS = frozenset({JOURNAL_FORMAT})
 BUFFER_BYTES = 1 << 16  # an offline run's write buffer
 MAX_NS = 2**63 - 1  # a record's time: signed 64-bit nanoseconds, as every timestamp
+_LINE_LIMIT = MAX_RECORD_BYTES + 1  # a read of a record line stops there: a longer line is refused
 LINE = orjson.OPT_APPEND_NEWLINE
 
 
@@ -252,12 +255,13 @@ class JournalFile:
 
             return write_unsealed
 
-        crc32, seal = zlib.crc32, RECORD_SEAL
+        crc32, sealing = zlib.crc32, RECORD_SEAL
 
         def write_command(at: int, src: str, cmd: Command) -> None:
             body = dumps(records(at, src, cmd))[:-1]
             crc = crc32(body, self.crc)
-            data = body + seal % crc
+            seal = sealing % crc
+            data = body + seal
             if len(data) > MAX_RECORD_BYTES:
                 check_size(data)
             try:
@@ -267,7 +271,7 @@ class JournalFile:
             if written != len(data):
                 rest(data, written)
             self.size += len(data)
-            self.crc = crc
+            self.crc = crc32(seal, crc)
 
         return write_command
 
@@ -338,7 +342,7 @@ class Header:
     rules: int  # the edition of the venue's rules its format was recorded under
     snapshot: dict[str, Any] | None  # the state it starts from, when not the scenario
     sealed: bool  # its records carry checksums (journal_seal.py)
-    crc: int  # the header's checksum, where the records' chain starts
+    crc: int  # the chain value after the header line, where the records' starts
 
 
 def damage(path: Path, number: int, offset: int, reason: str) -> JournalError:
@@ -401,18 +405,28 @@ class Records:
     A last line without a line end is a torn record: reading stops before it (``complete_until``).
     Any other bad record — one that does not parse, is longer than ``MAX_RECORD_BYTES``, or whose
     checksum does not match — is a :class:`JournalError` naming its number and byte offset (:func:`damage`).
-    ``crc``: the chain value after the last record read, which an append goes on from."""
 
-    def __init__(self, f: IO[bytes], path: Path, offset: int, sealed: bool = False, crc: int = 0) -> None:
+    Checksums (``journal_seal.py``): a record the scenario does not regenerate (``ext``: a request's
+    command, a side record) is checked against its seal as it is read, the bytes of the scenario's
+    records before it taken into the same CRC at once (one C call over them, no Python per line: a
+    scenario record is checked anyway, by its regeneration, and any byte changed in it breaks the next
+    checked seal). ``check=False`` reads without checking (a look ahead). :meth:`chain` is the chain
+    value where the complete records end, which an append goes on from."""
+
+    def __init__(
+        self, f: IO[bytes], path: Path, offset: int, sealed: bool = False, crc: int = 0, check: bool = True
+    ) -> None:
         self._f = f
+        self._fd = f.fileno()
+        self._readline = f.readline
         self.path = path
-        self.size = os.fstat(f.fileno()).st_size
+        self.size = os.fstat(self._fd).st_size
         self.complete_until = offset
         self.sealed = sealed
-        self.crc = crc
+        self._check = sealed and check
+        self._crc = crc  # the chain value at _checked
+        self._checked = offset
         self.number = 0
-        self.torn = 0  # bytes of a torn last line, cut off
-        self._crc_before_head = crc
         self._head: Record | None = None
         self._done = False
 
@@ -428,15 +442,25 @@ class Records:
         """:func:`damage` at the head (the record at ``offset``)."""
         return damage(self.path, self.number, offset, reason)
 
+    def chain(self, at: int | None = None) -> int:
+        """The chain value at byte ``at`` (a line's start; default ``complete_until``): the CRC-32 of the
+        file's bytes before it."""
+        at = self.complete_until if at is None else at
+        if self._checked < at:
+            self._crc = crc_of(self._fd, self._checked, at, self._crc)
+            self._checked = at
+        return self._crc
+
     def scenario_record_at(self, at: int) -> bool:
         """Whether, from the head on, a ``scn`` record at ``at`` comes before any record of a later time.
-        Read by a second handle, so the reading position stays; only the records at ``at`` are read."""
+        Read by a second handle, so the reading position stays; only the records at ``at`` are read
+        (and checked when the reading gets to them)."""
         head = self.peek()
         if head is None:
             return False
         with open(self.path, "rb") as f:
             f.seek(head[0])
-            ahead = Records(f, self.path, head[0], self.sealed, self._crc_before_head)
+            ahead = Records(f, self.path, head[0], self.sealed, check=False)
             ahead.number = self.number - 1
             while (record := ahead.peek()) is not None and record[1] == at:
                 if record[2] == "scn":
@@ -446,49 +470,52 @@ class Records:
 
     def _read(self) -> Record | None:
         offset = self.complete_until
-        line = self._f.readline(MAX_RECORD_BYTES + 1)
+        line = self._readline(_LINE_LIMIT)
         if not line:
             self._done = True
             return None
         self.number += 1
-        if len(line) > MAX_RECORD_BYTES:
-            raise self.damage(offset, f"longer than the largest record a journal holds ({MAX_RECORD_BYTES} bytes)")
-        if not line.endswith(b"\n"):  # only the last line can lack its end: a write torn by a stop
-            if not torn(line, self.crc, self.sealed):
-                raise self.damage(offset, "its line end was changed (a whole record followed by another byte)")
-            log.warning(
-                "journal %s: record %d (byte offset %d): incomplete last record (%d bytes, a write torn by a "
-                "stop, never answered): left out, and cut off by a server going on with the journal",
-                self.path,
-                self.number,
-                offset,
-                len(line),
-            )
-            self.torn = len(line)
-            self._done = True
+        if line[-1] != 10 or len(line) > MAX_RECORD_BYTES:  # 10: a line end
+            self._odd(line, offset)
             return None
         try:
-            crc = check_record(line, self.crc) if self.sealed else 0
             record = orjson.loads(line)
             if self.sealed:
-                if not isinstance(record, list) or len(record) != 5:
-                    raise ValueError("a record of this format is [at, src, kind, values, checksum]")
-                del record[4]
+                record.pop()  # the checksum (the record left must be [at, src, kind, values])
             cmd: Command | SideRecord
             try:
                 at, src, cmd = from_record(record)
             except ValueError as exc:  # not an engine command: a side record, or damage
                 at, src, cmd = _side(record, exc)
-            if src not in ("ext", "scn"):
-                raise ValueError(f"unknown source {src!r}")
-            if not 0 <= at <= MAX_NS:
-                raise ValueError(f"at {at} is not a nanosecond timestamp")
-        except (ValueError, TypeError, RecursionError) as exc:
+            if src != "scn":  # the scenario's own are checked by their regeneration
+                if src != "ext":
+                    raise ValueError(f"unknown source {src!r}")
+                if not 0 <= at <= MAX_NS:
+                    raise ValueError(f"at {at} is not a nanosecond timestamp")
+                if self._check:
+                    self._crc = check_seal(line, self.chain(offset + len(line) - RECORD_TAIL))
+                    self._checked = offset + len(line)
+        except (ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
             raise self.damage(offset, str(exc) or type(exc).__name__) from None
-        self._crc_before_head = self.crc
-        self.crc = crc
         self.complete_until = offset + len(line)
         return offset, at, src, cmd
+
+    def _odd(self, line: bytes, offset: int) -> None:
+        """A line over the limit (damage) or a last line without its end: a write a stop tore, or damage
+        when it is a whole record followed by another byte."""
+        if len(line) > MAX_RECORD_BYTES:
+            raise self.damage(offset, f"longer than the largest record a journal holds ({MAX_RECORD_BYTES} bytes)")
+        if self.sealed and not torn(line, self.chain(offset), True):
+            raise self.damage(offset, "its line end was changed (a whole record followed by another byte)")
+        log.warning(
+            "journal %s: record %d (byte offset %d): incomplete last record (%d bytes, a write torn by a "
+            "stop, never answered): left out, and cut off by a server going on with the journal",
+            self.path,
+            self.number,
+            offset,
+            len(line),
+        )
+        self._done = True
 
 
 def _side(record: Any, refused: ValueError) -> tuple[int, str, SideRecord]:

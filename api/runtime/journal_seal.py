@@ -1,19 +1,25 @@
-"""The integrity of a journal's lines: a CRC-32 chain over every line, bounds on what is read, regular
-files only (``docs/journal.md``, Integrity).
+"""The integrity of a journal's lines: a CRC-32 over the file's bytes, sealed into every line; bounds on
+what is read; regular files only (``docs/journal.md``, Integrity).
 
 A journal of format ``cefisim-journal/3`` seals each line it writes (and the venues' manifest and
-records beside a server's journal are sealed the same way, ``venue_manifest.py``). The header is a JSON object whose
-last key is ``"crc32"``; a record is a JSON array whose fifth and last item is its checksum:
+records beside a server's journal are sealed the same way, ``venue_manifest.py``). The header is a
+JSON object whose last key is ``"crc32"``; a record is a JSON array whose fifth and last item is its
+checksum:
 
     {"clock":"wall",...,"start_ns":1793610000000000000,"crc32":"5d0a3b1c"}
     [1793610000000000001,"ext","place",[...],"9f0e12ab"]
 
-The checksum is the CRC-32 (``zlib.crc32``, 8 lowercase hex digits) of the line's bytes before the
-seal (the header up to and without its ``,"crc32":…}``, a record up to and without its ``,"…"]``),
-started from the checksum of the line before it (the header's from 0). A chain, not one checksum per
-line: a record changed, deleted, duplicated or moved, or a header swapped for another, breaks the
-checksum of the first line after the damage. A line stays a JSON line any tool reads; checking one
-costs one C call over its bytes and a compare of 8 bytes, with no parsing.
+A line's checksum is the CRC-32 (``zlib.crc32``, 8 lowercase hex digits) of every byte of the file
+before its seal: every line before it, seals and line ends included, then its own bytes up to the seal
+(``,"crc32":"…"}`` of an object, ``,"…"]`` of a record). So a record changed, deleted, duplicated or
+moved, or a header swapped for another, breaks the checksum of the first line checked after the
+damage; any CRC-32 tool computes one from the file alone. The lines stay JSON lines any tool reads.
+
+The chain value this module passes around is the CRC-32 of the file's bytes up to a point (the end of
+a line): :func:`seal_record` and :func:`check_record` take it as it is before a line and give it as it
+is after. A reader may also let a run of lines pass unchecked and check their bytes at once, with one
+CRC over the run (:func:`crc_of`), since the checksum covers bytes, not parsed records: recovery
+checks the lines the scenario does not regenerate and takes the others' bytes in bulk.
 
 Why CRC-32 of the standard library: it catches every error of up to 32 bits in a row and every odd
 number of flipped bits, and random damage with a chance of 2**-32 of being missed; CRC-32C would
@@ -39,9 +45,11 @@ MAX_RECORD_BYTES = 1 << 20  # one record: a command is far smaller (a request bo
 MAX_HEADER_BYTES = 512 << 20  # a header may hold a snapshot (POST /_sim/snapshot takes up to 256 MiB)
 RECORD_SEAL = b',"%08x"]\n'
 OBJECT_SEAL = b',"crc32":"%08x"}\n'
-_RECORD_TAIL = len(RECORD_SEAL % 0)  # 13 bytes: ,"xxxxxxxx"]\n
-_OBJECT_TAIL = len(OBJECT_SEAL % 0)  # 21 bytes: ,"crc32":"xxxxxxxx"}\n
+RECORD_TAIL = len(RECORD_SEAL % 0)  # 13 bytes: ,"xxxxxxxx"]\n
+OBJECT_TAIL = len(OBJECT_SEAL % 0)  # 21 bytes: ,"crc32":"xxxxxxxx"}\n
 MISMATCH = "its checksum does not match: it, or a record before it, was changed, removed or moved"
+NO_CHECKSUM = "it carries no checksum (a record of cefisim-journal/3 ends with one)"
+_CHUNK = 1 << 20
 
 
 class NotRegular(OSError):
@@ -49,29 +57,47 @@ class NotRegular(OSError):
 
 
 def seal_record(data: bytes, crc: int) -> tuple[bytes, int]:
-    """``data`` (a record as a JSON array, no line end) sealed, with its line end; and the chain value
-    after it, given ``crc``, the value before it."""
+    """``data`` (a record as a JSON array, no line end) sealed, with its line end, given ``crc``, the
+    chain value before it; and the chain value after the line."""
     body = data[:-1]
     crc = zlib.crc32(body, crc)
-    return body + RECORD_SEAL % crc, crc
+    seal = RECORD_SEAL % crc
+    return body + seal, zlib.crc32(seal, crc)
 
 
 def check_record(line: bytes, crc: int) -> int:
-    """The chain value after ``line`` (a sealed record line, line end included), given the value
-    before it; ``ValueError`` saying what is wrong when the line is not sealed or does not match."""
-    if line[-_RECORD_TAIL : -_RECORD_TAIL + 2] != b',"' or line[-3:] != b'"]\n':
-        raise ValueError("it carries no checksum (a record of cefisim-journal/3 ends with one)")
-    crc = zlib.crc32(memoryview(line)[:-_RECORD_TAIL], crc)
-    if line[-_RECORD_TAIL + 2 : -3] != b"%08x" % crc:
-        raise ValueError(MISMATCH)
+    """The chain value after ``line`` (a sealed record line, line end included), given the value before
+    it; ``ValueError`` saying what is wrong when the line is not sealed or does not match."""
+    return check_seal(line, zlib.crc32(line[:-RECORD_TAIL], crc))
+
+
+def check_seal(line: bytes, crc: int) -> int:
+    """:func:`check_record` given the chain value up to ``line``'s seal already (the reader took the
+    line's bytes before its seal into a CRC over a run of lines)."""
+    seal = line[-RECORD_TAIL:]
+    if seal != RECORD_SEAL % crc:
+        raise ValueError(MISMATCH if seal[:2] == b',"' and seal[-3:] == b'"]\n' else NO_CHECKSUM)
+    return zlib.crc32(seal, crc)
+
+
+def crc_of(fd: int, start: int, end: int, crc: int) -> int:
+    """The chain value ``crc`` (the file's bytes before ``start``) carried over the bytes ``[start, end)``
+    of ``fd``, read a chunk at a time (memory stays flat over a long run of lines)."""
+    while start < end:
+        chunk = os.pread(fd, min(_CHUNK, end - start), start)
+        if not chunk:
+            raise ValueError("the file ended before its records did")
+        crc = zlib.crc32(chunk, crc)
+        start += len(chunk)
     return crc
 
 
 def torn(line: bytes, crc: int, sealed: bool) -> bool:
     """Whether ``line``, a last line without its line end, is a write a stop tore (a prefix of a record,
     cut off and never answered) rather than damage: a sealed record whose line end alone was changed
-    into another byte is damage, since a torn write leaves a prefix and changes no byte."""
-    if not sealed or len(line) <= _RECORD_TAIL:
+    into another byte is damage, since a torn write leaves a prefix and changes no byte. ``crc``: the
+    chain value before the line."""
+    if not sealed or len(line) <= RECORD_TAIL:
         return True
     try:
         check_record(line[:-1] + b"\n", crc)
@@ -82,34 +108,38 @@ def torn(line: bytes, crc: int, sealed: bool) -> bool:
 
 def seal_object(data: bytes, crc: int = 0) -> tuple[bytes, int]:
     """``data`` (a JSON object, no line end: a header, a line of the venues' manifest, a venue's record)
-    sealed with a last key ``"crc32"``, with its line end; and its checksum, chained from ``crc``."""
+    sealed with a last key ``"crc32"``, with its line end, given the chain value before it (0 at the
+    start of a file); and the chain value after the line."""
     body = data[:-1]
     crc = zlib.crc32(body, crc)
-    return body + OBJECT_SEAL % crc, crc
+    seal = OBJECT_SEAL % crc
+    return body + seal, zlib.crc32(seal, crc)
 
 
 def is_sealed_object(line: bytes) -> bool:
     """Whether ``line`` ends as a sealed object does (its checksum not checked)."""
-    return line[-_OBJECT_TAIL : -_OBJECT_TAIL + 10] == b',"crc32":"' and line[-3:] == b'"}\n'
+    return line[-OBJECT_TAIL : -OBJECT_TAIL + 10] == b',"crc32":"' and line[-3:] == b'"}\n'
 
 
 def check_object(line: bytes, crc: int = 0, what: str = "the header") -> int:
-    """The checksum of a sealed object line (chained from ``crc``); ``ValueError`` when it carries none
-    or it does not match."""
+    """The chain value after a sealed object line, given the value before it; ``ValueError`` when it
+    carries no checksum or it does not match."""
     if not is_sealed_object(line):
         raise ValueError(f"{what} carries no checksum")
-    crc = zlib.crc32(memoryview(line)[:-_OBJECT_TAIL], crc)
-    if line[-_OBJECT_TAIL + 10 : -3] != b"%08x" % crc:
+    seal = line[-OBJECT_TAIL:]
+    crc = zlib.crc32(line[:-OBJECT_TAIL], crc)
+    if seal != OBJECT_SEAL % crc:
         raise ValueError(f"{what}'s checksum does not match: it was changed")
-    return crc
+    return zlib.crc32(seal, crc)
 
 
-def stored_checksum(line: bytes) -> int | None:
-    """The checksum a sealed object line says it has (None when it has no readable one)."""
-    digits = line[-_OBJECT_TAIL + 10 : -3]
+def stored_after(line: bytes) -> int | None:
+    """The chain value after a sealed object line as its own seal tells it (the checksum it carries,
+    carried over the seal), whatever its body holds; None when it carries no readable checksum."""
+    digits = line[-OBJECT_TAIL + 10 : -3]
     if not is_sealed_object(line) or len(digits) != 8 or digits.strip(b"0123456789abcdef"):
         return None
-    return int(digits, 16)
+    return zlib.crc32(line[-OBJECT_TAIL:], int(digits, 16))
 
 
 def open_regular(path: Path) -> IO[bytes]:

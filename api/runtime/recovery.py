@@ -28,7 +28,7 @@ from cefisim.api.runtime.journal_file import Header, JournalError, Records
 from cefisim.api.runtime.journal_seal import open_regular
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import SideRecord
-from cefisim.engine.commands import Command, ModifyOrder, PlaceOrder
+from cefisim.engine.commands import Command, PlaceOrder
 from cefisim.engine.venue import Result
 from cefisim.engine.vocabulary import OrderType, Side, TimeInForce
 
@@ -143,7 +143,12 @@ class Replayer:
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
                         raise records.damage(offset, "out of order")
                     records.take()
-                    _check_words(cmd)
+                    if type(cmd) is PlaceOrder and (
+                        cmd.side not in SIDES or cmd.type not in TYPES or cmd.tif not in TIMES_IN_FORCE
+                    ):
+                        raise ValueError(
+                            f"{cmd.side} {cmd.type} {cmd.tif}: not an order's side, type and time in force"
+                        )
                     sim.apply(cmd, at)
                     sim.recovered_commands += 1
                     continue
@@ -184,27 +189,19 @@ class Replayer:
                 return
 
 
-#: the words of the order commands the engine takes as given (the HTTP edge checks them before a
-#: request is journaled): a record holding another is damage, not an order to rest with side "BUZ"
-_WORDS = {
-    PlaceOrder: (("side", frozenset(Side)), ("type", frozenset(OrderType)), ("tif", frozenset(TimeInForce))),
-    ModifyOrder: (("new_type", frozenset(OrderType)),),
-}
-
-
-def _check_words(cmd: Command) -> None:
-    for name, words in _WORDS.get(type(cmd), ()):
-        value = getattr(cmd, name)
-        if value is not None and value not in words:
-            raise ValueError(f"{name} {value!r} is none of {', '.join(sorted(words))}")
+#: the words of an order the engine takes as given (the HTTP edge checks them before a request is
+#: journaled): a record holding another is damage, not an order to rest with side "BUZ"
+SIDES, TYPES, TIMES_IN_FORCE = frozenset(Side), frozenset(OrderType), frozenset(TimeInForce)
 
 
 @dataclass
 class Recovered:
-    """What a recovery read: the records (where the complete ones end, the chain value there) and the
-    rest of a scenario burst the journal ends inside, regenerated (``(at, command)``), not written."""
+    """What a recovery read: the records (where the complete ones end), the chain value there (the
+    CRC-32 of the file's bytes before: ``journal_seal.py``; 0 for an unsealed journal) and the rest of a
+    scenario burst the journal ends inside, regenerated (``(at, command)``), not written."""
 
     records: Records
+    crc: int
     tail: list[tuple[int, Command | SideRecord]]
 
 
@@ -223,7 +220,8 @@ def recover(sim: Recoverable, path: Path, header: Header, settings: list[Command
             replayer.run()
         finally:
             sim.check_with(None)
-    return Recovered(replayer.records, replayer.tail)
+        crc = replayer.records.chain() if header.sealed else 0
+    return Recovered(replayer.records, crc, replayer.tail)
 
 
 def cut_torn_tail(path: Path, records: Records) -> None:

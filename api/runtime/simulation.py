@@ -57,7 +57,7 @@ from cefisim.api.runtime.journal_file import (
 )
 from cefisim.api.runtime.journal_health import JournalHealth
 from cefisim.api.runtime.read_replica import ReadReplica
-from cefisim.api.runtime.recovery import Expect, cut_torn_tail, recover, written_settings
+from cefisim.api.runtime.recovery import Expect, Recovered, cut_torn_tail, recover, written_settings
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import Side, SideError, SideRecord, Sides
 from cefisim.api.venue_faults import NAMESPACE as FAULTS
@@ -177,12 +177,12 @@ class Simulation:
         elif start:
             self.catch_up(self.start_ns)
 
-    def _go_on(self, path: Path, header: Header, recovered: Any) -> None:
+    def _go_on(self, path: Path, header: Header, recovered: Recovered) -> None:
         """Go on appending to a recovered journal: its torn tail cut, the rest of a scenario burst it
         ends inside (a fork, or a stop, mid-burst) regenerated and appended."""
         records = recovered.records
         cut_torn_tail(path, records)
-        self._journal = JournalFile(path, self._durable, header.sealed, records.crc)
+        self._journal = JournalFile(path, self._durable, header.sealed, recovered.crc)
         self._set_record(self._journal.command_writer())
         tail = recovered.tail
         if tail:
@@ -325,7 +325,8 @@ class Simulation:
         turn of the scenario already taken: a request then always applies after every turn taken
         before it, as a restart replays it, even when the wall clock steps back (a skew, a clock
         adjustment) and the last turns submitted nothing."""
-        return self.clock.now_ns(max(self.venue.clock.now, self._ran_to))
+        now, ran_to = self.venue.clock.now, self._ran_to
+        return self.clock.now_ns(ran_to if ran_to > now else now)
 
     def set_venue_faults(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
         """Set the venue faults (all three; 0 is off) through the journal: written before they apply,
@@ -392,7 +393,7 @@ class Simulation:
         mark = self._begin()
         try:
             at = self.now_ns()
-            self.catch_up(at, close=False)
+            self.catch_up(at, False)  # no closing advance (the docstring)
             spread = self._latency_spread
             if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
                 lat = latency_draw(self.scenario.seed, self.venue, *spread)
@@ -607,12 +608,12 @@ class Simulation:
     def _begin(self) -> tuple[int, int] | None:
         """Where a unit of the write discipline starts (None: no server journal to keep whole);
         :class:`JournalWriteError` at once while the state could not be rolled back to the journal."""
-        health = self._health
-        if health is None or self._journal is None:
+        health, journal = self._health, self._journal
+        if health is None or journal is None:
             return None
         if health.broken is not None:
             raise JournalWriteError(health.broken)
-        return self._journal.mark()
+        return journal.size, journal.crc  # JournalFile.mark(), without the call (every request asks)
 
     def _landed(self) -> None:
         health = self._health
@@ -650,7 +651,7 @@ class Simulation:
             install_sides()
             self.venue.use_rules(header.rules)
             recovered = recover(self, path, header, written_settings(self.scenario))
-            if recovered.tail or recovered.records.crc != mark[1]:
+            if recovered.tail or recovered.crc != mark[1]:
                 raise JournalError(f"journal {path}: does not end where the failed write began")
         except (OSError, ValueError, JournalError) as exc:
             health.broke(f"the state could not be rolled back to the journal ({exc})")

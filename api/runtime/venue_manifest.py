@@ -9,8 +9,8 @@ Contract (``FILE.venues/`` for a server with ``--journal FILE``; ``docs/venues.m
   (``ValueError``: its venue is set aside); one of an earlier cefisim, without a checksum, is read as
   it is (the venue's journal still checks its scenario's digest).
 - ``manifest.jsonl`` lists the live venues, one line each, ``{"op": "create", "id": "v3", "record": 2,
-  "crc32": "…"}``, each line sealed with a CRC-32 chained from the line before (from 0; a line of an
-  earlier cefisim, unsealed, chains as its bytes), appended and fsync'd before a create is answered.
+  "crc32": "…"}``, each line sealed with the CRC-32 of the file's bytes before its seal (a line of an
+  earlier cefisim, unsealed, counts as its bytes), appended and fsync'd before a create is answered.
   A delete rewrites it (staged, fsync'd, renamed), so it holds live venues only; a restart rewrites it
   the same way. A last line ``{"op": "delete", "id": ...}`` carries the highest id ever used, so ids
   are never reused.
@@ -38,12 +38,12 @@ from typing import IO, Any
 import orjson
 
 from cefisim.api.runtime.journal_seal import (
-    OBJECT_SEAL,
+    OBJECT_TAIL,
     check_object,
     is_sealed_object,
     open_regular,
     seal_object,
-    stored_checksum,
+    stored_after,
 )
 
 MANIFEST = "manifest.jsonl"
@@ -118,15 +118,15 @@ class VenueManifest:
                 else:
                     complete += len(line)
                     try:
-                        entry, op, start = _parse(line, chain)
+                        entry, op, after = _parse(line, chain)
                     except ValueError as exc:
                         reason = str(exc)
-                if reason:
-                    stored = stored_checksum(line)
-                    chain = (*([stored] if stored is not None else []), *(_chain_after(line, c, False) for c in chain))
+                if reason:  # go on from what the line would chain as were its body or its seal sound
+                    stored = stored_after(line)
+                    chain = (*([stored] if stored is not None else []), *(_sealed_after(line, c) for c in chain))
                     chain = tuple(dict.fromkeys(chain))[:4]
                 else:
-                    chain = (_chain_after(line, start),)
+                    chain = (after,)
                 if reason:
                     found = _ID_IN.search(line[:4096])
                     venue_id = found.group(1).decode() if found else ""
@@ -246,19 +246,19 @@ class VenueManifest:
 
 
 def _parse(line: bytes, chain: tuple[int, ...]) -> tuple[Entry, str, int]:
-    """A sound manifest line as an entry, its op and the chain value it starts from (one of ``chain``);
-    ``ValueError`` saying what is wrong."""
+    """A sound manifest line as an entry, its op and the chain value after it (it starts from one of
+    ``chain``); ``ValueError`` saying what is wrong."""
     if len(line) > MAX_LINE_BYTES:
         raise ValueError(f"longer than {MAX_LINE_BYTES >> 20} MiB")
     sealed = is_sealed_object(line)
-    start = chain[0]
+    after = zlib.crc32(line, chain[0])  # an unsealed line (of an earlier cefisim) chains as its bytes
     if sealed:
-        for start in chain:
+        for n, start in enumerate(chain):
             try:
-                check_object(line, start, "the line")
+                after = check_object(line, start, "the line")
                 break
             except ValueError:
-                if start == chain[-1]:
+                if n == len(chain) - 1:
                     raise
     try:
         record = orjson.loads(line)
@@ -274,23 +274,30 @@ def _parse(line: bytes, chain: tuple[int, ...]) -> tuple[Entry, str, int]:
     if op == "delete":
         if set(record) != {"op", "id"}:
             raise ValueError("a delete line holds op and id only")
-        return Entry(venue_id), op, start
+        return Entry(venue_id), op, after
     if record.get("record") == RECORD_FORMAT:
         if set(record) != _CREATE_KEYS:
             raise ValueError("a create line holds op, id and record only")
-        return Entry(venue_id), op, start
+        return Entry(venue_id), op, after
     if sealed or "record" in record:
         raise ValueError(f"record must be {RECORD_FORMAT}")
-    return Entry(venue_id, line), op, start  # an earlier cefisim's line, which held the whole document
+    return Entry(venue_id, line), op, after  # an earlier cefisim's line, which held the whole document
 
 
-def _chain_after(line: bytes, crc: int, stored: bool = True) -> int:
-    """The chain value after ``line``: the checksum it carries when it carries one (and ``stored``), else
-    the CRC-32 of its bytes before its seal (or of the whole line, unsealed) chained from ``crc``."""
-    if stored and (value := stored_checksum(line)) is not None:
-        return value
-    body = line[: -len(OBJECT_SEAL % 0)] if is_sealed_object(line) else line.rstrip(b"\n")
-    return zlib.crc32(body, crc)
+def _sealed_after(line: bytes, crc: int) -> int:
+    """The chain value after ``line`` as if its seal were the right one for its body (the damage in the
+    seal alone), given the value before it; an unsealed line chains as its bytes."""
+    if not is_sealed_object(line):
+        return zlib.crc32(line, crc)
+    return seal_object(line[:-OBJECT_TAIL] + b"}", crc)[1]
+
+
+def _chain_after(line: bytes, crc: int) -> int:
+    """The chain value after a line written back as it was (an earlier cefisim's, or a damaged one): as
+    its own seal tells it when it carries one (what a reader goes on from after it), else the CRC-32 of
+    its bytes chained from ``crc``."""
+    stored = stored_after(line)
+    return stored if stored is not None else zlib.crc32(line, crc)
 
 
 def _replace(path: Path, data: bytes) -> None:

@@ -11,8 +11,8 @@ base64``), following the interface description's layouts:
 The server must accept each of them over HTTP, refuse them under the other layout, and the project's
 signer must produce exactly them. The README's hand-written examples (the curl/openssl line that
 ``cefisim serve`` prints and the Python snippet) run against a live server. The journal record (and
-its checksum, the CRC-32 that ``gzip`` writes in its trailer, of the lines before it and its own bytes
-before its seal), the ES256 key exchange (signed by the ``openssl`` command, not by ``cryptography``),
+its checksum, the CRC-32 that ``gzip`` writes in its trailer, of the file's bytes before its seal), the
+ES256 key exchange (signed by the ``openssl`` command, not by ``cryptography``),
 the PKCE challenge and the token response's ``expires_in`` format are pinned the same way.
 """
 
@@ -267,11 +267,11 @@ def _gzip_crc32(data: bytes) -> bytes:
 
 
 def _sealed_doc_record(header: bytes) -> bytes:
-    """The documented record sealed after ``header``: its checksum covers the header's bytes before its
-    seal and its own before its seal, one after the other (a chain of CRC-32 is the CRC-32 of all)."""
+    """The documented record sealed after ``header`` (a line without its end): a line's checksum is the
+    CRC-32 of every byte of the file before its seal, the header line whole and the record up to it."""
     seal = HEADER_SEAL.search(header)
     assert seal is not None and _gzip_crc32(header[: seal.start()]) == seal.group(1)
-    return DOC_RECORD + b',"' + _gzip_crc32(header[: seal.start()] + DOC_RECORD) + b'"]'
+    return DOC_RECORD + b',"' + _gzip_crc32(header + b"\n" + DOC_RECORD) + b'"]'
 
 
 @pytest.mark.skipif(not shutil.which("gzip"), reason="needs gzip")
