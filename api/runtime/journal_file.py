@@ -48,6 +48,7 @@ from cefisim.api.runtime.journal_seal import (
     RECORD_TAIL,
     NotRegular,
     check_object,
+    check_record,
     check_seal,
     crc_of,
     open_regular,
@@ -345,14 +346,23 @@ class Header:
     crc: int  # the chain value after the header line, where the records' starts
 
 
-def damage(path: Path, number: int, offset: int, reason: str) -> JournalError:
+class RecordDamage(JournalError):
+    """A record the journal cannot be restored past (:func:`damage`): ``number`` and ``offset`` say which."""
+
+    def __init__(self, message: str, number: int, offset: int) -> None:
+        super().__init__(message)
+        self.number = number
+        self.offset = offset
+
+
+def damage(path: Path, number: int, offset: int, reason: str) -> RecordDamage:
     """A record the journal cannot be restored past: one line naming the file, the record (1 is the
     first after the header), its byte offset, the reason, and how to keep the records before it."""
     keep = (
         f"the {number - 1} records before it are sound: `cefisim journal fork {path} --at {number - 1} "
         "--out NEW.jsonl` copies them to a journal to serve from (docs/journal.md, Damage)"
     )
-    return JournalError(f"journal {path}: record {number} (byte offset {offset}): {reason}; {keep}")
+    return RecordDamage(f"journal {path}: record {number} (byte offset {offset}): {reason}; {keep}", number, offset)
 
 
 def read_header(path: Path, scenario: Scenario | None) -> Header | None:
@@ -403,29 +413,25 @@ class Records:
     ``peek()``/``take()`` give ``(offset, at, src, command)`` (a :class:`SideRecord` in the place of a
     command for a kind with a dot); ``number`` is the number of the last record read (the head's).
     A last line without a line end is a torn record: reading stops before it (``complete_until``).
-    Any other bad record — one that does not parse, is longer than ``MAX_RECORD_BYTES``, or whose
-    checksum does not match — is a :class:`JournalError` naming its number and byte offset (:func:`damage`).
+    Any other bad record — one that does not parse, is longer than ``MAX_RECORD_BYTES`` — is a
+    :class:`RecordDamage` naming its number and byte offset (:func:`damage`).
 
-    Checksums (``journal_seal.py``): a record the scenario does not regenerate (``ext``: a request's
-    command, a side record) is checked against its seal as it is read, the bytes of the scenario's
-    records before it taken into the same CRC at once (one C call over them, no Python per line: a
-    scenario record is checked anyway, by its regeneration, and any byte changed in it breaks the next
-    checked seal). ``check=False`` reads without checking (a look ahead). :meth:`chain` is the chain
-    value where the complete records end, which an append goes on from."""
+    Checksums (``journal_seal.py``): a line's checksum covers every byte of the file before it, so the
+    last complete line's checks the whole journal. :meth:`verify` does that once the records are read
+    (one CRC over the file in C, no Python per line), and only when it fails does :meth:`first_damaged`
+    go through the lines to name the first whose checksum does not match. Nothing a recovery applies
+    reaches the file or the outside before that check: recovery is in memory until it has passed."""
 
-    def __init__(
-        self, f: IO[bytes], path: Path, offset: int, sealed: bool = False, crc: int = 0, check: bool = True
-    ) -> None:
+    def __init__(self, f: IO[bytes], path: Path, offset: int, sealed: bool = False, crc: int = 0) -> None:
         self._f = f
         self._fd = f.fileno()
         self._readline = f.readline
         self.path = path
         self.size = os.fstat(self._fd).st_size
+        self.start = offset  # the first record's byte offset, after the header
         self.complete_until = offset
         self.sealed = sealed
-        self._check = sealed and check
-        self._crc = crc  # the chain value at _checked
-        self._checked = offset
+        self._header_crc = crc  # the chain value after the header
         self.number = 0
         self._head: Record | None = None
         self._done = False
@@ -438,29 +444,56 @@ class Records:
     def take(self) -> None:
         self._head = None
 
-    def damage(self, offset: int, reason: str) -> JournalError:
+    def damage(self, offset: int, reason: str) -> RecordDamage:
         """:func:`damage` at the head (the record at ``offset``)."""
         return damage(self.path, self.number, offset, reason)
 
-    def chain(self, at: int | None = None) -> int:
-        """The chain value at byte ``at`` (a line's start; default ``complete_until``): the CRC-32 of the
-        file's bytes before it."""
-        at = self.complete_until if at is None else at
-        if self._checked < at:
-            self._crc = crc_of(self._fd, self._checked, at, self._crc)
-            self._checked = at
-        return self._crc
+    def verify(self) -> int:
+        """Check the complete records' bytes against the last one's checksum; the chain value where they
+        end (which an append goes on from). :class:`RecordDamage` naming the first damaged record when
+        they do not match (:meth:`first_damaged`)."""
+        end = self.complete_until
+        if not self.sealed or end == self.start:
+            return self._header_crc
+        crc = crc_of(self._fd, self.start, end - RECORD_TAIL, self._header_crc)
+        seal = os.pread(self._fd, RECORD_TAIL, end - RECORD_TAIL)
+        try:
+            return check_seal(seal, crc)
+        except ValueError:
+            found = self.first_damaged(end)
+            raise found if found is not None else self._gone(end) from None
+
+    def first_damaged(self, until: int) -> RecordDamage | None:
+        """The first record at or before byte ``until`` whose checksum does not match (each line checked
+        in turn: only when the journal is known to be damaged), or None when all do."""
+        with open(self.path, "rb") as f:
+            f.seek(self.start)
+            offset, crc, number = self.start, self._header_crc, 0
+            while offset <= until and (line := f.readline(_LINE_LIMIT)):
+                number += 1
+                try:
+                    crc = check_record(line, crc)
+                except ValueError as exc:
+                    return damage(self.path, number, offset, str(exc))
+                offset += len(line)
+        return None
+
+    def _gone(self, end: int) -> RecordDamage:  # pragma: no cover - the file changed under the reading
+        return damage(self.path, self.number, end, "the file changed while it was read")
+
+    def chain(self, at: int) -> int:
+        """The chain value at byte ``at`` (a line's start): the CRC-32 of the file's bytes before it."""
+        return crc_of(self._fd, self.start, at, self._header_crc)
 
     def scenario_record_at(self, at: int) -> bool:
         """Whether, from the head on, a ``scn`` record at ``at`` comes before any record of a later time.
-        Read by a second handle, so the reading position stays; only the records at ``at`` are read
-        (and checked when the reading gets to them)."""
+        Read by a second handle, so the reading position stays; only the records at ``at`` are read."""
         head = self.peek()
         if head is None:
             return False
         with open(self.path, "rb") as f:
             f.seek(head[0])
-            ahead = Records(f, self.path, head[0], self.sealed, check=False)
+            ahead = Records(f, self.path, head[0], self.sealed)
             ahead.number = self.number - 1
             while (record := ahead.peek()) is not None and record[1] == at:
                 if record[2] == "scn":
@@ -492,9 +525,6 @@ class Records:
                     raise ValueError(f"unknown source {src!r}")
                 if not 0 <= at <= MAX_NS:
                     raise ValueError(f"at {at} is not a nanosecond timestamp")
-                if self._check:
-                    self._crc = check_seal(line, self.chain(offset + len(line) - RECORD_TAIL))
-                    self._checked = offset + len(line)
         except (ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
             raise self.damage(offset, str(exc) or type(exc).__name__) from None
         self.complete_until = offset + len(line)

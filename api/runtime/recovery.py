@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from cefisim.api.runtime.journal_file import Header, JournalError, Records
+from cefisim.api.runtime.journal_file import Header, JournalError, RecordDamage, Records
 from cefisim.api.runtime.journal_seal import open_regular
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import SideRecord
@@ -214,14 +214,20 @@ def recover(sim: Recoverable, path: Path, header: Header, settings: list[Command
         raise JournalError(f"journal {path}: {exc.strerror or exc}") from None
     with f:
         f.seek(header.length)
-        replayer = Replayer(sim, Records(f, path, header.length, header.sealed, header.crc), settings)
+        records = Records(f, path, header.length, header.sealed, header.crc)
+        replayer = Replayer(sim, records, settings)
         sim.check_with(replayer.expect)
         try:
             replayer.run()
+        except RecordDamage as exc:
+            # a record that does not replay: when a checksum before it (or its own) fails, that is the
+            # damage to name (an edited record the scenario then does not regenerate, say)
+            found = records.first_damaged(exc.offset) if records.sealed else None
+            raise (found or exc) from None
         finally:
             sim.check_with(None)
-        crc = replayer.records.chain() if header.sealed else 0
-    return Recovered(replayer.records, crc, replayer.tail)
+        crc = records.verify() if header.sealed else 0  # the whole journal, checked at once
+    return Recovered(records, crc, replayer.tail)
 
 
 def cut_torn_tail(path: Path, records: Records) -> None:
