@@ -26,7 +26,7 @@ from cefisim.api.app.application import create_app
 from cefisim.api.app.pages import DOCS_PREFIX, docs_folder, page_titles
 from cefisim.api.cli_env import document, env_defaults, examples
 from cefisim.api.edge.signing import LAYOUTS
-from cefisim.api.runtime.simulation import JournalError, Simulation
+from cefisim.api.runtime.simulation import JournalError, JournalWriteError, Simulation
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.scenario.shipped import DEFAULT, describe, resolve, shipped, shipped_names
@@ -263,7 +263,7 @@ def serve_main(args: argparse.Namespace) -> int:
         except ValueError as exc:  # the auth store names the JSON path of a bad api_keys/oauth_clients entry
             print(f"cefisim: {scenario_path}: $.{exc}", file=sys.stderr)
             return 2
-    except (ScenarioError, JournalError) as exc:
+    except (ScenarioError, JournalError, JournalWriteError) as exc:
         print(f"cefisim: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

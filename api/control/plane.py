@@ -46,6 +46,7 @@ from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import iso, ns
 from cefisim.api.edge.validate import F, ascii_digits, check_object
 from cefisim.api.edge.venue_state import venue_of
+from cefisim.api.runtime.simulation import JournalWriteError
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.server.http import parse_json, read_json, respond
@@ -227,11 +228,22 @@ async def advance_clock(request: web.Request) -> web.Response:
     # the scenario runs in slices, with the event loop let through between them: other requests (health,
     # reads, orders, which apply at the instant the advance has reached) are answered meanwhile
     epoch, before = sim.epoch, sim.scenario_events
-    for _ in sim.advance_slices(target):
-        await asyncio.sleep(0)
-        if sim.epoch != epoch:
-            raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
-    result = sim.finish_advance(target)
+    try:
+        for _ in sim.advance_slices(target):
+            await asyncio.sleep(0)
+            if sim.epoch != epoch:
+                raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
+        result = sim.finish_advance(target)
+    except JournalWriteError:
+        reached = queries.now(sim.venue)
+        if reached == now:
+            raise  # nothing of the advance applied: the edge's 503, nothing changed
+        raise Problem(
+            503,
+            "journal-unavailable",
+            f"the command journal cannot be written: the advance stopped at {iso(reached)}, where its slices "
+            "before the failure brought the clock; nothing of the failed slice was applied",
+        ) from None
     # the venue events the advance made happen: the scenario's commands' (agents, scheduled events,
     # the timers they passed) and the closing advance's timers; not those of requests served meanwhile
     events = sim.scenario_events - before + len(result.events)
