@@ -120,5 +120,5 @@ def test_a_journal_in_a_folder_that_does_not_exist_is_named_as_given(tmp_path: P
     done = cefisim(tmp_path, "serve", "--journal", "no/such/dir/j.jsonl", "--port", "0")
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
-    assert "no/such/dir/j.jsonl cannot be created" in lines[0] and ".new" not in lines[0]
+    assert "--journal no/such/dir/j.jsonl: no folder no/such/dir" in lines[0] and ".new" not in lines[0]
     assert not os.path.exists(tmp_path / "no")
