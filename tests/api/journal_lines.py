@@ -48,3 +48,9 @@ def reseal_file(path: Path, edit: object = None) -> None:
     if callable(edit):
         edit(records)
     path.write_bytes(resealed(header, records))
+
+
+def records(path: Path) -> list[list]:
+    """The records of the journal at ``path`` after its header, each as its four parts ``[at, src, kind,
+    values]`` (a sealed line's fifth item, its checksum, dropped)."""
+    return [orjson.loads(line)[:4] for line in path.read_bytes().splitlines()[1:]]

@@ -23,6 +23,7 @@ from cefisim.engine.journal import from_record
 from cefisim.engine.queries import activity, assets, balance, order_status, orders, trades
 from cefisim.engine.venue import Venue
 from tests.api.conftest import Api, scenario_doc
+from tests.api.journal_lines import records
 from tests.api.test_venue_faults import SIM_FAULTS, _data, _set
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -132,8 +133,7 @@ def _views(
 def _replayed(scenario_path: Path, journal: Path, cutoff: int) -> Venue:
     """A venue built from the scenario and the journal's commands up to ``cutoff`` only."""
     venue = parse_scenario(orjson.loads(scenario_path.read_bytes()), str(scenario_path)).build_venue()
-    for line in journal.read_bytes().splitlines()[1:]:
-        record = orjson.loads(line)
+    for record in records(journal):
         if "." in record[2]:
             continue  # a side's record (the faults): no venue state
         at, _, cmd = from_record(record)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario
 from cefisim.engine.commands import AdvanceClock, SetLatency
+from tests.api.journal_lines import records
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -23,8 +22,7 @@ def test_a_clock_move_and_a_command_before_the_clock_are_journaled_where_they_ap
     submit(SetLatency(0, 0, 0), now + 3)  # given a time the clock has passed: applies at the clock
     submit(SetLatency(0, 0, 0), now + 9)  # later than the clock: applies at the time given
     sim.close()
-    records = [orjson.loads(line) for line in journal.read_bytes().splitlines()[1:]]
-    assert [(at, kind) for at, _, kind, _ in records[-3:]] == [
+    assert [(at, kind) for at, _, kind, _ in records(journal)[-3:]] == [
         (now + 5, "advance"),
         (now + 5, "latency"),
         (now + 9, "latency"),

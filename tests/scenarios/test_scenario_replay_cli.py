@@ -12,6 +12,7 @@ from cefisim.api.runtime.replay import replay_main, run
 from cefisim.api.scenario import load_scenario
 from cefisim.api.scenario.shipped import shipped_names
 from cefisim.engine.journal import event_digest, from_record
+from tests.api.journal_lines import records
 from tests.scenarios.replay_support import SCENARIOS, SHIPPED
 from tests.scenarios.test_scenario_shipped import GOLDEN
 
@@ -55,10 +56,10 @@ def test_the_journal_replays_to_the_same_events(name: str, tmp_path: Path) -> No
     _, stats = run(scenario, scenario.end_ns, tmp_path / "j.jsonl")
     venue = scenario.build_venue()
     digest = event_digest([])
-    lines = (tmp_path / "j.jsonl").read_bytes().splitlines()[1:]  # the records after the header
-    assert len(lines) == stats.commands
-    for line in lines:
-        at, _, cmd = from_record(orjson.loads(line)[:4])  # the fifth item is the line's checksum
+    written = records(tmp_path / "j.jsonl")
+    assert len(written) == stats.commands
+    for record in written:
+        at, _, cmd = from_record(record)
         event_digest(venue.submit(cmd, at=at).events, digest)
     assert digest.hexdigest() == stats.digest.hexdigest() == GOLDEN[name]
 
