@@ -239,30 +239,16 @@ class JournalFile:
         """The function that journals one command, ``(at, src, command)``: :meth:`append_records` of its
         :func:`record_json`, with everything it needs looked up once (it runs for every command)."""
         write, dumps, records, rest, cut_back = self._write, orjson.dumps, to_record, self._rest, self._cut_back
-        check_size = self._check_size
-        if not self.sealed:
-
-            def write_unsealed(at: int, src: str, cmd: Command) -> None:
-                data = dumps(records(at, src, cmd), option=LINE)
-                if len(data) > MAX_RECORD_BYTES:
-                    check_size(data)
-                try:
-                    written = write(data)
-                except OSError as exc:
-                    raise cut_back(exc) from None
-                if written != len(data):
-                    rest(data, written)
-                self.size += len(data)
-
-            return write_unsealed
-
-        crc32, sealing = zlib.crc32, RECORD_SEAL
+        check_size, sealed, crc32, sealing = self._check_size, self.sealed, zlib.crc32, RECORD_SEAL
 
         def write_command(at: int, src: str, cmd: Command) -> None:
-            body = dumps(records(at, src, cmd))[:-1]
-            crc = crc32(body, self.crc)
-            seal = sealing % crc
-            data = body + seal
+            if sealed:
+                body = dumps(records(at, src, cmd))[:-1]
+                crc = crc32(body, self.crc)
+                seal = sealing % crc
+                data = body + seal
+            else:  # a journal of an older format goes on as it was written
+                data = dumps(records(at, src, cmd), option=LINE)
             if len(data) > MAX_RECORD_BYTES:
                 check_size(data)
             try:
@@ -272,7 +258,8 @@ class JournalFile:
             if written != len(data):
                 rest(data, written)
             self.size += len(data)
-            self.crc = crc32(seal, crc)
+            if sealed:
+                self.crc = crc32(seal, crc)
 
         return write_command
 
