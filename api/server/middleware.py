@@ -149,10 +149,10 @@ def request_middleware(
                 response = await _send_and_close(request, _timeout(read_timeout_s))
             else:
                 if state is None:
-                    request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
+                    state = request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
                 if rate_check is not None:
                     rate_check(request)
-                sim = request[VENUE][SIM]
+                sim = state[SIM]
                 if sim.replica is not None:  # a read lag is on: its copy may be due (api/server/venue_work.py)
                     await work.hold(sim)
                 response = await around(request, handler)
