@@ -19,8 +19,10 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 ENGINE = ROOT / "engine"
@@ -45,8 +47,35 @@ DIRECTIVES = {
 }
 
 
+def _progress_stream() -> TextIO:
+    """Where progress goes: the terminal when there is one (pip hides a build backend's output unless
+    run with -v, and the C compilation takes minutes), else stderr (a CI log, ``pip -v``)."""
+    try:
+        return open("/dev/tty", "w")  # kept open for the build's lifetime
+    except OSError:
+        return sys.stderr
+
+
+_PROGRESS = _progress_stream()
+
+
 def _notice(text: str) -> None:
-    print(f"cefisim: {text}", file=sys.stderr)
+    print(f"cefisim: {text}", file=_PROGRESS, flush=True)
+
+
+class ProgressBuildExt(build_ext):
+    """build_ext that says which module it compiles, ``[n/N]``, as it starts each (the parallel build's
+    threads each call ``build_extension``)."""
+
+    def build_extensions(self) -> None:
+        self._done = 0
+        super().build_extensions()
+        _notice(f"compiled {len(self.extensions)} engine modules")
+
+    def build_extension(self, ext: Extension) -> None:
+        self._done += 1
+        _notice(f"[{self._done}/{len(self.extensions)}] compiling {ext.name} (C)")
+        super().build_extension(ext)
 
 
 def _compiler_works() -> bool:
@@ -115,11 +144,29 @@ def extensions() -> list[Extension]:
     # profiler (callgrind, perf) needs them to name the engine's functions: CEFISIM_KEEP_SYMBOLS=1
     strip = sys.platform.startswith("linux") and not os.environ.get("CEFISIM_KEEP_SYMBOLS")
     link = ["-s"] if strip else []
-    exts = [Extension(_module_name(src), [str(src.relative_to(ROOT))], extra_link_args=link) for src in sources]
-    _notice(f"compiling {len(exts)} engine modules with Cython: compiled build")
-    return cythonize(exts, compiler_directives=DIRECTIVES, include_path=[str(STAGE)], quiet=True)
+    # no debug information where the symbols are stripped anyway: gcc spends a third of its time on it
+    compile_args = ["-g0"] if strip else []
+    exts = [
+        Extension(
+            _module_name(src), [str(src.relative_to(ROOT))], extra_compile_args=compile_args, extra_link_args=link
+        )
+        for src in sources
+    ]
+    _notice(f"compiling {len(exts)} engine modules with Cython, then C: compiled build")
+    # quiet=False: Cython prints "[n/N] Cythonizing ..." as it translates each module
+    return cythonize(
+        exts,
+        compiler_directives=DIRECTIVES,
+        include_path=[str(STAGE)],
+        quiet=False,
+        nthreads=os.cpu_count() or 1,
+    )
 
 
 EXTENSIONS = extensions()
 # one compiler per core: the engine's thirty modules take minutes of C compilation one at a time
-setup(ext_modules=EXTENSIONS, options={"build_ext": {"parallel": os.cpu_count() or 1}} if EXTENSIONS else {})
+setup(
+    ext_modules=EXTENSIONS,
+    cmdclass={"build_ext": ProgressBuildExt} if EXTENSIONS else {},
+    options={"build_ext": {"parallel": os.cpu_count() or 1}} if EXTENSIONS else {},
+)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import shlex
@@ -22,12 +23,13 @@ from pathlib import Path
 
 from cefisim import __version__
 from cefisim.api.app.application import create_app
-from cefisim.api.cli_env import document, env_defaults
+from cefisim.api.app.pages import DOCS_PREFIX, docs_folder, page_titles
+from cefisim.api.cli_env import document, env_defaults, examples
 from cefisim.api.edge.signing import LAYOUTS
-from cefisim.api.runtime.simulation import JournalError, Simulation
+from cefisim.api.runtime.simulation import JournalError, JournalWriteError, Simulation
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
-from cefisim.api.scenario.shipped import DEFAULT, describe, resolve, shipped_names
+from cefisim.api.scenario.shipped import DEFAULT, describe, resolve, shipped, shipped_names
 from cefisim.api.server.keys import ServerOptions
 from cefisim.api.server.limit_flags import (
     add_limit_arguments,
@@ -40,6 +42,8 @@ from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
 from cefisim.api.server.listen import run
 from cefisim.api.server.request_log import DEFAULT_CAPACITY, FORMATS, MAX_CAPACITY
 from cefisim.engine import build as engine_build
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _port(text: str) -> int:
@@ -55,7 +59,17 @@ def _history(text: str) -> int:
 
 
 def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("serve", help="serve the emulator over HTTP")
+    p = sub.add_parser(
+        "serve",
+        help="serve the emulator over HTTP",
+        description="Serve the venue's CeFi, Auth and paper-trading interfaces and the control plane (/_sim/).",
+        **examples(
+            "cefisim serve                                   # the demo scenario on http://127.0.0.1:8080",
+            "cefisim serve --scenario population --clock virtual --speed 10",
+            "cefisim serve --port 0 --ready-file ready.json  # CI: a free port, written to ready.json",
+            "cefisim serve --journal run.jsonl               # restart with the same flag to continue",
+        ),
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8080, help="port to listen on; 0 picks a free one (default 8080)")
     p.add_argument(
@@ -71,13 +85,25 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="FILE|NAME",
         help=f"scenario file, or the name of a shipped one (`cefisim scenarios`; default: {DEFAULT})",
     )
-    p.add_argument("--journal", default=None, help="command journal: replayed on start, appended to")
-    p.add_argument("--clock", choices=("wall", "virtual"), default="wall")
+    p.add_argument(
+        "--journal",
+        default=None,
+        metavar="FILE",
+        help="command journal: replayed on start, appended to (its folder must exist)",
+    )
+    p.add_argument(
+        "--clock",
+        choices=("wall", "virtual"),
+        default="wall",
+        help="wall: engine time is real time and the scenario's agents trade as it passes; virtual: time "
+        "stands still until POST /_sim/clock/advance (or --speed) moves it (default wall)",
+    )
     p.add_argument(
         "--speed",
         type=_speed,
         default=None,
-        help="with --clock virtual: advance engine time at this multiple of real time",
+        metavar="X",
+        help="with --clock virtual: engine time also runs by itself, at X times real time (e.g. 10)",
     )
     p.add_argument(
         "--signature-layout",
@@ -91,8 +117,19 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="assets and instruments need signing (default: the scenario's settings)",
     )
-    p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox")
-    p.add_argument("--control-token", default=None, help="require this bearer token on /_sim/")
+    p.add_argument(
+        "--environment",
+        choices=("sandbox", "production"),
+        default="sandbox",
+        help="production: as the real venue's production, without paper trading and the control plane "
+        "(default sandbox)",
+    )
+    p.add_argument(
+        "--control-token",
+        default=None,
+        metavar="T",
+        help="require this bearer token on /_sim/ (the live page then opens with ?token=T, see GET /)",
+    )
     p.add_argument(
         "--max-body-bytes",
         type=positive_int,
@@ -108,7 +145,13 @@ def _serve_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="how long an ended order's status can be looked up (1 to 2592000; default: the "
         "scenario's settings.status_retention, else 86400); journaled when it changes",
     )
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default="INFO",
+        help="the server's own log on stderr: DEBUG, INFO, WARNING, ERROR (default INFO)",
+    )
     p.add_argument("--log-format", choices=FORMATS, default="text", help="access log lines on stderr (default text)")
     p.add_argument("--quiet", action="store_true", default=False, help="no access log")
     p.add_argument(
@@ -130,18 +173,44 @@ def _status_retention(text: str) -> int:
 
 
 def _speed(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
     if not 0 < value <= 1e6:
-        raise argparse.ArgumentTypeError("must be a number above 0 and at most 1000000")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected times real time, a number above 0 and at most 1000000")
     return value
 
 
-def live_page(sim: Simulation, url: str, options: ServerOptions) -> str | None:
-    """The live page's address for the scenario's first instrument; None where a browser cannot open it
-    (no control plane in production; with --control-token the page needs a header a browser cannot send)."""
-    if options.environment == "production" or options.control_token is not None or not sim.scenario.instruments:
-        return None
-    return f"{url}/_sim/ui/?instrument={next(iter(sim.scenario.instruments))}"
+def check_serve(args: argparse.Namespace) -> str | None:
+    """What is wrong between ``serve``'s options, in one line that says what to do (a flag's own
+    value is checked by its type); None when nothing is."""
+    if args.speed is not None and args.clock != "virtual":
+        return (
+            "--speed (CEFISIM_SPEED) needs --clock virtual: on the wall clock engine time is real time; "
+            "add --clock virtual, or leave --speed out"
+        )
+    if args.journal is not None:
+        folder = Path(args.journal).parent
+        if not folder.is_dir():
+            return f"--journal {args.journal}: no folder {folder}: create it, or name a file in a folder that exists"
+    return None
+
+
+def live_page_lines(sim: Simulation, url: str, options: ServerOptions) -> list[str]:
+    """What the start-up banner says of the live page: its address for the scenario's first
+    instrument, or why there is none to open."""
+    if options.environment == "production":
+        return ["No live page: --environment production serves no control plane (/_sim/)."]
+    if not sim.scenario.instruments:
+        return ["No live page: the scenario lists no instrument."]
+    page = f"{url}/_sim/ui/?instrument={next(iter(sim.scenario.instruments))}"
+    if options.control_token is not None:
+        return [
+            "The live page needs the control token (--control-token); a browser passes it in the page's address:",
+            f"  {page}#token=<your token>   ({url}/ lists the server's pages)",
+        ]
+    return [f"Watch the book, trades and orders live: {page}"]
 
 
 def example_request(sim: Simulation, url: str, layout: str) -> str:
@@ -194,7 +263,7 @@ def serve_main(args: argparse.Namespace) -> int:
         except ValueError as exc:  # the auth store names the JSON path of a bad api_keys/oauth_clients entry
             print(f"cefisim: {scenario_path}: $.{exc}", file=sys.stderr)
             return 2
-    except (ScenarioError, JournalError) as exc:
+    except (ScenarioError, JournalError, JournalWriteError) as exc:
         print(f"cefisim: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -210,32 +279,82 @@ def serve_main(args: argparse.Namespace) -> int:
             print(f"cefisim: recovered {sim.recovered_commands} commands from {args.journal}", flush=True)
         print("Try a signed request (valid for 15 s after you press enter):", flush=True)
         print("  " + example_request(sim, url, options.signature_layout), flush=True)
-        page = live_page(sim, url, options)
-        if page:
-            print(f"Watch the book, trades and orders live: {page}", flush=True)
+        for line in live_page_lines(sim, url, options):
+            print(line, flush=True)
 
     return run(app, args.host, args.port, listening, args.ready_file, keepalive_timeout=KEEPALIVE_TIMEOUT_S)
 
 
+def has_hmac_client(name: str) -> bool:
+    """Whether a shipped scenario has a client with an HMAC key (what ``cefisim_client`` and the start-up
+    banner's signed request sign with)."""
+    path = shipped(name)
+    doc = json.loads(path.read_text(encoding="utf-8")) if path else {}
+    return any(isinstance(c, dict) and c.get("key") for c in doc.get("clients", []))
+
+
 def scenarios_main() -> int:
-    """``cefisim scenarios``: the shipped scenarios, one per line, with what each shows."""
+    """``cefisim scenarios``: the shipped scenarios, one per line, with what each shows; ``[keys]`` marks
+    those with a client that signs (an HMAC key): the others are markets to watch or trade in-process."""
     names = shipped_names()
     width = max(map(len, names), default=0)
     for name in names:
-        print(f"{name:<{width}}  {describe(name)}".rstrip())
+        keys = "[keys]" if has_hmac_client(name) else "      "
+        print(f"{name:<{width}}  {keys}  {describe(name)}".rstrip())
+    print("\n[keys]: a client signs with an HMAC key (the pytest plugin's cefisim_client needs one)")
+    return 0
+
+
+def docs_main(path_only: bool) -> int:
+    """``cefisim docs``: where the installed documentation's pages are, each with its title (``--path``:
+    the folder alone)."""
+    folder = docs_folder()
+    if folder is None:
+        print("cefisim docs: this installation carries no documentation pages", file=sys.stderr)
+        return 1
+    if path_only:
+        print(folder)
+        return 0
+    print(f"documentation pages: {folder}")
+    titles = page_titles(folder)
+    width = max(map(len, titles), default=0)
+    for name, title in titles.items():
+        print(f"  {name:<{width}}  {title}")
+    print(f"A running server serves them at {DOCS_PREFIX} (http://127.0.0.1:8080{DOCS_PREFIX} for `cefisim serve`).")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="cefisim", description="Deterministic CeFi venue emulator")
+    parser = argparse.ArgumentParser(
+        prog="cefisim",
+        description="Deterministic CeFi venue emulator. `cefisim COMMAND --help` explains each command.",
+        **examples(
+            "cefisim serve                     # serve the demo scenario on http://127.0.0.1:8080",
+            "cefisim scenarios                 # the shipped scenarios",
+            "cefisim backtest demo --strategy simple_mm --until +60",
+            "cefisim docs                      # where the installed documentation is",
+        ),
+    )
     parser.add_argument("--version", action="version", version=f"cefisim {__version__} ({engine_build()})")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = _serve_parser(sub)
     document(serve)
     if argv[:1] == ["serve"]:  # a bad CEFISIM_ value concerns serve only
         env_defaults(serve, os.environ)
-    sub.add_parser("scenarios", help="list the shipped scenarios (`--scenario NAME` serves one)")
+    sub.add_parser(
+        "scenarios",
+        help="list the shipped scenarios (`--scenario NAME` serves one)",
+        description="The shipped scenarios, one a line, with what each shows.",
+        **examples("cefisim scenarios", "cefisim serve --scenario flash_crash"),
+    )
+    docs = sub.add_parser(
+        "docs",
+        help="where the installed documentation is (each page, with its title)",
+        description="Print the folder of the installed documentation's pages (Markdown) and list them.",
+        **examples("cefisim docs", 'less "$(cefisim docs --path)/limits.md"'),
+    )
+    docs.add_argument("--path", action="store_true", help="print the folder alone (for scripts)")
     sub.add_parser("replay", help="run a scenario without HTTP (see `cefisim replay --help`)", add_help=False)
     if argv and argv[0] == "replay":
         from cefisim.api.runtime.replay import replay_main  # each subcommand loads only what it runs
@@ -269,9 +388,15 @@ def main(argv: list[str] | None = None) -> int:
         return journal_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "serve":
+        problem = check_serve(args)
+        if problem is not None:
+            print(f"cefisim serve: {problem}", file=sys.stderr)
+            return 2
         return serve_main(args)
     if args.command == "scenarios":
         return scenarios_main()
+    if args.command == "docs":
+        return docs_main(args.path)
     parser.error(f"unknown command {args.command}")
     return 2
 

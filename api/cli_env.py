@@ -7,6 +7,10 @@ exactly as the flag's value would be (its type, its choices), so a flag on the c
 A switch (``store_true``) takes ``1/true/yes/on`` or ``0/false/no/off``; a repeatable option
 (``append``) takes its values separated by commas. A bad value is a usage error that names the
 variable. Each option's help says which variable it reads, so ``--help`` lists them all.
+
+:func:`examples` is the other thing every command's parser shares: the example commands its
+``--help`` ends with (``tests/api/test_cli_help.py`` walks every subcommand's help and runs the
+examples' flags through the parser, so an example cannot name a flag that is gone).
 """
 
 from __future__ import annotations
@@ -18,6 +22,15 @@ from typing import Any
 PREFIX = "CEFISIM_"
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
+
+
+def examples(*commands: str) -> dict[str, Any]:
+    """``ArgumentParser`` keywords for a help that ends with ``commands`` as examples, one a line
+    (the description and the examples keep their line breaks)."""
+    return {
+        "epilog": "examples:\n" + "\n".join(f"  {c}" for c in commands),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
 
 
 def env_name(action: argparse.Action) -> str:

@@ -22,6 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+#: every side a journal may hold records of: ``auth`` (``api/auth/auth_ledger.py``) and ``faults``
+#: (``api/venue_faults.py``); a record of another namespace is damage, never kept waiting for ever
+NAMESPACES = frozenset({"auth", "faults"})
+
 
 @dataclass(frozen=True, slots=True)
 class SideRecord:
@@ -55,7 +59,14 @@ class Side(Protocol):
 
 
 class SideError(ValueError):
-    """A side's record or snapshot state does not apply; the message names the offset or the part."""
+    """A side's record or snapshot state does not apply; the message names the part of a snapshot, or
+    ``record`` is the journal record's ``(number, byte offset)`` (the runtime names it the way it names
+    any record it cannot restore past)."""
+
+    def __init__(self, reason: str, record: tuple[int, int] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.record = record
 
 
 class Sides:
@@ -63,7 +74,7 @@ class Sides:
 
     def __init__(self) -> None:
         self.attached: dict[str, Side] = {}
-        self._waiting: list[tuple[int, int, SideRecord]] = []  # (byte offset, at, record)
+        self._waiting: list[tuple[tuple[int, int], int, SideRecord]] = []  # ((number, byte offset), at, record)
 
     def attach(self, namespace: str, side: Side, base: dict[str, Any] | None, path: Path | None) -> None:
         """Bring ``side`` to where the journal left it: ``base`` (the snapshot the journal starts from),
@@ -71,26 +82,27 @@ class Sides:
         try:
             side.restore(None if base is None else base.get(namespace))()
         except ValueError as exc:
-            raise SideError(f"journal {path}: byte offset 0: the snapshot's {exc}") from None
+            raise SideError(f"journal {path}: the header (byte offset 0): the snapshot's {exc}") from None
         waiting = []
-        for offset, at, record in self._waiting:
+        for where, at, record in self._waiting:
             if record.namespace != namespace:
-                waiting.append((offset, at, record))
+                waiting.append((where, at, record))
                 continue
             try:
                 side.apply_record(at, record.kind, record.values)
             except (ValueError, TypeError, KeyError) as exc:
-                raise SideError(
-                    f"journal {path}: byte offset {offset}: {record.kind} cannot be applied ({exc})"
-                ) from None
+                raise SideError(f"{record.kind} cannot be applied ({exc})", where) from None
         self._waiting = waiting
         self.attached[namespace] = side
 
-    def replay(self, offset: int, at: int, record: SideRecord) -> None:
-        """A record met in recovery: applied now when its side is attached, else kept until it is."""
+    def replay(self, where: tuple[int, int], at: int, record: SideRecord) -> None:
+        """A record met in recovery (``where``: its number and byte offset): applied now when its side is
+        attached, else kept until it is."""
         side = self.attached.get(record.namespace)
         if side is None:
-            self._waiting.append((offset, at, record))
+            if record.namespace not in NAMESPACES:
+                raise ValueError(f"no side {record.namespace!r} keeps state beside the engine")
+            self._waiting.append((where, at, record))
         else:
             side.apply_record(at, record.kind, record.values)
 

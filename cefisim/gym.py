@@ -37,9 +37,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import gymnasium
-import numpy as np
-from gymnasium import spaces
+from cefisim.api.extras import missing_extra
+
+try:  # the [gym] extra: without it, one line naming the extra instead of "No module named 'gymnasium'"
+    import gymnasium
+    import numpy as np
+    from gymnasium import spaces
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "gym", "cefisim.gym") from None
 
 from cefisim.api.backtest.backtest_command import default_client
 from cefisim.api.scenario import Scenario, load_scenario

@@ -126,7 +126,7 @@ LAYERS: dict[str, list[set[str]]] = {
         {"engine"},
     ],
     "cefisim.api": [
-        {"cli_env", "client_params", "client_response", "progress", "sides", "venue_faults"},
+        {"cli_env", "client_params", "client_response", "extras", "progress", "sides", "venue_faults"},
         {"edge"},
         {"auth", "recorded"},
         {"scenario"},

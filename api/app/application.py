@@ -2,7 +2,8 @@
 
 ``create_app(sim, options)`` builds the app that ``cefisim serve``, the pytest plugin and the tests
 all run. CeFi direct is served under ``/v1/cefi/``, Auth under ``/v1/auth/``, paper trading under
-``/v1/paper-trading/`` and the emulator's control plane under ``/_sim/``. Nothing else exists: the
+``/v1/paper-trading/`` and the emulator's control plane under ``/_sim/``; ``GET /`` lists what the
+server serves and ``/docs/`` the documentation (``api/app/pages.py``). Nothing else exists: the
 removed ``/api/v1/`` prefix and the singular aliases of the earlier interface answer 404.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from cefisim.api.app.openapi_documents import openapi_routes
+from cefisim.api.app.pages import pages_routes
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.auth_ledger import NAMESPACE
 from cefisim.api.auth.routes import auth_routes
@@ -84,6 +86,7 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app[PAPER_FUNDS] = paper_funds_for(sim)
     app.add_routes(cefi_routes())
     app.add_routes(openapi_routes())
+    app.add_routes(pages_routes())
     app.add_routes(auth_routes())
     app.add_routes(paper_routes())
     app.add_routes(control_routes())

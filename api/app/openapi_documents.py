@@ -14,7 +14,8 @@ v2026_01_23. ``servers`` names the address the request came to; ``info.version``
 version (``cefisim.__version__``).
 
 The Auth interface (``/v1/auth/``, ``api/cefi/openapi_auth.py``) is part of this document under the tag
-``auth``; the control plane has a document of its own at ``GET /_sim/openapi.json``
+``auth``, paper trading (``/v1/paper-trading/``, ``api/cefi/openapi_paper.py``) under ``paper-trading``; the
+control plane has a document of its own at ``GET /_sim/openapi.json``
 (``api/control/openapi.py``). This module assembles the venue's document and serves both; the CeFi
 schemas are in ``api/cefi/openapi_schemas.py``, the operations, parameters, problem answers and security
 schemes in ``api/cefi/openapi_operations.py``. docs/openapi.md describes the result.
@@ -44,6 +45,7 @@ from cefisim.api.cefi.openapi_operations import (
     problem_responses,
     security_schemes,
 )
+from cefisim.api.cefi.openapi_paper import PAPER_OPERATIONS, PAPER_TAG, paper_schemas
 from cefisim.api.cefi.openapi_schemas import (
     LIST_ITEMS,
     for_versions,
@@ -80,7 +82,9 @@ def _document(served: tuple[str, ...]) -> dict[str, Any]:
         paths.setdefault(CEFI + path, {})[method.lower()] = operation(method, path, signed, served)
     for route in auth_routes():
         paths.setdefault(route.path, {})[route.method.lower()] = described(AUTH_OPERATIONS, route.method, route.path)
-    schemas = {**request_schemas(), **response_schemas(served), **auth_schemas()}
+    for method, path in PAPER_OPERATIONS:  # api/cefi/paper.py's routes take every method: the two it serves
+        paths.setdefault(path, {})[method.lower()] = described(PAPER_OPERATIONS, method, path)
+    schemas = {**request_schemas(), **response_schemas(served), **auth_schemas(), **paper_schemas()}
     for item in LIST_ITEMS:
         schemas[page_name(item)] = page_schema(item)
     if versions.V2024 not in served:
@@ -116,6 +120,7 @@ def _document(served: tuple[str, ...]) -> dict[str, Any]:
             "tags": [
                 *({"name": n} for n in ("public", "reference", "market", "account", "orders", "transfers")),
                 {"name": "auth", "description": "API-key exchange and OAuth (/v1/auth/): bearer tokens"},
+                PAPER_TAG,
             ],
             "paths": paths,
             "components": {

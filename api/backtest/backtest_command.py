@@ -15,13 +15,14 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import inspect
 import os
 import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from types import FrameType
@@ -32,6 +33,7 @@ import orjson
 from cefisim.api.backtest.backtest_plot import BookTape, PlotUnavailable, check_target, save_backtest_plot
 from cefisim.api.backtest.context import CALLBACKS, Context, Driver, seconds_ns
 from cefisim.api.backtest.report import Backtest, build_report, table
+from cefisim.api.cli_env import examples
 from cefisim.api.progress import Progress
 from cefisim.api.runtime.journal_file import JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
@@ -44,7 +46,16 @@ from cefisim.engine.simulation.figures import figures
 from cefisim.engine.simulation.scenario import Step
 from cefisim.strategies import SHIPPED
 
-__all__ = ["Backtest", "BacktestError", "StrategyFailed", "backtest_main", "load_strategy_class", "run_backtest"]
+__all__ = [
+    "Backtest",
+    "BacktestError",
+    "StrategyFailed",
+    "backtest_main",
+    "check_callbacks",
+    "construct_strategy",
+    "load_strategy_class",
+    "run_backtest",
+]
 
 SAMPLES = 100  # inventory samples over the run unless --sample-every says otherwise
 
@@ -112,7 +123,46 @@ def load_strategy_class(spec: str) -> type:
         raise BacktestError(f"--strategy: {where}:{name} is not a class")
     if not any(callable(getattr(cls, cb, None)) for cb in CALLBACKS):
         raise BacktestError(f"--strategy: {where}:{name} defines none of {', '.join(CALLBACKS)}")
+    check_callbacks(cls, f"{where}:{name}")
     return cls
+
+
+def check_callbacks(cls: type, label: str) -> None:
+    """A :class:`BacktestError` naming the first callback of ``cls`` that cannot take the arguments the
+    harness passes it (``on_fill(self, ctx, fill)``): found at load, not in the middle of a run."""
+    for cb, params in CALLBACKS.items():
+        fn = getattr(cls, cb, None)
+        if not callable(fn):
+            continue
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin or C callable without a signature: nothing to check
+            continue
+        # called on an instance: a plain function takes the instance first, a static or class method does not
+        bound = isinstance(inspect.getattr_static(cls, cb, None), (staticmethod, classmethod))
+        try:
+            signature.bind(*(() if bound else (None,)), *params)
+        except TypeError:
+            bare = signature.replace(  # the names alone: what the line is about
+                parameters=[p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()],
+                return_annotation=inspect.Signature.empty,
+            )
+            raise BacktestError(
+                f"--strategy: {label}.{cb}{bare} cannot be called as {cb}({', '.join(params)})"
+                " (docs/backtest.md, the strategy API)"
+            ) from None
+
+
+def construct_strategy(cls: type, spec: str, params: Mapping[str, str]) -> Any:
+    """``cls(**params)``; a :class:`BacktestError` of one line when the constructor refuses them
+    (``--strategy: simple_mm(qty='abc') raised ValueError: ...``)."""
+    try:
+        return cls(**params)
+    except Exception as exc:
+        given = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        # decimal's own message is a list of signal classes ("[<class 'decimal.ConversionSyntax'>]")
+        reason = "a value is not a decimal number" if isinstance(exc, InvalidOperation) else exc
+        raise BacktestError(f"--strategy: {spec}({given}) raised {type(exc).__name__}: {reason}") from None
 
 
 # --- running ---------------------------------------------------------------------------------------
@@ -332,6 +382,10 @@ def _backtest(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="cefisim backtest",
         description="Run a strategy in-process against a scenario at full speed and report how it did.",
+        **examples(
+            "cefisim backtest demo --strategy simple_mm --until +300 --param qty=0.05 --plot run.png",
+            "cefisim backtest population --strategy my_strategy.py:Maker --report report.json",
+        ),
     )
     parser.add_argument("scenario", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument(
@@ -400,14 +454,7 @@ def _backtest(argv: list[str]) -> int:
                 check_target(args.plot)  # before the run, not after it
             except PlotUnavailable as exc:
                 raise BacktestError(f"--plot: {exc}") from None
-        cls = load_strategy_class(args.strategy)
-        try:
-            strategy = cls(**params)
-        except Exception as exc:
-            raise BacktestError(
-                f"--strategy: {args.strategy}({', '.join(f'{k}=' + repr(v) for k, v in params.items())})"
-                f" raised {type(exc).__name__}: {exc}"
-            ) from None
+        strategy = construct_strategy(load_strategy_class(args.strategy), args.strategy, params)
         meta = {"strategy": args.strategy, "params": params}
         tape = None if args.plot is None else BookTape()
         bt = run_backtest(

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cefisim.api.backtest.report import Backtest, amount
+from cefisim.api.extras import missing_extra
 from cefisim.engine import queries
 from cefisim.engine.vocabulary import FINAL, OrderStatus, OrderType
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 SUFFIXES = (".png", ".svg", ".pdf", ".html")
 LIMIT = OrderType.LIMIT.value
 REJECTED = OrderStatus.REJECTED.value  # never on the book: not drawn
-INSTALL = "pip install 'cefisim[plot]'"
 
 
 class PlotUnavailable(ValueError):
@@ -47,22 +47,23 @@ def check_target(path: str | Path) -> Path:
     target = Path(path)
     if target.suffix.lower() not in SUFFIXES:
         raise PlotUnavailable(f"{target}: the plot is written as {', '.join(SUFFIXES)}")
-    _matplotlib()
+    require_matplotlib()
     return target
 
 
-def _matplotlib() -> Any:
+def require_matplotlib() -> Any:
+    """The matplotlib module; :class:`PlotUnavailable` (with the install hint) when it is missing."""
     try:  # an optional dependency (cefisim[plot]): imported when a plot is asked for
         import matplotlib
-    except ImportError:
-        raise PlotUnavailable(f"plots need matplotlib: {INSTALL}") from None
+    except ModuleNotFoundError as exc:
+        raise PlotUnavailable(str(missing_extra(exc, "plot", "a plot"))) from None
     return matplotlib
 
 
 def figure(rows: int, title: str, height_ratios: list[float] | None = None) -> tuple[Figure, list[Any]]:
     """A figure of ``rows`` stacked axes sharing the x axis (pyplot-free)."""
-    _matplotlib()
-    from matplotlib.figure import Figure  # an optional dependency: _matplotlib() said whether it is there
+    require_matplotlib()
+    from matplotlib.figure import Figure  # an optional dependency: require_matplotlib() said whether it is there
 
     fig = Figure(figsize=(11, 2.6 * rows + 0.8), layout="constrained")
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False, height_ratios=height_ratios)[:, 0]
@@ -104,9 +105,19 @@ class BookTape:
                 series.append((now, bid, ask))
 
 
+#: where every panel's legend goes: outside the axes, right of them, so it never covers the first prices
+LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0, "fontsize": "small"}
+
+
 def save_backtest_plot(bt: Backtest, path: str | Path, tape: BookTape | None = None) -> Path:
-    """Draw ``bt`` (price, top of book, own orders and fills, inventory, PnL and fees over time) into
-    ``path``; ``tape``: the best bid and ask recorded during the run."""
+    """Draw ``bt`` (:func:`backtest_figure`) into ``path``."""
+    return save_figure(backtest_figure(bt, tape), path)
+
+
+def backtest_figure(bt: Backtest, tape: BookTape | None = None) -> Figure:
+    """``bt`` drawn: per traded instrument, its price, top of book, own orders and fills; the inventory;
+    the PnL after fees and before them (the fees in the valuation asset added back), and the fees paid,
+    over time. ``tape``: the best bid and ask recorded during the run. Legends sit right of the axes."""
     h, report = bt.harness, bt.report
     start = h.start_ns
     traded = [i for i in h.instruments if any(f.order.instrument is i for f, _ in h.fills)]
@@ -178,7 +189,7 @@ def save_backtest_plot(bt: Backtest, path: str | Path, tape: BookTape | None = N
             )
         ax.set_ylabel(f"{inst.symbol} price")
         ax.ticklabel_format(axis="y", style="plain", useOffset=False)  # 30001.5, not +3e4 and 1.5
-        ax.legend(loc="upper left", fontsize="small", ncols=2)
+        ax.legend(**LEGEND)
 
     samples = bt.figures.series  # (engine time, the client's totals in h.assets order, PnL or None)
     times = [secs(t) for t, _, _ in samples]
@@ -191,12 +202,25 @@ def save_backtest_plot(bt: Backtest, path: str | Path, tape: BookTape | None = N
     inv.axhline(0, color="0.8", linewidth=0.8)
     inv.set_ylabel("inventory\n(change from start)")
     if inv.get_legend_handles_labels()[0]:  # nothing moved (a strategy that never traded): no legend
-        inv.legend(loc="upper left", fontsize="small")
+        inv.legend(**LEGEND)
 
     money = axes[-1]
     quote = report["quote_asset"]
-    valued = [(secs(t), pnl) for t, _, pnl in samples if pnl is not None]
-    money.plot([t for t, _ in valued], [_num(h, valuation, pnl) for _, pnl in valued], label=f"PnL ({quote})")
+    valued = [(t, pnl) for t, _, pnl in samples if pnl is not None]
+    money.plot([secs(t) for t, _ in valued], [_num(h, valuation, pnl) for _, pnl in valued], label=f"PnL ({quote})")
+    # before fees: the fees paid in the valuation asset up to each sample added back (a maker that ends
+    # at minus its fees made nothing on the spread, which the two lines side by side show at a glance)
+    own_fees = sorted((f.timestamp, f.fee) for f, _ in h.fills if f.order.instrument.quote.id == valuation)
+    if own_fees:
+        gross, paid, k = [], 0, 0
+        for t, pnl in valued:
+            while k < len(own_fees) and own_fees[k][0] <= t:
+                paid += own_fees[k][1]
+                k += 1
+            gross.append(_num(h, valuation, pnl + paid))
+        money.plot(
+            [secs(t) for t, _ in valued], gross, color="tab:purple", linewidth=1.0, label=f"PnL before fees ({quote})"
+        )
     for asset_id in sorted({f.order.instrument.quote.id for f, _ in h.fills}):
         fills = sorted((f.timestamp, f.fee) for f, _ in h.fills if f.order.instrument.quote.id == asset_id)
         total, xs, ys = 0, [0.0], [0.0]
@@ -210,8 +234,8 @@ def save_backtest_plot(bt: Backtest, path: str | Path, tape: BookTape | None = N
     money.axhline(0, color="0.8", linewidth=0.8)
     money.set_ylabel(f"PnL, fees ({quote})")
     money.set_xlabel(f"seconds from {report['start']}")
-    money.legend(loc="upper left", fontsize="small")
-    return save_figure(fig, path)
+    money.legend(**LEGEND)
+    return fig
 
 
 def _asset_name(h: Any, asset_id: int) -> str:

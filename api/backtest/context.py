@@ -49,7 +49,14 @@ STP_VALUES = tuple(SelfTradePrevention)
 
 __all__ = ["CALLBACKS", "Context", "Driver", "book_view", "fill_view", "seconds_ns"]
 
-CALLBACKS = ("on_start", "on_book", "on_fill", "on_timer", "on_end")
+#: the strategy's callbacks and the arguments the harness passes each (docs/backtest.md's table)
+CALLBACKS: dict[str, tuple[str, ...]] = {
+    "on_start": ("ctx",),
+    "on_book": ("ctx", "instrument_id", "book"),
+    "on_fill": ("ctx", "fill"),
+    "on_timer": ("ctx", "name"),
+    "on_end": ("ctx",),
+}
 
 
 def _problem(p: Problem) -> ProblemError:

@@ -35,8 +35,8 @@ _NO_STORE = {
     },
     "Pragma": {"required": True, "schema": {"type": "string", "const": "no-cache"}},
 }
-_REQUEST_ID = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
-_AUTHENTICATE = {
+REQUEST_ID = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+AUTHENTICATE = {
     "WWW-Authenticate": {
         "description": "RFC 6750 challenge",
         "required": True,
@@ -148,8 +148,8 @@ def auth_schemas() -> dict[str, Any]:
     }
 
 
-def _answer(description: str, media: str, schema: dict[str, Any], **headers: Any) -> dict[str, Any]:
-    return {"description": description, "headers": {**_REQUEST_ID, **headers}, "content": {media: {"schema": schema}}}
+def answer(description: str, media: str, schema: dict[str, Any], **headers: Any) -> dict[str, Any]:
+    return {"description": description, "headers": {**REQUEST_ID, **headers}, "content": {media: {"schema": schema}}}
 
 
 def _problems(*codes: int) -> dict[str, Any]:
@@ -160,12 +160,12 @@ def _problems(*codes: int) -> dict[str, Any]:
     }
     out = {}
     for code in codes:
-        extra = _AUTHENTICATE if code == 401 else {}
-        out[str(code)] = _answer(texts[code], PROBLEM_CONTENT_TYPE, ref("AuthProblem"), **_NO_STORE, **extra)
+        extra = AUTHENTICATE if code == 401 else {}
+        out[str(code)] = answer(texts[code], PROBLEM_CONTENT_TYPE, ref("AuthProblem"), **_NO_STORE, **extra)
     return out
 
 
-def _plain(*codes: int) -> dict[str, Any]:
+def plain(*codes: int) -> dict[str, Any]:
     """Answers of the app's middleware (not of the Auth handlers): bare problems."""
     return {str(code): {"$ref": f"#/components/responses/Plain{code}"} for code in codes}
 
@@ -177,7 +177,7 @@ def plain_responses() -> dict[str, Any]:
         413: "body larger than the server accepts",
         500: "internal error (the detail carries the request id)",
     }
-    return {f"Plain{code}": _answer(text, PROBLEM_CONTENT_TYPE, ref("Problem")) for code, text in texts.items()}
+    return {f"Plain{code}": answer(text, PROBLEM_CONTENT_TYPE, ref("Problem")) for code, text in texts.items()}
 
 
 def _json_body(name: str) -> dict[str, Any]:
@@ -187,7 +187,7 @@ def _json_body(name: str) -> dict[str, Any]:
 def _redirect(description: str) -> dict[str, Any]:
     return {
         "description": description,
-        "headers": {**_REQUEST_ID, **_NO_STORE, "Location": {"required": True, "schema": {"type": "string"}}},
+        "headers": {**REQUEST_ID, **_NO_STORE, "Location": {"required": True, "schema": {"type": "string"}}},
     }
 
 
@@ -200,13 +200,13 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", AUTH + "/api-key/token"): _op(
         "api_key_token",
         "Exchange an ES256-signed key proof for an access and refresh token",
-        {"200": _answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401), **_plain(408, 413, 500)},
+        {"200": answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401), **plain(408, 413, 500)},
         requestBody=_json_body("KeyExchangeRequest"),
     ),
     ("POST", AUTH + "/token/refresh"): _op(
         "token_refresh",
         "Rotate a refresh token (each is single use)",
-        {"200": _answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401), **_plain(408, 413, 500)},
+        {"200": answer("tokens", JSON, ref("KeyTokens"), **_NO_STORE), **_problems(400, 401), **plain(408, 413, 500)},
         requestBody=_json_body("RefreshRequest"),
     ),
     ("GET", AUTH + "/oauth/authorize"): _op(
@@ -215,7 +215,7 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         {
             "302": _redirect("to the consent screen, or back to the client with `error` and `state`"),
             **_problems(400, 401),
-            **_plain(500),
+            **plain(500),
         },
         parameters=_authorize_params(),
         description="a missing, unknown or disabled client or an unregistered redirect_uri is answered "
@@ -225,11 +225,11 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "oauth_consent_page",
         "The HTML consent screen",
         {
-            "200": _answer("the consent page", HTML, {"type": "string"}),
+            "200": answer("the consent page", HTML, {"type": "string"}),
             "302": _redirect("back to the client with `error` and `state`"),
-            "400": _answer("the request cannot be trusted", HTML, {"type": "string"}),
-            "401": _answer("the client is disabled", HTML, {"type": "string"}, **_AUTHENTICATE),
-            **_plain(500),
+            "400": answer("the request cannot be trusted", HTML, {"type": "string"}),
+            "401": answer("the client is disabled", HTML, {"type": "string"}, **AUTHENTICATE),
+            **plain(500),
         },
         parameters=_authorize_params(),
     ),
@@ -237,9 +237,9 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "oauth_consent",
         "Approve or deny a grant, as the user of a key-exchange token",
         {
-            "200": _answer("where the browser goes next", JSON, ref("ConsentAnswer"), **_NO_STORE),
+            "200": answer("where the browser goes next", JSON, ref("ConsentAnswer"), **_NO_STORE),
             **_problems(400, 401, 403),
-            **_plain(408, 413, 500),
+            **plain(408, 413, 500),
         },
         requestBody=_json_body("ConsentRequest"),
         security=[{"bearer": []}],
@@ -257,10 +257,10 @@ AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "oauth_token",
         "Redeem an authorization code or rotate an OAuth refresh token",
         {
-            "200": _answer("tokens", JSON, ref("OAuthTokens"), **_NO_STORE),
-            "400": _answer("RFC 6749 error", JSON, ref("OAuthError"), **_NO_STORE),
-            "401": _answer("invalid_client", JSON, ref("OAuthError"), **_NO_STORE, **_CLIENT_CHALLENGE),
-            **_plain(408, 413, 500),
+            "200": answer("tokens", JSON, ref("OAuthTokens"), **_NO_STORE),
+            "400": answer("RFC 6749 error", JSON, ref("OAuthError"), **_NO_STORE),
+            "401": answer("invalid_client", JSON, ref("OAuthError"), **_NO_STORE, **_CLIENT_CHALLENGE),
+            **plain(408, 413, 500),
         },
         requestBody={"required": True, "content": {FORM: {"schema": ref("TokenForm")}}},
     ),

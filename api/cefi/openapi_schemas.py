@@ -21,12 +21,15 @@ from cefisim.api.edge.openapi_blocks import (
     ID_PATTERN,
     TIMESTAMP_PATTERN,
     TS,
+    at_least_one,
     field_schema,
     nullable,
     object_schema,
+    present,
     record,
     ref,
     string,
+    with_rules,
 )
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.reference import SYMBOL_MAX
@@ -104,12 +107,12 @@ def request_schemas() -> dict[str, Any]:
     modify_info["description"] = "new_qty is the new total quantity; new_price is required unless new_type is MARKET"
     modify_info["if"] = {"not": {"properties": {"new_type": {"const": "MARKET"}}, "required": ["new_type"]}}
     modify_info["then"] = {"required": ["new_price"], "properties": {"new_price": {"type": "string"}}}
-    patch_order = object_schema(orders.PATCH_ORDER, overrides={"info": ref("ModifyInfo")})
-    patch_order["description"] = "names the order by id or external_id (at least one)"
-    patch_order["anyOf"] = [
-        {"required": ["id"], "properties": {"id": {"type": "string"}}},
-        {"required": ["external_id"], "properties": {"external_id": {"type": "string"}}},
-    ]
+    patch_order = with_rules(
+        object_schema(orders.PATCH_ORDER, overrides={"info": ref("ModifyInfo")}),
+        at_least_one(present("id"), present("external_id")),
+        description="names the order by id or external_id (at least one); given both, the order is found by id and "
+        "external_id becomes its new external id",
+    )
     return {
         "OrderInfo": order_info,
         "PostOrderRequest": object_schema(orders.POST_ORDER, overrides={"info": ref("OrderInfo")}),

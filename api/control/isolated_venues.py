@@ -230,10 +230,11 @@ class VenueHub:
         return None
 
     async def delete(self, venue_id: str) -> None:
-        """End a live or set-aside venue; a create in progress finishes first."""
+        """End a live or set-aside venue; a create in progress finishes first. The delete is recorded
+        before the venue ends: :class:`JournalWriteError` when it cannot be, and the venue serves on."""
         async with self._lock:
-            app = self.apps.pop(venue_id, None)
             self.venues.delete(venue_id)
+            app = self.apps.pop(venue_id, None)
         if app is None:
             return
         for table in (self.by_key, self.by_key_id, self.by_oauth_client):

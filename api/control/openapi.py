@@ -34,7 +34,21 @@ from cefisim.api.control.plane import (
     control_routes,
 )
 from cefisim.api.control.stream import stream_routes
-from cefisim.api.edge.openapi_blocks import DEC, ID, TS, described, nullable, object_schema, record, ref, servers
+from cefisim.api.edge.openapi_blocks import (
+    DEC,
+    ID,
+    TS,
+    at_least_one,
+    described,
+    exactly_one,
+    nullable,
+    object_schema,
+    present,
+    record,
+    ref,
+    servers,
+    with_rules,
+)
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.edge.validate import F
 from cefisim.api.scenario.model import SECONDS_TEXT_RE
@@ -84,11 +98,6 @@ def duration(most: int, unit: str) -> dict[str, Any]:
 LATENCY_MS = duration(MAX_LATENCY_MS, "milliseconds")
 SETTLEMENT_MS = duration(MAX_SETTLEMENT_DELAY_MS, "milliseconds")
 ADVANCE_SECONDS = duration(MAX_ADVANCE_NS // NS_PER_SECOND, "seconds")
-
-
-def _present(name: str) -> dict[str, Any]:
-    """``name`` is given (the handlers treat ``null`` as absent)."""
-    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
 
 
 def _whole(low: int, high: int, pattern: str) -> dict[str, Any]:
@@ -193,13 +202,13 @@ def _schemas() -> dict[str, Any]:
         "Reset": record({"status": {"const": "reset"}, **CLOCK}),
         "Restored": record({"status": {"const": "restored"}, **CLOCK}),
         "Advanced": record({**CLOCK, "events": {"type": "integer", "minimum": 0}}),
-        "AdvanceRequest": {
-            **object_schema(ADVANCE, overrides={"seconds": ADVANCE_SECONDS}),
-            "oneOf": [_present(name) for name in ADVANCE],
-            "description": "exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
+        "AdvanceRequest": with_rules(
+            object_schema(ADVANCE, overrides={"seconds": ADVANCE_SECONDS}),
+            exactly_one(*(present(name) for name in ADVANCE)),
+            description="exactly one of seconds (up to 3 decimals), to (ISO 8601) and to_ns; "
             f"never back, at most {MAX_ADVANCE_NS // NS_PER_DAY} days at once, never past "
             "9999-12-31T23:59:59Z",
-        },
+        ),
         "Book": record(
             {
                 "instrument_id": ID,
@@ -297,6 +306,9 @@ def _schemas() -> dict[str, Any]:
         "Snapshot": {
             "type": "object",
             "required": ["scenario_sha256"],
+            "properties": {"scenario_sha256": {"type": "string", "description": "the scenario it was taken of"}},
+            # the rest is the state as GET /_sim/snapshot wrote it: pass it back as it came
+            "additionalProperties": True,
             "description": "the whole state (api/runtime/snapshot.py); restore only into the same scenario",
         },
         "Revoked": record({"key_id": {"type": "string"}, "revoked": {"const": True}}),
@@ -323,20 +335,20 @@ def _schemas() -> dict[str, Any]:
                 "capacity": {"type": "integer", "minimum": 1, "description": "requests kept (--request-history)"},
             }
         ),
-        "FaultRequest": {
-            **object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
-            "oneOf": [_present("count"), _present("share")],
-            "anyOf": [
-                _present("status"),
-                _present("delay_ms"),
+        "FaultRequest": with_rules(
+            object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
+            exactly_one(present("count"), present("share")),
+            at_least_one(
+                present("status"),
+                present("delay_ms"),
                 {"required": ["drop"], "properties": {"drop": {"const": True}}},
-            ],
-            "description": (
+            ),
+            description=(
                 "exactly one of count (1 to 1000000) and share (0 to 1, 6 decimals); at least one of status (400 to "
                 "599), drop and delay_ms (0 to 60000); path_prefix defaults to /v1/. Faulted requests answer the "
                 "status as a problem of type injected-fault, which the CeFi document does not list"
             ),
-        },
+        ),
         "VenueRequest": {
             "type": "object",
             "additionalProperties": False,
@@ -345,7 +357,11 @@ def _schemas() -> dict[str, Any]:
                 "scenario": {
                     "oneOf": [
                         {"type": "string", "description": "a shipped scenario's name (`cefisim scenarios`)"},
-                        {"type": "object", "description": "a scenario document (docs/scenarios.md)"},
+                        {
+                            "type": "object",
+                            "additionalProperties": True,
+                            "description": "a scenario document (docs/scenarios.md)",
+                        },
                     ]
                 },
                 "seed": {
@@ -384,11 +400,21 @@ def _schemas() -> dict[str, Any]:
                 },
                 "api_keys": {
                     "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["key_id", "kind"],
-                        "properties": {"private_key": {"type": "string", "description": "PEM, on create only"}},
-                    },
+                    "items": record(
+                        {
+                            "key_id": {"type": "string"},
+                            "kind": {"type": "string", "enum": ["user", "organization"]},
+                            "user_id": {"type": "string"},
+                            "client_id": {"type": "string"},
+                            "users": {
+                                "type": "array",
+                                "items": record({"user_id": {"type": "string"}, "client_id": {"type": "string"}}),
+                                "description": "an organization key: the users it acts for",
+                            },
+                            "private_key": {"type": "string", "description": "PEM, on create only"},
+                        },
+                        required=["key_id", "kind"],
+                    ),
                 },
                 "oauth_clients": {
                     "type": "array",
@@ -707,7 +733,12 @@ def control_template() -> dict[str, Any]:
         },
     }
     schemas["Journal"] = {"type": "string"}
-    schemas["OpenApiDocument"] = {"type": "object", "required": ["openapi", "paths"]}
+    schemas["OpenApiDocument"] = {
+        "type": "object",
+        "required": ["openapi", "paths"],
+        "properties": {"openapi": {"type": "string"}, "paths": {"type": "object", "additionalProperties": True}},
+        "additionalProperties": True,
+    }
     schemas["EventStream"] = {
         "type": "string",
         "description": "text/event-stream: snapshot, depth, trade and order events (docs/stream.md)",

@@ -46,6 +46,7 @@ from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import iso, ns
 from cefisim.api.edge.validate import F, ascii_digits, check_object
 from cefisim.api.edge.venue_state import venue_of
+from cefisim.api.runtime.simulation import JournalWriteError
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.server.http import parse_json, read_json, respond
@@ -70,6 +71,9 @@ MAX_SNAPSHOT_BYTES = 256 << 20  # POST /_sim/snapshot: a week of the demo scenar
 MAX_DURATION_CHARS = 40  # a duration given as a decimal string: longer text is refused unread
 LAST_INSTANT_NS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()) * NS_PER_SECOND
 CONTROL_CHALLENGE = 'Bearer realm="cefisim-control"'  # a 401 of the control plane (--control-token)
+#: the live page's own files, the same bytes for everyone: a browser loads them without the control token,
+#: which the page then sends itself (docs/stream.md); what they show comes from routes that need it
+PAGE_FILES = frozenset(("/_sim/ui", "/_sim/ui/", "/_sim/ui/app.js", "/_sim/ui/style.css"))
 _MS_GRID = Grid("0.001")  # latencies and delays in milliseconds with up to microsecond precision
 
 
@@ -87,8 +91,13 @@ def check_control(request: web.Request) -> None:
     if opts.environment == "production":
         raise Problem(404, "not-found", f"no such path: {request.method} {request.path}")
     if opts.control_token is not None:
+        if request.method in ("GET", "HEAD") and request.path in PAGE_FILES:
+            return
         # a header's bytes that are not UTF-8 arrive as surrogates: compared as the bytes they were
         given = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
+        if not given and request.path == "/_sim/stream" and "token" in request.query:
+            # EventSource sends no header: the live page passes the token in the stream's query
+            given = f"Bearer {request.query['token']}".encode("utf-8", "surrogateescape")
         if not hmac.compare_digest(given, f"Bearer {opts.control_token}".encode()):
             # RFC 6750 section 3.1: the error code only when a bearer token was presented
             wrong = ', error="invalid_token"' if given.strip().lower().startswith(b"bearer") else ""
@@ -219,11 +228,22 @@ async def advance_clock(request: web.Request) -> web.Response:
     # the scenario runs in slices, with the event loop let through between them: other requests (health,
     # reads, orders, which apply at the instant the advance has reached) are answered meanwhile
     epoch, before = sim.epoch, sim.scenario_events
-    for _ in sim.advance_slices(target):
-        await asyncio.sleep(0)
-        if sim.epoch != epoch:
-            raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
-    result = sim.finish_advance(target)
+    try:
+        for _ in sim.advance_slices(target):
+            await asyncio.sleep(0)
+            if sim.epoch != epoch:
+                raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
+        result = sim.finish_advance(target)
+    except JournalWriteError:
+        reached = queries.now(sim.venue)
+        if reached == now:
+            raise  # nothing of the advance applied: the edge's 503, nothing changed
+        raise Problem(
+            503,
+            "journal-unavailable",
+            f"the command journal cannot be written: the advance stopped at {iso(reached)}, where its slices "
+            "before the failure brought the clock; nothing of the failed slice was applied",
+        ) from None
     # the venue events the advance made happen: the scenario's commands' (agents, scheduled events,
     # the timers they passed) and the closing advance's timers; not those of requests served meanwhile
     events = sim.scenario_events - before + len(result.events)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cefisim.api.cli_env import examples
 from cefisim.api.data.record import record
 from cefisim.api.recorded.convert import convert
 from cefisim.api.recorded.format import RecordingError
@@ -19,20 +20,50 @@ from cefisim.api.scenario.shipped import resolve
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cefisim data", description="Recorded market data (docs/recorded.md)")
+    parser = argparse.ArgumentParser(
+        prog="cefisim data",
+        description="Recorded market data (docs/recorded.md): convert it from an exchange's format, or record a "
+        "scenario's market.",
+        **examples(
+            "cefisim data convert book.csv.gz trades.csv.gz --from tardis --out market.jsonl.gz",
+            "cefisim data record demo --until +60 --out demo.jsonl.gz",
+        ),
+    )
     sub = parser.add_subparsers(dest="action", required=True)
-    conv = sub.add_parser("convert", help="convert Tardis CSV or Binance stream messages to the cefisim format")
+    conv = sub.add_parser(
+        "convert",
+        help="convert Tardis CSV or Binance stream messages to the cefisim format",
+        description="Convert recorded depth and trades to the cefisim recording format (docs/recorded.md).",
+        **examples(
+            "cefisim data convert book_snapshot_25.csv.gz trades.csv.gz --from tardis --out market.jsonl.gz",
+            "cefisim data convert depth.jsonl trades.jsonl --from binance --symbol BTCUSDT --out market.jsonl.gz",
+        ),
+    )
     conv.add_argument("inputs", nargs="+", metavar="IN", help="input files (gzip is read transparently)")
-    conv.add_argument("--from", dest="fmt", choices=sorted(IMPORTERS), required=True)
+    conv.add_argument(
+        "--from",
+        dest="fmt",
+        choices=sorted(IMPORTERS),
+        required=True,
+        help="the input's format: tardis (Tardis.dev CSV: book snapshots, incremental book, trades) or binance "
+        "(Binance stream messages, one JSON a line: depth updates and trades)",
+    )
     conv.add_argument("--out", required=True, help="output file (.gz: gzip)")
     conv.add_argument("--price-increment", default=None, help="price grid (default: the finest the data uses)")
     conv.add_argument("--qty-increment", default=None, help="size grid (default: the finest the data uses)")
     conv.add_argument("--symbol", default=None, help="instrument symbol written in the header")
-    rec = sub.add_parser("record", help="export a scenario's market as recorded depth and trades")
+    rec = sub.add_parser(
+        "record",
+        help="export a scenario's market as recorded depth and trades",
+        description="Run a scenario and write its market (depth and trades) as a recording (docs/recorded.md).",
+        **examples("cefisim data record demo --until +60 --out demo.jsonl.gz"),
+    )
     rec.add_argument("scenario", help="scenario file (JSON), or the name of a shipped one")
     rec.add_argument("--out", required=True, help="output file (.gz: gzip)")
     rec.add_argument("--instrument", default=None, help="symbol or id (default: the scenario's first instrument)")
-    rec.add_argument("--until", default=None, metavar="ISO|+seconds", help="default: the scenario's end")
+    rec.add_argument(
+        "--until", default=None, metavar="ISO|+seconds", help="stop at this engine time (default: the scenario's end)"
+    )
     return parser
 
 

@@ -26,15 +26,63 @@ def ref(name: str) -> dict[str, Any]:
 
 
 def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """The validator treats ``null`` like an absent optional field: say so."""
+    """The validator treats ``null`` like an absent optional field: say so.
+
+    A nullable enumeration is its values and ``null``, without ``type``: the values already fix it, and
+    openapi-python-client turns ``type: [string, null]`` beside an ``enum`` into three identical enum
+    classes (one per reading of the type list) where ``enum`` alone gives one."""
     out = dict(schema)
+    if "enum" in out:
+        out.pop("type", None)
+        out["enum"] = [*out["enum"], None]
+        return out
     kind = out.get("type")
     if isinstance(kind, str):
         out["type"] = [kind, "null"]
     elif isinstance(kind, list) and "null" not in kind:
         out["type"] = [*kind, "null"]
-    if "enum" in out:
-        out["enum"] = [*out["enum"], None]
+    return out
+
+
+# --- rules across fields, in the shape code generators pass by --------------------------------
+#
+# A request body is one object schema holding every field, so openapi-python-client,
+# datamodel-code-generator and openapi-typescript each make one model (one type) of it. A rule across
+# fields ("id or external_id") is an ``if``/``then``/``else`` beside ``properties``: validators apply
+# it, the generators read ``properties`` and ``required`` and pass it by. An ``anyOf`` or ``oneOf`` of
+# ``required`` lists would not do: the generators read each branch as a model of its own (a union of
+# models, none of which holds every field).
+
+
+def present(name: str) -> dict[str, Any]:
+    """``name`` is given and not ``null`` (the validator treats ``null`` as absent)."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+
+
+def at_least_one(*options: dict[str, Any]) -> dict[str, Any]:
+    """The rule "at least one of ``options`` holds" (each a schema such as :func:`present`): when none
+    but the last holds, the last must."""
+    *rest, last = options
+    return {"if": {"not": {"anyOf": rest}}, "then": last}
+
+
+def exactly_one(*options: dict[str, Any]) -> dict[str, Any]:
+    """The rule "exactly one of ``options`` holds": when the first holds none of the others may, else
+    exactly one of the others must."""
+    first, *rest = options
+    if not rest:
+        return first
+    return {"if": first, "then": {"not": {"anyOf": rest}}, "else": exactly_one(*rest)}
+
+
+def with_rules(schema: dict[str, Any], *rules: dict[str, Any], description: str) -> dict[str, Any]:
+    """``schema`` (an object) with cross-field ``rules`` (from :func:`at_least_one`, :func:`exactly_one`)
+    and the ``description`` that says them in words; several rules go under ``allOf``."""
+    out = {**schema, "description": description}
+    if len(rules) == 1:
+        out.update(rules[0])
+    else:
+        out["allOf"] = list(rules)
     return out
 
 

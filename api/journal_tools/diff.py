@@ -33,11 +33,13 @@ class Parting:
     state: tuple[str, str | None, str | None] | None
 
     def lines(self, a_name: str, b_name: str) -> list[str]:
+        """What differs, said once: the headers, the records (from the first that differs), and then the
+        state they lead to, or that the state is the same although the records are not."""
         out = []
         if self.headers_differ:
             out.append(f"headers differ: {', '.join(self.headers_differ)}")
         if self.number is not None:
-            out.append(f"the journals part at record {self.number} of each")
+            out.append(f"the journals part at record {self.number} of each: their records differ from there on")
             out.append(
                 f"  {a_name}: " + (line(self.a) if self.a is not None else f"(ends after record {self.number - 1})")
             )
@@ -45,8 +47,11 @@ class Parting:
                 f"  {b_name}: " + (line(self.b) if self.b is not None else f"(ends after record {self.number - 1})")
             )
         where = f"after record {self.number}" if self.number is not None else "at the end"
-        if self.state is None:
-            out.append(f"the venue states agree {where}")
+        if self.state is None:  # only when records part: the same records and state are no parting
+            out.append(
+                f"the venue states {where} are the same nonetheless: the records differ, the state they lead to "
+                "does not"
+            )
         else:
             label, va, vb = self.state
             out.append(f"first state difference {where}: {label}")

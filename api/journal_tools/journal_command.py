@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 
+from cefisim.api.cli_env import examples
 from cefisim.api.journal_tools.diff import compare
 from cefisim.api.journal_tools.reader import Journal, JournalDamage
 from cefisim.api.journal_tools.record_state import digest, facts, journal_scenario, rebuild, snapshot_bytes, write_fork
@@ -34,26 +35,65 @@ def _count(text: str) -> int:
     return int(text)
 
 
+JOURNAL_HELP = "the journal: a file written by serve --journal, replay --journal or backtest --journal"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cefisim journal", description="Read, compare and fork command journals.")
+    parser = argparse.ArgumentParser(
+        prog="cefisim journal",
+        description="Read, compare and fork command journals (docs/journal.md).",
+        **examples(
+            "cefisim journal show run.jsonl --from 1 --to 20",
+            "cefisim journal diff run.jsonl rerun.jsonl",
+            "cefisim journal fork run.jsonl --at 100 --out first100.jsonl",
+            "cefisim journal state run.jsonl --at 100",
+        ),
+    )
     sub = parser.add_subparsers(dest="action", required=True)
-    show = sub.add_parser("show", help="one line per record")
-    show.add_argument("journal")
+    show = sub.add_parser(
+        "show",
+        help="one line per record",
+        description="One line per record of a journal: number, engine time, kind, client, what it did.",
+        **examples(
+            "cefisim journal show run.jsonl --from 1 --to 20", "cefisim journal show run.jsonl --client 100 --json"
+        ),
+    )
+    show.add_argument("journal", help=JOURNAL_HELP)
     show.add_argument("--from", dest="first", type=_count, default=1, metavar="N", help="first record shown")
     show.add_argument("--to", dest="last", type=_count, default=None, metavar="M", help="last record shown")
     show.add_argument("--client", default=None, metavar="C", help="only the records of this client id")
     show.add_argument("--json", action="store_true", help="one JSON object a line")
-    diff = sub.add_parser("diff", help="where two journals part (exit 0 same, 1 different, 2 unreadable)")
-    diff.add_argument("a")
-    diff.add_argument("b")
+    diff = sub.add_parser(
+        "diff",
+        help="where two journals part (exit 0 same, 1 different, 2 unreadable)",
+        description="Compare two journals record by record: where they part, and the venue states there.",
+        **examples("cefisim journal diff run.jsonl rerun.jsonl"),
+    )
+    diff.add_argument(
+        "a", metavar="A", help="the first journal (a file written by serve, replay or backtest --journal)"
+    )
+    diff.add_argument("b", metavar="B", help="the journal compared with A")
     diff.add_argument("--scenario", default=None, metavar="FILE|NAME", help="scenario of A (default: its header's)")
     diff.add_argument("--scenario-b", default=None, metavar="FILE|NAME", help="scenario of B (default: its header's)")
-    fork = sub.add_parser("fork", help="a journal of the first N records, to continue from")
-    fork.add_argument("journal")
+    fork = sub.add_parser(
+        "fork",
+        help="a journal of the first N records, to continue from",
+        description="Write a journal of the first N records: a server started with it goes on from there.",
+        **examples(
+            "cefisim journal fork run.jsonl --at 100 --out first100.jsonl",
+            "cefisim serve --journal first100.jsonl --clock virtual",
+        ),
+    )
+    fork.add_argument("journal", help=JOURNAL_HELP)
     fork.add_argument("--at", type=_count, required=True, metavar="N", help="records kept")
     fork.add_argument("--out", type=Path, required=True, metavar="K", help="the new journal (must not exist)")
-    state = sub.add_parser("state", help="the venue's state digest at a record")
-    state.add_argument("journal")
+    state = sub.add_parser(
+        "state",
+        help="the venue's state digest at a record",
+        description="Replay a journal up to a record and print the venue's state digest there.",
+        **examples("cefisim journal state run.jsonl --at 100", "cefisim journal state run.jsonl --snapshot s.json"),
+    )
+    state.add_argument("journal", help=JOURNAL_HELP)
     state.add_argument("--at", type=_count, default=None, metavar="N", help="after this record (default: the last)")
     state.add_argument("--snapshot", type=Path, default=None, metavar="OUT", help="write a snapshot of that state")
     state.add_argument("--facts", action="store_true", help="print every fact the digest covers")

@@ -7,8 +7,11 @@ them, the external ones are re-applied). There is no second replayer. When N fal
 the scenario's own records at one instant, recovery finishes that burst, as a server does.
 
 The scenario comes from the journal: a journal of a venue made at run time (``FILE.venues/{id}.jsonl``)
-from the manifest beside it, any other from the header's ``scenario`` (a file or a shipped name), or
-from ``--scenario``; it must be the document the header's ``scenario_sha256`` names.
+from the manifest beside it, any other from the header's ``scenario`` (a shipped name, or a file: looked
+up as given, then beside the journal; a path that names no file any more, as an older journal's
+absolute path into another installation, falls back to the shipped scenario whose digest the header
+names), or from ``--scenario``; it must be the document the header's ``scenario_sha256`` names. Only
+a regular file of at most :data:`MAX_SCENARIO_BYTES` is read as a scenario.
 
 :func:`facts` describes a venue as sorted facts — every order the venue still knows, every balance,
 every book level, the fee account, the clock and the id counters — which ``state`` digests and
@@ -17,9 +20,9 @@ every book level, the fee account, the clock and the id counters — which ``sta
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
-import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,18 +32,19 @@ import orjson
 
 from cefisim.api.journal_tools.reader import Journal, JournalDamage
 from cefisim.api.runtime.journal_file import JournalError, scenario_digest
+from cefisim.api.runtime.journal_seal import regular_or_absent
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.runtime.venue_files import FileStore
 from cefisim.api.runtime.venue_manifest import MANIFEST, VenueManifest
 from cefisim.api.runtime.venues import VenueError, VenueSpec
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
-from cefisim.api.scenario.shipped import resolve
+from cefisim.api.scenario.shipped import resolve, shipped, shipped_names
 from cefisim.api.venue_faults import VenueFaults
 from cefisim.engine.venue import Venue
 from cefisim.engine.vocabulary import Side
 
-_OFFSET = re.compile(r"byte offset (\d+)")
+MAX_SCENARIO_BYTES = 64 << 20  # a scenario file a journal names (the shipped ones are a few KiB)
 
 
 def _venue_scenario(path: Path) -> Scenario | None:
@@ -67,19 +71,55 @@ def journal_scenario(journal: Journal, given: str | None = None) -> Scenario:
             if not isinstance(name, str):
                 raise JournalDamage(f"{path}: header: names no scenario; give --scenario")
             candidate = Path(name)
-            if given is None and not candidate.is_absolute() and not candidate.exists():
+            if given is None and not candidate.is_absolute() and not _exists(candidate):
                 beside = path.parent / candidate  # a journal moved together with its scenario
-                name = str(beside) if beside.exists() else name
-            scenario = load_scenario(resolve(name))
+                name = str(beside) if _exists(beside) else name
+            file = resolve(name)
+            if given is None and not _exists(file):
+                file = _shipped_by_digest(header.get("scenario_sha256")) or file
+            _check_scenario_file(file)
+            scenario = load_scenario(file)
     except (ScenarioError, VenueError) as exc:
         raise JournalDamage(
             f"{path}: its scenario cannot be loaded ({str(exc).splitlines()[0]}); give --scenario"
         ) from None
+    except OSError as exc:
+        raise JournalDamage(f"{path}: its scenario {exc.filename}: {exc.strerror or exc}; give --scenario") from None
     if scenario_digest(scenario) != header.get("scenario_sha256"):
         raise JournalDamage(
             f"{path}: written for another scenario than {scenario.source} (scenario_sha256 differs); give --scenario"
         )
     return scenario
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _check_scenario_file(path: Path) -> None:
+    """Read as a scenario only what is a regular file of a scenario's size (``OSError`` otherwise, before
+    a byte is read: a device, a FIFO or a folder is never opened); a missing file is left to the loader,
+    which names it."""
+    if regular_or_absent(path) and path.stat().st_size > MAX_SCENARIO_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SCENARIO_BYTES >> 20} MiB, not a scenario", str(path))
+
+
+def _shipped_by_digest(digest: object) -> Path | None:
+    """The shipped scenario whose document has ``digest`` (an older journal named it by its absolute
+    path in the installation that wrote it)."""
+    for name in shipped_names():
+        file = shipped(name)
+        if file is None:
+            continue
+        try:
+            if scenario_digest(load_scenario(file)) == digest:
+                return file
+        except ScenarioError:
+            continue
+    return None
 
 
 def fork_lines(journal: Journal, at: int) -> Iterator[bytes]:
@@ -112,19 +152,6 @@ def write_fork(journal: Journal, at: int, out: Path) -> None:
         raise
 
 
-def _record_number(path: Path, offset: int) -> int:
-    """Which record (1 = the first after the header) starts at byte ``offset`` of ``path``."""
-    lines = 0
-    with open(path, "rb") as f:
-        while offset > 0:  # a chunk at a time: memory stays flat on a long journal
-            chunk = f.read(min(offset, 1 << 20))
-            if not chunk:
-                break
-            lines += chunk.count(b"\n")
-            offset -= len(chunk)
-    return lines
-
-
 def rebuild(journal: Journal, at: int, scenario: Scenario) -> Simulation:
     """The simulation a server continuing from the fork at ``at`` starts with (read-only, no file)."""
     with tempfile.TemporaryDirectory(prefix="cefisim-journal-") as scratch:
@@ -133,12 +160,8 @@ def rebuild(journal: Journal, at: int, scenario: Scenario) -> Simulation:
         try:
             return Simulation(scenario, clock="virtual", journal_path=fork, read_only=True)
         except JournalError as exc:
-            text = str(exc).replace(str(fork), str(journal.path))
-            found = _OFFSET.search(text)
-            if found is not None:
-                number = _record_number(fork, int(found.group(1)))
-                text = f"{journal.path}: record {number}: " + text[found.end() :].lstrip(": ")
-            raise JournalDamage(text) from None
+            # the fork holds the journal's header and records as written: the same numbers and offsets
+            raise JournalDamage(str(exc).replace(str(fork), str(journal.path)).removeprefix("journal ")) from None
         except (ScenarioError, SnapshotError) as exc:
             raise JournalDamage(f"{journal.path}: {str(exc).splitlines()[0]}") from None
 

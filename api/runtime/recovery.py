@@ -6,8 +6,9 @@ the records with :class:`Replayer`, checking every command the scenario regenera
 record (``docs/journal.md``, Recovery). A record whose kind has a dot (``auth.key_tokens``) is no
 engine command but a :class:`SideRecord` of state kept beside the engine: the simulation applies it
 in its place among the engine's records. A journal that does not replay raises :class:`JournalError`
-naming the file and the byte offset and is left untouched; one that does has its torn tail cut and
-the rest of a scenario burst it tore appended, unless the replay is read-only.
+naming the file, the record and its byte offset, and is left untouched; one that does has its torn
+tail cut (:func:`cut_torn_tail`) and the rest of a scenario burst it ends in appended by the
+simulation, unless the replay is read-only.
 
 Journals written by ``cefisim replay --journal`` before it ran through the simulation hold the
 scenario's settings (``latency``, ``settlement_delay``) as their first ``scn`` records, which the
@@ -17,19 +18,19 @@ over (:func:`written_settings`).
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from cefisim.api.runtime.journal_file import JournalError, Records, record_line
+from cefisim.api.runtime.journal_file import Header, JournalError, RecordDamage, Records
+from cefisim.api.runtime.journal_seal import open_regular
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import SideRecord
-from cefisim.engine.commands import AdvanceClock, Command
+from cefisim.engine.commands import Command, PlaceOrder
 from cefisim.engine.venue import Result
-
-log = logging.getLogger("cefisim.sim")
+from cefisim.engine.vocabulary import OrderType, Side, TimeInForce
 
 #: where the simulation hands each record during recovery, ``(at, src, command or side record)``
 Expect = Callable[[int, str, Command | SideRecord], None]
@@ -62,7 +63,7 @@ class Recoverable(Protocol):
         """Record ``cmd`` (here: check it against the journal) and submit it at ``at``."""
         ...
 
-    def apply_side(self, offset: int, at: int, record: SideRecord) -> None:
+    def apply_side(self, where: tuple[int, int], at: int, record: SideRecord) -> None:
         """Apply a side record (or keep it until its state is attached)."""
         ...
 
@@ -105,9 +106,9 @@ class Replayer:
             return
         offset, rec_at, src, rec_cmd = head
         if src != "scn" or rec_at != at or rec_cmd != cmd:
-            raise JournalError(
-                f"journal {self.records.path}: byte offset {offset}: the scenario regenerates {cmd.kind} at {at} "
-                f"where the journal holds {src} {rec_cmd.kind} at {rec_at}"
+            raise self.records.damage(
+                offset,
+                f"the scenario regenerates {cmd.kind} at {at} where the journal holds {src} {rec_cmd.kind} at {rec_at}",
             )
         self.records.take()
 
@@ -132,14 +133,22 @@ class Replayer:
                 if isinstance(cmd, SideRecord):
                     if src == "ext":
                         records.take()
-                        sim.apply_side(offset, at, cmd)
+                        sim.apply_side((records.number, offset), at, cmd)
                         continue
                 elif src == "ext":
                     if not before_start:
-                        sim.catch_up(at, close=not isinstance(cmd, AdvanceClock))
+                        # as the live server did: every turn due by ``at`` first, never a closing
+                        # advance (a journal that holds one holds it as a scn record before this one)
+                        sim.catch_up(at, close=False)
                     if records.peek() is not head:  # pragma: no cover - expect() raises first
-                        raise JournalError(f"journal {records.path}: byte offset {offset}: out of order")
+                        raise records.damage(offset, "out of order")
                     records.take()
+                    if type(cmd) is PlaceOrder and (
+                        cmd.side not in SIDES or cmd.type not in TYPES or cmd.tif not in TIMES_IN_FORCE
+                    ):
+                        raise ValueError(
+                            f"{cmd.side} {cmd.type} {cmd.tif}: not an order's side, type and time in force"
+                        )
                     sim.apply(cmd, at)
                     sim.recovered_commands += 1
                     continue
@@ -148,16 +157,19 @@ class Replayer:
                 if records.peek() is head:
                     sim.run_scenario(at)  # the closing advance of a catch-up
                 if records.peek() is head:
-                    raise JournalError(
-                        f"journal {records.path}: byte offset {offset}: the scenario does not regenerate "
-                        f"{cmd.kind} at {at}"
-                    )
+                    raise records.damage(offset, f"the scenario does not regenerate {cmd.kind} at {at}")
             except JournalError:
                 raise
-            except (ValueError, TypeError, KeyError, AttributeError, AssertionError, OverflowError) as exc:
-                raise JournalError(
-                    f"journal {records.path}: byte offset {offset}: {cmd.kind} cannot be applied ({exc!r})"
-                ) from None
+            except (
+                ValueError,
+                TypeError,
+                KeyError,
+                AttributeError,
+                AssertionError,
+                OverflowError,
+                RecursionError,
+            ) as exc:
+                raise records.damage(offset, f"{cmd.kind} cannot be applied ({exc!r})") from None
 
     def _pass_written_settings(self) -> None:
         """Pass over the scenario's settings at the start of a journal of an older ``cefisim replay``
@@ -169,37 +181,59 @@ class Replayer:
                 records.take()
             elif n:
                 offset = records.complete_until if head is None else head[0]
-                raise JournalError(
-                    f"journal {records.path}: byte offset {offset}: the scenario's settings are written "
-                    f"up to {self.settings[n - 1].kind}; {setting.kind} is missing"
+                raise records.damage(
+                    offset,
+                    f"the scenario's settings are written up to {self.settings[n - 1].kind}; {setting.kind} is missing",
                 )
             else:
                 return
 
 
-def recover(sim: Recoverable, path: Path, header_bytes: int, settings: list[Command], read_only: bool) -> None:
-    """Re-apply the journal at ``path`` to ``sim``, record by record (:class:`Replayer`). A torn tail is
-    cut back, and the rest of a scenario burst it tore is regenerated and appended, only once the whole
-    journal has replayed (and never when ``read_only``): a journal that does not replay is left as it is."""
-    with open(path, "rb") as f:
-        f.seek(header_bytes)
-        replayer = Replayer(sim, Records(f, path, header_bytes), settings)
+#: the words of an order the engine takes as given (the HTTP edge checks them before a request is
+#: journaled): a record holding another is damage, not an order to rest with side "BUZ"
+SIDES, TYPES, TIMES_IN_FORCE = frozenset(Side), frozenset(OrderType), frozenset(TimeInForce)
+
+
+@dataclass
+class Recovered:
+    """What a recovery read: the records (where the complete ones end), the chain value there (the
+    CRC-32 of the file's bytes before: ``journal_seal.py``; 0 for an unsealed journal) and the rest of a
+    scenario burst the journal ends inside, regenerated (``(at, command)``), not written."""
+
+    records: Records
+    crc: int
+    tail: list[tuple[int, Command | SideRecord]]
+
+
+def recover(sim: Recoverable, path: Path, header: Header, settings: list[Command]) -> Recovered:
+    """Re-apply the journal at ``path`` to ``sim``, record by record (:class:`Replayer`), writing
+    nothing: a journal that does not replay raises :class:`JournalError` and is left as it is."""
+    try:
+        f = open_regular(path)
+    except OSError as exc:
+        raise JournalError(f"journal {path}: {exc.strerror or exc}") from None
+    with f:
+        f.seek(header.length)
+        records = Records(f, path, header.length, header.sealed, header.crc)
+        replayer = Replayer(sim, records, settings)
         sim.check_with(replayer.expect)
         try:
             replayer.run()
+        except RecordDamage as exc:
+            # a record that does not replay: when a checksum before it (or its own) fails, that is the
+            # damage to name (an edited record the scenario then does not regenerate, say)
+            found = records.first_damaged(exc.offset) if records.sealed else None
+            raise (found or exc) from None
         finally:
             sim.check_with(None)
-    records = replayer.records
-    if read_only:
-        return
+        crc = records.verify() if header.sealed else 0  # the whole journal, checked at once
+    return Recovered(records, crc, replayer.tail)
+
+
+def cut_torn_tail(path: Path, records: Records) -> None:
+    """Cut off a torn last line (a write a stop tore) once the journal before it has replayed."""
     if records.complete_until < records.size:
         with open(path, "r+b") as f:
             f.truncate(records.complete_until)
             f.flush()
             os.fsync(f.fileno())
-    if replayer.tail:
-        with open(path, "ab") as f:
-            f.write(b"".join(record_line(at, "scn", cmd) for at, cmd in replayer.tail))
-        log.warning(
-            "journal %s: %d scenario records of the torn burst regenerated and appended", path, len(replayer.tail)
-        )

@@ -16,8 +16,9 @@ recorded for the same scenario, the way the server rebuilds itself on restart (t
 regenerates its own commands, the external ones are re-applied at their recorded times), and prints
 the same summary; ``commands`` then counts the external commands.
 
-Exit status: 0 done, 2 a scenario or usage problem (the problems are listed, never a traceback),
-1 the journal file could not be written.
+Exit status: 0 done, 2 a scenario or usage problem, or a ``--from-journal`` journal that is missing,
+empty or damaged (one line naming the file, the record and its byte offset; never a traceback), 1 the
+journal file could not be written.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from cefisim.api.cli_env import examples
 from cefisim.api.progress import Progress
 from cefisim.api.runtime.journal_file import JournalError, JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
@@ -164,6 +166,11 @@ def replay_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="cefisim replay",
         description="Run a scenario without HTTP, as fast as possible, and print a summary.",
+        **examples(
+            "cefisim replay demo --until +60                 # the shipped demo, one minute of engine time",
+            "cefisim replay demo --until +60 --journal run.jsonl",
+            "cefisim replay demo --from-journal run.jsonl    # what `cefisim serve --journal` recorded",
+        ),
     )
     parser.add_argument("file", help="scenario file (JSON), or the name of a shipped one")
     parser.add_argument("--journal", metavar="OUT", help="write every applied command as JSON lines")
@@ -228,7 +235,7 @@ def _replay_server_journal(scenario: Scenario, path: str, quiet: bool) -> int:
         return 2
     except OSError as exc:
         print(f"cefisim replay: {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return 2
     stats.commands = sim.recovered_commands
     if quiet:
         print(f"sha256:{stats.digest.hexdigest()}")

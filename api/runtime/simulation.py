@@ -16,7 +16,13 @@ through it, so they write and restore one journal dialect.
 - Recovery (``api/runtime/recovery.py``): on start with an existing journal the state is rebuilt
   record by record: the scenario regenerates its own records, checked one by one, and the external
   ones are re-applied where they stand; a torn tail is cut and a torn scenario burst finished.
-- Snapshots (``api/runtime/snapshot.py``) and reset start the journal anew.
+- Snapshots (``api/runtime/snapshot.py``) and reset start the journal anew: the fresh journal is made
+  (staged beside the old one) before anything changes, so one that cannot be made changes nothing.
+- Write discipline (``api/runtime/journal_health.py``): every operation — a request's command, a
+  slice of the scenario's turns, a clock advance, a side record — is a unit that lands whole or
+  changes nothing. A unit whose journal write fails after part of it applied (a turn's records half
+  written) is rolled back: the journal cut back to where the unit began and the state rebuilt from
+  it, exactly as a restart would. Then :class:`JournalWriteError` (a 503 at the HTTP edge).
 
 State kept beside the engine (the Auth store's tokens and revocations) is journaled in the same file,
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
@@ -29,6 +35,7 @@ journaled ``scn`` (``api/sides.py``).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,16 +44,20 @@ from typing import Any
 from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.clock_policy import ClockPolicy, check_wall_clock
 from cefisim.api.runtime.journal_file import (
+    Header,
     JournalError,
     JournalFile,
     JournalWriteError,
+    damage,
     journal_header,
     read_header,
+    record_json,
     scenario_digest,
-    side_line,
+    scenario_name,
 )
+from cefisim.api.runtime.journal_health import JournalHealth
 from cefisim.api.runtime.read_replica import ReadReplica
-from cefisim.api.runtime.recovery import Expect, recover, written_settings
+from cefisim.api.runtime.recovery import Expect, Recovered, cut_torn_tail, recover, written_settings
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import Side, SideError, SideRecord, Sides
 from cefisim.api.venue_faults import NAMESPACE as FAULTS
@@ -69,6 +80,8 @@ __all__ = ["JournalError", "JournalWriteError", "Simulation", "SimulationEnded",
 
 #: scenario turns per slice of a long advance: ~10-30 ms of CPU, so other requests get through
 SLICE_TURNS = 500
+
+log = logging.getLogger("cefisim.sim")
 
 Record = Callable[[int, str, Command], None]
 
@@ -120,7 +133,12 @@ class Simulation:
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
         self.sides = Sides()  # state kept beside the engine (attach)
         self.scenario_events = 0  # venue events of the scenario's own commands so far (never reset)
+        # the write discipline of a server's journal (journal_health.py); None offline and read-only
+        self._health = JournalHealth(existing) if existing is not None and not read_only else None
+        self._diverged = False  # a scenario record failed: the unit it was in must be rolled back
         header = read_header(existing, scenario) if existing else None
+        if read_only and existing is not None and header is None:
+            raise JournalError(f"journal {existing}: empty or missing, not a cefisim journal")
         if header is not None:
             self.start_ns = header.start_ns
             self._base_snapshot = header.snapshot
@@ -129,18 +147,53 @@ class Simulation:
         self._faults = FaultsSide(self.faults, self.skew_clock, self.lag_reads)
         self.attach(FAULTS, self._faults)
         if self._base_snapshot is not None:
-            self._install(self._base_snapshot)
+            try:
+                self._install(self._base_snapshot)
+            except snapshot.SnapshotError as exc:
+                raise JournalError(
+                    f"journal {existing}: the header (byte offset 0): its snapshot cannot be restored ({exc})"
+                ) from None
         else:
             self._build()
         if existing is not None and header is not None:
             # an older journal goes on under the rules it was recorded with (a reset or a restore
             # starts a journal of the current format, and a venue of the current rules)
             self.venue.use_rules(header.rules)
-            recover(self, existing, header.length, written_settings(scenario), read_only)
-        if self.journal_path and not read_only:
-            self._open_journal(fresh=header is None)
-        if header is None and start:
-            self.catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
+            recovered = recover(self, existing, header, written_settings(scenario))
+            if not read_only:
+                self._go_on(existing, header, recovered)
+        elif self.journal_path and not read_only:
+            header_line = journal_header(self.scenario, self.start_ns, self.clock_mode)
+            self._journal = JournalFile.stage(self.journal_path, header_line, self._durable)
+            self._set_record(self._journal.command_writer())
+            try:
+                if start:
+                    self.catch_up(self.start_ns)  # the scenario's start instant, journaled like the rest
+                self._journal.commit()
+            except BaseException:
+                self._journal.discard()
+                self._journal = None
+                raise
+        elif start:
+            self.catch_up(self.start_ns)
+
+    def _go_on(self, path: Path, header: Header, recovered: Recovered) -> None:
+        """Go on appending to a recovered journal: its torn tail cut, the rest of a scenario burst it
+        ends inside (a fork, or a stop, mid-burst) regenerated and appended."""
+        records = recovered.records
+        cut_torn_tail(path, records)
+        self._journal = JournalFile(path, self._durable, header.sealed, recovered.crc)
+        self._set_record(self._journal.command_writer())
+        tail = recovered.tail
+        if tail:
+            self._journal.append_records(record_json(at, "scn", cmd) for at, cmd in tail)
+            log.info(
+                "journal %s ends inside the scenario's burst of records at %d (a fork or a stop in its "
+                "middle): its %d remaining records were regenerated and appended",
+                path,
+                tail[0][0],
+                len(tail),
+            )
 
     # --- building and rebuilding --------------------------------------------------------------
 
@@ -154,6 +207,9 @@ class Simulation:
     def _use(self, venue: Venue, runner: ScenarioRunner) -> None:
         self.venue: Venue = venue
         self.runner = runner
+        # the engine time up to which the scenario's turns are all taken (run_scenario); the clock may
+        # stand behind it when the last turns submitted nothing
+        self._ran_to = venue.clock.now
         self._bind()
 
     def close(self) -> None:
@@ -182,7 +238,7 @@ class Simulation:
                 "recording lives in the file; the journal restores it"
             )
         header = {
-            "scenario": str(self.scenario.source),
+            "scenario": scenario_name(self.scenario),
             "scenario_sha256": self.scenario_digest(),
             "clock": self.clock_mode,
             "start_ns": self.start_ns,
@@ -190,20 +246,26 @@ class Simulation:
         return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
 
     def restore(self, doc: Any) -> None:
-        """Replace the state with a snapshot of this scenario. The journal starts anew from it."""
+        """Replace the state with a snapshot of this scenario. The journal starts anew from it: its
+        header (holding the snapshot) is written first; :class:`JournalWriteError` when it cannot be,
+        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot, and nothing changed."""
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
         try:
             install_sides = self.sides.restore(doc)
         except SideError as exc:
             raise snapshot.SnapshotError(str(exc)) from None
-        self._install(doc)
+        venue, runner, start_ns = snapshot.read_state(doc, self.start_ns)  # checked whole, installed below
+        if self.journal_path is not None:
+            journal = JournalFile.stage(
+                self.journal_path, journal_header(self.scenario, start_ns, self.clock_mode, doc), self._durable
+            )
+            journal.commit()
+            self._switch_journal(journal)
+        self.start_ns, self._base_snapshot = start_ns, doc
+        self._use(venue, runner)
         install_sides()
         self.epoch += 1
-        if self.journal_path:
-            self.close()
-            self._base_snapshot = doc
-            self._open_journal(fresh=True)
 
     def _install(self, doc: dict[str, Any]) -> None:
         """Rebuild and check everything first (``snapshot.read_state``); only a sound state replaces
@@ -212,22 +274,59 @@ class Simulation:
         self._use(venue, runner)
 
     def reset(self) -> None:
-        """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew."""
-        self.start_ns = self.clock.start_ns(self.scenario)
-        self.close()
-        self._base_snapshot = None
+        """Back to the scenario as loaded (in wall mode: starting now). The journal starts anew: the
+        fresh one (its header and the start instant's records) is staged beside the old one and takes
+        its place only once complete; :class:`JournalWriteError` when it cannot be, and then the old
+        journal and the state are as they were."""
+        start_ns = self.clock.start_ns(self.scenario)
+        journal = None
+        if self.journal_path is not None:
+            header = journal_header(self.scenario, start_ns, self.clock_mode)
+            journal = JournalFile.stage(self.journal_path, header, self._durable)
+        before = (self.venue, self.runner, self.start_ns, self._base_snapshot, self._journal, self._ran_to)
+        put_sides_back = self.sides.restore(self.sides.snapshot_into({}))
+        try:
+            self.start_ns, self._base_snapshot, self._journal = start_ns, None, journal
+            self._record = journal.command_writer() if journal is not None else None
+            self._build()
+            self.sides.restore(None)()
+            self.catch_up(start_ns)
+            if journal is not None:
+                journal.commit()
+        except BaseException:
+            if journal is not None:
+                journal.discard()
+            venue, runner, self.start_ns, self._base_snapshot, self._journal, ran_to = before
+            self._record = self._journal.command_writer() if self._journal is not None else None
+            self._use(venue, runner)
+            self._ran_to = ran_to
+            put_sides_back()
+            raise
+        old = before[4]
+        if old is not None:
+            old.close()
+        if self._health is not None:
+            self._health.broken = None  # the state is the fresh journal's again
         self.epoch += 1
-        self._build()
-        self.sides.restore(None)()
-        if self.journal_path:
-            self._open_journal(fresh=True)
-        self.catch_up(self.start_ns)
+
+    def _switch_journal(self, journal: JournalFile) -> None:
+        """Write to ``journal`` (committed) from now on; the previous one is closed."""
+        old, self._journal = self._journal, journal
+        self._set_record(journal.command_writer())
+        if self._health is not None:
+            self._health.broken = None
+        if old is not None:
+            old.close()
 
     # --- time -----------------------------------------------------------------------------------
 
     def now_ns(self) -> int:
-        """Engine time now (in wall mode, the wall clock, never behind the engine clock)."""
-        return self.clock.now_ns(self.venue.clock.now)
+        """Engine time now (in wall mode, the wall clock), never behind the engine clock nor behind a
+        turn of the scenario already taken: a request then always applies after every turn taken
+        before it, as a restart replays it, even when the wall clock steps back (a skew, a clock
+        adjustment) and the last turns submitted nothing."""
+        now, ran_to = self.venue.clock.now, self._ran_to
+        return self.clock.now_ns(ran_to if ran_to > now else now)
 
     def set_venue_faults(self, read_lag_ms: int, fill_delay_ms: int, clock_skew_s: int) -> None:
         """Set the venue faults (all three; 0 is off) through the journal: written before they apply,
@@ -236,7 +335,7 @@ class Simulation:
         values = [read_lag_ms, fill_delay_ms, clock_skew_s]
         checked(values)
         at = self.now_ns()
-        self._journal_side(at, VENUE, values)
+        self._write_side(at, VENUE, values)
         self._faults.apply_record(at, VENUE, values)
 
     def skew_clock(self, skew_ns: int) -> None:
@@ -272,24 +371,40 @@ class Simulation:
         due = self.runner.next_time()
         if due is None or due > at:
             return True  # nothing of the scenario's is due: the command itself moves the clock
+        if self._health is not None and self._journal is not None:
+            self._health.check_room()  # refused before a turn starts, not in its middle
         return self.run_scenario(at, close, max_turns)
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        return self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
+        done = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
+        if done and at > self._ran_to:
+            self._ran_to = at
+        return done
 
     # --- the one way in ---------------------------------------------------------------------------
 
     def submit(self, cmd: Command) -> Result:
-        """Apply an external command (request or control plane) now. With a recorded source's order
-        latency drawn per command, an order command is preceded by its own journaled SetLatency."""
-        at = self.now_ns()
-        self.catch_up(at)
-        spread = self._latency_spread
-        if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
-            lat = latency_draw(self.scenario.seed, self.venue, *spread)
-            self.apply(SetLatency(lat, lat, lat), at)
-        return self.apply(cmd, at)
+        """Apply an external command (request or control plane) now, once the scenario has taken every
+        turn due by now. The command itself moves the clock (no closing ``advance`` of the scenario's:
+        whether one would be written depended on whether a tick had taken those turns already, which
+        the journal does not show). With a recorded source's order latency drawn per command, an order
+        command is preceded by its own journaled SetLatency."""
+        mark = self._begin()
+        try:
+            at = self.now_ns()
+            self.catch_up(at, False)  # no closing advance (the docstring)
+            spread = self._latency_spread
+            if spread is not None and type(cmd) in (PlaceOrder, ModifyOrder, CancelOrder):
+                lat = latency_draw(self.scenario.seed, self.venue, *spread)
+                self.apply(SetLatency(lat, lat, lat), at)
+            result = self.apply(cmd, at)
+        except JournalWriteError as exc:
+            self._refused(mark, exc)
+            raise
+        if mark is not None:
+            self._landed()
+        return result
 
     def advance(self, to_ns: int) -> Result:
         """Move engine time forward (virtual clock), letting the scenario and timers act on the way."""
@@ -302,15 +417,35 @@ class Simulation:
         step (a slice ends on a complete instant, the clock moved there). Between two steps the state
         is one a single run would also pass through, so other commands may apply there; finish with
         :meth:`finish_advance`. The wall-clock ticker and ``POST /_sim/clock/advance`` run it from the
-        event loop so that other requests get through during a long advance."""
-        while not self.catch_up(max(to_ns, self.venue.clock.now), close=False, max_turns=max_turns):
+        event loop so that other requests get through during a long advance. Each slice is a unit of
+        the write discipline: one the journal cannot take is rolled back, and
+        :class:`JournalWriteError` ends the advance where the slices before it brought it."""
+        while True:
+            mark = self._begin()
+            try:
+                done = self.catch_up(max(to_ns, self.venue.clock.now), close=False, max_turns=max_turns)
+            except JournalWriteError as exc:
+                self._refused(mark, exc)
+                raise
+            if mark is not None:
+                self._landed()
+            if done:
+                return
             yield
 
     def finish_advance(self, to_ns: int) -> Result:
         """The journaled ``advance`` that ends an advance: timers fire up to ``to_ns``."""
-        to_ns = max(to_ns, self.venue.clock.now)
-        self.catch_up(to_ns, close=False)
-        return self.apply(AdvanceClock(to_ns), to_ns)
+        mark = self._begin()
+        try:
+            to_ns = max(to_ns, self.venue.clock.now)
+            self.catch_up(to_ns, close=False)
+            result = self.apply(AdvanceClock(to_ns), to_ns)
+        except JournalWriteError as exc:
+            self._refused(mark, exc)
+            raise
+        if mark is not None:
+            self._landed()
+        return result
 
     def timers_due(self, at: int) -> bool:
         """Whether a venue timer (acknowledgement, expiry, settlement, housekeeping) falls due by ``at``."""
@@ -365,7 +500,11 @@ class Simulation:
         def apply_scenario(cmd: Command, at: int) -> Result:
             at = applies_at(cmd, at)
             if record is not None:
-                record(at, "scn", cmd)
+                try:
+                    record(at, "scn", cmd)
+                except JournalWriteError:
+                    self._diverged = True  # the turn is half done: its unit must be rolled back
+                    raise
             result = submit_at(cmd, at)
             if on_result is not None:
                 on_result(result)
@@ -412,7 +551,11 @@ class Simulation:
         """A scenario event that changes a side (``venue_faults``): journaled as "scn" (during recovery:
         checked against the journal's next record, as the scenario's commands are), then applied."""
         if self._expect is None:
-            self._journal_side(at, record.kind, record.values, "scn")
+            try:
+                self._journal_side(at, record.kind, record.values, "scn")
+            except JournalWriteError:
+                self._diverged = True
+                raise
         else:
             self._expect(at, "scn", record)
         self.sides.attached[record.namespace].apply_record(at, record.kind, record.values)
@@ -436,16 +579,88 @@ class Simulation:
         try:
             self.sides.attach(namespace, side, self._base_snapshot, self.journal_path)
         except SideError as exc:
+            if exc.record is not None and self.journal_path is not None:
+                raise damage(self.journal_path, *exc.record, exc.reason) from None
             raise JournalError(str(exc)) from None
-        return self._journal_side
+        return self._write_side
 
-    def apply_side(self, offset: int, at: int, record: SideRecord) -> None:
-        """A side record met in recovery (``recovery.Replayer``)."""
-        self.sides.replay(offset, at, record)
+    def apply_side(self, where: tuple[int, int], at: int, record: SideRecord) -> None:
+        """A side record met in recovery (``recovery.Replayer``; ``where``: its number and byte offset)."""
+        self.sides.replay(where, at, record)
 
     def _journal_side(self, at: int, kind: str, values: list[Any], src: str = "ext") -> None:
         if self._journal is not None:
-            self._journal.append(side_line(at, kind, values, src))
+            self._journal.append_records([record_json(at, src, SideRecord(kind, values))])
+
+    def _write_side(self, at: int, kind: str, values: list[Any]) -> None:
+        """An ``ext`` side record, a unit of its own (written before its change applies)."""
+        mark = self._begin()
+        try:
+            self._journal_side(at, kind, values)
+        except JournalWriteError as exc:
+            self._refused(mark, exc)
+            raise
+        if mark is not None:
+            self._landed()
+
+    # --- write discipline (journal_health.py) -----------------------------------------------------
+
+    def _begin(self) -> tuple[int, int] | None:
+        """Where a unit of the write discipline starts (None: no server journal to keep whole);
+        :class:`JournalWriteError` at once while the state could not be rolled back to the journal."""
+        health, journal = self._health, self._journal
+        if health is None or journal is None:
+            return None
+        if health.broken is not None:
+            raise JournalWriteError(health.broken)
+        return journal.size, journal.crc  # JournalFile.mark(), without the call (every request asks)
+
+    def _landed(self) -> None:
+        health = self._health
+        if health is not None and health.failing is not None:
+            health.succeeded()
+
+    def _refused(self, mark: tuple[int, int] | None, exc: JournalWriteError) -> None:
+        """A unit the journal could not take: what of it applied is rolled back (the journal cut back to
+        ``mark`` and the state rebuilt from it), and the journal is failing."""
+        health, journal = self._health, self._journal
+        diverged, self._diverged = self._diverged, False
+        if health is None or journal is None or mark is None:
+            return
+        health.failed(str(exc))
+        if diverged or journal.size != mark[0]:
+            self._roll_back(journal, mark)
+
+    def _roll_back(self, journal: JournalFile, mark: tuple[int, int]) -> None:
+        """Back to the state the journal up to ``mark`` holds, rebuilt from it as a restart would (the
+        live stream's listener hears none of it); when that fails, the journal is broken."""
+        health, path, listener = self._health, self.journal_path, self._on_result
+        assert health is not None and path is not None
+        self._journal, self._on_result = None, None  # recovery checks records, writes and tells nothing
+        counted = self.recovered_commands
+        try:
+            journal.cut_to(mark)
+            header = read_header(path, self.scenario)
+            if header is None:
+                raise JournalError(f"journal {path}: its header is gone")
+            install_sides = self.sides.restore(self._base_snapshot)
+            if self._base_snapshot is not None:
+                self._install(self._base_snapshot)
+            else:
+                self._build()
+            install_sides()
+            self.venue.use_rules(header.rules)
+            recovered = recover(self, path, header, written_settings(self.scenario))
+            if recovered.tail or recovered.crc != mark[1]:
+                raise JournalError(f"journal {path}: does not end where the failed write began")
+        except (OSError, ValueError, JournalError) as exc:
+            health.broke(f"the state could not be rolled back to the journal ({exc})")
+        finally:
+            self.recovered_commands = counted
+            self._journal, self._on_result = journal, listener
+            self._set_record(journal.command_writer())
+        self.epoch += 1
+        log.warning("journal %s: the operation it could not take was rolled back", path)
 
     # --- journal ----------------------------------------------------------------------------------
 
@@ -456,17 +671,6 @@ class Simulation:
 
     def scenario_digest(self) -> str:
         return scenario_digest(self.scenario)
-
-    def _open_journal(self, fresh: bool) -> None:
-        """A fresh journal starts with its header (``JournalFile.create``); an existing one goes on."""
-        path = self.journal_path
-        assert path is not None
-        if fresh:
-            header = journal_header(self.scenario, self.start_ns, self.clock_mode, self._base_snapshot)
-            self._journal = JournalFile.create(path, header, self._durable)
-        else:
-            self._journal = JournalFile(path, self._durable)
-        self._set_record(self._journal.command_writer())
 
 
 def _ended(at: int, src: str, cmd: Command) -> None:

@@ -11,7 +11,9 @@ Contract (``docs/venues.md``, "Files"):
   SHA-256 (``FILE.venues/files/`` beside the journal, a temporary folder without one), and the venue
   reads the copy, now and on every reset and restart. The venue's record maps each name its document
   gives to the digest of the copy, so a restart never depends on the named file staying put or
-  unchanged.
+  unchanged. On restart each copy is read once and checked against its name (:func:`stored`): a copy
+  changed or damaged since is refused, and its venue set aside. A copy the store cannot write (a full
+  disk) is a :class:`~cefisim.api.runtime.journal_file.JournalWriteError`, not a refusal of the file.
 - Every refusal is a :class:`~cefisim.api.scenario.files.FileRefused` whose reason names the file as
   the document wrote it and never quotes its content.
 - The store keeps a copy while a live venue's record names it (:meth:`FileStore.prune`).
@@ -29,6 +31,8 @@ import tempfile
 from pathlib import Path
 
 from cefisim.api.runtime.beneath import Linked, Outside, open_beneath
+from cefisim.api.runtime.journal_file import JournalWriteError
+from cefisim.api.runtime.journal_seal import open_regular
 from cefisim.api.scenario.document import os_reason
 from cefisim.api.scenario.files import FileRefused, FileResolver
 
@@ -58,14 +62,15 @@ class FileStore:
         return self.folder / digest
 
     def keep(self, fd: int, limit: int, name: str) -> str:
-        """Copy what ``fd`` holds (at most ``limit`` bytes, else :class:`FileRefused`) and return its
-        digest; the copy is complete and fsync'd before its name appears."""
+        """Copy what ``fd`` holds (at most ``limit`` bytes, else :class:`FileRefused`; a read that fails,
+        :class:`FileRefused` too) and return its digest; the copy is complete and fsync'd before its name
+        appears. ``OSError`` when the copy cannot be written (nothing is left behind)."""
         digest = hashlib.sha256()
         staged = tempfile.NamedTemporaryFile(dir=self.folder, prefix=".staged-", delete=False)  # noqa: SIM115
         try:
             with staged:
                 size = 0
-                while chunk := os.read(fd, _CHUNK):
+                while chunk := _read(fd, name):
                     size += len(chunk)
                     if size > limit:
                         raise FileRefused(f"{name}: larger than {limit >> 20} MiB")
@@ -78,6 +83,21 @@ class FileStore:
             Path(staged.name).unlink(missing_ok=True)
             raise
         return digest.hexdigest()
+
+    def check(self, digest: str) -> Path:
+        """The copy named ``digest``, once its bytes are checked against its name (:class:`FileRefused`
+        when they are not, or it is not a regular file)."""
+        path = self.path(digest)
+        sha = hashlib.sha256()
+        try:
+            with open_regular(path) as f:
+                while chunk := f.read(_CHUNK):
+                    sha.update(chunk)
+        except OSError as exc:
+            raise FileRefused(f"its copy {digest} cannot be read: {os_reason(exc)}") from None
+        if sha.hexdigest() != digest:
+            raise FileRefused(f"its copy {digest} no longer matches its digest: it was changed or damaged")
+        return path
 
     def prune(self, keep: set[str]) -> None:
         """Remove every copy (and any staged leftover) no digest in ``keep`` names."""
@@ -140,19 +160,34 @@ class VenueFiles:
             os.set_blocking(fd, True)
             try:
                 return self._store.keep(fd, self._limit, name)
-            except OSError as exc:
-                raise FileRefused(f"cannot read {name}: {os_reason(exc)}") from None
+            except OSError as exc:  # the store's side: the file was read, its copy cannot be kept
+                raise JournalWriteError(f"the copy of {name} cannot be kept: {os_reason(exc)}") from None
         finally:
             os.close(fd)
 
 
-def stored(store: FileStore, kept: dict[str, str]) -> FileResolver:
-    """The resolver of a venue being rebuilt: each name to the copy its record names."""
+def stored(store: FileStore, kept: dict[str, str], refusals: set[str] | None = None) -> FileResolver:
+    """The resolver of a venue being rebuilt: each name to the copy its record names, checked against its
+    digest. Each refusal's reason (which quotes nothing of a file) is added to ``refusals``."""
 
     def resolve(name: str) -> Path:
         digest = kept.get(name)
-        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest) or not store.path(digest).is_file():
-            raise FileRefused(f"{name}: no copy of it is kept beside the journal")
-        return store.path(digest)
+        try:
+            if not isinstance(digest, str) or not _DIGEST.fullmatch(digest) or not store.path(digest).exists():
+                raise FileRefused("no copy of it is kept beside the journal")
+            return store.check(digest)
+        except FileRefused as exc:
+            refused = FileRefused(f"{name}: {exc.reason}")
+            if refusals is not None:
+                refusals.add(refused.reason)
+            raise refused from None
 
     return resolve
+
+
+def _read(fd: int, name: str) -> bytes:
+    """A chunk of the file being copied; a read that fails refuses the file."""
+    try:
+        return os.read(fd, _CHUNK)
+    except OSError as exc:
+        raise FileRefused(f"cannot read {name}: {os_reason(exc)}") from None

@@ -18,8 +18,15 @@ Contract:
 - Journal (a server with ``--journal FILE``): created venues journal to ``FILE.venues/{id}.jsonl``
   (``docs/journal.md``), their records and manifest beside it (``venue_manifest.py``). On start every
   venue the manifest leaves alive is rebuilt from its record and its journal; one that cannot be (its
-  record unreadable, its journal not replaying, a venue of an earlier cefisim) is set aside
-  (:attr:`Venues.set_aside`, with the reason), its files untouched, and every other venue serves.
+  record unreadable or damaged, its journal not replaying, a file copy whose bytes no longer match its
+  digest, its manifest line damaged, a venue of an earlier cefisim) is set aside
+  (:attr:`Venues.set_aside`, with the reason), its files untouched, and every other venue serves. When
+  a manifest line is damaged beyond naming a venue, a venue record the manifest does not list is set
+  aside too (its line may be the damaged one) instead of being taken for a create never answered.
+- Writes: a create is journaled (the venue's journal, its record, then its manifest line) before it is
+  answered, and a delete is recorded (the manifest rewritten) before the venue ends; one the disk
+  cannot take raises :class:`~cefisim.api.runtime.journal_file.JournalWriteError` (a 503) and changes
+  nothing: no venue made or ended, nothing left behind.
 - Limits. At most ``max_venues`` live venues, the default one included (:class:`TooManyVenues`).
 
 Blocking: :meth:`Venues.make` parses, reads files and builds (seconds for a big document); the server
@@ -28,6 +35,7 @@ calls it off the event loop, one create at a time. Everything else runs on the l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import Callable
@@ -35,10 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cefisim.api.runtime.journal_file import JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venue_files import FileStore, VenueFiles, stored
 from cefisim.api.runtime.venue_keys import mint
-from cefisim.api.runtime.venue_manifest import Entry, VenueManifest
+from cefisim.api.runtime.venue_manifest import Entry, Read, VenueManifest
 from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
 from cefisim.api.scenario.loader import parse_scenario
 from cefisim.api.scenario.shipped import shipped
@@ -87,9 +96,10 @@ class VenueSpec:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "scenario": self.scenario, "document": self.document, "files": self.files}
 
-    def load(self, store: FileStore) -> Scenario:
-        """The venue's scenario, its files read from the copies in ``store``; :class:`ScenarioError`."""
-        return parse_scenario(self.document, self.source, stored(store, self.files))
+    def load(self, store: FileStore, refusals: set[str] | None = None) -> Scenario:
+        """The venue's scenario, its files read from the copies in ``store`` (each checked against its
+        digest; the reasons of those refused added to ``refusals``); :class:`ScenarioError`."""
+        return parse_scenario(self.document, self.source, stored(store, self.files, refusals))
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> VenueSpec:
@@ -166,40 +176,84 @@ class Venues:
         self.live: dict[str, tuple[VenueSpec, Simulation]] = {}
         self.set_aside: dict[str, SetAside] = {}
         self._entries: dict[str, Entry] = {}  # the manifest's lines: live and set-aside venues
+        self._unnamed: list[Entry] = []  # damaged manifest lines that name no venue: kept as they are
         self._highest = 0
 
     # --- start ------------------------------------------------------------------------------------
 
     def recover(self) -> None:
-        """Rebuild every venue the manifest leaves alive; set aside those that cannot be; compact it."""
+        """Rebuild every venue the manifest leaves alive; set aside those that cannot be (and those its
+        damaged lines name); compact it."""
         manifest = self._manifest
         if manifest is None:
             return
-        entries, self._highest = manifest.read()
-        for entry in entries:
+        try:
+            found = manifest.read()
+        except OSError as exc:  # not even readable: every venue recorded beside it is set aside
+            reason = f"{manifest.path}: {exc.strerror or exc}"
+            log.error("venue manifest %s; the venues recorded beside it are set aside", reason)
+            found = Read(damaged=[(0, Entry("", None, reason))])
+        records = set(manifest.records())
+        ids = [int(v[1:]) for v in (*records, *manifest.journals())]
+        self._highest = max(found.highest, *ids, 0)
+        named = {entry.id for _, entry in found.damaged}
+        for entry in found.entries:
+            if entry.id in named:
+                continue  # a damaged line names it too: set aside below
             self._entries[entry.id] = entry
             if entry.legacy is not None:
                 self.set_aside[entry.id] = SetAside(entry.id, LEGACY, entry)
                 continue
-            spec: VenueSpec | None = None
-            try:
-                spec = VenueSpec.from_json(manifest.read_record(entry.id))
-                scenario = spec.load(self.store)
-                self.live[entry.id] = (spec, self._make(scenario, self._journal_path(entry.id)))
-            except Exception as exc:  # one venue never keeps the others (and the default one) from serving
-                if isinstance(exc, ScenarioError):
-                    path, reason = scenario_problem(exc)
-                    why = f"{path}: {reason}"
-                else:
-                    why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                log.error("venue %s set aside: %s", entry.id, why, exc_info=not isinstance(exc, ValueError))
-                files = frozenset(spec.files.values()) if spec is not None else None
-                self.set_aside[entry.id] = SetAside(entry.id, why, entry, files)
-        for venue_id in list(manifest.records()):
-            if venue_id not in self._entries:  # a create never answered
+            self._rebuild(entry)
+        unnamed = ""
+        for _, entry in found.damaged:
+            if not entry.id:
+                unnamed = unnamed or str(entry.damaged)
+                log.error("venue manifest: %s; it names no venue", entry.damaged)
+                if entry.legacy is not None:
+                    self._unnamed.append(entry)
+            elif entry.id in records:
+                self._set_aside(entry, str(entry.damaged))
+            else:
+                log.error("venue manifest: %s; venue %s has no record: nothing to serve", entry.damaged, entry.id)
+        for venue_id in sorted(records - self._entries.keys(), key=lambda v: int(v[1:])):
+            if unnamed:  # its line may be the damaged one: kept, never taken for a create not answered
+                why = f"not in the manifest, whose {unnamed}"
+                self._set_aside(Entry(venue_id, damaged=why), why)
+            else:  # a create never answered
                 manifest.remove_record(venue_id)
-        manifest.rewrite(list(self._entries.values()), self._highest)
+        if not (found.damaged and found.damaged[0][0] == 0):
+            manifest.rewrite([*self._entries.values(), *self._unnamed], self._highest)
         self._prune()
+
+    def _rebuild(self, entry: Entry) -> None:
+        """Rebuild a live venue from its record and journal, or set it aside saying why."""
+        assert self._manifest is not None
+        spec: VenueSpec | None = None
+        refusals: set[str] = set()
+        try:
+            spec = VenueSpec.from_json(self._manifest.read_record(entry.id))
+            scenario = spec.load(self.store, refusals)
+            self.live[entry.id] = (spec, self._make(scenario, self._journal_path(entry.id)))
+        except Exception as exc:  # one venue never keeps the others (and the default one) from serving
+            if isinstance(exc, ScenarioError):
+                path, reason = scenario_problem(exc, frozenset(refusals))
+                why = f"{path}: {reason}"
+            else:
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            log.error("venue %s set aside: %s", entry.id, why, exc_info=not isinstance(exc, ValueError | OSError))
+            files = frozenset(spec.files.values()) if spec is not None else None
+            self.set_aside[entry.id] = SetAside(entry.id, why, entry, files)
+
+    def _set_aside(self, entry: Entry, why: str) -> None:
+        """Set a venue aside without rebuilding it (its manifest line is damaged or missing)."""
+        assert self._manifest is not None
+        files: frozenset[str] | None = None  # its copies unknown: every copy is kept
+        with contextlib.suppress(OSError, ValueError):
+            files = frozenset(VenueSpec.from_json(self._manifest.read_record(entry.id)).files.values())
+        log.error("venue %s set aside: %s", entry.id, why)
+        self._entries[entry.id] = entry
+        self.set_aside[entry.id] = SetAside(entry.id, why, entry, files)
 
     # --- create -----------------------------------------------------------------------------------
 
@@ -240,14 +294,29 @@ class Venues:
             self._prune()
             where, reason = scenario_problem(exc, frozenset(files.refusals))
             raise VenueError("scenario" + where.removeprefix("$"), reason) from None
+        except (OSError, JournalWriteError) as exc:  # its journal or a file copy cannot be written
+            if journal is not None:
+                journal.unlink(missing_ok=True)
+            self._prune()
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise JournalWriteError(f"venue {venue_id} cannot be journaled: {reason}; nothing was made") from None
         return Made(spec, sim, private_keys)
 
     def commit(self, made: Made) -> None:
-        """Record a made venue (fsync'd) and make it live."""
+        """Record a made venue (its record, then its manifest line, each fsync'd) and make it live;
+        :class:`JournalWriteError` when they cannot be written, and then the made venue is discarded and
+        nothing is left of it."""
         spec = made.spec
         if self._manifest is not None:
-            self._manifest.write_record(spec.id, spec.to_json())
-            self._manifest.append(spec.id)
+            try:
+                self._manifest.write_record(spec.id, spec.to_json())
+                self._manifest.append(spec.id)
+            except OSError as exc:
+                self._manifest.remove_record(spec.id)
+                self.discard(made)
+                raise JournalWriteError(
+                    f"venue {spec.id} cannot be recorded: {exc.strerror or exc}; nothing was made"
+                ) from None
         self._entries[spec.id] = Entry(spec.id)
         self._highest = int(spec.id[1:])
         self.live[spec.id] = (spec, made.sim)
@@ -263,15 +332,24 @@ class Venues:
     # --- end --------------------------------------------------------------------------------------
 
     def delete(self, venue_id: str) -> None:
-        """End a live or set-aside venue: the manifest rewritten without it, then its journal, record
-        and unshared copies removed. A command still in flight for it is refused (``Simulation.end``)."""
+        """End a live or set-aside venue: the manifest rewritten without it first
+        (:class:`JournalWriteError` when it cannot be, and then the venue goes on as it was), then the
+        venue ended and its journal, record and unshared copies removed. A command still in flight for
+        it is refused (``Simulation.end``)."""
+        if self._manifest is not None:
+            rest = [e for venue, e in self._entries.items() if venue != venue_id]
+            try:
+                self._manifest.rewrite([*rest, *self._unnamed], self._highest)
+            except OSError as exc:
+                raise JournalWriteError(
+                    f"venue {venue_id}: its delete cannot be recorded: {exc.strerror or exc}; nothing was changed"
+                ) from None
         if venue_id in self.live:
             self.live.pop(venue_id)[1].end()
         else:
             self.set_aside.pop(venue_id)
         del self._entries[venue_id]
         if self._manifest is not None:
-            self._manifest.rewrite(list(self._entries.values()), self._highest)
             self._manifest.remove_record(venue_id)
         journal = self._journal_path(venue_id)
         if journal is not None:
@@ -291,8 +369,8 @@ class Venues:
         for spec, _ in self.live.values():
             keep.update(spec.files.values())
         for aside in self.set_aside.values():
-            if aside.files is None and aside.entry.legacy is None:
-                return
+            if aside.files is None and aside.reason != LEGACY:
+                return  # a set-aside venue whose copies are unknown: every copy is kept
             keep.update(aside.files or ())
         self.store.prune(keep)
 

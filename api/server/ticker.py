@@ -4,6 +4,10 @@ On the wall clock the scenario's agents and the venue's timers run as time passe
 with a speed, engine time is advanced by speed × the real time elapsed, every tick, through the same
 journaled command as ``POST /_sim/clock/advance``. Every venue of a server has its own ticker
 (``api/app/application.py`` starts the default venue's, ``api/control/isolated_venues.py`` the others').
+
+A tick the journal cannot take changes nothing (``api/runtime/journal_health.py``): the ticker goes on
+ticking, and the simulation logs one line when its journal starts failing and one when it is written
+again, however many ticks fail in between.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import contextlib
 import logging
 import time
 
-from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.runtime.simulation import JournalWriteError, Simulation
 
 log = logging.getLogger("cefisim.app")
 TICK_SECONDS = 0.05
@@ -44,6 +48,8 @@ def start_ticker(sim: Simulation, speed: float | None) -> asyncio.Task[None] | N
             await asyncio.sleep(TICK_SECONDS)
             try:
                 await step()
+            except JournalWriteError:
+                pass  # nothing changed; the simulation said so when its journal started failing
             except Exception:  # a bug; keep serving and say so
                 log.exception("clock tick failed")
 

@@ -38,6 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any, Self
 
+from cefisim.api.extras import missing_extra
 from cefisim.api.sweep.grid import RunSpec
 from cefisim.api.sweep.run import Settings, failed_row, run_task
 
@@ -198,8 +199,8 @@ class DaskExecutor(_Executor):
         try:  # an optional dependency (cefisim[dask]): imported when a cluster is asked for
             import dask
             from distributed import Client, LocalCluster  # (the same optional dependency)
-        except ImportError:
-            raise DaskMissing("--dask needs dask.distributed: pip install 'cefisim[dask]'") from None
+        except ModuleNotFoundError as exc:
+            raise DaskMissing(str(missing_extra(exc, "dask", "--dask"))) from None
         self.cluster: Any = None
         if address == "local":
             # ":0": the scheduler's HTTP server (always started) on a free port, never a clash on 8787

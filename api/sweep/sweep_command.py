@@ -22,7 +22,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cefisim.api.backtest.backtest_command import BacktestError, load_strategy_class
+from cefisim.api.backtest.backtest_command import BacktestError, construct_strategy, load_strategy_class
+from cefisim.api.cli_env import examples
 from cefisim.api.scenario import Scenario, ScenarioError, format_time, load_scenario, parse_time
 from cefisim.api.scenario.shipped import resolve
 from cefisim.api.sweep.executors import DaskExecutor, DaskMissing, PoolExecutor, SerialExecutor
@@ -62,6 +63,10 @@ def sweep_parser() -> argparse.ArgumentParser:
         prog="cefisim sweep",
         description="Run one strategy over a grid of scenario seeds, strategy parameters and latencies, "
         "locally or on a Dask cluster, with statistics per parameter set.",
+        **examples(
+            "cefisim sweep demo --strategy simple_mm --seeds 1-8 --param qty=0.01,0.05 --until +120 --out sweep",
+            "cefisim sweep demo --strategy simple_mm --seeds 1-64 --dask local --workers 2 --out sweep --plot pnl.png",
+        ),
     )
     p.add_argument(
         "scenario",
@@ -170,11 +175,7 @@ def plan_sweep(args: argparse.Namespace) -> Plan:
     for spec in specs:  # each parameter set once: a constructor that refuses it stops the sweep here
         if spec.params not in seen:
             seen.add(spec.params)
-            try:
-                cls(**dict(spec.params))
-            except Exception as exc:
-                given = ", ".join(f"{k}={v!r}" for k, v in spec.params)
-                raise SweepError(f"--strategy: {strategy}({given}) raised {type(exc).__name__}: {exc}") from None
+            construct_strategy(cls, strategy, dict(spec.params))
     sources = Sources.collect(scenario, scenario_path, strategy, inline=args.dask is not None)
     settings = Settings(sources, until_ns, client, quote, reports=bool(getattr(args, "reports", False)))
     meta = {

@@ -14,9 +14,14 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
+from cefisim.api.extras import missing_extra
 
-from cefisim.gym import MARKET_BUY, MARKET_SELL, NOTHING, VenueEnv
+try:  # the [gym] extra (gymnasium, numpy): without it, one line saying how to get it, not a traceback
+    import numpy as np
+
+    from cefisim.gym import MARKET_BUY, MARKET_SELL, NOTHING, VenueEnv
+except ModuleNotFoundError as exc:
+    raise SystemExit(f"cefisim: {missing_extra(exc, 'gym', 'this example')}") from None
 
 LIMIT = 3  # lots of inventory before the simple policy trades out
 

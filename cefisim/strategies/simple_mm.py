@@ -28,12 +28,30 @@ It uses only the strategy API of ``docs/backtest.md``: the same calls as ``api.c
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 
 from cefisim.api.client import ProblemError
 
 WORKING = ("ACTIVE", "NEW_PENDING", "MODIFY_PENDING", "CANCEL_PENDING")
+
+
+def _number(name: str, text: str) -> Decimal:
+    """A parameter as a finite Decimal; a ValueError naming it otherwise."""
+    try:
+        value = Decimal(text)
+    except (InvalidOperation, TypeError):
+        raise ValueError(f"{name}={text!r} is not a decimal number") from None
+    if not value.is_finite():
+        raise ValueError(f"{name}={text!r} is not a finite number")
+    return value
+
+
+def _positive(name: str, text: str) -> Decimal:
+    value = _number(name, text)
+    if value <= 0:
+        raise ValueError(f"{name}={text!r} must be above 0")
+    return value
 
 
 class SimpleMarketMaker:
@@ -49,11 +67,12 @@ class SimpleMarketMaker:
         self.ref = instrument
         if instrument is not None:
             self.instruments = [instrument]  # only this book's changes reach on_book
-        self.qty_param = qty
-        self.half_spread = Decimal(half_spread)
-        self.max_param = max_inventory
-        self.skew = Decimal(skew) if skew is not None else self.half_spread
-        self.every = Decimal(requote)
+        # every parameter is checked here, so a bad --param is refused before the run starts
+        self.qty_param = None if qty is None else _positive("qty", qty)
+        self.half_spread = _number("half_spread", half_spread)
+        self.max_param = None if max_inventory is None else _positive("max_inventory", max_inventory)
+        self.skew = _number("skew", skew) if skew is not None else self.half_spread
+        self.every = _positive("requote", requote)
         self.position = Decimal(0)
         self.quotes: dict[str, str | None] = {"BUY": None, "SELL": None}  # side -> id of the current quote
         self.live: dict[str, tuple[str, Decimal]] = {}  # id -> (side, price) of every order it may have working
@@ -70,8 +89,8 @@ class SimpleMarketMaker:
         self.inst_id = inst["id"]
         self.tick = Decimal(info["price_increment"])
         self.lot = Decimal(info["qty_increment"])
-        self.qty = Decimal(self.qty_param) if self.qty_param is not None else Decimal(info["min_qty"]) * 10
-        self.max_inventory = Decimal(self.max_param) if self.max_param is not None else self.qty * 5
+        self.qty = self.qty_param if self.qty_param is not None else Decimal(info["min_qty"]) * 10
+        self.max_inventory = self.max_param if self.max_param is not None else self.qty * 5
         ctx.set_timer("requote", 0)
 
     def on_timer(self, ctx: Any, name: str) -> None:

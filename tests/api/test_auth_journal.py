@@ -21,6 +21,7 @@ from cefisim.api.scenario import parse_scenario
 from cefisim.api.server.keys import ServerOptions
 from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import scenario_doc
+from tests.api.journal_lines import reseal_file
 from tests.api.test_auth_store import build, exchange
 from tests.api.test_auth_support import REDIRECT, RESOURCE, START_NS, FakeWall, default_world, pkce
 
@@ -329,8 +330,9 @@ def test_a_damaged_auth_record_refuses_the_start_naming_the_offset(tmp_path: Pat
     offset = text.index(b'"auth.key_tokens"')
     offset = text.rindex(b"\n", 0, offset) + 1
     path.write_bytes(text.replace(b'"k-alice"', b'"k-nobody"') + text[offset:])  # not the last line
+    reseal_file(path)  # sealed as written: what is tested is the record's content
     sim = Simulation(scenario, clock="virtual", journal_path=path)
-    with pytest.raises(JournalError, match=f"byte offset {offset}: auth.key_tokens cannot be applied"):
+    with pytest.raises(JournalError, match=rf"\(byte offset {offset}\): auth.key_tokens cannot be applied"):
         auth_store_for(sim, ServerOptions(wall_s=wall))
     sim.close()
 

@@ -53,8 +53,12 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_shipped_scenarios_are_listed_and_found_by_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenarios"]) == 0
     out = capsys.readouterr().out
-    assert {line.split()[0] for line in out.splitlines()} == set(shipped_names()) >= {"demo", "flash_crash"}
+    listed, legend = out.split("\n\n")
+    assert {line.split()[0] for line in listed.splitlines()} == set(shipped_names()) >= {"demo", "flash_crash"}
     assert "three instruments" in out
+    # the scenarios cefisim_client can sign in are marked
+    signing = {line.split()[0] for line in listed.splitlines() if line.split()[1] == "[keys]"}
+    assert signing == {"demo", "population", "recorded_busy"} and legend.startswith("[keys]: ")
     assert resolve(None) == resolve("demo") == resolve("demo.json") == shipped_dir() / "demo.json"
     assert resolve("nope") == Path("nope") and shipped("nope") is None
 
@@ -278,3 +282,48 @@ def test_quiet_logs_nothing_and_json_is_one_object_a_line(tmp_path: Path) -> Non
 def test_python_dash_m_cefisim_is_the_command() -> None:
     done = subprocess.run([sys.executable, "-m", "cefisim", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "serve" in done.stdout and "scenarios" in done.stdout
+
+
+def test_what_serve_cannot_do_is_one_line_that_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--speed runs a virtual clock by itself: on the wall clock it would be ignored, so it is refused
+    (as the flag or CEFISIM_SPEED); a journal in a folder that does not exist names that folder."""
+    assert main(["serve", "--port", "0", "--speed", "10"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        (
+            "cefisim serve: --speed (CEFISIM_SPEED) needs --clock virtual: on the wall clock engine time is real time;"
+            " add --clock virtual, or leave --speed out"
+        )
+    ]
+    monkeypatch.setenv("CEFISIM_SPEED", "5")
+    assert main(["serve", "--port", "0"]) == 2
+    assert "--speed (CEFISIM_SPEED) needs --clock virtual" in capsys.readouterr().err
+    monkeypatch.delenv("CEFISIM_SPEED")
+    missing = tmp_path / "no" / "such"
+    assert main(["serve", "--port", "0", "--journal", str(missing / "j.jsonl")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"cefisim serve: --journal {missing / 'j.jsonl'}: no folder {missing}: "
+        "create it, or name a file in a folder that exists"
+    )
+    for flag, value, said in (
+        ("--speed", "abc", "argument --speed: 'abc': expected times real time"),
+        ("--speed", "nan", "argument --speed: 'nan': expected times real time"),
+        ("--log-level", "loud", "argument --log-level: invalid choice: 'LOUD'"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(["serve", "--clock", "virtual", flag, value])
+        assert exit_.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_the_banner_says_why_it_shows_no_plain_live_page_and_how_to_open_it(tmp_path: Path) -> None:
+    with serving(tmp_path, "--control-token", "s3cret") as (url, proc):
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert "Watch the book" not in out and "s3cret" not in out
+    assert "The live page needs the control token (--control-token); a browser passes it in the page's address:" in out
+    assert f"  {url}/_sim/ui/?instrument=1#token=<your token>   ({url}/ lists the server's pages)" in out
+    with serving(tmp_path, "--environment", "production") as (url, proc):
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert "No live page: --environment production serves no control plane (/_sim/)." in out

@@ -21,6 +21,7 @@ from cefisim.api.scenario import load_scenario, parse_scenario
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, PaperFunds, PlaceOrder
 from tests.api.conftest import scenario_doc
+from tests.api.journal_lines import resealed
 
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
 TICK_NS = 50_000_000
@@ -149,7 +150,9 @@ def _long_run(path: Path) -> Simulation:
 
 
 def _ext_records(data: bytes) -> int:
-    return sum(1 for line in data.split(b"\n")[1:] if line.endswith(b"]]") and b',"ext",' in line)
+    """The external records among the complete lines of ``data`` (a torn last line is not one)."""
+    lines = data.split(b"\n")[1:-1]
+    return sum(1 for line in lines if orjson.loads(line)[1] == "ext" and "." not in orjson.loads(line)[2])
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -210,7 +213,7 @@ def test_a_torn_header_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     sim = Simulation(load_scenario(DEMO), clock="virtual", journal_path=path)
     sim.close()
     path.write_bytes(path.read_bytes()[:40])
-    with pytest.raises(JournalError, match="byte offset 0: the header line is incomplete"):
+    with pytest.raises(JournalError, match=r"the header \(byte offset 0\): incomplete"):
         Simulation(load_scenario(DEMO), clock="virtual", journal_path=path)
     assert len(path.read_bytes()) == 40
 
@@ -226,15 +229,15 @@ def test_a_journal_that_does_not_replay_is_never_modified(tmp_path: Path, damage
     scenario = load_scenario(DEMO)
     if damage == "middle":
         lines[3] = b"garbage" + lines[3][7:]
-    elif damage == "regenerated":  # a scenario record the scenario does not make
-        record = orjson.loads(lines[-3])
-        record[0] += 1
-        lines[-3] = orjson.dumps(record)
+    elif damage == "regenerated":  # a scenario record the scenario does not make, sealed as if written
+        records = [orjson.loads(line)[:4] for line in lines[1:-1]]
+        records[-2][0] += 1
+        lines = [*resealed(lines[0], records).split(b"\n")[:-1], b""]
     else:
         scenario = parse_scenario(scenario_doc(), "other.json")
     damaged = b"\n".join(lines) + b"partial last rec"  # a torn tail too: still not cut back
     path.write_bytes(damaged)
-    with pytest.raises(JournalError, match=r"byte offset|another scenario"):
+    with pytest.raises(JournalError, match=r"record \d+ \(byte offset \d+\)|another scenario"):
         Simulation(scenario, clock="virtual", journal_path=path)
     assert path.read_bytes() == damaged
 
@@ -247,5 +250,5 @@ def test_the_server_refuses_a_torn_header_with_one_line_and_exit_2(tmp_path: Pat
     path.write_bytes(path.read_bytes()[:40])
     assert main(["serve", "--scenario", str(DEMO), "--journal", str(path), "--clock", "virtual"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"cefisim: journal {path}: byte offset 0:"), err
+    assert len(err) == 1 and err[0].startswith(f"cefisim: journal {path}: the header (byte offset 0):"), err
     assert len(path.read_bytes()) == 40

@@ -1,10 +1,11 @@
 """Journal format versions: a ``cefisim-journal/1`` journal restores to what it recorded.
 
-The commands of /1 and /2 journals are written alike; /2 marks that some commands do other things
-since (the opening uncross, a modify to zero, a WITHDRAW beyond the balance: docs/journal.md). A
-journal is written here under the current rules, then its header is turned into /1's: restored, it
-must give what a /1 server did with the same commands, and a server that goes on with it keeps those
-rules (so its next restart agrees too). The /2 journal restores to the live state.
+The commands of /1, /2 and /3 journals are written alike; /2 marks that some commands do other things
+since (the opening uncross, a modify to zero, a WITHDRAW beyond the balance: docs/journal.md), /3 that
+every line is sealed with a checksum chain. A journal is written here under the current rules, then
+turned into /1's (checksums dropped): restored, it must give what a /1 server did with the same
+commands, and a server that goes on with it keeps those rules and that format (so its next restart
+agrees too). The /2 and /3 journals restore to the live state.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cefisim.engine.commands import (
 from cefisim.engine.events import TradeEvent
 from cefisim.engine.venue import Venue
 from tests.api.conftest import scenario_doc
+from tests.api.journal_lines import as_format
 
 ALICE, BOB = 100, 101
 
@@ -59,14 +61,12 @@ def _outcome(venue: Venue) -> tuple[object, ...]:
 
 
 def _as_version_1(path: Path) -> None:
-    header, rest = path.read_bytes().split(b"\n", 1)
-    doc = orjson.loads(header)
-    assert doc["format"] == JOURNAL_FORMAT == "cefisim-journal/2"
-    doc["format"] = "cefisim-journal/1"
-    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS) + b"\n" + rest)
+    assert JOURNAL_FORMAT == "cefisim-journal/3"
+    as_format(path, "cefisim-journal/1")
 
 
-def test_a_journal_of_the_current_format_restores_to_the_live_state(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", [JOURNAL_FORMAT, "cefisim-journal/2"])
+def test_a_journal_of_the_current_rules_restores_to_the_live_state(tmp_path: Path, fmt: str) -> None:
     path = tmp_path / "j.jsonl"
     sim = _sim(path)
     trades = _run(sim)
@@ -74,9 +74,19 @@ def test_a_journal_of_the_current_format_restores_to_the_live_state(tmp_path: Pa
     live = _outcome(sim.venue)
     assert live[0] == {1: "FILLED", 2: "ACTIVE", 3: "FILLED", 4: "CANCELED"} and live[1] == "INITIALIZED"
     sim.close()
+    if fmt != JOURNAL_FORMAT:
+        as_format(path, fmt)
     again = _sim(path)
     assert _outcome(again.venue) == live and again.venue.rules == 2
+    # a /2 journal goes on in its own format, without checksums, and restores again
+    again.submit(AdvanceClock(again.venue.clock.now + NS_PER_SECOND))
+    state = _outcome(again.venue)
     again.close()
+    assert orjson.loads(path.read_bytes().split(b"\n", 1)[0])["format"] == fmt
+    assert (b'"crc32"' in path.read_bytes()) == (fmt == JOURNAL_FORMAT)
+    last = _sim(path)
+    assert _outcome(last.venue) == state
+    last.close()
 
 
 def test_a_version_1_journal_restores_to_what_it_recorded_and_goes_on_under_its_rules(tmp_path: Path) -> None:
@@ -105,7 +115,7 @@ def test_a_version_1_journal_restores_to_what_it_recorded_and_goes_on_under_its_
     again.close()
 
 
-@pytest.mark.parametrize("fmt", ["cefisim-journal/0", "cefisim-journal/3", ["cefisim-journal/2"], None])
+@pytest.mark.parametrize("fmt", ["cefisim-journal/0", "cefisim-journal/4", ["cefisim-journal/2"], None])
 def test_a_journal_of_another_format_is_refused_naming_the_formats_restored(tmp_path: Path, fmt: object) -> None:
     path = tmp_path / "j.jsonl"
     _sim(path).close()
@@ -113,5 +123,5 @@ def test_a_journal_of_another_format_is_refused_naming_the_formats_restored(tmp_
     doc = orjson.loads(header)
     doc["format"] = fmt
     path.write_bytes(orjson.dumps(doc) + b"\n" + rest)
-    with pytest.raises(JournalError, match="format cefisim-journal/1 or cefisim-journal/2"):
+    with pytest.raises(JournalError, match="format cefisim-journal/1 or cefisim-journal/2 or cefisim-journal/3"):
         _sim(path)

@@ -20,12 +20,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from cefisim.api.runtime.journal_file import JournalError, JournalFile, JournalWriteError, command_line
+from cefisim.api.runtime.journal_file import JournalError, JournalFile, JournalWriteError, record_json
 from cefisim.api.runtime.replay import replay_main, run
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import load_scenario, parse_scenario
 from cefisim.engine.commands import PlaceOrder, SetLatency
 from tests.api.conftest import scenario_doc
+from tests.api.journal_lines import as_format
 from tests.engine.builders import state_hash
 from tests.scenarios.replay_support import SCENARIOS, SHIPPED
 from tests.scenarios.test_scenario_shipped import GOLDEN
@@ -113,10 +114,13 @@ def test_a_journal_with_part_of_the_settings_is_refused(tmp_path: Path) -> None:
     scenario = parse_scenario(_settings_doc(), "s.json")
     journal = tmp_path / "j.jsonl"
     run(scenario, scenario.end_ns, journal)
+    as_format(journal, "cefisim-journal/2")  # the older cefisim replay that wrote the settings wrote /2
     header, *records = journal.read_bytes().splitlines(keepends=True)
-    first = command_line(scenario.start_ns, "scn", SetLatency(0, 0, 5 * MS))
+    first = record_json(scenario.start_ns, "scn", SetLatency(0, 0, 5 * MS)) + b"\n"
     journal.write_bytes(header + first + b"".join(records))
-    with pytest.raises(JournalError, match=f"byte offset {len(header) + len(first)}: .* settlement_delay is missing"):
+    with pytest.raises(
+        JournalError, match=rf"record 2 \(byte offset {len(header) + len(first)}\): .* settlement_delay is missing"
+    ):
         Simulation(scenario, clock="virtual", journal_path=journal)
 
 
@@ -155,12 +159,13 @@ def test_a_failed_write_is_cut_back_to_the_last_whole_record(tmp_path: Path, dur
     cut back, so the file ends with a whole record, and the error says the write failed."""
     path = tmp_path / "j.jsonl"
     journal = JournalFile.create(path, b'{"format":"cefisim-journal/2"}\n', durable)
-    line = command_line(1, "ext", SetLatency(0, 0, 0))
+    record = record_json(1, "ext", SetLatency(0, 0, 0))
+    line = record + b"\n"
     whole = len(b'{"format":"cefisim-journal/2"}\n') + 3 * len(line)
 
     def write_five_and_close() -> None:
         for _ in range(5):
-            journal.append(line)
+            journal.append_records([record])
         journal.close()
 
     with file_size_limit(whole + len(line) // 2), pytest.raises(JournalWriteError, match="File too large"):
@@ -175,5 +180,5 @@ def test_replay_says_when_its_journal_cannot_be_written(tmp_path: Path, capsys) 
     with file_size_limit(4096):
         status = replay_main([str(SCENARIOS / "busy_market.json"), "--journal", str(out), "--quiet"])
     assert status == 1
-    assert "journal write failed: File too large" in capsys.readouterr().err
+    assert "write failed: File too large" in capsys.readouterr().err
     assert out.read_bytes().endswith(b"\n")

@@ -10,9 +10,10 @@ base64``), following the interface description's layouts:
 
 The server must accept each of them over HTTP, refuse them under the other layout, and the project's
 signer must produce exactly them. The README's hand-written examples (the curl/openssl line that
-``cefisim serve`` prints and the Python snippet) run against a live server. The journal record, the
-ES256 key exchange (signed by the ``openssl`` command, not by ``cryptography``), the PKCE challenge and
-the token response's ``expires_in`` format are pinned the same way.
+``cefisim serve`` prints and the Python snippet) run against a live server. The journal record (and
+its checksum, the CRC-32 that ``gzip`` writes in its trailer, of the file's bytes before its seal), the
+ES256 key exchange (signed by the ``openssl`` command, not by ``cryptography``),
+the PKCE challenge and the token response's ``expires_in`` format are pinned the same way.
 """
 
 from __future__ import annotations
@@ -249,29 +250,47 @@ def test_the_readme_python_snippet_works(live_server: tuple[str, str], capsys: p
     assert {r["id"] for r in _records(orjson.loads(capsys.readouterr().out))} >= {"1", "2"}
 
 
-# --- the journal record: docs/journal.md's example, written as [at, src, kind, values] ------------------
+# --- the journal record: docs/journal.md's example, written as [at, src, kind, values, checksum] ------------
 # (``at`` is the engine time the command applied at: the scenario's start, 2026-11-02T09:00:00Z, which
 # is also the order's timestamp)
 
 DOC_RECORD = (
-    b'[1793610000000000000,"ext","place",[100,1,"BUY","LIMIT","1.5","50000.00","GTC",[],[],null,null,"my-1",null,null]]'
+    b'[1793610000000000000,"ext","place",[100,1,"BUY","LIMIT","1.5","50000.00","GTC",[],[],null,null,"my-1",null,null]'
 )
+HEADER_SEAL = re.compile(rb',"crc32":"([0-9a-f]{8})"}$')
 
 
+def _gzip_crc32(data: bytes) -> bytes:
+    """The CRC-32 of ``data`` as ``gzip`` computes it (the first four bytes of its trailer, little-endian)."""
+    out = subprocess.run(["gzip", "-c", "-n"], input=data, capture_output=True, check=True).stdout
+    return b"%08x" % int.from_bytes(out[-8:-4], "little")
+
+
+def _sealed_doc_record(header: bytes) -> bytes:
+    """The documented record sealed after ``header`` (a line without its end): a line's checksum is the
+    CRC-32 of every byte of the file before its seal, the header line whole and the record up to it."""
+    seal = HEADER_SEAL.search(header)
+    assert seal is not None and _gzip_crc32(header[: seal.start()]) == seal.group(1)
+    return DOC_RECORD + b',"' + _gzip_crc32(header + b"\n" + DOC_RECORD) + b'"]'
+
+
+@pytest.mark.skipif(not shutil.which("gzip"), reason="needs gzip")
 def test_the_journal_writes_the_documented_record(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", journal_path=path)
     sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1.5", "50000.00", external_id="my-1"))
     sim.close()
     header, record = path.read_bytes().splitlines()
-    assert orjson.loads(header)["format"] == "cefisim-journal/2"
-    assert record == DOC_RECORD
+    assert orjson.loads(header)["format"] == "cefisim-journal/3"
+    assert record == _sealed_doc_record(header)
 
 
+@pytest.mark.skipif(not shutil.which("gzip"), reason="needs gzip")
 async def test_a_handwritten_record_is_replayed(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", journal_path=path).close()
-    path.write_bytes(path.read_bytes().rstrip(b"\n") + b"\n" + DOC_RECORD + b"\n")
+    header = path.read_bytes().rstrip(b"\n")
+    path.write_bytes(header + b"\n" + _sealed_doc_record(header) + b"\n")
     sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual", journal_path=path)
     try:
         assert sim.recovered_commands == 1

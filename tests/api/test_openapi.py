@@ -23,6 +23,8 @@ from cefisim.api.cefi import paging as cefi_paging
 from cefisim.api.cefi import public as cefi_public
 from cefisim.api.cefi.openapi_auth import AUTH_OPERATIONS
 from cefisim.api.cefi.openapi_operations import OPERATIONS
+from cefisim.api.cefi.openapi_paper import PAPER_OPERATIONS
+from cefisim.api.cefi.paper import PAPER_BODY
 from cefisim.api.cefi.route_table import CEFI_ROUTES
 from cefisim.api.client import CefiClient
 from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, CONTROL_OPERATIONS, control_document
@@ -143,8 +145,11 @@ def errors(value: Any, schema: dict[str, Any], where: str = "$", conditionals: b
             yield f"{where}: matches none of anyOf"
         if "not" in schema and not list(errors(value, schema["not"], where)):
             yield f"{where}: matches the `not` schema"
-        if "if" in schema and not list(errors(value, schema["if"], where)):
-            yield from errors(value, schema.get("then", {}), where)
+        if "if" in schema:
+            branch = "else" if list(errors(value, schema["if"], where)) else "then"
+            yield from errors(value, schema.get(branch, {}), where)
+        for part in schema.get("allOf", ()):
+            yield from errors(value, part, where)
 
 
 def check(value: Any, schema: dict[str, Any]) -> None:
@@ -206,13 +211,16 @@ def documented_operations(document: dict[str, Any]) -> set[tuple[str, str]]:
 
 
 def test_documents_cover_exactly_the_served_operations() -> None:
-    """The venue's document: every CeFi and Auth route (and nothing else but itself); the control
-    plane's: every /_sim/ route, itself included."""
+    """The venue's document: every CeFi and Auth route and the two paper-trading operations (and nothing
+    else but itself); the control plane's: every /_sim/ route, itself included."""
     sim = Simulation(parse_scenario(copy.deepcopy(DOC), "test_openapi"), clock="virtual")
     app = create_app(sim, ServerOptions())
     served = served_operations(app, (CEFI + "/", "/v1/auth/"))
     assert len(served - {("GET", OPENAPI_PATH)}) == len(CEFI_ROUTES) + len(AUTH_OPERATIONS) == 29
-    assert documented_operations(DOCUMENT) == served - {("GET", OPENAPI_PATH)}
+    # paper trading's routes take every method (a wrong one is a 405 naming POST): its two POSTs
+    paper = {path for method, path in served_operations(app, ("/v1/paper-trading/",)) if method == "*"}
+    assert {path for _m, path in PAPER_OPERATIONS} <= paper and {m for m, _p in PAPER_OPERATIONS} == {"POST"}
+    assert documented_operations(DOCUMENT) == served - {("GET", OPENAPI_PATH)} | set(PAPER_OPERATIONS)
     assert set(OPERATIONS) == {(m, p) for m, p, _h, _s in CEFI_ROUTES}
     control = control_document("http://127.0.0.1:1")
     assert (
@@ -237,7 +245,7 @@ def test_document_is_well_formed_openapi_3_1() -> None:
     assert DOCUMENT["openapi"].startswith("3.1.")
     assert {"title", "version"} <= set(DOCUMENT["info"])
     assert set(DOCUMENT) >= {"openapi", "info", "paths", "components"}
-    assert all(path.startswith((CEFI + "/", "/v1/auth/")) for path in DOCUMENT["paths"])
+    assert all(path.startswith((CEFI + "/", "/v1/auth/", "/v1/paper-trading/")) for path in DOCUMENT["paths"])
     seen_ids = set()
     refs = 0
 
@@ -379,6 +387,7 @@ VALID_BODIES = {
         cefi_public.MARKETS_QUOTE,
         {"qty": "10.0", "instrument_id": "1", "side": "SELL", "qty_unit": "QUOTE"},
     ),
+    "PaperFundsRequest": (PAPER_BODY, {"asset": "BTC", "amount": "1.5"}),
 }
 BAD_VALUES = [
     None,
@@ -441,6 +450,8 @@ def test_request_schema_agrees_with_the_validator(name: str) -> None:
         expected = _validator_accepts(spec, body)
         if name == "PostOrderRequest" and expected and body["info"].get("hold_fee_rate") is not None:
             expected = parse_rate(body["info"]["hold_fee_rate"]) is not None  # post_order checks it next
+        if name == "PaperFundsRequest" and expected:  # api/cefi/paper.py then wants an asset and an amount above 0
+            expected = body["asset"] != "" and Decimal(body["amount"]) > 0
         if name == "PostTransferRequest" and expected:  # instructions are checked per platform afterwards
             instr = body["request"]["instructions"]
             table = (
@@ -490,8 +501,11 @@ def test_cross_field_rules_are_stated() -> None:
     assert list(errors(limit, schemas["PostOrderRequest"]))
     limit["info"]["type"] = "MARKET"
     assert not list(errors(limit, schemas["PostOrderRequest"]))
-    modify = {"info": {"client_id": "1", "new_qty": "1"}}
-    assert any("anyOf" in e for e in errors(modify, schemas["PatchOrderRequest"]))
+    modify: dict[str, Any] = {"info": {"client_id": "1", "new_qty": "1", "new_type": "MARKET"}}
+    assert list(errors(modify, schemas["PatchOrderRequest"])) == ["$: missing 'external_id'"]
+    assert list(errors({**modify, "id": None}, schemas["PatchOrderRequest"])) == ["$: missing 'external_id'"]
+    assert not list(errors({**modify, "external_id": "e-1"}, schemas["PatchOrderRequest"]))
+    del modify["info"]["new_type"]
     modify["id"] = "3"
     assert any("new_price" in e for e in errors(modify, schemas["PatchOrderRequest"]))
     modify["info"]["new_type"] = "MARKET"

@@ -337,10 +337,19 @@ async def test_the_page_and_its_files(api: Api) -> None:
 
 
 async def test_the_control_guard_covers_stream_and_page(api_factory) -> None:
+    """With a token, the page's own files load without it (a browser cannot send the header; they hold
+    no state); the stream and every data route need it, the stream also from its query (EventSource
+    sends no header)."""
     api = await api_factory(control_token="s3cret")
-    for path in ("/_sim/stream?instrument=1", "/_sim/ui/"):
+    for path in ("/_sim/stream?instrument=1", "/_sim/stream?instrument=1&token=wrong", "/_sim/instruments"):
         assert (await api.client.get(path)).status == 401, path
+    for path in ("/_sim/ui/", "/_sim/ui/app.js", "/_sim/ui/style.css"):
+        assert (await api.client.get(path)).status == 200, path
+    assert (await api.client.get("/_sim/ui/x.js")).status == 401  # not a file of the page: the guard first
+    assert (await api.client.get("/_sim/instruments?token=s3cret")).status == 401  # the query serves the stream only
     sse = await open_stream(api, headers={"Authorization": "Bearer s3cret"}, instrument="1")
+    assert (await sse.next())[1] == "snapshot"
+    sse = await open_stream(api, instrument="1", token="s3cret")
     assert (await sse.next())[1] == "snapshot"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -449,6 +450,90 @@ def test_a_bad_strategy_is_a_clean_error(
         return
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+class WrongFill:
+    def on_fill(self, ctx: Any) -> None:  # called as on_fill(ctx, fill)
+        pass
+
+
+class WrongBook:
+    def on_start(self, ctx: Any) -> None:
+        pass
+
+    def on_book(self, ctx: Any, book: Any) -> None:  # called as on_book(ctx, instrument_id, book)
+        pass
+
+
+class Flexible:
+    """Signatures that do take what the harness passes: defaults, *args, a static and a class method."""
+
+    def on_start(self, ctx: Any, extra: int = 0) -> None:
+        pass
+
+    def on_book(self, *args: Any) -> None:
+        pass
+
+    @staticmethod
+    def on_fill(ctx: Any, fill: Any) -> None:
+        pass
+
+    @classmethod
+    def on_timer(cls, ctx: Any, name: str) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("WrongFill", "WrongFill.on_fill(self, ctx) cannot be called as on_fill(ctx, fill)"),
+        ("WrongBook", "WrongBook.on_book(self, ctx, book) cannot be called as on_book(ctx, instrument_id, book)"),
+        ("Flexible", None),
+    ],
+)
+def test_a_callback_with_the_wrong_arguments_is_refused_at_load(
+    name: str, message: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found before the run, in one line, rather than as a TypeError in the middle of it."""
+    report = tmp_path / "r.json"
+    argv = [tiny_file(tmp_path), "--strategy", f"{HERE}:{name}", "--quiet", "--until", "+2", "--report", str(report)]
+    code = backtest_main(argv)
+    err = capsys.readouterr().err
+    if message is None:
+        assert code == 0, err
+        return
+    assert code == 2 and err.strip().splitlines() == [
+        f"cefisim backtest: --strategy: {HERE}:{message} (docs/backtest.md, the strategy API)"
+    ]
+    assert not report.exists()
+
+
+def test_a_parameter_that_is_not_a_number_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for key, value, reason in (("qty", "abc", "is not a decimal number"), ("requote", "0", "must be above 0")):
+        assert backtest_main([tiny_file(tmp_path), "--strategy", EXAMPLE, "--param", f"{key}={value}"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [
+            f"cefisim backtest: --strategy: {EXAMPLE}({key}={value!r}) raised ValueError: {key}={value!r} {reason}"
+        ]
+
+
+def test_a_constructor_that_raises_invalid_operation_says_which_kind_of_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """decimal's own message is a list of classes; the line says a value is not a decimal number."""
+    assert backtest_main([tiny_file(tmp_path), "--strategy", f"{HERE}:DecimalTaker", "--param", "qty=x"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"cefisim backtest: --strategy: {HERE}:DecimalTaker(qty='x') raised InvalidOperation:"
+        " a value is not a decimal number"
+    )
+
+
+class DecimalTaker:
+    def __init__(self, qty: str) -> None:
+        self.qty = Decimal(qty)
+
+    def on_start(self, ctx: Any) -> None:
+        pass
 
 
 def test_a_strategy_whose_constructor_refuses_the_params_is_a_clean_error(

@@ -106,7 +106,7 @@ def test_the_cli_report_is_the_same_with_and_without_journal(tmp_path: Path) -> 
         assert backtest_main([*args, "--report", str(out), *extra]) == 0
         reports.append(strip_wall(json.loads(out.read_text())))
     assert reports[0] == reports[1]
-    assert (tmp_path / "j.jsonl").read_text().startswith('{"clock":"virtual","format":"cefisim-journal/2"')
+    assert (tmp_path / "j.jsonl").read_text().startswith('{"clock":"virtual","format":"cefisim-journal/3"')
 
 
 def test_a_journal_that_cannot_be_opened_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

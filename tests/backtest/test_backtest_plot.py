@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cefisim.api.backtest import backtest_main
-from cefisim.api.backtest.backtest_plot import INSTALL, figure, save_figure
+from cefisim.api.backtest.backtest_plot import figure, save_figure
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "scenarios" / "demo.json")
@@ -51,7 +51,9 @@ def test_without_matplotlib_it_says_how_to_get_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     assert backtest_main([*RUN, "--plot", str(tmp_path / "run.png")]) == 2
-    assert capsys.readouterr().err.strip() == f"cefisim backtest: --plot: plots need matplotlib: {INSTALL}"
+    assert capsys.readouterr().err.strip() == (
+        "cefisim backtest: --plot: a plot needs matplotlib: pip install 'cefisim[plot]'"
+    )
 
 
 def test_the_figure_helpers_save_any_figure(tmp_path: Path) -> None:
@@ -59,3 +61,36 @@ def test_the_figure_helpers_save_any_figure(tmp_path: Path) -> None:
     axes[0].plot([0, 1], [1, 2])
     axes[1].bar([0, 1], [3, 4])
     assert save_figure(fig, tmp_path / "sweep.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_the_legends_sit_outside_the_axes_and_pnl_shows_before_and_after_fees() -> None:
+    """The legend covered the first minute of prices; a maker's PnL after fees alone hid that it made
+    nothing on the spread: the line before fees shows it, and equals the PnL plus the fees paid."""
+    from cefisim.api.backtest import run_backtest
+    from cefisim.api.backtest.backtest_plot import BookTape, backtest_figure
+    from cefisim.api.scenario import load_scenario, parse_time
+    from cefisim.strategies.simple_mm import SimpleMarketMaker
+
+    scenario = load_scenario(DEMO)
+    tape = BookTape()
+    until = parse_time("+120", scenario.start_ns)
+    bt = run_backtest(scenario, SimpleMarketMaker(qty="0.05"), until_ns=until, tape=tape)
+    fig = backtest_figure(bt, tape)
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        assert legend is not None
+        # anchored right of the axes (x > 1 in axes coordinates), so no line is under it
+        anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+        assert anchor.x0 > 1.0, ax.get_ylabel()
+    money = fig.axes[-1]
+    lines = {line.get_label(): line for line in money.get_lines()}
+    net, gross = lines["PnL (USD)"], lines["PnL before fees (USD)"]
+    fees = next(line for line in money.get_lines() if line.get_label() == "fees paid (USD)")
+    assert list(net.get_xdata()) == list(gross.get_xdata())
+    # at every sample: before fees = after fees + the fees paid by then (the fees line's steps at its
+    # fills; its last point only holds the total to the end of the run)
+    steps = list(zip(fees.get_xdata(), fees.get_ydata(), strict=True))[:-1]
+    for t, after, before in zip(net.get_xdata(), net.get_ydata(), gross.get_ydata(), strict=True):
+        paid = [y for x, y in steps if x <= t][-1]
+        assert abs(before - (after + paid)) < 0.005, t
+    assert fees.get_ydata()[-1] > 0 and gross.get_ydata()[-1] > net.get_ydata()[-1]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import time
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +275,82 @@ async def test_once_draws_the_snapshot_and_closes_the_stream(server: Server, bro
     await server.order(BOB, side="BUY", qty="0.1", price="29999.50")  # after the snapshot: not shown
     await asyncio.sleep(0)  # (nothing to wait for: the page has no stream)
     assert await js(browser, "return window.cefisimLive.stats.snapshots") == 1
+
+
+async def test_the_clients_own_orders_are_marked_in_the_ladder_and_ticks_fall_on_round_prices(
+    server: Server, browser: WebDriver, tmp_path: Path
+) -> None:
+    """With ``&client=``, each level that holds one of that client's open orders is marked; the price
+    axis's labels are round multiples (1, 2 or 5 times a power of ten) of the price grid."""
+    await open_page(browser, server, "instrument=1&client=101")
+    await server.order(BOB, side="BUY", qty="0.1", price="29998.00")  # joins the market maker's 2nd bid
+    await server.order(BOB, side="SELL", qty="0.2", price="30006.00")  # a level of its own
+    own = await wait_js(
+        browser,
+        """
+        const rows = [...document.querySelectorAll('#bids tr.own, #asks tr.own')];
+        const seen = (tr) => [tr.closest('tbody').id, tr.children[2].textContent, tr.title];
+        return rows.length === 2 ? rows.map(seen) : null;""",
+    )
+    assert sorted(own) == [
+        ["asks", "you 30006.00", "client 101: 0.2 of 0.2000 at 30006.00"],
+        ["bids", "you 29998.00", "client 101: 0.1 of 0.4000 at 29998.00"],
+    ]
+    # unmarked levels stay as they were; another client's page marks none of Bob's
+    assert await js(browser, "return document.querySelectorAll('#bids tr:not(.own) .own-mark').length") == 0
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{server.base}/_sim/clock/advance", json={"seconds": "300"}) as resp,
+    ):
+        assert resp.status == 200
+    await wait_js(browser, "return window.cefisimLive.state.prices.length > 10")
+    ticks = await wait_js(
+        browser, "return window.cefisimLive.state.ticks.length >= 2 && window.cefisimLive.state.ticks"
+    )
+    labels = [label for _, label in ticks]
+    values = [Decimal(label) for label in labels]
+    steps = {b - a for a, b in itertools.pairwise(values)}
+    assert len(steps) == 1, labels  # evenly spaced
+    (step,) = steps
+    mantissa = step.scaleb(-step.adjusted())
+    assert mantissa in (1, 2, 5) and all(v % step == 0 for v in values), labels  # round values
+    await screenshot(browser, tmp_path / "live-page-own-orders.png")
+    await open_page(browser, server, "instrument=1&client=100")
+    await wait_js(browser, "return document.querySelectorAll('#bids tr').length > 0")
+    assert await js(browser, "return document.querySelectorAll('tr.own').length") == 0
+
+
+async def test_nice_ticks_cover_the_range_on_the_grid(server: Server, browser: WebDriver) -> None:
+    await open_page(browser, server, "instrument=1")
+    cases = await js(
+        browser,
+        """
+        const t = window.cefisimLive.niceTicks;
+        const ranges = [[29999.71, 30001.52, 2], [30000.10, 30000.13, 2], [29000, 31000, 2], [0.00012, 0.00019, 8]];
+        return ranges.map(([lo, hi, d]) => t(lo, hi, d, 4).map(([, label]) => label));""",
+    )
+    assert cases == [
+        ["30000.0", "30000.5", "30001.0", "30001.5"],
+        ["30000.10", "30000.11", "30000.12", "30000.13"],
+        ["29000", "29500", "30000", "30500", "31000"],
+        ["0.00012", "0.00014", "0.00016", "0.00018"],
+    ]
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[Server]:
+    options = ServerOptions(control_token="s3cret")
+    async with serving(Simulation(load_scenario(DEMO), clock="virtual"), options) as running:
+        yield Server(running.url, running.sim, running.app)
+
+
+async def test_with_a_control_token_the_page_opens_with_the_token_after_the_hash(
+    guarded: Server, browser: WebDriver
+) -> None:
+    """The page loads without the token, reads it from #token=, and sends it itself: the instruments,
+    the trade history and the stream all answer."""
+    await open_page(browser, guarded, "instrument=1#token=s3cret")
+    assert await js(browser, "return document.querySelectorAll('#instrument option').length") == 3
+    await wait_js(browser, "return window.cefisimLive.stats.connected")
+    await browser.go(f"{guarded.base}/_sim/ui/?instrument=1")  # without it: the stream is refused
+    await wait_js(browser, "return document.getElementById('status').textContent.includes('refused')")

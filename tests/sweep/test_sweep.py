@@ -419,3 +419,22 @@ def test_a_shipped_scenario_is_named_like_serve_and_replay_name_it(
     monkeypatch.chdir(tmp_path)  # no file of that name here: the name is a shipped scenario's
     assert main(["sweep", "demo", "--strategy", STRATEGY, "--seeds", "1", "--until", "+2", "--workers", "0"]) == 0
     assert capsys.readouterr().out.splitlines()[2].startswith("1 runs in ")
+
+
+def test_the_plot_names_the_median_the_runs_and_the_interval() -> None:
+    """Every mark of the sweep plot is in its legend: the median line of each box above all."""
+    pytest.importorskip("matplotlib")
+    from cefisim.api.sweep.stats import SetStats
+    from cefisim.api.sweep.sweep_plot import sets_figure
+
+    def stats(params: dict[str, str], pnl: list[str]) -> SetStats:
+        mean = str(sum(int(v) for v in pnl) / len(pnl))
+        n = len(pnl)
+        return SetStats(params, None, n, n, 0, mean, "1", "-1", "1", "0.5", pnl)
+
+    fig = sets_figure([stats({"qty": "0.01"}, ["-2", "0", "1"]), stats({"qty": "0.05"}, ["-5", "-1", "3"])], "USD")
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["quartiles (box), 1.5 IQR (whiskers)", "median", "runs", "mean's 95% CI (bootstrap)"]
+    medians = [line for line in ax.get_lines() if line.get_label() == "median"]
+    assert medians and medians[0].get_color() == "tab:orange"

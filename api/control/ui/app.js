@@ -11,6 +11,7 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   venue: "default", instrument: "", client: "",
+  token: "",                   // #token=T (--control-token): sent as a header, and in the stream's query
   depth: null,                 // the latest depth document (a replacement, never a delta)
   trades: [],                  // newest last, at most MAX_TRADES
   seenTrades: new Set(),       // match ids already shown (history and stream may overlap)
@@ -20,6 +21,8 @@ const state = {
   dirty: new Set(),            // panels to redraw at the next frame
   source: null,
   once: false,                 // ?once=1: draw the state at load and keep no stream open (screenshots)
+  decimals: null,              // decimals of the instrument's prices (its price grid), from the first price seen
+  ticks: [],                   // the price axis's labels as last drawn
 };
 
 // Counters for the status line and for tests (window.cefisimLive): events handled, frames drawn,
@@ -28,7 +31,7 @@ const stats = {
   events: 0, frames: 0, renders: 0, renderMs: 0, maxRenderMs: 0, lastEventId: "", connected: false,
   snapshots: 0, frameGapMs: 0, maxFrameGapMs: 0, eventsPerSecond: 0, framesPerSecond: 0,
 };
-window.cefisimLive = { state, stats };
+window.cefisimLive = { state, stats, niceTicks };
 
 function mark(...panels) { for (const p of panels) state.dirty.add(p); }
 
@@ -52,9 +55,22 @@ function row(cells) {
 
 // --- events -----------------------------------------------------------------------------------------
 
+// the decimals a price string shows: the instrument's price grid formats every price with as many
+function noteDecimals(price) {
+  if (state.decimals !== null || price === null || price === undefined) return;
+  const dot = String(price).indexOf(".");
+  state.decimals = dot < 0 ? 0 : String(price).length - dot - 1;
+}
+
+function noteDepthDecimals(d) {
+  for (const l of d.bids.concat(d.asks)) noteDecimals(l.price);
+  noteDecimals(d.last_price);
+}
+
 function onSnapshot(doc) {
   stats.snapshots++;
   state.depth = doc.depth;
+  noteDepthDecimals(doc.depth);
   if (doc.orders) {
     state.orders = new Map(doc.orders.map((o) => [o.id, o]));
     if (doc.reason === "reset") state.activity.unshift({ text: "state reset: snapshot", cls: "" });
@@ -65,6 +81,7 @@ function onSnapshot(doc) {
 
 function onDepth(doc) {
   state.depth = doc;
+  noteDepthDecimals(doc);
   mark("book");
 }
 
@@ -76,6 +93,7 @@ function addTrade(t) {
     const gone = state.trades.splice(0, state.trades.length - MAX_TRADES);
     for (const g of gone) state.seenTrades.delete(g.match_id);
   }
+  noteDecimals(t.price);
   state.prices.push([Number(t.timestamp), Number(t.price)]);
   if (state.prices.length > MAX_PRICES) state.prices.splice(0, state.prices.length - MAX_PRICES);
   mark("trades", "chart");
@@ -127,9 +145,14 @@ function controlBase() {
   return state.venue && state.venue !== "default" ? `/_sim/venues/${encodeURIComponent(state.venue)}` : "/_sim";
 }
 
+// a request to the control plane, with the control token when the page was given one
+function control(path) {
+  return fetch(`${controlBase()}${path}`, state.token ? { headers: { Authorization: `Bearer ${state.token}` } } : {});
+}
+
 async function loadHistory(instrument) {
   try {
-    const resp = await fetch(`${controlBase()}/trades/${encodeURIComponent(instrument)}?limit=${MAX_TRADES}`);
+    const resp = await control(`/trades/${encodeURIComponent(instrument)}?limit=${MAX_TRADES}`);
     if (!resp.ok || instrument !== state.instrument) return;
     const newestFirst = await resp.json();
     const live = state.trades;
@@ -142,11 +165,11 @@ async function loadHistory(instrument) {
 function connect() {
   if (state.source) state.source.close();
   state.depth = null; state.trades = []; state.seenTrades = new Set(); state.prices = [];
-  state.orders = new Map(); state.activity = [];
+  state.orders = new Map(); state.activity = []; state.decimals = null;
   mark("book", "trades", "chart", "orders", "activity");
   if (!state.instrument) return;
   const once = state.once ? "1" : "";
-  const url = `/_sim/stream?${query({ instrument: state.instrument, client: state.client, once })}`;
+  const url = `/_sim/stream?${query({ instrument: state.instrument, client: state.client, once, token: state.token })}`;
   const source = new EventSource(url);
   state.source = source;
   source.addEventListener("snapshot", handler((doc) => {
@@ -189,15 +212,30 @@ function drawBook() {
   let most = 0;
   for (const l of d.asks) most = Math.max(most, Number(l.qty));
   for (const l of d.bids) most = Math.max(most, Number(l.qty));
-  const line = (l) => {
+  // the chosen client's open quantity at each price, per side: its own levels are marked
+  const own = { BUY: new Map(), SELL: new Map() };
+  for (const o of state.orders.values()) {
+    const price = o.order_info.price;
+    if (!price || !own[o.order_info.side]) continue;
+    const open = Number(o.status === "NEW_PENDING" ? o.pending_qty : o.leaves_qty);
+    const key = Number(price);
+    own[o.order_info.side].set(key, (own[o.order_info.side].get(key) || 0) + open);
+  }
+  const line = (l, mine) => {
+    const ownQty = mine.get(Number(l.price));
     const tr = row([[String(l.orders), "num"], [l.qty, "num"], [l.price, "num price"]]);
     const td = el("td"); const bar = el("span", null, "bar");
     bar.style.width = (most ? (100 * Number(l.qty) / most) : 0).toFixed(1) + "%";
     td.appendChild(bar); tr.appendChild(td);
+    if (ownQty !== undefined) {
+      tr.classList.add("own");
+      tr.title = `client ${state.client}: ${ownQty} of ${l.qty} at ${l.price}`;
+      tr.cells[2].prepend(el("span", "you ", "own-mark"));
+    }
     return tr;
   };
-  for (const l of d.asks.slice().reverse()) asks.appendChild(line(l));
-  for (const l of d.bids) bids.appendChild(line(l));
+  for (const l of d.asks.slice().reverse()) asks.appendChild(line(l, own.SELL));
+  for (const l of d.bids) bids.appendChild(line(l, own.BUY));
   const bestBid = d.bids.length ? Number(d.bids[0].price) : null;
   const bestAsk = d.asks.length ? Number(d.asks[0].price) : null;
   $("spread").textContent = bestBid !== null && bestAsk !== null
@@ -251,10 +289,11 @@ function drawChart() {
   const x = (i) => pts.length > 1 ? left + (right - left) * i / (pts.length - 1) : right;
   const y = (p) => bottom - (bottom - top) * (p - lo) / (hi - lo);
   g.strokeStyle = colors.line; g.lineWidth = 1;
-  for (let i = 0; i <= 4; i++) {
-    const v = lo + (hi - lo) * i / 4, yy = Math.round(y(v)) + 0.5;
+  state.ticks = niceTicks(lo, hi, state.decimals === null ? 2 : state.decimals, 4);
+  for (const [v, label] of state.ticks) {
+    const yy = Math.round(y(v)) + 0.5;
     g.beginPath(); g.moveTo(left, yy); g.lineTo(right, yy); g.stroke();
-    g.fillText(v.toFixed(2), right + 6, yy + 4);
+    g.fillText(label, right + 6, yy + 4);
   }
   g.strokeStyle = colors.accent; g.lineWidth = 1.5;
   g.beginPath();
@@ -264,6 +303,23 @@ function drawChart() {
   g.beginPath(); g.arc(x(pts.length - 1), y(last), 3, 0, 2 * Math.PI); g.fill();
   g.fillStyle = colors.muted;
   g.fillText(`${fmtTime(pts[0][0])} – ${fmtTime(pts[pts.length - 1][0])} UTC · ${pts.length} trades`, left, h - 4);
+}
+
+// The price axis's ticks between lo and hi: [value, label] pairs about `target` apart, on "nice" values
+// (1, 2 or 5 times a power of ten), never finer than the price grid (`decimals`). Counted in whole grid
+// units, so a label never shows float drift (30000.50000001).
+function niceTicks(lo, hi, decimals, target) {
+  const unit = Math.pow(10, -decimals);
+  const raw = Math.max((hi - lo) / target / unit, 1);  // grid units between two ticks, at least one
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = Math.round([1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-9));
+  let zeros = 0;  // a step of 50 grid units at 2 decimals is 0.5: one decimal shown
+  for (let s = step; s % 10 === 0 && zeros < decimals; s /= 10) zeros++;
+  const ticks = [];
+  for (let u = Math.ceil(lo / unit / step - 1e-9) * step; u <= hi / unit + 1e-9; u += step) {
+    ticks.push([u * unit, (u / Math.pow(10, decimals)).toFixed(decimals - zeros)]);
+  }
+  return ticks;
 }
 
 function drawOrders() {
@@ -322,7 +378,7 @@ async function loadInstruments() {
   const select = $("instrument");
   select.replaceChildren();
   try {
-    const resp = await fetch(`${controlBase()}/instruments`);
+    const resp = await control("/instruments");
     for (const inst of await resp.json()) {
       const opt = el("option", `${inst.symbol} (${inst.instrument_id})`);
       opt.value = inst.instrument_id;
@@ -351,6 +407,8 @@ async function start() {
   state.instrument = params.get("instrument") || "";
   state.client = params.get("client") || "";
   state.once = params.has("once") && params.get("once") !== "0";
+  // after the #: a browser never sends it, so the token stays out of the page's own request and logs
+  state.token = new URLSearchParams(window.location.hash.slice(1)).get("token") || "";
   $("venue").value = state.venue;
   $("client").value = state.client;
   $("controls").addEventListener("submit", async (ev) => {
