@@ -23,7 +23,9 @@ exist:
 - a bearer token, refresh token or authorization code minted by a created venue starts with
   ``"{id}."`` (``api/auth/model.mint``); an Auth key id (``key_id``) of a created venue ends with
   ``"@{id}"`` and is looked up like an HMAC key;
-- ``?venue={id}`` on ``/_sim/stream`` and ``/_sim/ui/``;
+- ``?venue={id}`` on ``/_sim/stream`` and ``/_sim/ui/`` (an unknown id is a 404 problem, venues or
+  none); on any other ``/_sim/`` route it is a 400 problem naming ``venue``: silently serving the
+  default venue would reset or advance a venue the client did not mean;
 - anything else (public market data without key headers, the OAuth authorize redirect and consent
   page): the default venue.
 
@@ -96,8 +98,17 @@ class VenueHub:
         looked up, and follows only its path or its ``?venue=``, never a key header."""
         if request.path.startswith("/_sim"):
             venue_id = request.match_info.get("venue_id")
+            named = request.query.get("venue") if request.query_string else None
+            routed = getattr(request.match_info, "http_exception", None) is None  # an unknown path: its 404
+            if named is not None and routed and not _takes_venue(request.path, venue_id):
+                check_control(request)
+                raise bad_request(
+                    "venue",
+                    "names a venue on the stream and the page only; another control route of a venue is "
+                    "/_sim/venues/{id}/... (GET /_sim/venues lists them)",
+                )
             if venue_id is None:
-                venue_id = request.query.get("venue", "") if self.apps else ""
+                venue_id = named or ""
             if venue_id in ("", DEFAULT_ID):
                 return request.app
             check_control(request)
@@ -128,7 +139,7 @@ class VenueHub:
         if request.content_type == "application/x-www-form-urlencoded":
             try:
                 form: Any = await request.post()
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, LookupError):  # bytes not of the charset, or a charset Python does not know
                 return request.app  # the handler reports it
         else:
             try:
@@ -305,6 +316,14 @@ class VenueHub:
                 return venue_id, None
             raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
         return venue_id, app
+
+
+def _takes_venue(path: str, venue_id: str | None) -> bool:
+    """Whether the /_sim/ route of ``path`` takes a ``?venue=`` (the stream and the page: an
+    EventSource and a bookmarked page address a venue in their query); ``venue_id`` is the venue the
+    path names, whose prefix is left out."""
+    path = path.removeprefix("/_sim" if venue_id is None else f"/_sim/venues/{venue_id}")
+    return path in ("/stream", "/ui") or path.startswith("/ui/")
 
 
 def _clients(scenario: Scenario) -> list[dict[str, str]]:

@@ -146,6 +146,48 @@ async def test_unknown_venue_is_a_404_problem(api: Api) -> None:
         assert headers["Content-Type"] == "application/problem+json"
 
 
+@pytest.mark.parametrize("created", [False, True], ids=["no venue", "a venue"])
+async def test_venue_in_the_query_is_the_stream_and_the_pages_alone(api: Api, created: bool) -> None:
+    """``?venue=`` names a venue on the stream and the page; elsewhere it is a 400 that changes nothing
+    (neither the venue it names nor, silently, the default one), venues or none."""
+    if created:
+        await create(api)
+    await api.call("POST", "/_sim/clock/advance", client_id=None, json={"seconds": "60"})
+    _, before, _ = await api.call("GET", "/_sim/clock", client_id=None)
+    for method, path, query in (
+        ("POST", "/_sim/reset", "v1"),
+        ("POST", "/_sim/reset", "default"),
+        ("POST", "/_sim/reset", "bogus"),
+        ("GET", "/_sim/book/1", "v1"),
+        ("POST", "/_sim/venues/default/reset", "v1"),
+        ("GET", "/_sim/venues", "v1"),
+    ):
+        status, body, _ = await api.call(method, path, client_id=None, params={"venue": query})
+        assert status == 400 and body["detail"].startswith("venue: "), (path, query, body)
+        assert "/_sim/venues/{id}/" in body["detail"]
+    _, after, _ = await api.call("GET", "/_sim/clock", client_id=None)
+    assert after == before
+    for path in ("/_sim/stream", "/_sim/ui/"):
+        status, body, _ = await api.call("GET", path, client_id=None, params={"venue": "bogus", "instrument": "1"})
+        assert status == 404 and body["type"].endswith("/unknown-venue"), (path, body)
+    status, body, _ = await api.call("GET", "/_sim/no-such-route", client_id=None, params={"venue": "default"})
+    assert status == 404 and body["type"].endswith("/not-found")
+
+
+async def test_a_form_in_an_unknown_charset_routed_by_its_body_is_a_400(api: Api) -> None:
+    """With venues, an OAuth form is read to find its venue: a charset Python does not know
+    (``LookupError``) reaches the handler's own 400, never a 500."""
+    await create(api)
+    status, body, _ = await api.call(
+        "POST",
+        "/v1/auth/oauth/token",
+        client_id=None,
+        body=b"grant_type=refresh_token&refresh_token=v1.x",
+        headers={"Content-Type": "application/x-www-form-urlencoded; charset=nonsense"},
+    )
+    assert status == 400 and body["error"] == "invalid_request", body
+
+
 async def test_the_default_venue_cannot_be_deleted(api: Api) -> None:
     status, body, _ = await api.call("DELETE", "/_sim/venues/default", client_id=None)
     assert status == 409 and "cannot be deleted" in body["detail"]
