@@ -254,12 +254,7 @@ class VenueHub:
         await stop_ticker(self._tickers.pop(venue_id, None))
         await app[STREAMS].stop()
         app[SIM].set_listener(None)
-        if gc.get_freeze_count():
-            # frozen objects in reference cycles are never collected: thaw, free the venue, freeze again
-            del app
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
+        _unsignal(app)
 
     async def stop(self) -> None:
         for venue_id in list(self._tickers):
@@ -316,6 +311,18 @@ class VenueHub:
                 return venue_id, None
             raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
         return venue_id, app
+
+
+def _unsignal(app: web.Application) -> None:
+    """Break the reference cycle an aiohttp Application is (each of its signals holds the app as its
+    owner) in a deleted venue's state, which is never served: its signals go, its mapping stays for a
+    request still holding it. With the simulation's own cycles broken (``Simulation.end``), the
+    venue is freed by reference counting: the server's heap is frozen (``cefisim serve``), and frozen
+    cycles are never collected, while a full collection would walk every venue of the server."""
+    state = vars(app)
+    signal = type(app.on_startup)
+    for name in [name for name, value in state.items() if isinstance(value, signal)]:
+        del state[name]
 
 
 def _takes_venue(path: str, venue_id: str | None) -> bool:

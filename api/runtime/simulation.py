@@ -39,7 +39,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.clock_policy import ClockPolicy, check_wall_clock
@@ -116,6 +116,7 @@ class Simulation:
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.replica: ReadReplica | None = None  # the venue read_lag behind, while it is on (read_replica.py)
         self._bound = False  # whether _bind made the scenario's submit yet (it needs the venue)
+        self.ended = False  # end(): every later change is refused
         existing = Path(journal_path) if journal_path else None  # restored from, then appended to
         self.journal_path = existing or (Path(journal_out) if journal_out else None)
         self._durable = journal_out is None
@@ -144,8 +145,7 @@ class Simulation:
             self._base_snapshot = header.snapshot
         else:
             self.start_ns = self.clock.start_ns(scenario)
-        self._faults = FaultsSide(self.faults, self.skew_clock, self.lag_reads)
-        self.attach(FAULTS, self._faults)
+        self.attach(FAULTS, FaultsSide(self.faults, self.skew_clock, self.lag_reads))
         if self._base_snapshot is not None:
             try:
                 self._install(self._base_snapshot)
@@ -221,17 +221,31 @@ class Simulation:
             journal.close()
 
     def end(self) -> None:
-        """Close the journal for good: every later command raises :class:`SimulationEnded` before it
-        applies (a request still in flight when its venue is deleted is refused, never applied
-        unjournaled)."""
+        """Close the journal for good: every later command, side change (venue faults, Auth), reset,
+        restore or snapshot raises :class:`SimulationEnded` before it applies (a request still in
+        flight when its venue is deleted is refused, never applied unjournaled); reads still answer
+        from the state it had.
+
+        Its reference cycles go too: its sides and its scenario's submit function name it back, and
+        a recorded market names its venue. A deleted venue is then freed by reference counting once
+        the last request holding it is done, with no cycle collection (a server's heap is frozen,
+        and a full collection would walk every venue of the server: docs/venues.md)."""
         self.close()
         self.journal_path = None  # a reset in flight must not open it again
+        self.ended = True
         self._set_record(_ended)
+        self.sides.attached.clear()
+        self.venue.drop_feeds()
+
+    def _refuse_if_ended(self) -> None:
+        if self.ended:
+            _ended()
 
     # --- snapshots ------------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/runtime/snapshot.py``)."""
+        self._refuse_if_ended()  # its sides are gone: a snapshot would not be whole
         if self.venue.feeds:
             raise snapshot.SnapshotError(
                 "a recorded market cannot be snapshotted: its position in the "
@@ -249,6 +263,7 @@ class Simulation:
         """Replace the state with a snapshot of this scenario. The journal starts anew from it: its
         header (holding the snapshot) is written first; :class:`JournalWriteError` when it cannot be,
         :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot, and nothing changed."""
+        self._refuse_if_ended()
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
         try:
@@ -278,6 +293,7 @@ class Simulation:
         fresh one (its header and the start instant's records) is staged beside the old one and takes
         its place only once complete; :class:`JournalWriteError` when it cannot be, and then the old
         journal and the state are as they were."""
+        self._refuse_if_ended()
         start_ns = self.clock.start_ns(self.scenario)
         journal = None
         if self.journal_path is not None:
@@ -336,7 +352,7 @@ class Simulation:
         checked(values)
         at = self.now_ns()
         self._write_side(at, VENUE, values)
-        self._faults.apply_record(at, VENUE, values)
+        self.sides.attached[FAULTS].apply_record(at, VENUE, values)
 
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew
@@ -492,6 +508,10 @@ class Simulation:
         needs is looked up here (the replay loop runs it for every command); a scenario with events
         that change a side (``venue_faults``) gets one that takes their records too."""
         self._bound = True
+        if self.ended:  # the scenario's commands refused too, by a function that names nothing back
+            self._recording = _ended
+            self._scenario_submit: Submit = _ended
+            return
         venue = self.venue
         applies_at, submit_at = venue.applies_at, venue.submit_at
         record, on_result = self._recording_of(venue), self._on_result
@@ -512,7 +532,7 @@ class Simulation:
             return result
 
         if not self._sides:
-            self._scenario_submit: Submit = apply_scenario
+            self._scenario_submit = apply_scenario
             return
 
         def apply_scenario_or_side(cmd: Command | SideRecord, at: int) -> Result:
@@ -594,6 +614,7 @@ class Simulation:
 
     def _write_side(self, at: int, kind: str, values: list[Any]) -> None:
         """An ``ext`` side record, a unit of its own (written before its change applies)."""
+        self._refuse_if_ended()
         mark = self._begin()
         try:
             self._journal_side(at, kind, values)
@@ -673,5 +694,6 @@ class Simulation:
         return scenario_digest(self.scenario)
 
 
-def _ended(at: int, src: str, cmd: Command) -> None:
+def _ended(*_: object) -> NoReturn:
+    """What an ended simulation records or submits a command with (and refuses anything else with)."""
     raise SimulationEnded("the simulation was ended; nothing was applied")
