@@ -86,7 +86,6 @@ class VenueHub:
         self.by_key_id: dict[str, web.Application] = {}  # Auth API key id -> venue
         self.by_oauth_client: dict[str, web.Application] = {}  # OAuth client id -> venue
         self._tickers: dict[str, asyncio.Task[None] | None] = {}
-        self._lock = asyncio.Lock()  # one create or delete at a time (a create builds off the loop)
 
     # --- routing -----------------------------------------------------------------------------------
 
@@ -194,16 +193,21 @@ class VenueHub:
 
     async def create(self, raw: bytes) -> dict[str, Any]:
         """A venue from a create body (JSON bytes): what the 201 answers, its credentials included.
-        Parsing and building run off the event loop (a big document does not hold other venues up),
-        one create at a time; :class:`VenueError` or :class:`TooManyVenues`, and nothing changes."""
-        async with self._lock:
-            venue_id = self.venues.next_id()
+        Parsing and building run off the event loop, each create in a thread of its own (a big
+        document holds up neither other venues nor other creates); :class:`VenueError` or
+        :class:`TooManyVenues`, and nothing changes. From the make's end to the venue's routing
+        nothing awaits: a create's credential check, record and attach are one step of the loop, so
+        two creates of the same credentials cannot both pass the check."""
+        venue_id = self.venues.reserve()
+        try:
             made = await asyncio.to_thread(self._make, venue_id, raw)
             clash = self._taken(made)
             if clash is not None:
                 self.venues.discard(made)
                 raise VenueError(clash[0], clash[1], status=409)
             self.venues.commit(made)
+        finally:
+            self.venues.release(venue_id)
         sim = made.sim
         app = self._attach(venue_id, sim)
         assert self.main is not None
@@ -241,11 +245,11 @@ class VenueHub:
         return None
 
     async def delete(self, venue_id: str) -> None:
-        """End a live or set-aside venue; a create in progress finishes first. The delete is recorded
-        before the venue ends: :class:`JournalWriteError` when it cannot be, and the venue serves on."""
-        async with self._lock:
-            self.venues.delete(venue_id)
-            app = self.apps.pop(venue_id, None)
+        """End a live or set-aside venue. The delete is recorded before the venue ends:
+        :class:`JournalWriteError` when it cannot be, and the venue serves on. The venue leaves the
+        routing in the same step of the loop (a second delete of it finds none)."""
+        self.venues.delete(venue_id)
+        app = self.apps.pop(venue_id, None)
         if app is None:
             return
         for table in (self.by_key, self.by_key_id, self.by_oauth_client):
