@@ -78,8 +78,10 @@ from cefisim.engine.venue import Result, Venue, VenueConfig
 # imported from here by the HTTP edge (api/server/middleware.py) and the CLI
 __all__ = ["JournalError", "JournalWriteError", "Simulation", "SimulationEnded", "check_wall_clock"]
 
-#: scenario turns per slice of a long advance: ~10-30 ms of CPU, so other requests get through
-SLICE_TURNS = 500
+#: scenario turns per slice of a long advance (a turn: one event or one agent's action, a market
+#: maker's requote of up to ~40 commands): a few ms of CPU, so other requests get through. The
+#: journal and the events are the same whatever the slice (ScenarioRunner.run)
+SLICE_TURNS = 25
 
 log = logging.getLogger("cefisim.sim")
 
@@ -394,8 +396,9 @@ class Simulation:
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
         done = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
-        if done and at > self._ran_to:
-            self._ran_to = at
+        reached = at if done else self.runner.paused_at  # a slice: every turn up to there taken
+        if reached > self._ran_to:
+            self._ran_to = reached
         return done
 
     # --- the one way in ---------------------------------------------------------------------------

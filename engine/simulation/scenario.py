@@ -46,6 +46,7 @@ OnStep = Callable[[int, Command, "Result"], None]
 
 class ScenarioRunner:
     SNAPSHOT: ClassVar[tuple[str, ...]] = ("venue", "_events", "_event_index", "agents", "_heap")  # snapshot.py
+    paused_at: int  # where the last run in slices stopped (run): not state, set before it is read
 
     def __init__(
         self,
@@ -97,10 +98,11 @@ class ScenarioRunner:
         to run a scenario in slices that submit exactly what one run would). Returns True.
 
         ``max_turns``: stop once that many turns are taken and the instant they reached is complete
-        (every turn due at that instant taken), move the clock to that instant as the closing
-        ``AdvanceClock`` does, and return False: the same as ``run`` to that instant, so a caller can
-        run a long stretch in slices and apply other commands in between. Memory stays flat: nothing is
-        kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
+        (every turn due at that instant taken), set ``paused_at`` to that instant and return False,
+        the clock left where the last submission put it: a state one ``run`` to ``t_ns`` passes
+        through, so that the commands of a long stretch run in slices of any size are those of one
+        run, and a caller may apply other commands in between at ``paused_at``. Memory stays flat:
+        nothing is kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
         submit = self._stepping(self.venue.submit if submit is None else submit, on_step)
         if max_turns is None:
             turn = self._turn
@@ -116,7 +118,7 @@ class ScenarioRunner:
                 if taken >= max_turns:
                     due = self.next_time()
                     if reached is not None and due is not None and reached < due <= t_ns:
-                        self._close(reached, submit)
+                        self.paused_at = reached
                         return False
         if advance_clock:
             self._close(t_ns, submit)
