@@ -261,10 +261,21 @@ class Simulation:
         }
         return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
 
-    def restore(self, doc: Any) -> None:
+    def read_snapshot(self, doc: Any) -> tuple[Venue, ScenarioRunner, int]:
+        """The state a snapshot of this scenario holds (its venue, runner and start), rebuilt and
+        checked whole, not installed: it touches nothing of the simulation, so the server runs it in
+        a thread (the codec's reader and the invariant check are most of a restore's CPU);
+        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot."""
+        if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
+            raise snapshot.SnapshotError("the snapshot was taken of another scenario")
+        return snapshot.read_state(doc, self.start_ns)
+
+    def restore(self, doc: Any, state: tuple[Venue, ScenarioRunner, int] | None = None) -> None:
         """Replace the state with a snapshot of this scenario. The journal starts anew from it: its
         header (holding the snapshot) is written first; :class:`JournalWriteError` when it cannot be,
-        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot, and nothing changed."""
+        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot, and nothing changed.
+        ``state``: what :meth:`read_snapshot` made of ``doc`` while the simulation was neither reset
+        nor restored (the same ``epoch``); None: read here."""
         self._refuse_if_ended()
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
@@ -272,7 +283,7 @@ class Simulation:
             install_sides = self.sides.restore(doc)
         except SideError as exc:
             raise snapshot.SnapshotError(str(exc)) from None
-        venue, runner, start_ns = snapshot.read_state(doc, self.start_ns)  # checked whole, installed below
+        venue, runner, start_ns = state if state is not None else self.read_snapshot(doc)  # installed below
         if self.journal_path is not None:
             journal = JournalFile.stage(
                 self.journal_path, journal_header(self.scenario, start_ns, self.clock_mode, doc), self._durable
