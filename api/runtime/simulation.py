@@ -334,6 +334,9 @@ class Simulation:
         old = before[4]
         if old is not None:
             old.close()
+        # the replaced venue's recorded markets name it back: without the cycle it goes with its last
+        # reference (a server's heap is frozen: a cycle would never be collected; docs/venues.md)
+        before[0].drop_feeds()
         if self._health is not None:
             self._health.broken = None  # the state is the fresh journal's again
         self.epoch += 1
