@@ -409,11 +409,10 @@ class Simulation:
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        done = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
-        reached = at if done else self.runner.paused_at  # a slice: every turn up to there taken
-        if reached > self._ran_to:
+        reached = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
+        if reached > self._ran_to:  # every turn up to there taken (a slice: the instant it ended on)
             self._ran_to = reached
-        return done
+        return reached == at
 
     # --- the one way in ---------------------------------------------------------------------------
 

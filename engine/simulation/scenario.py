@@ -46,7 +46,6 @@ OnStep = Callable[[int, Command, "Result"], None]
 
 class ScenarioRunner:
     SNAPSHOT: ClassVar[tuple[str, ...]] = ("venue", "_events", "_event_index", "agents", "_heap")  # snapshot.py
-    paused_at: int  # where the last run in slices stopped (run): not state, set before it is read
 
     def __init__(
         self,
@@ -92,16 +91,17 @@ class ScenarioRunner:
         advance_clock: bool = True,
         max_turns: int | None = None,
         submit: Submit | None = None,
-    ) -> bool:
+    ) -> int:
         """Submit everything due at or before ``t_ns``, calling ``on_step`` after each submission; then
         move the clock to ``t_ns`` (``advance_clock=False``: leave it where the last submission put it,
-        to run a scenario in slices that submit exactly what one run would). Returns True.
+        to run a scenario in slices that submit exactly what one run would). Returns ``t_ns``: every
+        turn due by then is taken.
 
         ``max_turns``: stop once that many turns are taken and the instant they reached is complete
-        (every turn due at that instant taken), set ``paused_at`` to that instant and return False,
-        the clock left where the last submission put it: a state one ``run`` to ``t_ns`` passes
-        through, so that the commands of a long stretch run in slices of any size are those of one
-        run, and a caller may apply other commands in between at ``paused_at``. Memory stays flat:
+        (every turn due at that instant taken) and return that instant (before ``t_ns``), the clock
+        left where the last submission put it: a state one ``run`` to ``t_ns`` passes through, so
+        that the commands of a long stretch run in slices of any size are those of one run, and a
+        caller may apply other commands in between at that instant. Memory stays flat:
         nothing is kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
         submit = self._stepping(self.venue.submit if submit is None else submit, on_step)
         if max_turns is None:
@@ -118,11 +118,10 @@ class ScenarioRunner:
                 if taken >= max_turns:
                     due = self.next_time()
                     if reached is not None and due is not None and reached < due <= t_ns:
-                        self.paused_at = reached
-                        return False
+                        return reached
         if advance_clock:
             self._close(t_ns, submit)
-        return True
+        return t_ns
 
     def steps(self, t_ns: int, submit: Submit | None = None) -> Iterator[Step]:
         """:meth:`run` as an iterator: the steps of each turn, once the turn is done."""
