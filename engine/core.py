@@ -194,6 +194,11 @@ class VenueCore:
         self.clients[client.id] = client
         self.accounts[client.id] = Account(client)
 
+    def drop_feeds(self) -> None:
+        """Forget the recorded markets: for a venue ended for good. Each names its venue (a reference
+        cycle), so that the venue then goes with its last reference, without a cycle collection."""
+        self.feeds = ()  # type: ignore[misc]  # as add_feed
+
     def add_feed(self, feed: Feed) -> None:
         """A recorded market (``engine/recorded/market.py``): its events are applied as the clock passes them;
         those due by now at once (the book the venue starts with: set-up, like reference data)."""

@@ -23,7 +23,9 @@ exist:
 - a bearer token, refresh token or authorization code minted by a created venue starts with
   ``"{id}."`` (``api/auth/model.mint``); an Auth key id (``key_id``) of a created venue ends with
   ``"@{id}"`` and is looked up like an HMAC key;
-- ``?venue={id}`` on ``/_sim/stream`` and ``/_sim/ui/``;
+- ``?venue={id}`` on ``/_sim/stream`` and ``/_sim/ui/`` (an unknown id is a 404 problem, venues or
+  none); on any other ``/_sim/`` route it is a 400 problem naming ``venue``: silently serving the
+  default venue would reset or advance a venue the client did not mean;
 - anything else (public market data without key headers, the OAuth authorize redirect and consent
   page): the default venue.
 
@@ -84,7 +86,6 @@ class VenueHub:
         self.by_key_id: dict[str, web.Application] = {}  # Auth API key id -> venue
         self.by_oauth_client: dict[str, web.Application] = {}  # OAuth client id -> venue
         self._tickers: dict[str, asyncio.Task[None] | None] = {}
-        self._lock = asyncio.Lock()  # one create or delete at a time (a create builds off the loop)
 
     # --- routing -----------------------------------------------------------------------------------
 
@@ -96,8 +97,17 @@ class VenueHub:
         looked up, and follows only its path or its ``?venue=``, never a key header."""
         if request.path.startswith("/_sim"):
             venue_id = request.match_info.get("venue_id")
+            named = request.query.get("venue") if request.query_string else None
+            routed = getattr(request.match_info, "http_exception", None) is None  # an unknown path: its 404
+            if named is not None and routed and not _takes_venue(request.path, venue_id):
+                check_control(request)
+                raise bad_request(
+                    "venue",
+                    "names a venue on the stream and the page only; another control route of a venue is "
+                    "/_sim/venues/{id}/... (GET /_sim/venues lists them)",
+                )
             if venue_id is None:
-                venue_id = request.query.get("venue", "") if self.apps else ""
+                venue_id = named or ""
             if venue_id in ("", DEFAULT_ID):
                 return request.app
             check_control(request)
@@ -128,7 +138,7 @@ class VenueHub:
         if request.content_type == "application/x-www-form-urlencoded":
             try:
                 form: Any = await request.post()
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, LookupError):  # bytes not of the charset, or a charset Python does not know
                 return request.app  # the handler reports it
         else:
             try:
@@ -183,16 +193,21 @@ class VenueHub:
 
     async def create(self, raw: bytes) -> dict[str, Any]:
         """A venue from a create body (JSON bytes): what the 201 answers, its credentials included.
-        Parsing and building run off the event loop (a big document does not hold other venues up),
-        one create at a time; :class:`VenueError` or :class:`TooManyVenues`, and nothing changes."""
-        async with self._lock:
-            venue_id = self.venues.next_id()
+        Parsing and building run off the event loop, each create in a thread of its own (a big
+        document holds up neither other venues nor other creates); :class:`VenueError` or
+        :class:`TooManyVenues`, and nothing changes. From the make's end to the venue's routing
+        nothing awaits: a create's credential check, record and attach are one step of the loop, so
+        two creates of the same credentials cannot both pass the check."""
+        venue_id = self.venues.reserve()
+        try:
             made = await asyncio.to_thread(self._make, venue_id, raw)
             clash = self._taken(made)
             if clash is not None:
                 self.venues.discard(made)
                 raise VenueError(clash[0], clash[1], status=409)
             self.venues.commit(made)
+        finally:
+            self.venues.release(venue_id)
         sim = made.sim
         app = self._attach(venue_id, sim)
         assert self.main is not None
@@ -230,11 +245,11 @@ class VenueHub:
         return None
 
     async def delete(self, venue_id: str) -> None:
-        """End a live or set-aside venue; a create in progress finishes first. The delete is recorded
-        before the venue ends: :class:`JournalWriteError` when it cannot be, and the venue serves on."""
-        async with self._lock:
-            self.venues.delete(venue_id)
-            app = self.apps.pop(venue_id, None)
+        """End a live or set-aside venue. The delete is recorded before the venue ends:
+        :class:`JournalWriteError` when it cannot be, and the venue serves on. The venue leaves the
+        routing in the same step of the loop (a second delete of it finds none)."""
+        self.venues.delete(venue_id)
+        app = self.apps.pop(venue_id, None)
         if app is None:
             return
         for table in (self.by_key, self.by_key_id, self.by_oauth_client):
@@ -243,12 +258,7 @@ class VenueHub:
         await stop_ticker(self._tickers.pop(venue_id, None))
         await app[STREAMS].stop()
         app[SIM].set_listener(None)
-        if gc.get_freeze_count():
-            # frozen objects in reference cycles are never collected: thaw, free the venue, freeze again
-            del app
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
+        _unsignal(app)
 
     async def stop(self) -> None:
         for venue_id in list(self._tickers):
@@ -305,6 +315,26 @@ class VenueHub:
                 return venue_id, None
             raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
         return venue_id, app
+
+
+def _unsignal(app: web.Application) -> None:
+    """Break the reference cycle an aiohttp Application is (each of its signals holds the app as its
+    owner) in a deleted venue's state, which is never served: its signals go, its mapping stays for a
+    request still holding it. With the simulation's own cycles broken (``Simulation.end``), the
+    venue is freed by reference counting: the server's heap is frozen (``cefisim serve``), and frozen
+    cycles are never collected, while a full collection would walk every venue of the server."""
+    state = vars(app)
+    signal = type(app.on_startup)
+    for name in [name for name, value in state.items() if isinstance(value, signal)]:
+        del state[name]
+
+
+def _takes_venue(path: str, venue_id: str | None) -> bool:
+    """Whether the /_sim/ route of ``path`` takes a ``?venue=`` (the stream and the page: an
+    EventSource and a bookmarked page address a venue in their query); ``venue_id`` is the venue the
+    path names, whose prefix is left out."""
+    path = path.removeprefix("/_sim" if venue_id is None else f"/_sim/venues/{venue_id}")
+    return path in ("/stream", "/ui") or path.startswith("/ui/")
 
 
 def _clients(scenario: Scenario) -> list[dict[str, str]]:

@@ -491,7 +491,9 @@ def _op(
     }
     if response is not None:
         ok["content"] = {media: {"schema": ref(response) if media == JSON else {"type": "string"}}}
-    codes = sorted({401, 403, 404, 500, *errors, *((400, 408, 413) if body else ())})
+    # 400: any control route answers one for a ``venue`` query parameter it does not take (only the
+    # stream and the page take one; api/control/isolated_venues.py)
+    codes = sorted({400, 401, 403, 404, 500, *errors, *((408, 413) if body else ())})
     op: dict[str, Any] = {
         "operationId": op_id,
         "summary": summary,
@@ -544,11 +546,14 @@ def _created(op: dict[str, Any]) -> dict[str, Any]:
 
 
 INSTRUMENT = _path("instrument_id", "^[0-9]+$")
-#: the venue of the stream and the page: ``default`` (or empty), or a created venue's id; another is a 404
+#: the venue of the stream and the page: ``default`` (or empty), or a created venue's id; another is a 404.
+#: No other control route takes it (a 400 there): a venue's routes are under /_sim/venues/{venue_id}/
 VENUE = {
     "name": "venue",
     "in": "query",
     "required": False,
+    "description": "the venue: `default` or a created venue's id (an unknown one: 404). Only the stream and "
+    "the page take it; on any other control route it is a 400 (a venue's routes are /_sim/venues/{venue_id}/...)",
     "schema": {"type": "string", "pattern": "^(default|v[1-9][0-9]*)?$", "default": "default"},
 }
 VENUE_ID = _path("venue_id", "^(default|v[1-9][0-9]*)$")
@@ -760,7 +765,9 @@ def control_template() -> dict[str, Any]:
             "description": "The emulator's own controls under /_sim/ (not part of the venue): clock, "
             "latency, instrument status, snapshots, injected faults. Loopback peers only, "
             "or `Authorization: Bearer <token>` when the server runs with --control-token; "
-            "absent with --environment production.",
+            "absent with --environment production. A created venue's controls are under "
+            "/_sim/venues/{venue_id}/; the others address the default venue, and `venue` in the query "
+            "is a parameter of the stream and the page only (400 on any other route).",
             "license": {"name": "MIT", "identifier": "MIT"},
         },
         "servers": servers("http://127.0.0.1:8080"),

@@ -342,8 +342,13 @@ async def get_snapshot(request: web.Request) -> web.Response:
 async def restore_snapshot(request: web.Request) -> web.Response:
     # a snapshot is far larger than any API body: read it past the app's body limit, up to its own
     doc = parse_json(await read_bounded(request, MAX_SNAPSHOT_BYTES))
+    sim = venue_of(request)[SIM]
+    epoch = sim.epoch
     try:
-        venue_of(request)[SIM].restore(doc)
+        # rebuilt and checked in a thread, the loop serving other requests meanwhile; installed here, in
+        # one step of the loop (read again here if a reset or restore came in between)
+        state = await asyncio.to_thread(sim.read_snapshot, doc)
+        sim.restore(doc, state if sim.epoch == epoch else None)
     except SnapshotError as exc:
         raise bad_request("body", str(exc)) from None
     return respond({"status": "restored", **clock_doc(request)})

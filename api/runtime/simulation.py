@@ -39,7 +39,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.clock_policy import ClockPolicy, check_wall_clock
@@ -78,8 +78,10 @@ from cefisim.engine.venue import Result, Venue, VenueConfig
 # imported from here by the HTTP edge (api/server/middleware.py) and the CLI
 __all__ = ["JournalError", "JournalWriteError", "Simulation", "SimulationEnded", "check_wall_clock"]
 
-#: scenario turns per slice of a long advance: ~10-30 ms of CPU, so other requests get through
-SLICE_TURNS = 500
+#: scenario turns per slice of a long advance (a turn: one event or one agent's action, a market
+#: maker's requote of up to ~40 commands): a few ms of CPU, so other requests get through. The
+#: journal and the events are the same whatever the slice (ScenarioRunner.run)
+SLICE_TURNS = 25
 
 log = logging.getLogger("cefisim.sim")
 
@@ -116,6 +118,7 @@ class Simulation:
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.replica: ReadReplica | None = None  # the venue read_lag behind, while it is on (read_replica.py)
         self._bound = False  # whether _bind made the scenario's submit yet (it needs the venue)
+        self.ended = False  # end(): every later change is refused
         existing = Path(journal_path) if journal_path else None  # restored from, then appended to
         self.journal_path = existing or (Path(journal_out) if journal_out else None)
         self._durable = journal_out is None
@@ -144,8 +147,7 @@ class Simulation:
             self._base_snapshot = header.snapshot
         else:
             self.start_ns = self.clock.start_ns(scenario)
-        self._faults = FaultsSide(self.faults, self.skew_clock, self.lag_reads)
-        self.attach(FAULTS, self._faults)
+        self.attach(FAULTS, FaultsSide(self.faults, self.skew_clock, self.lag_reads))
         if self._base_snapshot is not None:
             try:
                 self._install(self._base_snapshot)
@@ -221,17 +223,31 @@ class Simulation:
             journal.close()
 
     def end(self) -> None:
-        """Close the journal for good: every later command raises :class:`SimulationEnded` before it
-        applies (a request still in flight when its venue is deleted is refused, never applied
-        unjournaled)."""
+        """Close the journal for good: every later command, side change (venue faults, Auth), reset,
+        restore or snapshot raises :class:`SimulationEnded` before it applies (a request still in
+        flight when its venue is deleted is refused, never applied unjournaled); reads still answer
+        from the state it had.
+
+        Its reference cycles go too: its sides and its scenario's submit function name it back, and
+        a recorded market names its venue. A deleted venue is then freed by reference counting once
+        the last request holding it is done, with no cycle collection (a server's heap is frozen,
+        and a full collection would walk every venue of the server: docs/venues.md)."""
         self.close()
         self.journal_path = None  # a reset in flight must not open it again
+        self.ended = True
         self._set_record(_ended)
+        self.sides.attached.clear()
+        self.venue.drop_feeds()
+
+    def _refuse_if_ended(self) -> None:
+        if self.ended:
+            _ended()
 
     # --- snapshots ------------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/runtime/snapshot.py``)."""
+        self._refuse_if_ended()  # its sides are gone: a snapshot would not be whole
         if self.venue.feeds:
             raise snapshot.SnapshotError(
                 "a recorded market cannot be snapshotted: its position in the "
@@ -245,17 +261,29 @@ class Simulation:
         }
         return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
 
-    def restore(self, doc: Any) -> None:
+    def read_snapshot(self, doc: Any) -> tuple[Venue, ScenarioRunner, int]:
+        """The state a snapshot of this scenario holds (its venue, runner and start), rebuilt and
+        checked whole, not installed: it touches nothing of the simulation, so the server runs it in
+        a thread (the codec's reader and the invariant check are most of a restore's CPU);
+        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot."""
+        if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
+            raise snapshot.SnapshotError("the snapshot was taken of another scenario")
+        return snapshot.read_state(doc, self.start_ns)
+
+    def restore(self, doc: Any, state: tuple[Venue, ScenarioRunner, int] | None = None) -> None:
         """Replace the state with a snapshot of this scenario. The journal starts anew from it: its
         header (holding the snapshot) is written first; :class:`JournalWriteError` when it cannot be,
-        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot, and nothing changed."""
+        :class:`~api.runtime.snapshot.SnapshotError` for an unsound snapshot, and nothing changed.
+        ``state``: what :meth:`read_snapshot` made of ``doc`` while the simulation was neither reset
+        nor restored (the same ``epoch``); None: read here."""
+        self._refuse_if_ended()
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
         try:
             install_sides = self.sides.restore(doc)
         except SideError as exc:
             raise snapshot.SnapshotError(str(exc)) from None
-        venue, runner, start_ns = snapshot.read_state(doc, self.start_ns)  # checked whole, installed below
+        venue, runner, start_ns = state if state is not None else self.read_snapshot(doc)  # installed below
         if self.journal_path is not None:
             journal = JournalFile.stage(
                 self.journal_path, journal_header(self.scenario, start_ns, self.clock_mode, doc), self._durable
@@ -278,6 +306,7 @@ class Simulation:
         fresh one (its header and the start instant's records) is staged beside the old one and takes
         its place only once complete; :class:`JournalWriteError` when it cannot be, and then the old
         journal and the state are as they were."""
+        self._refuse_if_ended()
         start_ns = self.clock.start_ns(self.scenario)
         journal = None
         if self.journal_path is not None:
@@ -305,6 +334,9 @@ class Simulation:
         old = before[4]
         if old is not None:
             old.close()
+        # the replaced venue's recorded markets name it back: without the cycle it goes with its last
+        # reference (a server's heap is frozen: a cycle would never be collected; docs/venues.md)
+        before[0].drop_feeds()
         if self._health is not None:
             self._health.broken = None  # the state is the fresh journal's again
         self.epoch += 1
@@ -336,7 +368,7 @@ class Simulation:
         checked(values)
         at = self.now_ns()
         self._write_side(at, VENUE, values)
-        self._faults.apply_record(at, VENUE, values)
+        self.sides.attached[FAULTS].apply_record(at, VENUE, values)
 
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew
@@ -377,10 +409,10 @@ class Simulation:
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
-        done = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
-        if done and at > self._ran_to:
-            self._ran_to = at
-        return done
+        reached = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
+        if reached > self._ran_to:  # every turn up to there taken (a slice: the instant it ended on)
+            self._ran_to = reached
+        return reached == at
 
     # --- the one way in ---------------------------------------------------------------------------
 
@@ -492,6 +524,10 @@ class Simulation:
         needs is looked up here (the replay loop runs it for every command); a scenario with events
         that change a side (``venue_faults``) gets one that takes their records too."""
         self._bound = True
+        if self.ended:  # the scenario's commands refused too, by a function that names nothing back
+            self._recording = _ended
+            self._scenario_submit: Submit = _ended
+            return
         venue = self.venue
         applies_at, submit_at = venue.applies_at, venue.submit_at
         record, on_result = self._recording_of(venue), self._on_result
@@ -512,7 +548,7 @@ class Simulation:
             return result
 
         if not self._sides:
-            self._scenario_submit: Submit = apply_scenario
+            self._scenario_submit = apply_scenario
             return
 
         def apply_scenario_or_side(cmd: Command | SideRecord, at: int) -> Result:
@@ -594,6 +630,7 @@ class Simulation:
 
     def _write_side(self, at: int, kind: str, values: list[Any]) -> None:
         """An ``ext`` side record, a unit of its own (written before its change applies)."""
+        self._refuse_if_ended()
         mark = self._begin()
         try:
             self._journal_side(at, kind, values)
@@ -673,5 +710,6 @@ class Simulation:
         return scenario_digest(self.scenario)
 
 
-def _ended(at: int, src: str, cmd: Command) -> None:
+def _ended(*_: object) -> NoReturn:
+    """What an ended simulation records or submits a command with (and refuses anything else with)."""
     raise SimulationEnded("the simulation was ended; nothing was applied")

@@ -72,7 +72,7 @@ Tables = tuple[dict[str, type], dict[type, str], dict[type, tuple[str, ...]]]
 
 
 @functools.cache
-def _tables() -> Tables:
+def state_tables() -> Tables:
     """Class name -> class for every class a snapshot can hold, class -> name, class -> saved fields.
     Made on first use, not on import: finding the classes imports every module of engine/, which a
     process that never takes or restores a snapshot should not pay for (every ``cefisim`` command
@@ -88,7 +88,7 @@ def _tables() -> Tables:
 
 class _Writer:
     def __init__(self) -> None:
-        _, self.names, self.fields = _tables()
+        _, self.names, self.fields = state_tables()
         self.table: list[Any] = []
         self.ids: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps walked objects alive so id() stays unique during the walk
@@ -140,7 +140,7 @@ def to_json(root: dict[str, Any], header: dict[str, Any]) -> dict[str, Any]:
 
 class _Reader:
     def __init__(self, table: list[Any]) -> None:
-        self.classes, self.names, self.fields = _tables()
+        self.classes, self.names, self.fields = state_tables()
         self.table = table
         self.made: dict[int, Any] = {}
         self.restored: list[Callable[[], None]] = []  # hooks, called once the whole graph is back
@@ -229,7 +229,7 @@ def from_json(doc: Any) -> dict[str, Any]:
         raise SnapshotError("snapshot: objects or root missing")
     try:
         if doc["format"] == FORMAT_V2:
-            classes, _, fields = _tables()
+            classes, _, fields = state_tables()
             table, root = upgrade_v2(table, root, classes, fields)
         reader = _Reader(table)
         out = {key: reader.value(value) for key, value in root.items()}

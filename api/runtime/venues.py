@@ -27,10 +27,19 @@ Contract:
   answered, and a delete is recorded (the manifest rewritten) before the venue ends; one the disk
   cannot take raises :class:`~cefisim.api.runtime.journal_file.JournalWriteError` (a 503) and changes
   nothing: no venue made or ended, nothing left behind.
-- Limits. At most ``max_venues`` live venues, the default one included (:class:`TooManyVenues`).
+- Limits. At most ``max_venues`` live venues, the default one included (:class:`TooManyVenues`);
+  creates under way count.
+- Creates at the same time: :meth:`Venues.reserve` gives each its id at once (on the event loop), so
+  that creates of different venues are made side by side, each in a thread; each is recorded
+  (:meth:`Venues.commit`, on the loop) when its make is done, so the manifest lists venues in the
+  order their creates finished (a restart rebuilds each from its own record and journal: the order
+  changes nothing but the order ``GET /_sim/venues`` lists them in, before and after the restart
+  alike). An id whose create fails is given again only when no later id was reserved meanwhile. File
+  copies no venue reads are removed only while no create is under way (its copies are not recorded
+  yet): a removal due meanwhile runs when the last create under way ends.
 
 Blocking: :meth:`Venues.make` parses, reads files and builds (seconds for a big document); the server
-calls it off the event loop, one create at a time. Everything else runs on the loop.
+calls it off the event loop, in a thread of its own per create. Everything else runs on the loop.
 """
 
 from __future__ import annotations
@@ -178,6 +187,8 @@ class Venues:
         self._entries: dict[str, Entry] = {}  # the manifest's lines: live and set-aside venues
         self._unnamed: list[Entry] = []  # damaged manifest lines that name no venue: kept as they are
         self._highest = 0
+        self._reserved: set[str] = set()  # ids of creates under way (reserve, release)
+        self._prune_due = False  # a removal of unread copies waits for the creates under way
 
     # --- start ------------------------------------------------------------------------------------
 
@@ -258,10 +269,25 @@ class Venues:
     # --- create -----------------------------------------------------------------------------------
 
     def next_id(self) -> str:
-        """The id the next create gets; :class:`TooManyVenues` when the server is full."""
-        if len(self.live) + 1 >= self.max_venues:
+        """The id the next create gets; :class:`TooManyVenues` when the server is full (creates under
+        way included)."""
+        if len(self.live) + len(self._reserved) + 1 >= self.max_venues:
             raise TooManyVenues()
-        return f"v{self._highest + 1}"
+        return f"v{max([self._highest, *(int(v[1:]) for v in self._reserved)]) + 1}"
+
+    def reserve(self) -> str:
+        """The id of a create starting now, kept from every other create until :meth:`release`;
+        :class:`TooManyVenues` when the server is full."""
+        venue_id = self.next_id()
+        self._reserved.add(venue_id)
+        return venue_id
+
+    def release(self, venue_id: str) -> None:
+        """The create of ``venue_id`` ended (committed or not); the copies no venue reads go once no
+        create is under way."""
+        self._reserved.discard(venue_id)
+        if self._prune_due and not self._reserved:
+            self._prune()
 
     def make(self, venue_id: str, body: dict[str, Any]) -> Made:
         """Build venue ``venue_id`` from a create body, unrecorded (blocking: off the event loop).
@@ -318,7 +344,7 @@ class Venues:
                     f"venue {spec.id} cannot be recorded: {exc.strerror or exc}; nothing was made"
                 ) from None
         self._entries[spec.id] = Entry(spec.id)
-        self._highest = int(spec.id[1:])
+        self._highest = max(self._highest, int(spec.id[1:]))  # creates may finish out of order
         self.live[spec.id] = (spec, made.sim)
 
     def discard(self, made: Made) -> None:
@@ -364,7 +390,12 @@ class Venues:
         self.store.close()
 
     def _prune(self) -> None:
-        """Remove the copies no live or set-aside venue reads (none when a set-aside one's are unknown)."""
+        """Remove the copies no live or set-aside venue reads (none when a set-aside one's are unknown);
+        while a create is under way, once it ends (:meth:`release`): its copies are not recorded yet."""
+        if self._reserved:
+            self._prune_due = True
+            return
+        self._prune_due = False
         keep: set[str] = set()
         for spec, _ in self.live.values():
             keep.update(spec.files.values())

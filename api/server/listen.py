@@ -6,6 +6,13 @@ writes ``{"url": ..., "pid": ...}`` there (to a temporary name, then renamed, so
 half a file) and removes it on the way out. A port that cannot be bound (in use, not allowed, no such
 address) is one line on stderr and exit status 2, never a traceback. SIGINT and SIGTERM stop the
 server cleanly (the app's cleanup runs: the journal is closed) and the status is 0.
+
+While it serves, the interpreter's thread switch interval is :data:`SWITCH_INTERVAL_S` (1 ms, not
+Python's 5 ms), given back on the way out. Work the server runs in a thread (a venue being created
+from a big document, ``api/control/isolated_venues.py``) holds the GIL between switches, and the
+event loop waits for it at every wake-up: each socket read and write of every other venue's requests.
+A shorter interval bounds that wait (a thread with nothing to compete with never switches, so it costs
+nothing then); docs/benchmarks.md (bench_tenants) has the figures.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+
+#: the interpreter's thread switch interval while the server serves (see the module docstring)
+SWITCH_INTERVAL_S = 0.001
 
 
 def _url(host: str, port: int) -> str:
@@ -47,6 +57,8 @@ def run(
     asyncio.set_event_loop(loop)
     runner = web.AppRunner(app, handle_signals=True, access_log=None, **handler)
     wrote = False
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         loop.run_until_complete(runner.setup())
         site = web.TCPSite(runner, host, port)
@@ -75,3 +87,4 @@ def run(
         loop.run_until_complete(loop.shutdown_asyncgens())
         asyncio.set_event_loop(None)
         loop.close()
+        sys.setswitchinterval(switch_interval)

@@ -12,6 +12,9 @@ and this one runs, in order, what used to be four:
 - the limits of ``api/server/limits.py``: a ``Content-Length`` over the body limit (413, before any
   of the body is read), the body read timeout (408) and the per-key rate limit (429); a 413 or 408
   whose body is still arriving is sent with the connection closed (nothing more of it is read);
+- a request for a venue whose long work is due or running (the copy a read lag answers from) waits
+  until it is done, and the work a request made due starts, in steps, once it is answered
+  (``api/server/venue_work.py``): other venues' requests are served between the steps;
 - ``around(request, handler)``: what the app puts around every handler (``api/app/application.py`` passes
   the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
@@ -48,6 +51,7 @@ from cefisim.api.server.http import dumps
 from cefisim.api.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
 from cefisim.api.server.limits import body_pending, body_within, declared_too_large, limit_settings
 from cefisim.api.server.request_log import RequestLog
+from cefisim.api.server.venue_work import VenueWork
 
 log = logging.getLogger("cefisim.http")
 _request_ids = itertools.count(1)
@@ -116,6 +120,7 @@ def request_middleware(
     venue its credentials name when ``venues`` is given (``api/control/isolated_venues.py``); ``around`` runs
     the handler (it returns the handler's awaitable, so that it costs no coroutine of its own)."""
     read_timeout_s, rate_check = limit_settings(options, _scenario_keys, clock)
+    work = VenueWork()  # long work of a venue, in steps, its requests held meanwhile
 
     @web.middleware
     async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -144,10 +149,15 @@ def request_middleware(
                 response = await _send_and_close(request, _timeout(read_timeout_s))
             else:
                 if state is None:
-                    request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
+                    state = request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
                 if rate_check is not None:
                     rate_check(request)
+                sim = state[SIM]
+                if sim.replica is not None:  # a read lag is on: its copy may be due (api/server/venue_work.py)
+                    await work.hold(sim)
                 response = await around(request, handler)
+                if sim.replica is not None:
+                    work.start(sim)  # the copy of a lag this request switched on: in steps, from now
         except Problem as problem:
             response = await _answer(request, problem)
         except web.HTTPException as exc:

@@ -91,16 +91,18 @@ class ScenarioRunner:
         advance_clock: bool = True,
         max_turns: int | None = None,
         submit: Submit | None = None,
-    ) -> bool:
+    ) -> int:
         """Submit everything due at or before ``t_ns``, calling ``on_step`` after each submission; then
         move the clock to ``t_ns`` (``advance_clock=False``: leave it where the last submission put it,
-        to run a scenario in slices that submit exactly what one run would). Returns True.
+        to run a scenario in slices that submit exactly what one run would). Returns ``t_ns``: every
+        turn due by then is taken.
 
         ``max_turns``: stop once that many turns are taken and the instant they reached is complete
-        (every turn due at that instant taken), move the clock to that instant as the closing
-        ``AdvanceClock`` does, and return False: the same as ``run`` to that instant, so a caller can
-        run a long stretch in slices and apply other commands in between. Memory stays flat: nothing is
-        kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
+        (every turn due at that instant taken) and return that instant (before ``t_ns``), the clock
+        left where the last submission put it: a state one ``run`` to ``t_ns`` passes through, so
+        that the commands of a long stretch run in slices of any size are those of one run, and a
+        caller may apply other commands in between at that instant. Memory stays flat:
+        nothing is kept per step. ``submit``: how each command is applied (default ``venue.submit``)."""
         submit = self._stepping(self.venue.submit if submit is None else submit, on_step)
         if max_turns is None:
             turn = self._turn
@@ -116,11 +118,10 @@ class ScenarioRunner:
                 if taken >= max_turns:
                     due = self.next_time()
                     if reached is not None and due is not None and reached < due <= t_ns:
-                        self._close(reached, submit)
-                        return False
+                        return reached
         if advance_clock:
             self._close(t_ns, submit)
-        return True
+        return t_ns
 
     def steps(self, t_ns: int, submit: Submit | None = None) -> Iterator[Step]:
         """:meth:`run` as an iterator: the steps of each turn, once the turn is done."""

@@ -19,12 +19,14 @@ from pathlib import Path
 import jsonschema
 import orjson
 import pytest
+from aiohttp import web
 
 from cefisim import __version__
 from cefisim.api.cli import _serve_parser, main
 from cefisim.api.cli_env import document, env_defaults, env_name
 from cefisim.api.edge.signing import sign
 from cefisim.api.scenario.shipped import resolve, shipped, shipped_dir, shipped_names
+from cefisim.api.server import listen
 from tests.api.conftest import ALICE_KEY, scenario_doc
 
 
@@ -130,6 +132,28 @@ def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Cap
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"cefisim: cannot listen on 127.0.0.1:{port}: ") and "\n" not in err
     assert "in use" in err
+
+
+def test_the_server_serves_with_a_short_thread_switch_interval_and_gives_it_back(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A thread the server runs (a venue being created) must let the event loop have the GIL back within
+    a millisecond, not Python's 5 ms at every wake-up of the loop (docs/benchmarks.md, bench_tenants)."""
+    seen: list[float] = []
+    app = web.Application()
+
+    async def record(_: web.Application) -> None:
+        seen.append(sys.getswitchinterval())
+
+    app.on_startup.append(record)
+    before = sys.getswitchinterval()
+    with socket.socket() as busy:  # the app starts, then the port cannot be bound: run returns at once
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        assert listen.run(app, "127.0.0.1", busy.getsockname()[1], lambda url: None) == 2
+    assert "cannot listen" in capsys.readouterr().err
+    assert seen == [listen.SWITCH_INTERVAL_S] and listen.SWITCH_INTERVAL_S <= 0.001 < before
+    assert sys.getswitchinterval() == before
 
 
 def wait_for_ready_file(ready: Path, proc: subprocess.Popen[str], seconds: float) -> dict[str, object]:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-import orjson
+import asyncio
+import threading
+from typing import Any
 
+import orjson
+import pytest
+
+from cefisim.api.runtime.simulation import Simulation
 from tests.api.conftest import Api
 
 
@@ -97,6 +103,39 @@ async def test_snapshot_restore_continues_identically(api_factory) -> None:
     first.sim.venue.check_invariants()
     second.sim.venue.check_invariants()
     assert first.sim.snapshot()["objects"] == second.sim.snapshot()["objects"]
+
+
+@pytest.mark.parametrize("reset_between", [False, True], ids=["installed", "read again after a reset"])
+async def test_a_restore_is_rebuilt_off_the_loop(
+    api: Api, monkeypatch: pytest.MonkeyPatch, reset_between: bool
+) -> None:
+    """The codec's reader and the invariant check run in a thread (``Simulation.read_snapshot``): held
+    there on an event, the server answers other requests; the state read is installed once it is
+    done, or read again on the loop when a reset came in between (the epoch moved)."""
+    await api.order(100, side="BUY", qty="0.5", price="49999.00")
+    snap = api.sim.snapshot()
+    await api.order(100, side="BUY", qty="0.25", price="49998.00")
+    inside, go = threading.Event(), threading.Event()
+    read = Simulation.read_snapshot
+
+    def held(self: Simulation, doc: Any) -> Any:
+        inside.set()
+        assert go.wait(60)
+        return read(self, doc)
+
+    monkeypatch.setattr(Simulation, "read_snapshot", held)
+    restoring = asyncio.ensure_future(api.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap)))
+    try:
+        assert await asyncio.to_thread(inside.wait, 60)
+        status, _, _ = await asyncio.wait_for(api.call("GET", "/_sim/health", client_id=None), timeout=60)
+        assert status == 200 and not restoring.done()
+        if reset_between:
+            assert (await api.call("POST", "/_sim/reset", client_id=None))[0] == 200
+    finally:
+        go.set()
+    status, body, _ = await restoring
+    assert status == 200, body
+    assert api.sim.snapshot()["objects"] == snap["objects"]
 
 
 async def test_restore_refuses_foreign_documents(api: Api) -> None:

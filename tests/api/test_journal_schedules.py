@@ -233,3 +233,24 @@ def test_the_issue_case_an_order_after_an_idle_turn_restores() -> None:
         file.write_bytes(orjson.dumps(fixed_price_doc()))
         scenario = load_scenario(file)
         _run(scenario, file, [("ticks", 0, 7)] * 16 + [("order", 0, 0)], "close")
+
+
+@pytest.mark.parametrize(("name", "seconds"), [("population", 20), ("demo", 600)])
+def test_an_advance_journals_the_same_whatever_its_slices(name: str, seconds: int, tmp_path: Path) -> None:
+    """A slice ends on a complete instant without a clock move of its own (``ScenarioRunner.run``):
+    the journal of an advance in slices of 1, 7 or 25 turns is byte for byte the journal of one run.
+    Both scenarios have turns that submit nothing, where a slice used to journal a clock move."""
+    journals = []
+    for turns in (None, 1, 7, 25):
+        path = tmp_path / f"{turns}.jsonl"
+        sim = Simulation(load_scenario(ROOT / "scenarios" / f"{name}.json"), clock="virtual", journal_path=path)
+        target = sim.now_ns() + seconds * NS_PER_SECOND
+        if turns is None:
+            sim.run_scenario(target, close=False)
+        else:
+            slices = sum(1 for _ in sim.advance_slices(target, max_turns=turns))
+            assert slices > 1
+        sim.finish_advance(target)
+        sim.close()
+        journals.append(path.read_bytes())
+    assert journals[1:] == journals[:1] * 3

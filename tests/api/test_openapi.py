@@ -582,3 +582,16 @@ def test_every_enumeration_is_the_engines_vocabulary() -> None:
         A_MODIFY,
         A_FILLED,
     }
+
+
+def test_venue_in_the_query_is_a_parameter_of_the_stream_and_the_page_alone() -> None:
+    """docs/venues.md: every other control route answers ``?venue=`` with a 400, which it declares."""
+    control = control_document("http://127.0.0.1:1")
+    takes = set()
+    for path, item in control["paths"].items():
+        for method, op in item.items():
+            if any(p["name"] == "venue" and p["in"] == "query" for p in op.get("parameters", ())):
+                takes.add(path.removeprefix("/_sim/venues/{venue_id}").removeprefix("/_sim"))
+            if path != CONTROL_OPENAPI_PATH:
+                assert "400" in op["responses"], (method, path)
+    assert takes == {"/stream", "/ui/", "/ui/{name}"}

@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cefisim.api.edge.serialize import activity_item, balance_record, order_record, trade_record
+from cefisim.api.runtime import state_copy
+from cefisim.api.runtime.read_replica import ReadReplica
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.scenario import parse_scenario
 from cefisim.api.scenario.loader import load_scenario
@@ -189,6 +192,52 @@ def test_a_snapshot_restore_starts_the_lagged_view_from_the_restored_state() -> 
     assert _status_of(sim, order.id) == "ACTIVE"
     sim.advance(sim.now_ns() + 1000 * NS_PER_MS)
     assert _status_of(sim, order.id) == "CANCELED"
+
+
+def test_a_copy_made_in_steps_is_of_the_instant_it_began_whatever_comes_meanwhile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While ``copy_steps`` makes the copy, a read answers from the venue (nothing has changed since it
+    began), and a command finishes the copy before it applies: the lagged view is the one a copy made at
+    once gives."""
+    monkeypatch.setattr(state_copy, "STEP_VALUES", 40)
+    views = []
+    for in_steps in (False, True):
+        sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual")
+        order = sim.submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "49000.00")).order
+        assert order is not None
+        sim.advance(sim.now_ns() + 2000 * NS_PER_MS)
+        sim.set_venue_faults(1000, 0, 0)
+        replica = sim.replica
+        assert replica is not None and replica.pending(sim.venue)
+        if in_steps:
+            steps = replica.copy_steps(sim.venue)
+            next(steps), next(steps)
+            assert replica.pending(sim.venue) and replica.copy is None  # begun, not whole
+            assert sim.read_venue() is sim.venue  # the state the copy is of: nothing applied since
+            assert sim.faults.replica_from == sim.venue.clock.peek()
+        sim.submit(CancelOrder(100, str(order.id)))  # finishes a copy in progress first
+        assert not replica.pending(sim.venue) and replica.copy is not None
+        views.append(_views(sim.read_venue(), [order.id], sim))
+        assert views[-1]["100.orders"][0]["status"] == "ACTIVE"  # canceled within the lag
+    assert views[0] == views[1]
+
+
+def test_steps_end_when_the_copy_is_whole_or_of_another_venue(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state_copy, "STEP_VALUES", 40)
+    sim = Simulation(parse_scenario(scenario_doc(), "s.json"), clock="virtual")
+    sim.set_venue_faults(1000, 0, 0)
+    replica = sim.replica
+    assert replica is not None
+    assert len(list(replica.copy_steps(sim.venue))) > 3  # steps of 40 values, to the end
+    assert not replica.pending(sim.venue) and replica.copy is not None and sim.read_venue() is replica.copy
+    steps = replica.copy_steps(sim.venue)
+    assert list(steps) == []  # nothing left to do
+    other = ReadReplica(sim.faults)
+    steps = other.copy_steps(sim.venue)
+    next(steps)
+    other.as_of(replica.copy, sim.now_ns())  # the replica turned to another venue: that one copied at once
+    assert list(steps) == [] and other.source is replica.copy and other.copy is not None
 
 
 def _status_of(sim: Simulation, order_id: int) -> str | None:

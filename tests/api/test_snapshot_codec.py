@@ -75,7 +75,7 @@ def test_the_format_is_what_the_classes_declare() -> None:
     """The classes and fields of cefisim-snapshot/3. When this fails the format changed: bump
     ``snapshot.FORMAT``, upgrade documents of the version before (as ``api/runtime/snapshot_v2.py``
     does), commit a fixture of the new version and the fields (docs/snapshot.md)."""
-    classes = snapshot._tables()[0]
+    classes = snapshot.state_tables()[0]
     declared = {name: list(saved_state(cls) or ()) for name, cls in classes.items() if cls not in _BUILTIN}
     assert snapshot.FORMAT == "cefisim-snapshot/3"
     assert declared == orjson.loads(FIELDS.read_bytes())
@@ -124,8 +124,8 @@ def test_the_class_tables_are_made_on_first_use_not_on_import() -> None:
     code = (
         "import cefisim.api.cli\n"
         "from cefisim.api.runtime import snapshot\n"
-        "assert snapshot._tables.cache_info().currsize == 0, 'the class tables were made on import'\n"
-        "assert 'Order' in snapshot._tables()[0] and snapshot._tables.cache_info().currsize == 1\n"
+        "assert snapshot.state_tables.cache_info().currsize == 0, 'the class tables were made on import'\n"
+        "assert 'Order' in snapshot.state_tables()[0] and snapshot.state_tables.cache_info().currsize == 1\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -15,8 +15,12 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from cefisim.api.auth import AUTH_STORE
 from cefisim.api.control.isolated_venues import VENUES
+from cefisim.api.control.stream import STREAMS
+from cefisim.api.runtime.simulation import SimulationEnded
 from cefisim.api.server.keys import SIM
+from cefisim.engine.commands import PlaceOrder
 from tests.api.conftest import ALICE_KEY, BOB_KEY, Api, scenario_doc
 from tests.api.test_auth_support import RESOURCE, new_key, pkce, public_pem
 from tests.api.test_auth_support import sign as sign_es256
@@ -146,6 +150,48 @@ async def test_unknown_venue_is_a_404_problem(api: Api) -> None:
         assert headers["Content-Type"] == "application/problem+json"
 
 
+@pytest.mark.parametrize("created", [False, True], ids=["no venue", "a venue"])
+async def test_venue_in_the_query_is_the_stream_and_the_pages_alone(api: Api, created: bool) -> None:
+    """``?venue=`` names a venue on the stream and the page; elsewhere it is a 400 that changes nothing
+    (neither the venue it names nor, silently, the default one), venues or none."""
+    if created:
+        await create(api)
+    await api.call("POST", "/_sim/clock/advance", client_id=None, json={"seconds": "60"})
+    _, before, _ = await api.call("GET", "/_sim/clock", client_id=None)
+    for method, path, query in (
+        ("POST", "/_sim/reset", "v1"),
+        ("POST", "/_sim/reset", "default"),
+        ("POST", "/_sim/reset", "bogus"),
+        ("GET", "/_sim/book/1", "v1"),
+        ("POST", "/_sim/venues/default/reset", "v1"),
+        ("GET", "/_sim/venues", "v1"),
+    ):
+        status, body, _ = await api.call(method, path, client_id=None, params={"venue": query})
+        assert status == 400 and body["detail"].startswith("venue: "), (path, query, body)
+        assert "/_sim/venues/{id}/" in body["detail"]
+    _, after, _ = await api.call("GET", "/_sim/clock", client_id=None)
+    assert after == before
+    for path in ("/_sim/stream", "/_sim/ui/"):
+        status, body, _ = await api.call("GET", path, client_id=None, params={"venue": "bogus", "instrument": "1"})
+        assert status == 404 and body["type"].endswith("/unknown-venue"), (path, body)
+    status, body, _ = await api.call("GET", "/_sim/no-such-route", client_id=None, params={"venue": "default"})
+    assert status == 404 and body["type"].endswith("/not-found")
+
+
+async def test_a_form_in_an_unknown_charset_routed_by_its_body_is_a_400(api: Api) -> None:
+    """With venues, an OAuth form is read to find its venue: a charset Python does not know
+    (``LookupError``) reaches the handler's own 400, never a 500."""
+    await create(api)
+    status, body, _ = await api.call(
+        "POST",
+        "/v1/auth/oauth/token",
+        client_id=None,
+        body=b"grant_type=refresh_token&refresh_token=v1.x",
+        headers={"Content-Type": "application/x-www-form-urlencoded; charset=nonsense"},
+    )
+    assert status == 400 and body["error"] == "invalid_request", body
+
+
 async def test_the_default_venue_cannot_be_deleted(api: Api) -> None:
     status, body, _ = await api.call("DELETE", "/_sim/venues/default", client_id=None)
     assert status == 409 and "cannot be deleted" in body["detail"]
@@ -226,6 +272,59 @@ async def _delete_one_of_two(api: Api) -> None:
     assert status == 200 and len(page["data"]) == 1
     status, _, _ = await api.call("GET", "/_sim/venues/v1", client_id=None)
     assert status == 404
+
+
+async def test_a_delete_frees_the_venue_by_reference_counting_with_no_collection(api: Api) -> None:
+    """The server's heap is frozen (``cefisim serve``): a delete breaks the venue's reference cycles
+    (its simulation's sides and scenario submit, its state's signals) so that the venue goes with its
+    last reference, and runs no collection, whose cost would grow with every venue of the server."""
+    venue = await create(api)
+    await signed(api, venue, "POST", "/v1/cefi/orders", json=order_body())
+    status, _, _ = await api.call("POST", "/_sim/venues/v1/faults/venue", client_id=None, json={"read_lag_ms": 500})
+    assert status == 200
+    await signed(api, venue, "GET", "/v1/cefi/orders/all")  # answered from the lag's copy
+    app = api.client.server.app[VENUES].apps["v1"]  # type: ignore[union-attr]
+    assert app[SIM].replica is not None
+    refs = [weakref.ref(x) for x in (app, app[SIM], app[SIM].runner, app[AUTH_STORE], app[STREAMS])]
+    del app
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    gc.callbacks.append(seen)
+    try:
+        status, _, _ = await api.call("DELETE", "/_sim/venues/v1", client_id=None)
+        assert status == 200
+        assert [ref() for ref in refs] == [None] * len(refs)
+        assert collections == []
+    finally:
+        gc.callbacks.remove(seen)
+        gc.enable()
+        gc.unfreeze()
+
+
+async def test_a_deleted_venue_refuses_every_change_still_on_its_way(api: Api) -> None:
+    """What ``Simulation.end`` leaves (its sides are gone) is never used: a side change, reset,
+    restore or snapshot of an ended simulation is refused like its commands (a 404 over HTTP)."""
+    await create(api)
+    sim = api.client.server.app[VENUES].apps["v1"][SIM]  # type: ignore[union-attr]
+    snapshot = sim.snapshot()
+    status, _, _ = await api.call("DELETE", "/_sim/venues/v1", client_id=None)
+    assert status == 200
+    for change in (
+        lambda: sim.set_venue_faults(100, 0, 0),
+        sim.reset,
+        lambda: sim.restore(snapshot),
+        sim.snapshot,
+        lambda: sim.scenario_submit(PlaceOrder(100, 1, "BUY", "LIMIT", "1", "50000.00"), sim.now_ns()),
+    ):
+        with pytest.raises(SimulationEnded):
+            change()
 
 
 # --- tokens of the Auth interface belong to their venue ------------------------------------------------

@@ -314,3 +314,50 @@ async def test_venue_answers_match_the_control_document(server: Any, tmp_path: P
     check(one, "AnyVenue")
     check(listed, "Venues")
     assert "secret" in created["clients"][0] and "private_key" in created["api_keys"][0]
+
+
+# --- creates side by side ------------------------------------------------------------------------------------
+
+
+async def test_a_slow_create_holds_no_other_create_and_keeps_its_copies(
+    server: Any, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/venues.md: creates of different venues are made side by side. v1's make is held (an event,
+    once its file copy is kept) while v2 is created and deleted and a create fails: each is answered,
+    none removes v1's copy (not recorded yet), and a restart brings v1 back from it."""
+    made, go = threading.Event(), threading.Event()
+    make = Venues.make
+
+    def held(self: Venues, venue_id: str, body: dict[str, Any]) -> Any:
+        out = make(self, venue_id, body)
+        if venue_id == "v1":
+            made.set()
+            assert go.wait(60)
+        return out
+
+    monkeypatch.setattr(Venues, "make", held)
+    client = await server(data_dir=data_dir)
+    first = asyncio.ensure_future(post(client, {"scenario": maker_doc("prices.txt")}))
+    try:
+        assert await asyncio.to_thread(made.wait, 60)
+        status, second = await asyncio.wait_for(post(client, {"scenario": scenario_doc()}), timeout=60)
+        assert status == 201 and second["id"] == "v2"
+        status, problem = await post(client, {"scenario": maker_doc("missing.txt")})
+        assert status == 400 and problem["detail"].startswith("scenario.agents[0].prices_file")
+        assert (await client.delete("/_sim/venues/v2")).status == 200
+        assert not first.done()
+    finally:
+        go.set()
+    status, venue = await first
+    assert status == 201 and venue["id"] == "v1"
+    manifest = (tmp_path / "journal.jsonl.venues" / "manifest.jsonl").read_bytes().splitlines()
+    # v2's delete rewrote it (the highest id kept) before v1's create line, appended as v1 finished
+    assert [(orjson.loads(line)["op"], orjson.loads(line)["id"]) for line in manifest] == [
+        ("delete", "v2"),
+        ("create", "v1"),
+    ]
+    client = await server(data_dir=data_dir)
+    listed = await (await client.get("/_sim/venues")).json()
+    assert [(v["id"], v["state"]) for v in listed] == [("default", "live"), ("v1", "live")]
+    status, third = await post(client, {"scenario": scenario_doc()})
+    assert status == 201 and third["id"] == "v3"

@@ -45,3 +45,22 @@ def test_a_venue_in_a_reference_cycle_frees_them_too() -> None:
     assert alice.fills and counterparty.orders
     del sim, market
     assert refs_after_collection(alice, counterparty) == [1, 1]
+
+
+def test_a_venue_that_drops_its_feeds_goes_with_its_last_reference() -> None:
+    """``drop_feeds`` breaks the cycle a recorded market closes: no collection needed (a server's
+    heap is frozen; docs/venues.md)."""
+    at, price = START + SECOND, 3_000_000
+    sim, market = recorded([(SNAPSHOT, at, at, ((price, 5),), ((price + 100, 4),))])
+    sim.advance_to(at)
+    sim.buy(ALICE, "0.0001", "30001.00")
+    alice = sim.v.accounts[ALICE]
+    gc.collect()
+    gc.disable()
+    try:
+        sim.v.drop_feeds()
+        assert sim.v.feeds == ()
+        del sim, market
+        assert sys.getrefcount(alice) == 2  # its name here and the call's argument: the venue went
+    finally:
+        gc.enable()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,3 +64,18 @@ async def test_a_served_recorded_market_is_rebuilt_from_its_journal(tmp_path: Pa
     assert [(f.match_id, f.price, f.qty) for f in alice.fills] == [(f.match_id, f.price, f.qty) for f in alice2.fills]
     assert alice.fills and sim.venue.accounts[101].fills
     assert sim.venue.books[1].depth("BUY", 5) == again.venue.books[1].depth("BUY", 5)
+
+
+def test_a_reset_lets_the_replaced_recorded_venue_go_without_a_collection() -> None:
+    """A recorded market names its venue: the reset drops the replaced venue's feeds, so that it goes
+    with its last reference (a server's heap is frozen, and a frozen cycle is never collected)."""
+    sim = Simulation(parse_scenario(doc(), "test-scenario.json"), clock="virtual")
+    sim.advance(sim.scenario.start_ns + 10**9)
+    replaced = weakref.ref(sim.venue)
+    gc.collect()
+    gc.disable()
+    try:
+        sim.reset()
+        assert replaced() is None
+    finally:
+        gc.enable()
