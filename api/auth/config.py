@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -137,6 +138,8 @@ def load_p256(path: str, pem: object) -> ec.EllipticCurvePublicKey:
         key = serialization.load_pem_public_key(pem.encode())
     except (ValueError, TypeError, UnicodeError):
         raise ValueError(f"{path}: not a PEM public key") from None
+    except UnsupportedAlgorithm:  # a well-formed key of a curve or algorithm cryptography does not know
+        raise ValueError(f"{path}: must be an EC P-256 (secp256r1) public key") from None
     if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
         raise ValueError(f"{path}: must be an EC P-256 (secp256r1) public key")
     return key

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import random
@@ -43,6 +44,14 @@ def exchange(store: AuthStore, wall: FakeWall, world: Any, key_id: str) -> Any:
 
 
 def other_pem(kind: str) -> str:
+    if kind == "unknown curve":  # a P-256 key whose curve OID is one cryptography does not know
+        der = (
+            ec.generate_private_key(ec.SECP256R1())
+            .public_key()
+            .public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        )
+        der = der.replace(bytes.fromhex("2a8648ce3d030107"), bytes.fromhex("2a8648ce3d030109"))
+        return "-----BEGIN PUBLIC KEY-----\n" + base64.encodebytes(der).decode() + "-----END PUBLIC KEY-----\n"
     key = (
         rsa.generate_private_key(public_exponent=65537, key_size=2048)
         if kind == "rsa"
@@ -64,6 +73,7 @@ def other_pem(kind: str) -> str:
         ("api_keys[0].public_key", 5, "api_keys[0].public_key: must be a PEM string"),
         ("api_keys[0].public_key", "rsa", "api_keys[0].public_key: must be an EC P-256"),
         ("api_keys[0].public_key", "p384", "api_keys[0].public_key: must be an EC P-256"),
+        ("api_keys[0].public_key", "unknown curve", "api_keys[0].public_key: must be an EC P-256"),
         ("api_keys[0].kind", "admin", "api_keys[0].kind: must be"),
         ("api_keys[0].key_id", "", "api_keys[0].key_id: must be a non-empty string"),
         ("api_keys[1].key_id", "k-alice", "api_keys[1].key_id: duplicate"),
@@ -96,7 +106,7 @@ def other_pem(kind: str) -> str:
 def test_bad_scenario_entries_name_their_json_path(path: str, value: Any, message: str | None) -> None:
     world = default_world()
     doc = {"api_keys": copy.deepcopy(world.api_keys), "oauth_clients": copy.deepcopy(world.oauth_clients)}
-    if value in ("rsa", "p384"):
+    if value in ("rsa", "p384", "unknown curve"):
         value = other_pem(value)
     parts = path.replace("]", "").replace("[", ".").split(".")
     target: Any = doc
