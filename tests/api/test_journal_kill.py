@@ -95,8 +95,16 @@ async def _check(
         assert now["id"] == record["id"]
         if ext in cancelled:
             assert now["status"] in ("CANCELED", "CANCEL_PENDING"), now
-    status, page = await _get(session, base, 100, "/v1/cefi/orders/active", params={"size": "100"})
-    active = [o["external_id"] for o in page["data"]]
+    active: list[str] = []
+    params = {"size": "100"}
+    while True:  # every page: orders acknowledged during a sliced advance may be more than one page
+        status, page = await _get(session, base, 100, "/v1/cefi/orders/active", params=params)
+        assert status == 200, page
+        active += [o["external_id"] for o in page["data"]]
+        cursor = page["pagination"]["next_cursor"]
+        if cursor is None or not page["data"]:
+            break
+        params = {"size": "100", "timestamp": cursor}
     assert len(active) == len(set(active)), "an order was applied twice"
     assert set(acked) - cancelled <= set(active) <= sent
     async with session.get(base + "/_sim/invariants") as resp:
