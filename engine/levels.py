@@ -1,6 +1,8 @@
 """One side of an order book: its price levels by key, read in key order (best first).
 
 Contract:
+- A :class:`Level` keeps its orders in a dict by order id, whose insertion order is arrival order, and
+  the total open quantity of those orders (``engine/book.py`` keeps both).
 - :class:`Levels` is a ``dict`` of key -> level, so the reads the matching and entry paths make at
   every order (``get``, ``[]``, ``in``, ``len``) are the dict's own. Beside it, the sorted list of its
   keys: iteration, ``keys``, ``values`` and ``items`` go in key order, ``first_key`` is the best key
@@ -22,17 +24,46 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterator
 from operator import neg
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from sortedcontainers import SortedList
+
+if TYPE_CHECKING:
+    from cefisim.engine.records import Order
 
 #: keys a side keeps in a plain list; past it, a SortedList (the measured break-even is ~5,000)
 SPILL = 4096
 
-L = TypeVar("L")
+
+class Level:
+    __slots__ = ("orders", "price", "qty")
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
+
+    def __init__(self, price: int) -> None:
+        self.price = price
+        self.orders: dict[int, Order] = {}
+        self.qty = 0  # sum of open lots of the orders at this level
+
+    def __repr__(self) -> str:
+        return f"Level(price={self.price}, orders={len(self.orders)}, qty={self.qty})"
 
 
-class Levels(dict[int, L], Generic[L]):
+#: dict's own item assignment and deletion, under the key list's bookkeeping (compiled: direct calls of
+#: PyDict_SetItem and PyDict_DelItem, levels.pxd, where calling the slot wrapper looked it up first)
+_dict_set = dict.__setitem__
+_dict_del = dict.__delitem__
+
+
+class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type takes no subscripted base
+    """A book side's dict of levels and the sorted list of its keys: what changes them and the best key.
+
+    A C type in the compiled build (levels.pxd) that subclasses ``dict`` itself, so a new level and a
+    deletion are its slots, called directly, and every read is the dict's own. Its key-ordered views are
+    :class:`Levels`'s: Cython refuses a C type's ``keys``, ``values`` and ``items`` that differ from the
+    dict's.
+    """
+
     # ``_keys`` holds the keys negated, sorted, so the best key is the list's last item: a
     # sweep deletes the best levels and new orders open levels near the touch, and a list insert or
     # delete moves only the items behind the place it changes. Sorted best first, each of those
@@ -43,7 +74,7 @@ class Levels(dict[int, L], Generic[L]):
         super().__init__()
         self._keys: list[int] | SortedList = []
 
-    def __setitem__(self, key: int, level: L) -> None:
+    def __setitem__(self, key: int, level: Level) -> None:
         if key not in self:
             negs = self._keys
             if isinstance(negs, list):
@@ -52,10 +83,10 @@ class Levels(dict[int, L], Generic[L]):
                     self._keys = SortedList(negs)
             else:
                 negs.add(-key)
-        dict.__setitem__(self, key, level)
+        _dict_set(self, key, level)
 
     def __delitem__(self, key: int) -> None:
-        dict.__delitem__(self, key)
+        _dict_del(self, key)
         negs, neg = self._keys, -key
         if isinstance(negs, list):
             if negs[-1] == neg:  # the best level (a sweep, a cancel at the touch): no search
@@ -83,23 +114,6 @@ class Levels(dict[int, L], Generic[L]):
     def __reversed__(self) -> Iterator[int]:
         return map(neg, self._keys)
 
-    def keys(self) -> list[int]:  # type: ignore[override]  # a list in key order, not a live view
-        return [-n for n in reversed(self._keys)]
-
-    def values(self) -> Iterator[L]:  # type: ignore[override]  # in key order
-        return map(self.__getitem__, self)
-
-    def items(self) -> list[tuple[int, L]]:  # type: ignore[override]  # a list in key order
-        return [(key, self[key]) for key in self]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # copy and pickle rebuild through __setitem__ from the items alone: the dict protocol's default
-        # would restore the key list first, then add every key to it again
-        return (_levels_of, (self.items(),))
-
-    def __repr__(self) -> str:
-        return f"Levels({{{', '.join(f'{k!r}: {v!r}' for k, v in self.items())}}})"
-
     def check_invariants(self) -> None:
         """The key list holds exactly the dict's keys, sorted."""
         assert list(self._keys) == sorted(-key for key in dict.keys(self)), (
@@ -112,11 +126,34 @@ class Levels(dict[int, L], Generic[L]):
     pop = popitem = setdefault = update = clear = __ior__ = _unsupported
 
 
-def _levels_of(items: list[tuple[int, L]]) -> Levels[L]:
-    levels: Levels[L] = Levels()
+class Levels(SortedLevels):
+    """A book side: :class:`SortedLevels` read in key order."""
+
+    __slots__ = ()
+
+    def keys(self) -> list[int]:  # type: ignore[override]  # a list in key order, not a live view
+        return [-n for n in reversed(self._keys)]
+
+    def values(self) -> Iterator[Level]:  # type: ignore[override]  # in key order
+        return map(self.__getitem__, self)
+
+    def items(self) -> list[tuple[int, Level]]:  # type: ignore[override]  # a list in key order
+        return [(key, self[key]) for key in self]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy and pickle rebuild through __setitem__ from the items alone: the dict protocol's default
+        # would restore the key list first, then add every key to it again
+        return (_levels_of, (self.items(),))
+
+    def __repr__(self) -> str:
+        return f"Levels({{{', '.join(f'{k!r}: {v!r}' for k, v in self.items())}}})"
+
+
+def _levels_of(items: list[tuple[int, Level]]) -> Levels:
+    levels = Levels()
     for key, level in items:
         levels[key] = level
     return levels
 
 
-__all__ = ["SPILL", "Levels"]
+__all__ = ["SPILL", "Level", "Levels"]

@@ -2,7 +2,8 @@
 # levels and the orders typed, and the venue's fill and the users' places as direct C calls.
 cimport cython
 
-from cefisim.engine.book cimport Book, Level
+from cefisim.engine.book cimport Book
+from cefisim.engine.levels cimport Level, SortedLevels
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.matching cimport end_order, fill
 from cefisim.engine.recorded.depth cimport MarketState, QueuePos

@@ -26,7 +26,7 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from cefisim.engine.book import Level
+    from cefisim.engine.levels import Level
     from cefisim.engine.recorded.depth import MarketState
     from cefisim.engine.records import Account
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument

@@ -5,7 +5,8 @@
 # direct C call (engine/events.pxd says why).
 cimport cython
 
-from cefisim.engine.book cimport Book, Level
+from cefisim.engine.book cimport Book
+from cefisim.engine.levels cimport Level, SortedLevels
 from cefisim.engine.clock cimport Clock
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.events cimport build_event

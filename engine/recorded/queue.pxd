@@ -2,7 +2,7 @@
 # the level and the orders typed (read as struct fields).
 cimport cython
 
-from cefisim.engine.book cimport Level
+from cefisim.engine.levels cimport Level
 from cefisim.engine.recorded.depth cimport MarketState, QueuePos
 from cefisim.engine.records cimport Order
 

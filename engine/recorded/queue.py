@@ -18,7 +18,7 @@ from cefisim.engine.recorded.depth import QueuePos
 from cefisim.engine.vocabulary import WORKING
 
 if TYPE_CHECKING:
-    from cefisim.engine.book import Level
+    from cefisim.engine.levels import Level
     from cefisim.engine.recorded.depth import MarketState
     from cefisim.engine.records import Order
 

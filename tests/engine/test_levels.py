@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from cefisim.engine.levels import SPILL, Levels
 
 
-def _same_as_sorted(levels: Levels[str], model: dict[int, str]) -> None:
+def _same_as_sorted(levels: Levels, model: dict[int, str]) -> None:
     levels.check_invariants()
     order = sorted(model)
     assert list(levels) == order
@@ -28,7 +28,7 @@ def _same_as_sorted(levels: Levels[str], model: dict[int, str]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(-50, 50)), max_size=200))
 def test_a_side_reads_in_key_order_after_any_changes(steps: list[tuple[bool, int]]) -> None:
-    levels: Levels[str] = Levels()
+    levels: Levels = Levels()
     model: dict[int, str] = {}
     for put, key in steps:
         if put:
@@ -42,7 +42,7 @@ def test_a_side_reads_in_key_order_after_any_changes(steps: list[tuple[bool, int
 
 
 def test_past_the_spill_size_a_side_keeps_its_order_and_bounds() -> None:
-    levels: Levels[str] = Levels()
+    levels: Levels = Levels()
     model: dict[int, str] = {}
     for i in range(SPILL + 200):
         key = (i * 7919) % (SPILL + 200)  # every key once, out of order
@@ -57,7 +57,7 @@ def test_past_the_spill_size_a_side_keeps_its_order_and_bounds() -> None:
 
 
 def test_copies_and_pickles_keep_every_key_once() -> None:
-    levels: Levels[str] = Levels()
+    levels: Levels = Levels()
     for key in (5, -3, 9, 0):
         levels[key] = str(key)
     for twin in (copy.deepcopy(levels), copy.copy(levels), pickle.loads(pickle.dumps(levels))):
@@ -67,7 +67,7 @@ def test_copies_and_pickles_keep_every_key_once() -> None:
 
 @pytest.mark.parametrize("change", ["pop", "popitem", "setdefault", "update", "clear"])
 def test_a_change_behind_the_key_list_is_refused(change: str) -> None:
-    levels: Levels[str] = Levels()
+    levels: Levels = Levels()
     levels[1] = "one"
     args = {"pop": (1,), "popitem": (), "setdefault": (2, "two"), "update": ({2: "two"},), "clear": ()}[change]
     with pytest.raises(TypeError, match="changes only by"):
