@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from cefisim.engine.levels import Level, Levels
+from cefisim.engine.levels import Level, Levels, level_at
 from cefisim.engine.records import Order
 from cefisim.engine.vocabulary import WORKING, Side
 
@@ -76,7 +76,7 @@ class Book:
         """Rest ``order`` at the back of its price level."""
         is_bid = order.side == BUY
         levels, key = (self.bids, -order.price) if is_bid else (self.asks, order.price)
-        level = levels.get(key)
+        level = level_at(levels, key)
         if level is None:
             level = levels[key] = Level(order.price)
             if is_bid:

@@ -15,6 +15,9 @@ cpdef inline _dict_set(dict mapping, key, value):
 cpdef inline _dict_del(dict mapping, key):
     PyDict_DelItem(mapping, key)
 
+cpdef inline level_at(dict side, key):
+    return side.get(key)
+
 @cython.final
 cdef class Level:
     cdef public object price, qty

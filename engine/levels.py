@@ -53,6 +53,10 @@ class Level:
 #: PyDict_SetItem and PyDict_DelItem, levels.pxd, where calling the slot wrapper looked it up first)
 _dict_set = dict.__setitem__
 _dict_del = dict.__delitem__
+#: ``level_at(side, key)``: a side's level at ``key``, None when it has none. The dict's own ``get``, called
+#: as a function: compiled, a direct dict lookup (levels.pxd), where ``side.get(key)`` on the C type is a
+#: method lookup and call
+level_at = dict.get
 
 
 class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type takes no subscripted base
@@ -156,4 +160,4 @@ def _levels_of(items: list[tuple[int, Level]]) -> Levels:
     return levels
 
 
-__all__ = ["SPILL", "Level", "Levels"]
+__all__ = ["SPILL", "Level", "Levels", "SortedLevels", "level_at"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cefisim.engine.events import Event
+from cefisim.engine.levels import level_at
 from cefisim.engine.matching import end_order, fill
 from cefisim.engine.recorded.queue import place_of
 from cefisim.engine.records import Order
@@ -58,7 +59,7 @@ def trade(m: MarketState, side: str, price: int, lots: int, events: list[Event])
     for key in keys:
         if not budget:
             return
-        level = levels.get(key)
+        level = level_at(levels, key)
         if level is None:
             continue
         at_price = level.price == price

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 from cefisim.engine.events import DepthEvent, Event, build_event
 from cefisim.engine.ledger import balance
+from cefisim.engine.levels import level_at
 from cefisim.engine.recorded.depth import MarketState, RecordedLevel
 from cefisim.engine.recorded.feed import TRADE, UPDATE, Levels, RecordedEvent
 from cefisim.engine.recorded.fills import ZERO_RATES, trade, uncross
@@ -202,7 +203,7 @@ class RecordedMarket(MarketState):
             return
         # no depth order rests there: none yet, or a user took it all
         if recorded:
-            users = levels.get(key)
+            users = level_at(levels, key)
             if users is not None:  # only users rest there
                 move_on_depth(self, users, 0 if rec is None else rec.lots, lots)
             if not lots:
