@@ -23,6 +23,18 @@ cdef class Level:
     cdef public object price, qty
     cdef public dict orders
 
+@cython.final
+cdef class KeyChunks:
+    cdef public list chunks, tops
+
+    @cython.locals(chunk=list, upper=list)
+    cpdef add(self, neg)
+
+    @cython.locals(chunk=list)
+    cpdef remove(self, neg)
+
+    cpdef top(self)
+
 cdef class SortedLevels(dict):
     cdef public object _keys
 

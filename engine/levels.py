@@ -13,26 +13,28 @@ Contract:
 - Complexity: a read O(1); a new key or a deletion O(log n) to find its place, plus, while the side
   holds at most ``SPILL`` keys, a move of the keys better than it (a ``list`` insert or delete, in C;
   the list is kept best last, so a change at the touch moves next to nothing).
-  Past ``SPILL`` keys the list becomes a ``SortedList`` (O(log n) in Python, for good): a book's
-  levels come and go at every cancel and sweep, and up to a thousand levels a new level and its
-  deletion take about half the time they take in a ``SortedDict``, while past ``SPILL`` a side costs
-  what a ``SortedDict`` does (``benchmarks/bench_levels.py``).
+  Past ``SPILL`` keys the list becomes a :class:`KeyChunks` (sorted chunks of at most ``CHUNK`` keys,
+  for good): a change then moves at most a chunk's keys, and a sweep pops the best keys without a
+  search. A book's levels come and go at every cancel and sweep; a new level and its deletion take
+  about half the time they take in a ``SortedDict`` or less, up to 100,000 levels
+  (``benchmarks/bench_levels.py``).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Iterator
+from itertools import chain
 from operator import neg
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
-
-from sortedcontainers import SortedList
 
 if TYPE_CHECKING:
     from cefisim.engine.records import Order
 
-#: keys a side keeps in a plain list; past it, a SortedList (the measured break-even is ~5,000)
+#: keys a side keeps in a plain list; past it, in :class:`KeyChunks` (the measured break-even is ~5,000)
 SPILL = 4096
+#: keys a chunk of :class:`KeyChunks` holds at most; a fuller chunk splits in two halves
+CHUNK = 1024
 
 
 class Level:
@@ -59,6 +61,88 @@ _dict_del = dict.__delitem__
 level_at = dict.get
 
 
+class KeyChunks:
+    """The negated keys of a side past ``SPILL``, ascending: sorted lists (chunks) of at most ``CHUNK``
+    keys, every key of a chunk below the next chunk's, and each chunk's largest key (``tops``).
+
+    A key's chunk is a bisect of ``tops`` away, and a new key or a deletion moves at most a chunk's keys
+    (a ``list`` insert or delete, in C). The largest key, a side's best, is the last chunk's last: a
+    sweep that clears the best levels pops them without a search. A chunk that empties goes; chunks are
+    never merged (a side's levels come and go around the touch, which is one or two chunks).
+    """
+
+    __slots__ = ("chunks", "tops")
+
+    def __init__(self, negs: list[int]) -> None:
+        half = CHUNK // 2
+        self.chunks: list[list[int]] = [negs[i : i + half] for i in range(0, len(negs), half)]
+        self.tops: list[int] = [chunk[-1] for chunk in self.chunks]
+
+    def add(self, neg: int) -> None:
+        """Insert ``neg`` (not present)."""
+        chunks, tops = self.chunks, self.tops
+        i = bisect_left(tops, neg)
+        if i == len(tops):  # above every key: the last chunk's new top
+            if not tops:
+                chunks.append([neg])
+                tops.append(neg)
+                return
+            i -= 1
+            chunk = chunks[i]
+            chunk.append(neg)
+            tops[i] = neg
+        else:
+            chunk = chunks[i]
+            insort(chunk, neg)
+        if len(chunk) > CHUNK:
+            upper = chunk[CHUNK // 2 :]
+            del chunk[CHUNK // 2 :]
+            tops[i] = chunk[-1]
+            chunks.insert(i + 1, upper)
+            tops.insert(i + 1, upper[-1])
+
+    def remove(self, neg: int) -> None:
+        """Delete ``neg`` (present)."""
+        chunks, tops = self.chunks, self.tops
+        i = bisect_left(tops, neg)
+        chunk = chunks[i]
+        if tops[i] != neg:
+            del chunk[bisect_left(chunk, neg)]
+            return
+        chunk.pop()
+        if chunk:
+            tops[i] = chunk[-1]
+        else:
+            del chunks[i]
+            del tops[i]
+
+    def top(self) -> int | None:
+        """The largest key, None when there is none."""
+        tops = self.tops
+        return tops[-1] if tops else None
+
+    def at_least(self, low: int) -> list[int]:
+        """The keys from ``low`` up, largest first."""
+        chunks = self.chunks
+        i = bisect_left(self.tops, low)
+        out = [neg for chunk in reversed(chunks[i + 1 :]) for neg in reversed(chunk)]
+        if i < len(chunks):
+            first = chunks[i]
+            out += reversed(first[bisect_left(first, low) :])
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        return chain.from_iterable(self.chunks)
+
+    def __reversed__(self) -> Iterator[int]:
+        return chain.from_iterable(map(reversed, reversed(self.chunks)))
+
+    def check_invariants(self) -> None:
+        """No empty or oversized chunk, and ``tops`` holds each chunk's largest key."""
+        assert all(0 < len(chunk) <= CHUNK for chunk in self.chunks), "an empty or oversized key chunk"
+        assert self.tops == [chunk[-1] for chunk in self.chunks], "a key chunk's top is stale"
+
+
 class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type takes no subscripted base
     """A book side's dict of levels and the sorted list of its keys: what changes them and the best key.
 
@@ -76,7 +160,7 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
 
     def __init__(self) -> None:
         super().__init__()
-        self._keys: list[int] | SortedList = []
+        self._keys: list[int] | KeyChunks = []
 
     def __setitem__(self, key: int, level: Level) -> None:
         if key not in self:
@@ -84,7 +168,7 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
             if isinstance(negs, list):
                 insort(negs, -key)
                 if len(negs) > SPILL:
-                    self._keys = SortedList(negs)
+                    self._keys = KeyChunks(negs)
             else:
                 negs.add(-key)
         _dict_set(self, key, level)
@@ -103,14 +187,17 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
     def first_key(self) -> int | None:
         """The smallest key (the best level's), None when the side is empty."""
         negs = self._keys
-        return -negs[-1] if negs else None
+        if isinstance(negs, list):
+            return -negs[-1] if negs else None
+        top = negs.top()
+        return None if top is None else -top
 
     def keys_through(self, limit: int) -> list[int]:
         """The keys up to and including ``limit``, in order."""
         negs = self._keys
         if isinstance(negs, list):
             return [-n for n in reversed(negs[bisect_left(negs, -limit) :])]
-        return [-n for n in negs.irange(minimum=-limit, reverse=True)]
+        return [-n for n in negs.at_least(-limit)]
 
     def __iter__(self) -> Iterator[int]:
         return map(neg, reversed(self._keys))
@@ -120,9 +207,10 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
 
     def check_invariants(self) -> None:
         """The key list holds exactly the dict's keys, sorted."""
-        assert list(self._keys) == sorted(-key for key in dict.keys(self)), (
-            "a book side's key list disagrees with its levels"
-        )
+        negs = self._keys
+        assert list(negs) == sorted(-key for key in dict.keys(self)), "a book side's key list disagrees with its levels"
+        if not isinstance(negs, list):
+            negs.check_invariants()
 
     def _unsupported(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError("a book side changes only by levels[key] = level and del levels[key]")
