@@ -3,7 +3,7 @@
 # __slots__ in book.py (tests/test_build.py).
 cimport cython
 
-from cefisim.engine.levels cimport Level, SortedLevels, level_at
+from cefisim.engine.levels cimport Level, SortedLevels, level_at, level_of
 from cefisim.engine.records cimport Order
 
 @cython.final

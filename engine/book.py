@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from cefisim.engine.levels import Level, Levels, level_at
+from cefisim.engine.levels import Level, Levels, level_at, level_of
 from cefisim.engine.records import Order
 from cefisim.engine.vocabulary import WORKING, Side
 
@@ -96,7 +96,7 @@ class Book:
     def remove(self, order: Order, open_lots: int) -> None:
         """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""
         levels, key = (self.bids, -order.price) if order.side == BUY else (self.asks, order.price)
-        level = levels[key]
+        level = level_of(levels, key)
         del level.orders[order.id]
         level.qty -= open_lots
         if not level.orders:

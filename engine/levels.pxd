@@ -18,6 +18,9 @@ cpdef inline _dict_del(dict mapping, key):
 cpdef inline level_at(dict side, key):
     return side.get(key)
 
+cpdef inline level_of(dict side, key):
+    return side[key]
+
 @cython.final
 cdef class Level:
     cdef public object price, qty

@@ -59,6 +59,11 @@ _dict_del = dict.__delitem__
 #: as a function: compiled, a direct dict lookup (levels.pxd), where ``side.get(key)`` on the C type is a
 #: method lookup and call
 level_at = dict.get
+#: ``level_of(side, key)``: a side's level at ``key``, KeyError when it has none. The dict's own item read,
+#: called as a function: ``side[key]`` on a book side (a ``Levels``, a Python subclass of ``dict``) goes
+#: through the generic ``__getitem__`` slot, which looks up and calls ``dict.__getitem__``; compiled, a
+#: direct dict lookup (levels.pxd)
+level_of = dict.__getitem__
 
 
 class KeyChunks:
@@ -248,4 +253,4 @@ def _levels_of(items: list[tuple[int, Level]]) -> Levels:
     return levels
 
 
-__all__ = ["SPILL", "Level", "Levels", "SortedLevels", "level_at"]
+__all__ = ["CHUNK", "SPILL", "KeyChunks", "Level", "Levels", "SortedLevels", "level_at", "level_of"]

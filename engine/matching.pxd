@@ -4,7 +4,7 @@
 cimport cython
 
 from cefisim.engine.book cimport Book
-from cefisim.engine.levels cimport Level, SortedLevels
+from cefisim.engine.levels cimport Level, SortedLevels, level_of
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.events cimport build_event
 from cefisim.engine.ledger cimport balance, buy_bound, hold_rate, order_hold

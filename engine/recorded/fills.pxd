@@ -3,7 +3,7 @@
 cimport cython
 
 from cefisim.engine.book cimport Book
-from cefisim.engine.levels cimport Level, SortedLevels, level_at
+from cefisim.engine.levels cimport Level, SortedLevels, level_at, level_of
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.matching cimport end_order, fill
 from cefisim.engine.recorded.depth cimport MarketState, QueuePos

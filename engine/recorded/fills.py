@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cefisim.engine.events import Event
-from cefisim.engine.levels import level_at
+from cefisim.engine.levels import level_at, level_of
 from cefisim.engine.matching import end_order, fill
 from cefisim.engine.recorded.queue import place_of
 from cefisim.engine.records import Order
@@ -49,7 +49,7 @@ def trade(m: MarketState, side: str, price: int, lots: int, events: list[Event])
     if best == limit:
         # the trade is at the best level's price (the usual case): that level is the only one in range,
         # and most often only its depth order rests there
-        orders = levels[best].orders
+        orders = level_of(levels, best).orders
         if len(orders) == 1 and next(iter(orders.values())).account is cp:
             return
         keys: list[int] | tuple[int] = (best,)

@@ -6,7 +6,7 @@
 cimport cython
 
 from cefisim.engine.book cimport Book
-from cefisim.engine.levels cimport Level, SortedLevels, level_at
+from cefisim.engine.levels cimport Level, SortedLevels, level_at, level_of
 from cefisim.engine.clock cimport Clock
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.events cimport build_event

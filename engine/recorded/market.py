@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from cefisim.engine.events import DepthEvent, Event, build_event
 from cefisim.engine.ledger import balance
-from cefisim.engine.levels import level_at
+from cefisim.engine.levels import level_at, level_of
 from cefisim.engine.recorded.depth import MarketState, RecordedLevel
 from cefisim.engine.recorded.feed import TRADE, UPDATE, Levels, RecordedEvent
 from cefisim.engine.recorded.fills import ZERO_RATES, trade, uncross
@@ -183,7 +183,7 @@ class RecordedMarket(MarketState):
             key = price
         if rec is not None and (depth := rec.depth) is not None and depth.status == ACTIVE:
             # the depth order rests at its level
-            level = levels[key]
+            level = level_of(levels, key)
             if recorded:
                 if len(level.orders) > 1:  # users rest there too
                     move_on_depth(self, level, rec.lots, lots)
