@@ -4,8 +4,9 @@ Contract:
 - Each side is a :class:`~engine.levels.Levels` (a dict of levels read in key order) keyed so that
   the best level comes first: asks by price, bids by negated price. One matching loop therefore
   serves both sides (``engine/matching.py``).
-- A :class:`Level` keeps its orders in a dict by order id, whose insertion order is arrival order, and
-  the total open quantity of those orders. Priority is lost by removing and re-adding the order.
+- A :class:`~engine.levels.Level` keeps its orders in a dict by order id, whose insertion order is
+  arrival order, and the total open quantity of those orders. Priority is lost by removing and re-adding
+  the order.
 - ``bid_key`` and ``ask_key`` cache the key of each side's best level (None when the side is empty):
   every order entry asks whether it crosses, and reading a side's first key costs a call. They
   change only where a level is created or deleted (``add``, ``remove``, ``drop_level``).
@@ -24,25 +25,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from cefisim.engine.levels import Levels
+from cefisim.engine.levels import Level, Levels, level_at, level_of
 from cefisim.engine.records import Order
 from cefisim.engine.vocabulary import WORKING, Side
 
 BUY = Side.BUY.value
-
-
-class Level:
-    __slots__ = ("orders", "price", "qty")
-
-    SNAPSHOT: ClassVar[tuple[str, ...]] = __slots__  # every slot is state (api/runtime/snapshot.py)
-
-    def __init__(self, price: int) -> None:
-        self.price = price
-        self.orders: dict[int, Order] = {}
-        self.qty = 0  # sum of open lots of the orders at this level
-
-    def __repr__(self) -> str:
-        return f"Level(price={self.price}, orders={len(self.orders)}, qty={self.qty})"
 
 
 class Book:
@@ -60,8 +47,8 @@ class Book:
 
     def __init__(self, instrument_id: int) -> None:
         self.instrument_id = instrument_id
-        self.bids: Levels[Level] = Levels()  # -price -> Level
-        self.asks: Levels[Level] = Levels()  # price -> Level
+        self.bids: Levels = Levels()  # -price -> Level
+        self.asks: Levels = Levels()  # price -> Level
         self.bid_key: int | None = None  # -(best bid), the first key of bids
         self.ask_key: int | None = None  # best ask, the first key of asks
         self.last_price: int | None = None  # ticks of the last trade
@@ -77,11 +64,11 @@ class Book:
         """Rebuild what a snapshot leaves out (``api/runtime/snapshot.py``): the band cache."""
         self.reset_caches()
 
-    def side(self, side: str) -> Levels[Level]:
+    def side(self, side: str) -> Levels:
         """The levels an order of ``side`` rests on."""
         return self.bids if side == BUY else self.asks
 
-    def contra(self, side: str) -> Levels[Level]:
+    def contra(self, side: str) -> Levels:
         """The levels an order of ``side`` trades against."""
         return self.asks if side == BUY else self.bids
 
@@ -89,7 +76,7 @@ class Book:
         """Rest ``order`` at the back of its price level."""
         is_bid = order.side == BUY
         levels, key = (self.bids, -order.price) if is_bid else (self.asks, order.price)
-        level = levels.get(key)
+        level = level_at(levels, key)
         if level is None:
             level = levels[key] = Level(order.price)
             if is_bid:
@@ -109,7 +96,7 @@ class Book:
     def remove(self, order: Order, open_lots: int) -> None:
         """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""
         levels, key = (self.bids, -order.price) if order.side == BUY else (self.asks, order.price)
-        level = levels[key]
+        level = level_of(levels, key)
         del level.orders[order.id]
         level.qty -= open_lots
         if not level.orders:
@@ -117,7 +104,7 @@ class Book:
         if self.opening is not None:
             self.opening.pop(order.id, None)
 
-    def drop_level(self, levels: Levels[Level], key: int) -> int | None:
+    def drop_level(self, levels: Levels, key: int) -> int | None:
         """Delete the emptied level ``key`` of one side; returns the key of that side's best level."""
         del levels[key]
         is_bids = levels is self.bids

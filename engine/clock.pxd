@@ -7,4 +7,6 @@ cimport cython
 cdef class Clock:
     cdef public object last, now
 
+    cpdef advance(self, to_ns)
+
     cpdef stamp(self)

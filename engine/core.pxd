@@ -29,3 +29,13 @@ cdef class VenueCore:
     cpdef schedule(self, due, action, payload)
 
     cpdef queue_expiry(self, Order order)
+
+    cpdef next_due_other(self)
+
+    cpdef next_expiry(self)
+
+    cpdef next_timer(self)
+
+    cpdef pop_timer(self)
+
+    cpdef rewake(self, due=*)

@@ -59,7 +59,7 @@ class Feed(Protocol):
         (``timers.advance`` reads it again only after a feed applied)."""
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
-        """Apply every change due at or before ``to_ns``."""
+        """Apply every change due at or before ``to_ns``, moving the venue's clock to the time of each."""
 
     def check_invariants(self) -> None:
         """Assert its own invariants (``Venue.check_invariants``)."""

@@ -33,7 +33,7 @@ cpdef _price_reject(VenueCore v, PlaceOrder cmd, Order order)
 cpdef _take_hold(Order order)
 
 @cython.locals(account=Account)
-cpdef find_order(VenueCore v, client_id, ref)
+cpdef find_order(VenueCore v, client_id, str ref)
 
 @cython.locals(order=Order)
 cpdef cancel(VenueCore v, CancelOrder cmd, Result result)

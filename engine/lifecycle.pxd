@@ -16,6 +16,7 @@ cpdef activate(VenueCore v, Order order, events, confirmed=*)
 
 cpdef end_unless_rests(VenueCore v, Order order, stopped, events)
 
+@cython.locals(book=Book)
 cpdef cancel_now(VenueCore v, Order order, reason, events)
 
 @cython.locals(inst=Instrument)

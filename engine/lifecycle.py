@@ -98,7 +98,8 @@ def cancel_now(v: VenueCore, order: Order, reason: str, events: list[Event]) -> 
     Working orders are exactly the resting ones (``Venue.check_invariants``), and every caller has
     checked the status, so the order is removed without looking it up first.
     """
-    v.books[order.instrument.id].remove(order, order.remaining)
+    book = v.books[order.instrument.id]
+    book.remove(order, order.remaining)
     end_order(v, order, CANCELED, reason, events)
 
 

@@ -3,7 +3,8 @@
 # directly.
 cimport cython
 
-from cefisim.engine.book cimport Book, Level
+from cefisim.engine.book cimport Book
+from cefisim.engine.levels cimport Level, SortedLevels, level_of
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.events cimport build_event
 from cefisim.engine.ledger cimport balance, buy_bound, hold_rate, order_hold
@@ -18,7 +19,7 @@ cpdef end_order(VenueCore v, Order order, status, reason, events)
 @cython.locals(buyer=Order, seller=Order, bx=Execution, sx=Execution, bc=Account, sc=Account, inst=Instrument, bal=Balance)
 cpdef fill(VenueCore v, Order taker, Order maker, lots, price, events, t_rates, t_hold_rate, t_bound=*)
 
-@cython.locals(book=Book, level=Level, maker=Order, account=Account, orders=dict, gone=list)
+@cython.locals(book=Book, levels=SortedLevels, level=Level, maker=Order, account=Account, orders=dict, gone=list)
 cpdef match(VenueCore v, Order taker, events)
 
 @cython.locals(book=Book, level=Level, maker=Order)

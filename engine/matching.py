@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from cefisim.engine.events import OrderEvent, TradeEvent, build_event
 from cefisim.engine.ledger import balance, buy_bound, hold_rate, order_hold
+from cefisim.engine.levels import level_of
 from cefisim.engine.records import Execution, Fill, Order
 from cefisim.engine.rejects import CancelReason
 from cefisim.engine.units import RATE_CEIL, RATE_ONE
@@ -190,7 +191,7 @@ def match(v: VenueCore, taker: Order, events: list[Event]) -> bool:
     stopped = False
     t_bound = None  # what a buying taker holds after its last fill (fill says why)
     while remaining and key is not None and key <= limit:
-        level = levels[key]
+        level = level_of(levels, key)
         price = level.price
         orders = level.orders
         gone: list[Order] = []

@@ -47,8 +47,7 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     while True:
         other, kind = v.next_due_other()
         if feed_ts is not None and feed_ts < other and feed_ts <= to_ns:
-            if feed_ts > clock.now:
-                clock.now = feed_ts
+            # (the feed moves the clock to the time of what it applies)
             until = other - 1 if other <= to_ns else to_ns
             if one is not None:  # _apply_feed's one-feed case written out: a call fewer per feed pass
                 one.apply_until(until, events)
@@ -56,8 +55,7 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
             else:
                 feed_ts = _apply_feed(feeds, feed_ts, until, events)
         elif other <= to_ns:
-            if other > clock.now:
-                clock.now = other
+            clock.advance(other)
             if kind == "timer":
                 # every timer due now, in the heap's order: at a tie timers go first, so asking what is
                 # due in between would only give the next one (a pass fewer per timer after the first)
@@ -75,8 +73,7 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
                 v.housekeeping_done(_housekeeping_after(v, other, to_ns))
         else:
             break
-    if to_ns > clock.now:
-        clock.now = to_ns
+    clock.advance(to_ns)
     # the wake bound: the next thing due, feeds included
     v.rewake(other if feed_ts is None or other <= feed_ts else feed_ts)
 

@@ -4,6 +4,7 @@
 # instance dictionary.
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.entry cimport cancel, place
+from cefisim.engine.timers cimport advance
 
 cdef class Venue(VenueCore):
     cdef dict __dict__

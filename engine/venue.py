@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from cefisim.engine import lifecycle, modify, opening, retention, timers, transfers
+from cefisim.engine import lifecycle, modify, opening, retention, transfers
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -44,6 +44,7 @@ from cefisim.engine.events import ClientEvent, Event, InstrumentEvent
 from cefisim.engine.ledger import open_qty, order_hold
 from cefisim.engine.records import NO_FILLS, Execution, UnheldBalance
 from cefisim.engine.rejects import Reject
+from cefisim.engine.timers import advance
 from cefisim.engine.vocabulary import (
     FINAL,
     WORKING,
@@ -111,7 +112,7 @@ class Venue(VenueCore):
             if at < self._wake:
                 clock.now = at  # nothing is due on the way
             else:
-                timers.advance(self, at, result.events)
+                advance(self, at, result.events)
         if isinstance(cmd, PlaceOrder):
             place(self, cmd, result)
         elif isinstance(cmd, CancelOrder):

@@ -28,7 +28,7 @@ from cefisim.engine import build
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
-PXDS = sorted(p for p in ENGINE.glob("*.pxd") if "cdef class" in p.read_text(encoding="utf-8"))
+PXDS = sorted(p for p in ENGINE.rglob("*.pxd") if "cdef class" in p.read_text(encoding="utf-8"))
 #: the modules setup.py compiles (the venue core's, the recorded market's and the simulation's), dotted
 #: below the engine
 COMPILED = sorted(
@@ -88,7 +88,7 @@ def _attributes(source: Path) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("pxd", PXDS, ids=[p.name for p in PXDS])
+@pytest.mark.parametrize("pxd", PXDS, ids=[str(p.relative_to(ENGINE)) for p in PXDS])
 def test_every_pxd_declares_exactly_the_slots(pxd: Path) -> None:
     """A slotted class declares its slots (in any order); a dataclass its fields in the order of the
     dataclass, which the compiled dataclass takes from the .pxd (its __init__, repr and the journal's

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cefisim.engine.events import Event
+from cefisim.engine.levels import level_at, level_of
 from cefisim.engine.matching import end_order, fill
-from cefisim.engine.recorded.queue import Market, place_of
+from cefisim.engine.recorded.queue import place_of
 from cefisim.engine.records import Order
 from cefisim.engine.vocabulary import OrderStatus, OrderType, Side, TimeInForce
 
@@ -26,11 +27,13 @@ LIMIT = OrderType.LIMIT.value
 SELL = Side.SELL.value
 
 if TYPE_CHECKING:
-    from cefisim.engine.book import Level
+    from cefisim.engine.levels import Level
+    from cefisim.engine.recorded.depth import MarketState
+    from cefisim.engine.records import Account
 ZERO_RATES = (0, 0)  # the counterparty's (maker, taker) fee rates on its instrument
 
 
-def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> None:
+def trade(m: MarketState, side: str, price: int, lots: int, events: list[Event]) -> None:
     """A recorded trade whose aggressor is ``side``: fill the users' orders it reached. Its price is
     the venue's last price (the reference of the price band), as a trade on the venue is."""
     book = m.book
@@ -46,7 +49,7 @@ def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> N
     if best == limit:
         # the trade is at the best level's price (the usual case): that level is the only one in range,
         # and most often only its depth order rests there
-        orders = levels[best].orders
+        orders = level_of(levels, best).orders
         if len(orders) == 1 and next(iter(orders.values())).account is cp:
             return
         keys: list[int] | tuple[int] = (best,)
@@ -56,7 +59,7 @@ def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> N
     for key in keys:
         if not budget:
             return
-        level = levels.get(key)
+        level = level_at(levels, key)
         if level is None:
             continue
         at_price = level.price == price
@@ -79,7 +82,7 @@ def trade(m: Market, side: str, price: int, lots: int, events: list[Event]) -> N
                 budget -= take
 
 
-def aggressor(m: Market, side: str, price: int, lots: int) -> Order:
+def aggressor(m: MarketState, side: str, price: int, lots: int) -> Order:
     """A one-off IOC order of the counterparty standing for the recorded aggressor."""
     v = m.venue
     cp = m.counterparty
@@ -93,7 +96,9 @@ def aggressor(m: Market, side: str, price: int, lots: int) -> Order:
     return order
 
 
-def fill_user(m: Market, order: Order, level: Level, side: str, price: int, lots: int, events: list[Event]) -> None:
+def fill_user(
+    m: MarketState, order: Order, level: Level, side: str, price: int, lots: int, events: list[Event]
+) -> None:
     """``lots`` of the user's resting ``order`` trade with the recorded aggressor of ``side``."""
     taker = aggressor(m, side, price, lots)
     trade_against(m, taker, order, level, lots, events)
@@ -101,7 +106,7 @@ def fill_user(m: Market, order: Order, level: Level, side: str, price: int, lots
     m.book.last_price = price  # the recorded trade went on past the user's price to its own
 
 
-def trade_against(m: Market, taker: Order, order: Order, level: Level, lots: int, events: list[Event]) -> None:
+def trade_against(m: MarketState, taker: Order, order: Order, level: Level, lots: int, events: list[Event]) -> None:
     """One venue fill of ``lots`` between the counterparty's ``taker`` and the user's resting
     ``order``, at the user's price; the user's order leaves the book when it is done."""
     v = m.venue
@@ -115,7 +120,15 @@ def trade_against(m: Market, taker: Order, order: Order, level: Level, lots: int
         m.queue.pop(order.id, None)
 
 
-def uncross(m: Market, events: list[Event]) -> None:
+def _first_user(level: Level, cp: Account) -> Order | None:
+    """The first order at ``level`` that is not the counterparty's ``cp``, None when it has none."""
+    for order in level.orders.values():
+        if order.account is not cp:
+            return order
+    return None
+
+
+def uncross(m: MarketState, events: list[Event]) -> None:
     """Recorded depth that crosses users' resting orders trades with them (users' prices). Not while
     the instrument is OPENING: then nothing matches, and the venue's uncross decides at ACTIVE."""
     book = m.book
@@ -123,14 +136,14 @@ def uncross(m: Market, events: list[Event]) -> None:
         return
     while book.bid_key is not None and book.ask_key is not None and -book.bid_key >= book.ask_key:
         bid_level, ask_level = book.bids[book.bid_key], book.asks[book.ask_key]
-        bid_depth = m.depth[BUY].get(bid_level.price)
-        ask_depth = m.depth[SELL].get(ask_level.price)
+        bid_depth = m.live_depth(BUY, bid_level.price)
+        ask_depth = m.live_depth(SELL, ask_level.price)
         cp = m.counterparty
-        users_ask = next((o for o in ask_level.orders.values() if o.account is not cp), None)
-        users_bid = next((o for o in bid_level.orders.values() if o.account is not cp), None)
-        if bid_depth is not None and bid_depth.status == ACTIVE and users_ask is not None:
+        users_ask = _first_user(ask_level, cp)
+        users_bid = _first_user(bid_level, cp)
+        if bid_depth is not None and users_ask is not None:
             taker, order, level = bid_depth, users_ask, ask_level
-        elif ask_depth is not None and ask_depth.status == ACTIVE and users_bid is not None:
+        elif ask_depth is not None and users_bid is not None:
             taker, order, level = ask_depth, users_bid, bid_level
         else:
             # users' orders crossing each other are the venue's own business (they match on
@@ -145,7 +158,7 @@ def uncross(m: Market, events: list[Event]) -> None:
         else:
             book.remove(taker, lots)
             end_order(m.venue, taker, FILLED, None, events)
-            del m.depth[taker.side][taker.price]
+            m.levels[taker.side][taker.price].depth = None
 
 
 __all__ = ["ZERO_RATES", "aggressor", "fill_user", "trade", "trade_against", "uncross"]

@@ -50,9 +50,11 @@ from typing import TYPE_CHECKING
 
 from cefisim.engine.events import DepthEvent, Event, build_event
 from cefisim.engine.ledger import balance
+from cefisim.engine.levels import level_at, level_of
+from cefisim.engine.recorded.depth import MarketState, RecordedLevel
 from cefisim.engine.recorded.feed import TRADE, UPDATE, Levels, RecordedEvent
 from cefisim.engine.recorded.fills import ZERO_RATES, trade, uncross
-from cefisim.engine.recorded.queue import QueuePos, move_on_depth, place_of
+from cefisim.engine.recorded.queue import move_on_depth, place_of
 from cefisim.engine.recorded.queue_model import QueueModel, RiskAverse
 from cefisim.engine.records import Order, UnheldBalance
 from cefisim.engine.vocabulary import OrderStatus, OrderType, Side, TimeInForce
@@ -68,7 +70,11 @@ if TYPE_CHECKING:
     from cefisim.engine.venue import Venue
 
 
-class RecordedMarket:
+class RecordedMarket(MarketState):
+    # a C type in the compiled build (market.pxd): apply_until and the level updates read the state as
+    # struct fields and call each other directly. Each slot is declared there (tests/test_build.py)
+    __slots__ = ("_events", "_fill_cursor", "_next", "applied", "impact", "last_ts", "name", "next_ts")
+
     def __init__(
         self,
         venue: Venue,
@@ -81,171 +87,65 @@ class RecordedMarket:
     ) -> None:
         """``counterparty_id``: a client of the venue, set up and funded for this market alone;
         ``events``: engine tuples (``engine/recorded/feed.py``) whose times are engine times."""
-        self.venue = venue
-        self.instrument = venue.instruments[instrument_id]
-        self.book = venue.books[instrument_id]
-        self.counterparty = counterparty = venue.accounts[counterparty_id]
+        counterparty = venue.accounts[counterparty_id]
+        super().__init__(venue, venue.instruments[instrument_id], counterparty, queue_model or RiskAverse())
         counterparty.client.fee_overrides[instrument_id] = ZERO_RATES
-        self.model = queue_model or RiskAverse()
         self.impact = impact
         self.name = name
         self._events = events
         self._next: RecordedEvent | None = next(events, None)
         #: engine time of the next recorded event, None when the recording is over
         self.next_ts: int | None = None if self._next is None else self._next[1]
-        self.sizes: dict[str, dict[int, int]] = {BUY: {}, SELL: {}}  # recorded lots per price
-        self.depth: dict[str, dict[int, Order]] = {BUY: {}, SELL: {}}  # the depth order per price
-        self.queue: dict[int, QueuePos] = {}  # user order id -> its place
         self.applied = 0  # recorded events applied
         self.last_ts: int | None = None  # engine time of the last one
-        self.traded = False  # a recorded trade has set the book's last price
         self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
         inst = self.instrument
         for asset_id in (inst.base.id, inst.quote.id):  # nothing is held against the recorded depth
             bal = balance(counterparty, asset_id)
             if not isinstance(bal, UnheldBalance):
                 counterparty.balances[asset_id] = UnheldBalance.replacing(bal)
-        # what apply_until works with, in one tuple: it runs at every clock move that reaches a
-        # recorded event, and these objects live as long as the venue
-        book = self.book
-        self._loop = (
-            venue,
-            venue.clock,
-            book,
-            book.bids,
-            book.asks,
-            self.sizes[BUY],
-            self.sizes[SELL],
-            self.depth[BUY],
-            self.depth[SELL],
-            inst,
-            inst.id,
-            counterparty,
-            counterparty.orders,
-            counterparty.open_orders,
-        )
 
     # --- the venue's view ----------------------------------------------------------------------
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
         """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
-        (the venue calls it with ``to_ns`` before anything else it has due)."""
+        instant (the venue calls it with ``to_ns`` before anything else it has due)."""
         first = self._next
         if first is None or first[1] > to_ns:
             return
         if not self.impact:
             self._restore_taken()
-        # This loop runs once per recorded event, so the three common updates (a size change, a new
-        # level nobody rests at, a level's depth order going) are written out here with
-        # everything they touch in locals; everything else goes through _set_level, trade, _snapshot.
-        (
-            v,
-            clock,
-            book,
-            bids,
-            asks,
-            sizes_b,
-            sizes_a,
-            depth_b,
-            depth_a,
-            inst,
-            inst_id,
-            cp,
-            cp_orders,
-            cp_open,
-        ) = self._loop
-        plain = book.opening is None  # levels come and go directly (no opening auction to record; a
-        # replay never changes the instrument's status)
+        clock = self.venue.clock
         count = 0
         instant = first[1]
+        clock.advance(instant)
         for nxt in chain((first,), self._events):
             ts = nxt[1]
             if ts != instant:  # (times never decrease: an event of the current instant is due)
                 if ts > to_ns:
                     break
-                # the previous instant is complete: settle any cross it left
-                bid_key, ask_key = book.bid_key, book.ask_key
-                if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
-                    uncross(self, events)
+                uncross(self, events)  # the previous instant is complete: settle any cross it left
                 instant = ts
+                clock.advance(ts)
             count += 1
+            # the engine's own words for the sides: a recording's may be the vocabulary's members, whose
+            # lookups and comparisons take the slow path of a str subclass
             if nxt[0] == UPDATE:
-                _, _, _, side, price, lots = nxt
-                if side == BUY:
-                    sizes = sizes_b
-                    depths = depth_b
-                    levels = bids
-                    key = -price
-                else:
-                    sizes = sizes_a
-                    depths = depth_a
-                    levels = asks
-                    key = price
-                depth = depths.get(price)
-                if depth is not None and depth.status == ACTIVE:
-                    level = levels[key]  # a live depth order rests at its level
-                    if lots:
-                        # a level's recorded size changes (users resting there move first)
-                        if len(level.orders) > 1:
-                            move_on_depth(self, level, sizes[price], lots)
-                        sizes[price] = lots
-                        delta = lots - depth.remaining
-                        if delta:  # _resize written out
-                            depth.remaining = lots
-                            level.qty += delta
-                        continue
-                    if ts > clock.now:
-                        clock.now = ts
-                    if plain:
-                        # the level's depth order goes: _set_level and _retire, written out
-                        if len(level.orders) == 1:
-                            book.drop_level(levels, key)  # the level goes with it
-                        else:
-                            move_on_depth(self, level, sizes[price], 0)  # users resting there move first
-                            del level.orders[depth.id]
-                            level.qty -= depth.remaining
-                        del sizes[price]
-                        depth.status = CANCELED
-                        cp_open[inst_id] -= 1
-                        del cp_orders[depth.id]
-                        del depths[price]
-                        continue
-                elif ts > clock.now:
-                    clock.now = ts
-                if depth is None and lots and plain and key not in levels:
-                    # a new level with no user there: _new_depth written out
-                    sizes[price] = lots
-                    oid = v.next_order_id
-                    v.next_order_id = oid + 1
-                    depth = Order(oid, cp, inst, side, LIMIT, GTC, price, lots, clock.now, None, None)
-                    depth.status = ACTIVE
-                    cp_orders[oid] = depth
-                    cp_open[inst_id] = cp_open.get(inst_id, 0) + 1
-                    book.add(depth)
-                    depths[price] = depth
-                else:
-                    self._set_level(side, price, lots, events)
+                self._set_level(BUY if nxt[3] == BUY else SELL, nxt[4], nxt[5])
+            elif nxt[0] == TRADE:
+                trade(self, BUY if nxt[3] == BUY else SELL, nxt[4], nxt[5], events)
             else:
-                if ts > clock.now:
-                    clock.now = ts
-                if nxt[0] == TRADE:
-                    trade(self, nxt[3], nxt[4], nxt[5], events)
-                else:
-                    self._snapshot(nxt[3], nxt[4], events)
+                self._snapshot(nxt[3], nxt[4])
         else:
             nxt = None
-        if instant > clock.now:
-            clock.now = instant
         self._next = nxt
         self.next_ts = None if nxt is None else nxt[1]
         self.applied += count
         self.last_ts = instant
-        bid_key, ask_key = book.bid_key, book.ask_key
-        if bid_key is not None and ask_key is not None and -bid_key >= ask_key:
-            uncross(self, events)
+        uncross(self, events)
         if not self.traded:  # no recorded trade yet: the band's reference is the mid, not a user's old fill
-            book.last_price = None
-        events.append(build_event(DepthEvent, (clock.stamp(), inst_id)))
+            self.book.last_price = None
+        events.append(build_event(DepthEvent, (clock.stamp(), self.instrument.id)))
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);
@@ -259,70 +159,75 @@ class RecordedMarket:
 
     # --- recorded events -----------------------------------------------------------------------
 
-    def _snapshot(self, bids: Levels, asks: Levels, events: list[Event]) -> None:
+    def _snapshot(self, bids: Levels, asks: Levels) -> None:
         for side, levels in ((BUY, bids), (SELL, asks)):
             new = dict(levels)
-            for price in [p for p in self.sizes[side] if p not in new]:
-                self._set_level(side, price, 0, events)
+            for price in [p for p in self.levels[side] if p not in new]:
+                self._set_level(side, price, 0)
             for price, lots in levels:
-                self._set_level(side, price, lots, events)
+                self._set_level(side, price, lots)
 
-    def _set_level(self, side: str, price: int, lots: int, events: list[Event]) -> None:
-        sizes = self.sizes[side]
-        prev = sizes.get(price, 0)
-        if lots:
-            sizes[price] = lots
-        elif prev:
-            del sizes[price]
+    def _set_level(self, side: str, price: int, lots: int, recorded: bool = True) -> None:
+        """The depth order at ``price`` comes to hold ``lots`` (0: it leaves quietly, its level too if no
+        user rests there; a new one joins the back of its level). A ``recorded`` change also sets the
+        recorded size, and the users resting at the level move first, as the queue model says; without it
+        (no impact: what users took is put back) only the depth order changes."""
+        recs = self.levels[side]
+        rec = recs.get(price)
         book = self.book
-        level = (book.bids if side == BUY else book.asks).get(-price if side == BUY else price)
-        depths = self.depth[side]
-        depth = depths.get(price)
-        if depth is not None and depth.status != ACTIVE:  # a user took it all
-            del depths[price]
-            depth = None
-        if level is not None and len(level.orders) > (depth is not None):
-            move_on_depth(self, level, prev, lots)
-        if depth is None:
-            if lots:
-                self._new_depth(side, price, lots)
-        elif lots:
-            self._resize(depth, lots)
+        if side == BUY:
+            levels = book.bids
+            key = -price
         else:
-            self._retire(depth)
-
-    # --- depth orders --------------------------------------------------------------------------
-
-    def _new_depth(self, side: str, price: int, lots: int) -> None:
-        v = self.venue
+            levels = book.asks
+            key = price
+        if rec is not None and (depth := rec.depth) is not None and depth.status == ACTIVE:
+            # the depth order rests at its level
+            level = level_of(levels, key)
+            if recorded:
+                if len(level.orders) > 1:  # users rest there too
+                    move_on_depth(self, level, rec.lots, lots)
+                if lots:
+                    rec.lots = lots
+                else:
+                    del recs[price]  # the recording empties the level
+            if lots:  # resized in place
+                level.qty += lots - depth.remaining
+                depth.remaining = lots
+            else:  # retired: nobody looks it up (the counterparty has no API access)
+                book.remove(depth, depth.remaining)
+                depth.status = CANCELED
+                cp = self.counterparty
+                cp.open_orders[self.instrument.id] -= 1
+                del cp.orders[depth.id]
+            return
+        # no depth order rests there: none yet, or a user took it all
+        if recorded:
+            users = level_at(levels, key)
+            if users is not None:  # only users rest there
+                move_on_depth(self, users, 0 if rec is None else rec.lots, lots)
+            if not lots:
+                if rec is not None:
+                    del recs[price]
+                return
+            if rec is None:
+                rec = recs[price] = RecordedLevel(lots, None)
+            else:
+                rec.lots = lots
+        if not lots or rec is None:
+            return  # (put back: the caller names recorded levels only)
+        v = self.venue  # a new depth order joins the level
         cp = self.counterparty
+        inst = self.instrument
         oid = v.next_order_id
         v.next_order_id = oid + 1
-        order = Order(oid, cp, self.instrument, side, LIMIT, GTC, price, lots, v.clock.now, None, None)
-        order.status = ACTIVE
-        cp.orders[oid] = order
+        depth = Order(oid, cp, inst, side, LIMIT, GTC, price, lots, v.clock.now, None, None)
+        depth.status = ACTIVE
+        cp.orders[oid] = depth
         counts = cp.open_orders
-        counts[self.instrument.id] = counts.get(self.instrument.id, 0) + 1
-        self.book.add(order)
-        self.depth[side][order.price] = order
-
-    def _resize(self, depth: Order, lots: int) -> None:
-        """Set a live depth order's open quantity (and its level's total). The common case, a size
-        change the recording makes, is written out in apply_until."""
-        delta = lots - depth.remaining
-        depth.remaining = lots
-        book = self.book
-        (book.bids[-depth.price] if depth.side == BUY else book.asks[depth.price]).qty += delta
-
-    def _retire(self, depth: Order) -> None:
-        """The level is gone from the recording: the depth order leaves quietly (its level too, if no
-        user rests there)."""
-        self.book.remove(depth, depth.remaining)
-        depth.status = CANCELED
-        cp = self.counterparty
-        cp.open_orders[self.instrument.id] -= 1
-        del cp.orders[depth.id]  # nobody looks it up: the counterparty has no API access
-        del self.depth[depth.side][depth.price]
+        counts[inst.id] = counts.get(inst.id, 0) + 1
+        book.add(depth)
+        rec.depth = depth
 
     def _restore_taken(self) -> None:
         """No impact: put back what users took from the depth orders since the last recorded event."""
@@ -336,14 +241,11 @@ class RecordedMarket:
             if order.tif == GTC and order.instrument is self.instrument:
                 touched.append((order.side, order.price))
         self._fill_cursor = len(fills)
+        levels = self.levels
         for side, price in touched:
-            lots = self.sizes[side].get(price, 0)
-            depth = self.depth[side].get(price)
-            if depth is not None and depth.status == ACTIVE:
-                if lots:
-                    self._resize(depth, lots)
-            elif lots:
-                self._new_depth(side, price, lots)
+            rec = levels[side].get(price)
+            if rec is not None:
+                self._set_level(side, price, rec.lots, False)
 
     # --- checks --------------------------------------------------------------------------------
 
@@ -352,12 +254,13 @@ class RecordedMarket:
         users took some, until the level's next update or, without impact, the next event)."""
         book = self.book
         for side in (BUY, SELL):
-            for price, depth in self.depth[side].items():
-                if depth.status != ACTIVE:
+            for price, rec in self.levels[side].items():
+                assert rec.lots > 0, f"a recorded level of {rec.lots} lots"
+                depth = self.live_depth(side, price)
+                if depth is None:
                     continue
                 assert book.contains(depth), f"depth order {depth!r} is not in the book"
-                recorded = self.sizes[side].get(price, 0)
-                assert 0 < depth.remaining <= recorded, f"depth order {depth!r} vs the recorded {recorded}"
+                assert 0 < depth.remaining <= rec.lots, f"depth order {depth!r} vs the recorded {rec.lots}"
         for pos in self.queue.values():
             assert pos.front >= 0 and pos.traded >= 0, pos
 

@@ -3,8 +3,8 @@ the recorded quantity ahead of each user's resting order at a recorded level, re
 recording first touches the level after the order joined, and moved by the queue model
 (``engine/recorded/queue_model.py``) when the level's recorded size changes.
 
-The table (``RecordedMarket.queue``, user order id -> :class:`QueuePos`) is looked at by id only; past
-4,096 entries it forgets the orders that no longer work.
+The table (``MarketState.queue``, user order id -> :class:`~engine.recorded.depth.QueuePos`) is looked
+at by id only; past 4,096 entries it forgets the orders that no longer work.
 
 Complexity: a place O(1), or O(orders ahead at the level) when it is registered; a size change
 O(orders at the level); forgetting O(places + orders of the clients).
@@ -12,64 +12,18 @@ O(orders at the level); forgetting O(places + orders of the clients).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from cefisim.engine.records import Account, Order
-from cefisim.engine.vocabulary import WORKING, OrderStatus
-
-ACTIVE = OrderStatus.ACTIVE.value
+from cefisim.engine.recorded.depth import QueuePos
+from cefisim.engine.vocabulary import WORKING
 
 if TYPE_CHECKING:
-    from cefisim.engine.book import Book, Level
-    from cefisim.engine.core import VenueCore
-    from cefisim.engine.recorded.queue_model import QueueModel
-    from cefisim.engine.reference import Instrument
+    from cefisim.engine.levels import Level
+    from cefisim.engine.recorded.depth import MarketState
+    from cefisim.engine.records import Order
 
 
-class Market(Protocol):
-    """What this module and ``engine/recorded/fills.py`` use of a recorded market: the state of
-    :class:`~engine.recorded.market.RecordedMarket`, which they are given rather than import (it imports them)."""
-
-    @property
-    def venue(self) -> VenueCore: ...
-
-    @property
-    def instrument(self) -> Instrument: ...
-
-    @property
-    def book(self) -> Book: ...
-
-    @property
-    def counterparty(self) -> Account: ...
-
-    @property
-    def model(self) -> QueueModel: ...
-
-    @property
-    def depth(self) -> dict[str, dict[int, Order]]:
-        """The depth order per price, per side."""
-
-    #: user order id -> its place
-    queue: dict[int, QueuePos]
-    #: whether a recorded trade has been applied (its price is then the venue's last price)
-    traded: bool
-
-
-class QueuePos:
-    """A user's order's place at a recorded level (lots): ``front`` ahead of it, ``traded`` at its
-    price since the level's last size change, and the price and open quantity it was last seen with
-    (a modify that loses priority — a new price or more quantity — is seen as a new arrival)."""
-
-    __slots__ = ("front", "price", "qty", "traded")
-
-    def __init__(self, front: int, price: int, qty: int) -> None:
-        self.front = front
-        self.traded = 0
-        self.price = price
-        self.qty = qty
-
-
-def place_of(m: Market, level: Level, order: Order) -> QueuePos:
+def place_of(m: MarketState, level: Level, order: Order) -> QueuePos:
     """The order's place, registered (or registered again after a modify that lost priority)."""
     pos = m.queue.get(order.id)
     qty = order.remaining
@@ -77,8 +31,8 @@ def place_of(m: Market, level: Level, order: Order) -> QueuePos:
         pos.qty = qty  # fills and a smaller modify keep the place; a price or size increase does not
         return pos
     front = 0
-    depth = m.depth[order.side].get(order.price)
-    if depth is not None and depth.status == ACTIVE:
+    depth = m.live_depth(order.side, order.price)
+    if depth is not None:
         for other in level.orders:
             if other == depth.id:
                 front = depth.remaining
@@ -91,7 +45,7 @@ def place_of(m: Market, level: Level, order: Order) -> QueuePos:
     return pos
 
 
-def move_on_depth(m: Market, level: Level, prev: int, new: int) -> None:
+def move_on_depth(m: MarketState, level: Level, prev: int, new: int) -> None:
     """The recorded size of ``level`` changes from ``prev`` to ``new``: move the users' orders."""
     model = m.model
     cp = m.counterparty
@@ -103,7 +57,7 @@ def move_on_depth(m: Market, level: Level, prev: int, new: int) -> None:
         pos.traded = 0
 
 
-def _forget_ended(m: Market) -> None:
+def _forget_ended(m: MarketState) -> None:
     """Forget the places of orders that no longer work (the table is looked at by id only)."""
     accounts = m.venue.accounts
     keep: dict[int, QueuePos] = {}
@@ -114,4 +68,4 @@ def _forget_ended(m: Market) -> None:
     m.queue = {oid: keep[oid] for oid in sorted(keep)}
 
 
-__all__ = ["Market", "QueuePos", "move_on_depth", "place_of"]
+__all__ = ["move_on_depth", "place_of"]

@@ -1,0 +1,44 @@
+# Compiled build only (setup.py, docs/build.md): a level's attributes as C struct fields, and a book side's
+# dict of levels a C type that subclasses dict itself, so that its reads stay the dict's own while a new
+# level and a deletion are its own slots (no Python-level method in between) and dict's item assignment
+# and deletion under them direct C calls. Each attribute here is one of the class's __slots__ in
+# levels.py (tests/test_build.py).
+cimport cython
+
+cdef extern from "Python.h":
+    int PyDict_SetItem(object mapping, object key, object value) except -1
+    int PyDict_DelItem(object mapping, object key) except -1
+
+cpdef inline _dict_set(dict mapping, key, value):
+    PyDict_SetItem(mapping, key, value)
+
+cpdef inline _dict_del(dict mapping, key):
+    PyDict_DelItem(mapping, key)
+
+cpdef inline level_at(dict side, key):
+    return side.get(key)
+
+cpdef inline level_of(dict side, key):
+    return side[key]
+
+@cython.final
+cdef class Level:
+    cdef public object price, qty
+    cdef public dict orders
+
+@cython.final
+cdef class KeyChunks:
+    cdef public list chunks, tops
+
+    @cython.locals(chunk=list, upper=list)
+    cpdef add(self, neg)
+
+    @cython.locals(chunk=list)
+    cpdef remove(self, neg)
+
+    cpdef top(self)
+
+cdef class SortedLevels(dict):
+    cdef public object _keys
+
+    cpdef first_key(self)
