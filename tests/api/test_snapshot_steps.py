@@ -45,12 +45,12 @@ async def _raw_snapshot(api: Api, path: str = "/_sim/snapshot") -> bytes:
     return body
 
 
-async def _until(condition: Any) -> None:
+async def _until(condition: Any, pause: float = 0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + WAIT_S
     while not condition():
         assert loop.time() < deadline, "the condition never held"
-        await asyncio.sleep(0)
+        await asyncio.sleep(pause)
 
 
 async def test_get_answers_the_codecs_document_byte_for_byte(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -210,3 +210,30 @@ async def test_other_venues_are_answered_during_the_copy_and_the_writing(
     # the document of the instant the GET began: the order placed while it was written is not in it
     assert await got == expected
     assert dumps(sim.snapshot()) != expected
+
+
+async def test_the_ticker_lets_a_snapshots_copy_be(api_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A virtual clock with a speed: its ticker does not move time (which would finish the copy at once)
+    while a snapshot's copy is under way, and goes on once it is whole."""
+    api = await api_factory(speed=3600.0)
+    sim = api.sim
+    monkeypatch.setattr(state_copy, "STEP_VALUES", 7)
+    gate = {"copy": False}
+    _held_copy(gate, monkeypatch)
+    copying = Simulation.copying.fget
+    assert copying is not None
+    checks = [0]
+
+    def counted(self: Simulation) -> bool:
+        checks[0] += 1  # only the ticker asks
+        return copying(self)
+
+    monkeypatch.setattr(Simulation, "copying", property(counted))
+    got = asyncio.create_task(_raw_snapshot(api))
+    await _until(lambda: copying(sim))
+    now, seen = sim.venue.clock.now, checks[0]
+    await _until(lambda: checks[0] >= seen + 3 or not copying(sim), pause=0.01)  # three ticks (or a move)
+    assert copying(sim) and sim.venue.clock.now == now
+    gate["copy"] = True
+    await got
+    await _until(lambda: sim.venue.clock.now > now, pause=0.01)
