@@ -55,7 +55,8 @@ class SnapshotSteps:
     @property
     def done(self) -> bool:
         """Whether the copy is whole (or ended on an error)."""
-        return self._error is not None or self._copy is None or self._copy.done
+        copy = self._copy  # once: written() lets it go in another thread
+        return self._error is not None or copy is None or copy.done
 
     def steps(self) -> Iterator[None]:
         """Copy a step at a time, yielding between two, until the copy is whole (or has failed)."""
@@ -67,10 +68,11 @@ class SnapshotSteps:
         self._step(1 << 62)
 
     def _step(self, budget: int) -> bool:
-        if self._error is not None or self._copy is None:
-            return True
+        copy = self._copy  # once: written() lets it go in another thread (a command finishing it meanwhile)
+        if self._error is not None or copy is None or copy.done:
+            return True  # (a whole copy may be being written in another thread: left alone)
         try:
-            return self._copy.step(budget)
+            return copy.step(budget)
         except SnapshotError as exc:
             self._error = exc
             return True
