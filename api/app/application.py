@@ -29,11 +29,12 @@ from cefisim.api.control.isolated_venues import VenueHub, install_venues, make_v
 from cefisim.api.control.plane import control_routes
 from cefisim.api.control.stream import install_streams
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.server.keys import OPTIONS, SIM, ServerOptions
+from cefisim.api.server.keys import OPTIONS, SIM, VENUE_WORK, ServerOptions
 from cefisim.api.server.limits import handler_args
 from cefisim.api.server.middleware import request_middleware
 from cefisim.api.server.request_log import REQUEST_LOG, RequestLog, flush_request_log
 from cefisim.api.server.ticker import start_ticker, stop_ticker
+from cefisim.api.server.venue_work import VenueWork
 
 log = logging.getLogger("cefisim.app")
 
@@ -72,12 +73,14 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
         make_venues(sim, options.venue_config, options.max_venues, options.data_dir),
         lambda venue_sim, prefix: auth_store_for(venue_sim, options, prefix),
     )
+    work = VenueWork()
     app = web.Application(
-        middlewares=[request_middleware(options, requests=requests, venues=venues, around=dispatch)],
+        middlewares=[request_middleware(options, requests=requests, venues=venues, around=dispatch, work=work)],
         client_max_size=options.max_body_bytes,
         handler_args=handler_args(options),
     )
     app[SIM] = sim
+    app[VENUE_WORK] = work
     app[OPTIONS] = options
     app[REQUEST_LOG] = requests
     app[FAULTS] = []

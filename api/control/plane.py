@@ -49,8 +49,8 @@ from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.runtime.simulation import JournalWriteError
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
-from cefisim.api.server.http import parse_json, read_json, respond
-from cefisim.api.server.keys import OPTIONS, SIM
+from cefisim.api.server.http import JSON, dumps, parse_json, read_json, respond
+from cefisim.api.server.keys import OPTIONS, SIM, VENUE_WORK
 from cefisim.api.server.request_log import recent_requests
 from cefisim.engine import build as engine_build
 from cefisim.engine import queries
@@ -333,10 +333,18 @@ async def journal(request: web.Request) -> web.StreamResponse:
 
 
 async def get_snapshot(request: web.Request) -> web.Response:
+    # the state copied at this instant in steps of a few milliseconds, the venue's requests held and
+    # the others served between them (api/server/venue_work.py); the document written and dumped from
+    # the copy in a thread, the loop serving every venue meanwhile (the codec is Python and the dump is
+    # in pieces: the loop gets the GIL back every switch interval; api/runtime/snapshot_steps.py)
+    sim = venue_of(request)[SIM]
     try:
-        return respond(venue_of(request)[SIM].snapshot())
+        taking = sim.snapshot_steps()
+        await request.config_dict[VENUE_WORK].run(sim, taking.steps())
+        body = await asyncio.to_thread(taking.written, dumps)
     except SnapshotError as exc:
         raise Problem(409, "conflict", str(exc)) from None
+    return web.Response(body=body, content_type=JSON)
 
 
 async def restore_snapshot(request: web.Request) -> web.Response:

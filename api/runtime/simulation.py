@@ -58,6 +58,7 @@ from cefisim.api.runtime.journal_file import (
 from cefisim.api.runtime.journal_health import JournalHealth
 from cefisim.api.runtime.read_replica import ReadReplica
 from cefisim.api.runtime.recovery import Expect, Recovered, cut_torn_tail, recover, written_settings
+from cefisim.api.runtime.snapshot_steps import SnapshotSteps
 from cefisim.api.scenario import Scenario
 from cefisim.api.sides import Side, SideError, SideRecord, Sides
 from cefisim.api.venue_faults import NAMESPACE as FAULTS
@@ -117,6 +118,7 @@ class Simulation:
         self.venue_config = venue_config
         self.faults = VenueFaults()  # what reads and the clock show, not engine state (venue_faults.py)
         self.replica: ReadReplica | None = None  # the venue read_lag behind, while it is on (read_replica.py)
+        self._copies: list[SnapshotSteps] = []  # snapshots taken in steps (snapshot_steps): finished before a change
         self._bound = False  # whether _bind made the scenario's submit yet (it needs the venue)
         self.ended = False  # end(): every later change is refused
         existing = Path(journal_path) if journal_path else None  # restored from, then appended to
@@ -207,6 +209,8 @@ class Simulation:
         self._use(venue, scenario.runner(venue, sides=True))
 
     def _use(self, venue: Venue, runner: ScenarioRunner) -> None:
+        if self._copies:
+            self._settle()  # a snapshot under way is of the state being replaced
         self.venue: Venue = venue
         self.runner = runner
         # the engine time up to which the scenario's turns are all taken (run_scenario); the clock may
@@ -232,6 +236,7 @@ class Simulation:
         a recorded market names its venue. A deleted venue is then freed by reference counting once
         the last request holding it is done, with no cycle collection (a server's heap is frozen,
         and a full collection would walk every venue of the server: docs/venues.md)."""
+        self._settle()  # a snapshot under way is of the state before the end (its feeds dropped below)
         self.close()
         self.journal_path = None  # a reset in flight must not open it again
         self.ended = True
@@ -247,19 +252,43 @@ class Simulation:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/runtime/snapshot.py``)."""
+        header = self._snapshot_header()
+        return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
+
+    def snapshot_steps(self) -> SnapshotSteps:
+        """The snapshot of the state as it is now, taken in steps (``api/runtime/snapshot_steps.py``):
+        its document is what :meth:`snapshot` gives now. Until its copy is whole, anything that changes
+        the state finishes it at once first (:meth:`_settle`)."""
+        taking = SnapshotSteps(
+            {"venue": self.venue, "runner": self.runner}, self._snapshot_header(), self.sides.snapshot_into({})
+        )
+        self._copies = [*(c for c in self._copies if not c.done), taking]
+        return taking
+
+    @property
+    def copying(self) -> bool:
+        """Whether a snapshot's copy is under way (:meth:`snapshot_steps`)."""
+        return any(not c.done for c in self._copies)
+
+    def _settle(self) -> None:
+        """Finish every snapshot copy under way, before the state changes."""
+        copies, self._copies = self._copies, []
+        for taking in copies:
+            taking.finish()
+
+    def _snapshot_header(self) -> dict[str, Any]:
         self._refuse_if_ended()  # its sides are gone: a snapshot would not be whole
         if self.venue.feeds:
             raise snapshot.SnapshotError(
                 "a recorded market cannot be snapshotted: its position in the "
                 "recording lives in the file; the journal restores it"
             )
-        header = {
+        return {
             "scenario": scenario_name(self.scenario),
             "scenario_sha256": self.scenario_digest(),
             "clock": self.clock_mode,
             "start_ns": self.start_ns,
         }
-        return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
 
     def read_snapshot(self, doc: Any) -> tuple[Venue, ScenarioRunner, int]:
         """The state a snapshot of this scenario holds (its venue, runner and start), rebuilt and
@@ -409,6 +438,8 @@ class Simulation:
 
     def run_scenario(self, at: int, close: bool = True, max_turns: int | None = None) -> bool:
         """The scenario's turns up to ``at`` (and its closing clock move), journaled as ``scn``."""
+        if self._copies:
+            self._settle()  # the turns change the runner and the venue: a snapshot under way first
         reached = self.runner.run(at, advance_clock=close, max_turns=max_turns, submit=self._scenario_submit)
         if reached > self._ran_to:  # every turn up to there taken (a slice: the instant it ended on)
             self._ran_to = reached
@@ -506,6 +537,8 @@ class Simulation:
         alike: recorded (journaled, or checked during recovery) at the time it will apply, then
         submitted. A record that fails raises before the venue is touched. ``src``: "ext" from outside,
         "scn" the scenario's (whose own commands take :meth:`_bind`'s path, the same steps)."""
+        if self._copies:
+            self._settle()  # a snapshot under way is of the state before this command
         venue = self.venue
         at = venue.applies_at(cmd, at)
         record = self._recording

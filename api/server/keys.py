@@ -13,6 +13,7 @@ from aiohttp import web
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 from cefisim.api.server.limits import RateLimits
+from cefisim.api.server.venue_work import VenueWork
 
 if TYPE_CHECKING:
     from cefisim.api.scenario import Scenario
@@ -43,6 +44,7 @@ class ServerOptions:
 
 SIM = web.AppKey("sim", Simulation)
 OPTIONS = web.AppKey("options", ServerOptions)
+VENUE_WORK = web.AppKey("venue_work", VenueWork)  # the venues' long work, in steps (api/server/venue_work.py)
 VENUE_ID = web.AppKey("venue_id", str)  # the venue whose state an app holds ("default", "v1", ...)
 
 # per-request storage

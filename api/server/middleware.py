@@ -12,9 +12,9 @@ and this one runs, in order, what used to be four:
 - the limits of ``api/server/limits.py``: a ``Content-Length`` over the body limit (413, before any
   of the body is read), the body read timeout (408) and the per-key rate limit (429); a 413 or 408
   whose body is still arriving is sent with the connection closed (nothing more of it is read);
-- a request for a venue whose long work is due or running (the copy a read lag answers from) waits
-  until it is done, and the work a request made due starts, in steps, once it is answered
-  (``api/server/venue_work.py``): other venues' requests are served between the steps;
+- a request for a venue whose long work is due or running (the copy a read lag answers from, or the
+  one a snapshot is written from) waits until it is done, and the work a request made due starts, in
+  steps, once it is answered (``api/server/venue_work.py``): other venues' requests are served between the steps;
 - ``around(request, handler)``: what the app puts around every handler (``api/app/application.py`` passes
   the control plane's guard and the injected faults, ``api/control/faults.py``), then the handler;
 - any :class:`Problem` raised on the way, and aiohttp's own 404/405/413, become RFC 7807 bodies:
@@ -114,13 +114,17 @@ def request_middleware(
     requests: RequestLog | None = None,
     venues: VenueRouter | None = None,
     around: Around = _plain,
+    work: VenueWork | None = None,
 ) -> Middleware:
     """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
     it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given, and to the
     venue its credentials name when ``venues`` is given (``api/control/isolated_venues.py``); ``around`` runs
-    the handler (it returns the handler's awaitable, so that it costs no coroutine of its own)."""
+    the handler (it returns the handler's awaitable, so that it costs no coroutine of its own); ``work``:
+    the venues' long work (the app's ``VENUE_WORK``, which handlers run work through), None: its own."""
     read_timeout_s, rate_check = limit_settings(options, _scenario_keys, clock)
-    work = VenueWork()  # long work of a venue, in steps, its requests held meanwhile
+    if work is None:
+        work = VenueWork()  # long work of a venue, in steps, its requests held meanwhile
+    running = work.running
 
     @web.middleware
     async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -153,7 +157,9 @@ def request_middleware(
                 if rate_check is not None:
                     rate_check(request)
                 sim = state[SIM]
-                if sim.replica is not None:  # a read lag is on: its copy may be due (api/server/venue_work.py)
+                # a venue's work runs (a snapshot's copy), or a read lag is on and its copy may be due
+                # (api/server/venue_work.py)
+                if running or sim.replica is not None:
                     await work.hold(sim)
                 response = await around(request, handler)
                 if sim.replica is not None:

@@ -46,6 +46,8 @@ def start_ticker(sim: Simulation, speed: float | None) -> asyncio.Task[None] | N
     async def run() -> None:
         while True:
             await asyncio.sleep(TICK_SECONDS)
+            if sim.copying:
+                continue  # a snapshot's copy in steps: moving time would finish it at once (the next tick catches up)
             try:
                 await step()
             except JournalWriteError:
