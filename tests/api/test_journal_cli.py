@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
 
 from tests.api.journal_lines import resealed
+from tests.api.test_cli_serve import wait_for_ready_file
 
 
 def cefisim(cwd: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -104,10 +104,7 @@ def test_serving_a_fork_cut_mid_burst_says_so_as_information(tmp_path: Path) -> 
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while not ready.exists():
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_for_ready_file(ready, proc, 120)
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=60)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 from cefisim.api.runtime.venue_manifest import MANIFEST
 from cefisim.api.runtime.venues import Venues
 from tests.api.conftest import scenario_doc
+from tests.api.test_cli_serve import wait_for_ready_file
 from tests.api.test_venues_files import maker_doc
 from tests.api.test_venues_journal import create, make
 
@@ -161,11 +161,7 @@ def test_a_server_with_a_damaged_manifest_serves_its_default_venue(tmp_path: Pat
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while not ready.exists():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.05)
-        url = orjson.loads(ready.read_bytes())["url"]
+        url = wait_for_ready_file(ready, proc, 120)["url"]
         with urllib.request.urlopen(url + "/_sim/venues") as resp:
             listed = orjson.loads(resp.read())
         assert [(v["id"], v["state"]) for v in listed] == [
