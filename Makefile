@@ -33,7 +33,7 @@ run: $(RUN_STAMP)
 WHEELHOUSE := build/test-wheel
 # worksteal: a worker that runs out takes tests queued on the other (the suite's durations are uneven)
 XDIST ?= -n 2 --dist worksteal
-DEBUG_TESTS ?= tests/api tests/fuzz tests/recorded tests/clients
+DEBUG_TESTS ?= tests/api tests/fuzz tests/clients
 INSTALLED_TESTS ?= tests/test_wheel.py tests/test_installed.py tests/test_ci_docs.py
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP)
@@ -63,10 +63,12 @@ test: $(STAMP)
 # to its pinned digest, the agents', journals and snapshots byte-identical between the builds, and the
 # runtime's handling of engine objects (snapshots of every version, journals, recovery, the read
 # replica, retention defaults, the backtest harness), where a C type differs from a Python class
-COMPILED_TESTS ?= tests/engine tests/recorded tests/scenarios tests/agents tests/test_build.py \
-	tests/api/test_snapshot_codec.py tests/api/test_snapshot_versions.py tests/api/test_journal.py \
-	tests/api/test_journal_writers.py tests/api/test_journal_versions.py tests/api/test_crash_recovery.py \
-	tests/api/test_read_replica.py tests/api/test_retention.py tests/api/test_venues_journal.py tests/backtest
+COMPILED_TESTS ?= tests/engine tests/api/formats/recorded tests/api/formats/scenario tests/test_build.py \
+	tests/api/runtime/test_snapshot_codec.py tests/api/runtime/test_snapshot_versions.py \
+	tests/api/runtime/test_journal.py tests/api/runtime/test_journal_writers.py \
+	tests/api/runtime/test_journal_versions.py tests/api/runtime/test_crash_recovery.py \
+	tests/api/runtime/test_read_replica.py tests/api/runtime/test_retention.py \
+	tests/api/runtime/test_venues_journal.py tests/api/cli/backtest
 
 # the engine compiled in place (engine/*.so beside the .py files, which they shadow) for benchmarks
 # and tests; `make pure` deletes them. Cython and setuptools are needed only to build.

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import bench_engine  # noqa: E402
-from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
+from cefisim.api.formats.scenario import Scenario, parse_scenario  # noqa: E402
 from cefisim.engine.commands import Command  # noqa: E402
 
 SEED = 31

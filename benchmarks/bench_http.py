@@ -5,7 +5,7 @@
     PYTHONPATH=. python benchmarks/bench_http.py --profile [inproc|server] [--profiler py-spy|cprofile]
 
 Servers (each run gets a fresh one, in its own process, on a free loopback port):
-  orders  ``python -m cefisim.api.cli serve --host 127.0.0.1 --scenario benchmarks/bench_http_scenario.json
+  orders  ``python -m cefisim.api.cli.main serve --host 127.0.0.1 --scenario benchmarks/bench_http_scenario.json
           --clock virtual --log-level WARNING``: the server as shipped, with its own GC setting
           (``gc.freeze()`` after loading, collector on), no journal. Virtual clock: engine time stands
           still, the scenario's market maker quotes once at the start and never acts again, so nothing
@@ -68,7 +68,7 @@ from statistics import median
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-#: an access-log line of cefisim serve's default text format (api/server/request_log.py)
+#: an access-log line of cefisim serve's default text format (api/web/server/request_log.py)
 ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [A-Z]+ \S+ \d{3} \d+\.\d{3}ms client=\S+ request_id=\S+$")
 ROOT = os.path.dirname(HERE)
 LOAD = os.path.join(HERE, "http_load.py")
@@ -76,16 +76,16 @@ SCENARIO = os.path.join(HERE, "bench_http_scenario.json")
 HOST = "127.0.0.1"
 VENUES = 16  # the orders16 run: the same load over this many venues of one server (docs/venues.md)
 
-#: cProfile with a CPU-time timer around `python -m cefisim.api.cli serve ...`: time the process spent
+#: cProfile with a CPU-time timer around `python -m cefisim.api.cli.main serve ...`: time the process spent
 #: descheduled (2 shared cores) is not charged to whatever frame it happened in.
 CPROFILE_CPU = """
 import cProfile, runpy, sys, time
 out = sys.argv[1]
 args = sys.argv[2:]
-sys.argv = ["cefisim.api.cli"] + (args[2:] if args[:2] == ["-m", "cefisim.api.cli"] else args)
+sys.argv = ["cefisim.api.cli.main"] + (args[2:] if args[:2] == ["-m", "cefisim.api.cli.main"] else args)
 prof = cProfile.Profile(time.process_time)
 try:
-    prof.runcall(runpy.run_module, "cefisim.api.cli", run_name="__main__", alter_sys=True)
+    prof.runcall(runpy.run_module, "cefisim.api.cli.main", run_name="__main__", alter_sys=True)
 except SystemExit:
     pass
 finally:
@@ -123,7 +123,7 @@ class Server:
         else:
             cmd = [
                 "-m",
-                "cefisim.api.cli",
+                "cefisim.api.cli.main",
                 "serve",
                 "--host",
                 HOST,
@@ -219,24 +219,24 @@ def run_load(server: Server, mode: str, args: argparse.Namespace, duration: floa
 #: Where a py-spy sample's time goes: the leaf-most frame of the stack that matches decides.
 CATEGORIES: list[tuple[str, str]] = [
     ("Simulation.submit (api/runtime/simulation.py)", "engine: Simulation.submit (place / cancel)"),
-    ("signed_client (api/server/http.py)", "auth: read body, HMAC verify"),
-    ("signed_json (api/server/http.py)", "auth: read body, HMAC verify"),
+    ("signed_client (api/web/server/http.py)", "auth: read body, HMAC verify"),
+    ("signed_json (api/web/server/http.py)", "auth: read body, HMAC verify"),
     ("parse_json (api/edge/validate.py)", "validation: parse JSON"),
-    ("read_json (api/server/http.py)", "validation: parse JSON"),
+    ("read_json (api/web/server/http.py)", "validation: parse JSON"),
     ("check_object (api/edge/validate.py)", "validation: check_object"),
-    ("_ref (api/cefi/orders.py)", "validation: check_object"),
+    ("_ref (api/web/cefi/orders.py)", "validation: check_object"),
     ("order_record (api/edge/serialize.py)", "serialise: order_record"),
-    ("respond (api/server/http.py)", "response: orjson + web.Response"),
+    ("respond (api/web/server/http.py)", "response: orjson + web.Response"),
     ("hello_app.<locals>.hello (http_load.py)", "response: orjson + web.Response"),
-    ("_negotiate (api/server/middleware.py)", "middleware: version negotiation"),
-    ("post_order (api/cefi/orders.py)", "handler: own code (command building)"),
-    ("delete_order (api/cefi/orders.py)", "handler: own code (command building)"),
+    ("_negotiate (api/web/server/middleware.py)", "middleware: version negotiation"),
+    ("post_order (api/web/cefi/orders.py)", "handler: own code (command building)"),
+    ("delete_order (api/web/cefi/orders.py)", "handler: own code (command building)"),
     (
-        "request_middleware.<locals>.serve (api/server/middleware.py)",
+        "request_middleware.<locals>.serve (api/web/server/middleware.py)",
         "middleware: request id, limits, faults, problems",
     ),
-    ("control_guard (api/control/plane.py)", "middleware: request id, limits, faults, problems"),
-    ("dispatch (api/control/faults.py)", "middleware: request id, limits, faults, problems"),
+    ("control_guard (api/web/control/plane.py)", "middleware: request id, limits, faults, problems"),
+    ("dispatch (api/web/control/faults.py)", "middleware: request id, limits, faults, problems"),
     (
         "_fix_request_current_app.<locals>.impl (aiohttp/web_middlewares.py)",
         "middleware: request id, limits, faults, problems",

@@ -62,8 +62,8 @@ sys.path.insert(0, ROOT)
 import bench_engine  # noqa: E402
 from floor_book import FloorBook  # noqa: E402
 
-from cefisim.api.recorded.source import attach, mapped_events  # noqa: E402
-from cefisim.api.scenario import Scenario, load_scenario, parse_scenario  # noqa: E402
+from cefisim.api.formats.recorded.source import attach, mapped_events  # noqa: E402
+from cefisim.api.formats.scenario import Scenario, load_scenario, parse_scenario  # noqa: E402
 from cefisim.engine.commands import AdvanceClock, CancelOrder, PlaceOrder, SetLatency  # noqa: E402
 from cefisim.engine.recorded.feed import SNAPSHOT, TRADE, UPDATE  # noqa: E402
 from cefisim.engine.recorded.market import RecordedMarket  # noqa: E402

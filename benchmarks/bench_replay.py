@@ -15,7 +15,7 @@ Workloads (seeded; sizes full / --quick):
           command than the mixed stream's. 6,300 s / 600 s of engine time: >= 1,000,000 / ~100,000
           engine commands (the count is printed). The agents build their commands as they go (the
           mixed stream's are built before timing). The scenario is parsed by
-          ``api.scenario.parse_scenario`` and run through ``api.runtime.simulation.Simulation`` as
+          ``api.formats.scenario.parse_scenario`` and run through ``api.runtime.simulation.Simulation`` as
           ``cefisim replay --journal`` runs it (``on_result`` per command, so the million Results are
           not kept), its journal (``api/runtime/journal_file.py``: ``engine.journal.to_record`` +
           orjson, one line per command, before it submits) buffered into a temporary file.
@@ -67,11 +67,11 @@ for _p in (HERE, ROOT):
 import bench_engine  # noqa: E402
 import streams  # noqa: E402
 
-from cefisim.api.runtime import replay  # noqa: E402
+from cefisim.api.cli import replay  # noqa: E402
+from cefisim.api.cli.replay import ReplayStats  # noqa: E402
+from cefisim.api.formats.scenario import Scenario, parse_scenario  # noqa: E402
 from cefisim.api.runtime.journal_file import JournalFile, journal_header  # noqa: E402
-from cefisim.api.runtime.replay import ReplayStats  # noqa: E402
 from cefisim.api.runtime.simulation import Simulation  # noqa: E402
-from cefisim.api.scenario import Scenario, parse_scenario  # noqa: E402
 from cefisim.engine.simulation.scenario import Submit  # noqa: E402
 from cefisim.engine.venue import Venue  # noqa: E402
 
@@ -285,7 +285,7 @@ def record(scenario: Scenario, until_ns: int) -> tuple[list[tuple[int, Any]], in
 
 def verify_digest(scenario: Scenario, until_ns: int, pairs: list[tuple[int, Any]], timed_events: int) -> str:
     """An untimed check that every run did the same work: the digest of every event `cefisim replay`
-    computes (``api.runtime.replay.run``) equals the digest of the recorded commands submitted straight to a
+    computes (``api.cli.replay.run``) equals the digest of the recorded commands submitted straight to a
     fresh venue, and the timed replay produced as many events. Returns the digest."""
     _, replayed = replay.run(scenario, until_ns)
     direct = ReplayStats()

@@ -36,9 +36,9 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_engine  # the shared flags and the machine description (found through the path above)
 
-from cefisim.api.sweep import plan_sweep, sweep_parser
-from cefisim.api.sweep.executors import DaskExecutor, PoolExecutor, run_spec
-from cefisim.api.sweep.run import UNSTABLE
+from cefisim.api.cli.sweep import plan_sweep, sweep_parser
+from cefisim.api.cli.sweep.executors import DaskExecutor, PoolExecutor, run_spec
+from cefisim.api.cli.sweep.run import UNSTABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = str(ROOT / "scenarios" / "demo.json")

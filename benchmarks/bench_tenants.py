@@ -144,7 +144,7 @@ def probe_serve(stalls: str, argv: list[str]) -> int:
 
     gc.callbacks.append(on_gc)
     asyncio.set_event_loop_policy(Probed())
-    from cefisim.api.cli import main as cefisim_main
+    from cefisim.api.cli.main import main as cefisim_main
 
     return cefisim_main(["serve", *argv])
 
@@ -591,7 +591,7 @@ def make_recording(data: Path) -> None:
     data.mkdir()
     out = data / "rec.jsonl"
     subprocess.run(
-        [sys.executable, "-m", "cefisim.api.cli", "data", "record", BUSY, "--until", "+360", "--out", str(out)],
+        [sys.executable, "-m", "cefisim.api.cli.main", "data", "record", BUSY, "--until", "+360", "--out", str(out)],
         cwd=ROOT,
         env=child_env(),
         check=True,

@@ -118,10 +118,10 @@ def orders_app(scenario: str) -> Any:
     """The app `cefisim serve --clock virtual` builds, in this process (for ``inproc``)."""
     from pathlib import Path
 
-    from cefisim.api.app.application import create_app
+    from cefisim.api.formats.scenario import load_scenario
     from cefisim.api.runtime.simulation import Simulation
-    from cefisim.api.scenario import load_scenario
-    from cefisim.api.server.keys import ServerOptions
+    from cefisim.api.web.app.application import create_app
+    from cefisim.api.web.server.keys import ServerOptions
 
     return create_app(Simulation(load_scenario(Path(scenario)), clock="virtual"), ServerOptions())
 
@@ -524,8 +524,8 @@ async def run_inproc(args: argparse.Namespace) -> dict[str, Any]:
     stats = Stats(0, 1 << 62)
     venues = [scenario_keys(args.scenario)] if args.mode != "hello" else [[]]
     if args.venues > 1:  # the same scenario again, each venue with its own keys (docs/venues.md)
-        from cefisim.api.control.isolated_venues import VENUES
-        from cefisim.api.server.keys import SIM
+        from cefisim.api.web.control.isolated_venues import VENUES
+        from cefisim.api.web.server.keys import SIM
 
         with open(args.scenario, "rb") as f:
             doc = json.load(f)

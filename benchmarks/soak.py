@@ -15,7 +15,7 @@ What it does:
 
 1. Writes a soak scenario (2 instruments, ``processes x connections`` API clients with balances far
    larger than the run can spend, no agents) to a temporary directory and starts
-   ``python -m cefisim.api.cli serve --clock virtual --scenario <it> --log-level WARNING`` on a free loopback
+   ``python -m cefisim.api.cli.main serve --clock virtual --scenario <it> --log-level WARNING`` on a free loopback
    port, in its own process.
 2. Starts ``--processes`` client processes (multiprocessing, spawn). Each runs ``--connections``
    closed-loop keep-alive connections, one API client per connection, for ``--seconds``: passive
@@ -498,7 +498,7 @@ def start_server(scenario: Path, port: int, log: Path) -> subprocess.Popen:
         [
             sys.executable,
             "-m",
-            "cefisim.api.cli",
+            "cefisim.api.cli.main",
             "serve",
             "--host",
             "127.0.0.1",

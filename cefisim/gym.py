@@ -5,7 +5,7 @@ Needs the ``[gym]`` extra (``pip install 'cefisim[gym]'``). ``docs/gym.md`` is t
 Contract:
 - ``VenueEnv(scenario, ...)``: ``scenario`` is a shipped scenario's name (``"population"``), a file
   (a scenario whose market may be a recording: its ``recorded`` section), or a loaded
-  :class:`~cefisim.api.scenario.Scenario`. The engine runs in-process, as ``cefisim backtest`` does.
+  :class:`~cefisim.api.formats.scenario.Scenario`. The engine runs in-process, as ``cefisim backtest`` does.
 - ``reset(seed=s)`` builds a fresh venue from the scenario with its agents seeded from ``s`` (None on
   the first reset: the scenario's own seed; on later resets: a seed drawn from ``np_random``), runs the
   scenario's start instant (and further steps, up to ``WARM_UP_STEPS``, until the book has both
@@ -37,7 +37,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from cefisim.api.extras import missing_extra
+from cefisim.api.cli.common.extras import missing_extra
 
 try:  # the [gym] extra: without it, one line naming the extra instead of "No module named 'gymnasium'"
     import gymnasium
@@ -46,9 +46,9 @@ try:  # the [gym] extra: without it, one line naming the extra instead of "No mo
 except ModuleNotFoundError as exc:
     raise missing_extra(exc, "gym", "cefisim.gym") from None
 
-from cefisim.api.backtest.backtest_command import default_client
-from cefisim.api.scenario import Scenario, load_scenario
-from cefisim.api.scenario.shipped import resolve
+from cefisim.api.cli.backtest.backtest_command import default_client
+from cefisim.api.formats.scenario import Scenario, load_scenario
+from cefisim.api.formats.scenario.shipped import resolve
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import CancelOrder, Command, PlaceOrder
 from cefisim.engine.records import Order

@@ -84,7 +84,7 @@ def _digest_line(cls: type[Event]) -> str:
     a newline, in one C call with no row built: ``%r`` of each field the row keeps (the ``repr`` a
     tuple's own ``repr`` writes of each item), ``%.0s`` (which prints nothing) of each it leaves out.
     The kind and the number of kept fields are read off :func:`row` of a sample event, so the row's
-    rules live in one place; tests/api/test_replay_digest.py checks the two agree on any values."""
+    rules live in one place; tests/api/cli/test_replay_digest.py checks the two agree on any values."""
     width = len(cls._fields)
     sample = row(build_event(cls, (0,) * width))
     kept = len(sample) - 1

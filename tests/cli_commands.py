@@ -13,7 +13,7 @@ import functools
 import io
 import re
 
-from cefisim.api.cli import main
+from cefisim.api.cli.main import main
 
 #: an entry of an argparse help: two spaces, then an option or a positional, then maybe its description
 _ENTRY = re.compile(r"^  (\S.*?)(?:\s{2,}(\S.*))?$")

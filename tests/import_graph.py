@@ -16,7 +16,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -182,22 +182,31 @@ def cycles(edges: Mapping[str, Mapping[str, Import]]) -> list[tuple[list[str], l
     return found
 
 
-def room(name: str, package: str) -> str:
-    """The room a module of ``package`` sits in: its sub-package (``cefisim.api.cefi.orders`` is in
-    ``cefisim.api.cefi``), or the module itself when it lies directly in the package (``cefisim.api.cli``);
-    the package's own ``__init__`` is a room of its own."""
-    rest = name[len(package) + 1 :].split(".") if name != package else []
-    return ".".join([package, *rest[:1]])
+def room(name: str, package: str, packages: Collection[str] = ()) -> str:
+    """The room a module of ``package`` sits in: the folder it lies in (``cefisim.api.web.cefi.orders`` is in
+    ``cefisim.api.web.cefi``, a package's ``__init__`` in its own folder's room), or the module itself when it
+    lies directly in the package (``cefisim.engine.venue``); the package's own ``__init__`` is a room of its
+    own. ``packages`` names the modules that are packages (folders); without it, the first folder below
+    ``package`` is the room."""
+    if name == package:
+        return package
+    parent = name.rsplit(".", 1)[0]
+    if not packages:
+        return ".".join([package, name[len(package) + 1 :].split(".")[0]])
+    if name in packages:
+        return name
+    return name if parent == package else parent
 
 
 def room_graph(edges: Mapping[str, Mapping[str, Import]], package: str) -> dict[str, dict[str, Import]]:
     """The module graph folded into rooms (:func:`room`): room -> imported room -> the first import making
     that edge (modules in sorted order); an import inside a room makes no edge."""
-    rooms: dict[str, dict[str, Import]] = {room(name, package): {} for name in edges}
+    packages = {name.rsplit(".", 1)[0] for name in edges if "." in name}
+    rooms: dict[str, dict[str, Import]] = {room(name, package, packages): {} for name in edges}
     for name in sorted(edges):
-        here = room(name, package)
+        here = room(name, package, packages)
         for target, imp in sorted(edges[name].items()):
-            there = room(target, package)
+            there = room(target, package, packages)
             if there != here:
                 rooms[here].setdefault(there, imp)
     return rooms

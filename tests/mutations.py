@@ -24,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-KNOWN = "tests/api/test_known_answers.py"
-SPEC = "tests/api/test_spec_examples.py"
+KNOWN = "tests/api/edge/test_known_answers.py"
+SPEC = "tests/api/web/cefi/test_spec_examples.py"
 BOUNDS = "tests/engine/test_boundaries.py"
 MODEL = "tests/engine/test_engine_stateful.py"
 
@@ -82,7 +82,7 @@ BREAKS = [
         "tests/e2e/conftest.py",
         'if report.skipped and os.environ.get(REQUIRED_ENV) == "1":',
         "if False:",
-        ("tests/api/test_ci_policy.py",),
+        ("tests/test_ci_policy.py",),
     ),
     # --- more, across api and engine -------------------------------------------------------------------
     Break(
@@ -94,7 +94,7 @@ BREAKS = [
     ),
     Break(
         "the query string counts in the signature",
-        "api/server/http.py",
+        "api/web/server/http.py",
         "request.method, request.rel_url.raw_path, body",
         "request.method, request.rel_url.raw_path_qs, body",
         (KNOWN,),
@@ -129,14 +129,14 @@ BREAKS = [
     ),
     Break(
         "page size defaults to 20",
-        "api/cefi/orders.py",
+        "api/web/cefi/orders.py",
         'query_int(q, "size", 10, 1, 100, clamp=True)',
         'query_int(q, "size", 20, 1, 100, clamp=True)',
         (SPEC,),
     ),
     Break(
         "page size clamped to 50",
-        "api/cefi/orders.py",
+        "api/web/cefi/orders.py",
         'query_int(q, "size", 10, 1, 100, clamp=True)',
         'query_int(q, "size", 10, 1, 50, clamp=True)',
         (SPEC,),

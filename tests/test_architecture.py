@@ -9,8 +9,8 @@ For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
   and so does a listed one that is gone, so the list stays true;
 - rooms (a sub-package, or a module directly in the package) import each other round no loop, not
   even two rooms of one layer (:data:`KNOWN_ROOM_KNOTS`), and each room imports only rooms of its own
-  layer or below (:data:`LAYERS`, :data:`KNOWN_UPWARD`): so ``api/server/`` imports neither interface
-  it serves, and only the app (``api/app/``) wires them in;
+  layer or below (:data:`LAYERS`, :data:`KNOWN_UPWARD`): so ``api/web/server/`` imports neither interface
+  it serves, and only the app (``api/web/app/``) wires them in;
 - the engine's operation modules work on ``core.VenueCore`` and never import ``venue``;
 - no two modules share a last name (a package's is its folder's) but those :data:`SHARED_NAMES`
   lists, each with why;
@@ -76,8 +76,9 @@ def _cycle_report(modules: dict[str, Module], package: str) -> list[str]:
 
 #: room-level knots (a room is a sub-package, or a module directly in the package; tests/import_graph.py
 #: ``room``) still in the graph: none since issue #28 gave the shared edge utilities a room of their own
-#: (api/edge/), assembled the app above the interfaces (api/app/) and moved the records of state beside
-#: the engine (api/sides.py, api/venue_faults.py) below both the scenario and the runtime. A new knot
+#: (api/edge/), assembled the app above the interfaces (api/web/app/) and moved the records of state beside
+#: the engine (api/side_state/sides.py, api/side_state/venue_faults.py) below both the scenario and the runtime. A new
+#: knot
 #: fails the test, even between two rooms of one layer, and so does a listed one that is gone.
 KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
     "cefisim.engine": [],
@@ -126,17 +127,16 @@ LAYERS: dict[str, list[set[str]]] = {
         {"engine"},
     ],
     "cefisim.api": [
-        {"cli_env", "client_params", "client_response", "extras", "progress", "sides", "venue_faults"},
-        {"edge"},
-        {"auth", "recorded"},
-        {"scenario"},
+        {"side_state", "cli.common", "edge"},
+        {"auth", "formats.recorded"},
+        {"formats.scenario"},
         {"runtime"},
-        {"server"},
-        {"cefi"},
-        {"control"},
-        {"app"},
-        {"backtest", "client", "data", "journal_tools", "pytest_venues", "signing_clients", "sweep"},
-        {"api", "cli", "pytest_plugin"},
+        {"web.server"},
+        {"web.cefi"},
+        {"web.control"},
+        {"web.app"},
+        {"cli.backtest", "cli.data", "cli.journal_tools", "cli.sweep", "client"},
+        {"api", "cli", "formats", "pytest_plugin", "web"},
     ],
 }
 
@@ -150,17 +150,17 @@ KNOWN_UPWARD: dict[str, set[tuple[str, str]]] = {
 #: Every other module's last name (a package's is its folder's) is its own: ``import x`` or a traceback's
 #: ``x.py`` names one thing. A name listed here that is no longer shared fails the test.
 SHARED_NAMES: dict[str, str] = {
-    "backtest": "engine/simulation/backtest.py is the engine's harness; api/backtest/ is the command around it",
-    "recorded": "engine/recorded/ replays a recorded market into a book; api/recorded/ reads and writes the "
+    "backtest": "engine/simulation/backtest.py is the engine's harness; api/cli/backtest/ is the command around it",
+    "recorded": "engine/recorded/ replays a recorded market into a book; api/formats/recorded/ reads and writes the "
     "recording files",
-    "scenario": "engine/simulation/scenario.py runs a scenario's turns; api/scenario/ reads the scenario file",
+    "scenario": "engine/simulation/scenario.py runs a scenario's turns; api/formats/scenario/ reads the scenario file",
     "simulation": "engine/simulation/ holds the drivers (scenario runner, agents, harness); "
     "api/runtime/simulation.py is the running simulation that journals and applies their commands",
 }
 
 
 def _short(name: str, package: str) -> str:
-    """A room's name without its package (``cefi`` for ``cefisim.api.cefi``; the package itself by its
+    """A room's name without its package (``cefi`` for ``cefisim.api.web.cefi``; the package itself by its
     last part)."""
     return name[len(package) + 1 :] if name != package else package.rsplit(".", 1)[1]
 

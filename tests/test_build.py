@@ -233,7 +233,7 @@ if sys.argv[2] == "pure":
 import orjson
 from cefisim.api.runtime import snapshot
 from cefisim.engine import build
-from tests.scenarios.replay_support import SHIPPED, replay
+from tests.api.formats.scenario.replay_support import SHIPPED, replay
 
 out = {"build": build()}
 for name in SHIPPED:

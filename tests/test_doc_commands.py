@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.test_cli_serve import wait_for_ready_file
+from tests.api.cli.test_cli_serve import wait_for_ready_file
 from tests.cli_commands import all_commands, command_path, options
 
 ROOT = Path(__file__).resolve().parents[1]

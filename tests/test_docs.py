@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import cefisim
-from cefisim.api.cli import main
-from cefisim.api.control.isolated_venues import VENUE_PREFIX
-from cefisim.api.control.openapi import control_document
+from cefisim.api.cli.main import main
+from cefisim.api.web.control.isolated_venues import VENUE_PREFIX
+from cefisim.api.web.control.openapi import control_document
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +46,7 @@ def test_every_cefisim_name_the_page_gives_imports(page: str) -> None:
 
 def test_the_readme_names_the_signers_where_they_are() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "cefisim.api.signing_clients" in text and "CefiHttpxAuth" in text
+    assert "cefisim.api.client.signing_clients" in text and "CefiHttpxAuth" in text
 
 
 def _documented() -> set[tuple[str, str]]:

@@ -38,7 +38,7 @@ def test_a_missing_extra_is_one_line_naming_it(installed: Installed) -> None:
     assert imported.returncode == 1
     # an import in the user's own code: Python shows where, then the one line that says what to do
     assert imported.stderr.strip().splitlines()[-1] == (
-        "cefisim.api.extras.MissingExtra: cefisim.gym needs gymnasium: pip install 'cefisim[gym]'"
+        "cefisim.api.cli.common.extras.MissingExtra: cefisim.gym needs gymnasium: pip install 'cefisim[gym]'"
     )
     assert "No module named" not in imported.stderr and "During handling" not in imported.stderr
     example = fails(installed, where, "python", "-m", "cefisim.examples.gym_random_and_simple", code=1)

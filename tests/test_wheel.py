@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400), GROUP]
 
 
 def test_the_build_warns_of_no_package_left_out_of_the_configuration(installed: Installed) -> None:
-    """setuptools' "Package 'cefisim.api.control.ui' is absent from the `packages` configuration"
+    """setuptools' "Package 'cefisim.api.web.control.ui' is absent from the `packages` configuration"
     banner: every folder of package data is listed as a package."""
     log = installed.build_log.read_text()
     assert "Successfully built cefisim" in log or "Saved" in log
@@ -131,7 +131,7 @@ def test_serve_with_no_scenario_on_port_0_and_the_readme_signed_request(installe
 
 def test_a_shipped_scenario_with_a_sibling_file_replays_from_the_package(installed: Installed) -> None:
     """flash_crash.json reads paths/flash_crash.txt next to it: from site-packages, to the pinned digest."""
-    from tests.scenarios.test_scenario_shipped import GOLDEN
+    from tests.api.formats.scenario.test_scenario_shipped import GOLDEN
 
     bin_, project = installed.bin, installed.project
     done = call(bin_ / "cefisim", "replay", "flash_crash", "--quiet", cwd=project)
@@ -142,7 +142,7 @@ def test_the_pure_wheel_installs_and_replays_to_the_same_digest(
     tmp_path_factory: pytest.TempPathFactory, installed: Installed
 ) -> None:
     """CEFISIM_NO_EXTENSIONS=1: a py3-none-any wheel, for where no compiler exists, that runs the same engine."""
-    from tests.scenarios.test_scenario_shipped import GOLDEN
+    from tests.api.formats.scenario.test_scenario_shipped import GOLDEN
 
     work = tmp_path_factory.mktemp("pure-wheel")
     wheel = build_wheel(work, {"CEFISIM_NO_EXTENSIONS": "1"})

@@ -4,7 +4,7 @@ Contract: ``parse_api_keys`` / ``parse_oauth_clients`` return records keyed by k
 or raise ``ValueError("api_keys[2].public_key: <reason>")`` naming the JSON path of the first bad
 entry. A public key must be a PEM of an EC P-256 key; an ``expires_at`` an ISO 8601 time with a
 zone; a user is the same CeFi client under every key. The scenario loader checks the same entries
-for shape first (``api/scenario/auth_entries.py``), with every problem at once.
+for shape first (``api/formats/scenario/auth_entries.py``), with every problem at once.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """OpenAPI building blocks every document shares: schema references, closed records, the JSON Schema
 of a validation table (``api.edge.validate.F``), and the parts of an operation and a served document.
 
-The CeFi document (``api/cefi/openapi_schemas.py``, ``openapi_operations.py``), the Auth operations
-(``api/cefi/openapi_auth.py``) and the control plane's document (``api/control/openapi.py``) are built
+The CeFi document (``api/web/cefi/openapi_schemas.py``, ``openapi_operations.py``), the Auth operations
+(``api/web/cefi/openapi_auth.py``) and the control plane's document (``api/web/control/openapi.py``) are built
 from these, so a field's schema is written once and matches what ``check_object`` accepts.
 """
 

@@ -1,6 +1,6 @@
 """RFC 7807 problem details: the one way every error leaves the emulator.
 
-Handlers raise :class:`Problem`; the problem middleware (``api/server/middleware.py``) renders it, nested in
+Handlers raise :class:`Problem`; the problem middleware (``api/web/server/middleware.py``) renders it, nested in
 ``error`` under schema v2026_01_23 and bare under v2024_01_01 for CeFi routes, bare elsewhere. The
 ``type`` is an absolute URI ending in a stable slug (``.../problems/unsupported-version``), ``detail``
 names the offending field and never contains a secret, token or signature.

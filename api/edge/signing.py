@@ -11,7 +11,7 @@ from the request as received (never the secret or the signature it expected), an
 signature sent as hex where base64 is expected.
 
 ``CefiHttpxAuth`` and ``CefiRequestsAuth``, the same signing for httpx and requests, are in
-``api/signing_clients.py``.
+``api/client/signing_clients.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 - ``virtual``: engine time starts at the scenario's ``start`` and moves only when something advances
   it: the control plane, ``cefisim replay`` (as fast as the CPU allows), or the ``--speed`` ticker
-  (``api/server/ticker.py``: speed x the real time elapsed, through the same journaled advance).
+  (``api/web/server/ticker.py``: speed x the real time elapsed, through the same journaled advance).
   Requests apply at the current engine time. Fully deterministic: tests use it.
 - ``wall``: engine time is the wall clock. The scenario is rebased to start when the simulation starts
   (its events and agents keep their spacing), each request applies at the wall time it arrives, and
@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from cefisim.api.scenario import Scenario, ScenarioError
+from cefisim.api.formats.scenario import Scenario, ScenarioError
 from cefisim.engine.clock import NS_PER_SECOND
 
 CLOCK_MODES = ("virtual", "wall")

@@ -41,6 +41,8 @@ from typing import IO, Any
 
 import orjson
 
+from cefisim.api.formats.scenario import Scenario
+from cefisim.api.formats.scenario.shipped import shipped
 from cefisim.api.runtime.journal_seal import (
     MAX_HEADER_BYTES,
     MAX_RECORD_BYTES,
@@ -57,9 +59,7 @@ from cefisim.api.runtime.journal_seal import (
     seal_record,
     torn,
 )
-from cefisim.api.scenario import Scenario
-from cefisim.api.scenario.shipped import shipped
-from cefisim.api.sides import SideRecord
+from cefisim.api.side_state.sides import SideRecord
 from cefisim.engine.commands import Command
 from cefisim.engine.core import RULES
 from cefisim.engine.journal import from_record, to_record
@@ -122,7 +122,7 @@ def journal_header(scenario: Scenario, start_ns: int, clock: str, snapshot: dict
 
 def record_json(at: int, src: str, cmd: Command | SideRecord) -> bytes:
     """A record as its JSON array, without a seal or line end (:meth:`JournalFile.append_records`):
-    an engine command's, or a side record's (state kept beside the engine, ``api/sides.py``), ``ext``
+    an engine command's, or a side record's (state kept beside the engine, ``api/side_state/sides.py``), ``ext``
     when a request or the control plane made it, ``scn`` when a scenario event did."""
     if isinstance(cmd, SideRecord):
         return orjson.dumps([at, src, cmd.kind, cmd.values])

@@ -15,7 +15,7 @@ Contract:
   :meth:`ReadReplica.copy_steps`): nothing changed in between, so it is the state at the switch. It
   is made by ``api/runtime/state_copy.py`` (what a snapshot round trip makes, without the document),
   either at once or in steps of a bounded size (:meth:`ReadReplica.copy_steps`, which the server runs
-  on its event loop with other requests let through between steps, ``api/server/venue_work.py``).
+  on its event loop with other requests let through between steps, ``api/web/server/venue_work.py``).
   While the steps make it the venue is still the state at the switch: a read answers from the venue
   itself (the same answer the copy will give), and a command finishes the copy at once before the
   venue applies it, so the copy is always of one instant, whatever arrives meanwhile. A first use
@@ -48,7 +48,7 @@ from collections.abc import Iterator
 
 from cefisim.api.runtime import state_copy
 from cefisim.api.runtime.state_copy import StateCopy
-from cefisim.api.venue_faults import NEVER, VenueFaults
+from cefisim.api.side_state.venue_faults import NEVER, VenueFaults
 from cefisim.engine.commands import Command
 from cefisim.engine.venue import Venue
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from cefisim.api.formats.scenario import Scenario
 from cefisim.api.runtime.journal_file import Header, JournalError, RecordDamage, Records
 from cefisim.api.runtime.journal_seal import open_regular
-from cefisim.api.scenario import Scenario
-from cefisim.api.sides import SideRecord
+from cefisim.api.side_state.sides import SideRecord
 from cefisim.engine.commands import Command, PlaceOrder
 from cefisim.engine.venue import Result
 from cefisim.engine.vocabulary import OrderType, Side, TimeInForce
@@ -77,7 +77,7 @@ class Replayer:
 
     - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies;
       except the ``ext`` records at the start that precede the start instant's ``scn`` records (a
-      backtest's ``on_start``, ``api/backtest/backtest_command.py``): they apply before the scenario's first turn.
+      backtest's ``on_start``, ``api/cli/backtest/backtest_command.py``): they apply before the scenario's first turn.
     - ``ext`` side record: applied where it stands, without the scenario catching up (the live server
       wrote it without touching the venue). A ``scn`` one (a scenario event's) is checked as the
       scenario regenerates it, like the scenario's commands.

@@ -28,9 +28,9 @@ State kept beside the engine (the Auth store's tokens and revocations) is journa
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
 are written before the response like a command's, replayed where they stand, and its state goes into
 snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
-``api/venue_faults.py``) are such a side, attached here as the simulation is built; a
+``api/side_state/venue_faults.py``) are such a side, attached here as the simulation is built; a
 scenario event that sets them reaches the scenario's submit function in a command's place and is
-journaled ``scn`` (``api/sides.py``).
+journaled ``scn`` (``api/side_state/sides.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
+from cefisim.api.formats.scenario import Scenario
 from cefisim.api.runtime import snapshot
 from cefisim.api.runtime.clock_policy import ClockPolicy, check_wall_clock
 from cefisim.api.runtime.journal_file import (
@@ -59,10 +60,9 @@ from cefisim.api.runtime.journal_health import JournalHealth
 from cefisim.api.runtime.read_replica import ReadReplica
 from cefisim.api.runtime.recovery import Expect, Recovered, cut_torn_tail, recover, written_settings
 from cefisim.api.runtime.snapshot_steps import SnapshotSteps
-from cefisim.api.scenario import Scenario
-from cefisim.api.sides import Side, SideError, SideRecord, Sides
-from cefisim.api.venue_faults import NAMESPACE as FAULTS
-from cefisim.api.venue_faults import VENUE, FaultsSide, VenueFaults, checked
+from cefisim.api.side_state.sides import Side, SideError, SideRecord, Sides
+from cefisim.api.side_state.venue_faults import NAMESPACE as FAULTS
+from cefisim.api.side_state.venue_faults import VENUE, FaultsSide, VenueFaults, checked
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -76,7 +76,7 @@ from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.scenario import ScenarioRunner, Submit
 from cefisim.engine.venue import Result, Venue, VenueConfig
 
-# imported from here by the HTTP edge (api/server/middleware.py) and the CLI
+# imported from here by the HTTP edge (api/web/server/middleware.py) and the CLI
 __all__ = ["JournalError", "JournalWriteError", "Simulation", "SimulationEnded", "check_wall_clock"]
 
 #: scenario turns per slice of a long advance (a turn: one event or one agent's action, a market
@@ -401,7 +401,7 @@ class Simulation:
 
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew
-        (``api/venue_faults.py``)."""
+        (``api/side_state/venue_faults.py``)."""
         self.clock.skew(skew_ns)
         self.faults.clock_skew_ns = skew_ns
 
@@ -633,7 +633,7 @@ class Simulation:
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control
         plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
-        ``on_result``: the live stream's hub (``api/control/stream_hub.py``) is the one listener of a server."""
+        ``on_result``: the live stream's hub (``api/web/control/stream_hub.py``) is the one listener of a server."""
         self._on_result = listener
         self._bind()
 
@@ -641,7 +641,7 @@ class Simulation:
 
     def attach(self, namespace: str, side: Side) -> Callable[[int, str, list[Any]], None]:
         """Journal ``side`` with the venue under ``namespace`` (its record kinds are ``{namespace}.*``,
-        ``api/sides.py``). Brings it to where the journal left it first (a record that does not
+        ``api/side_state/sides.py``). Brings it to where the journal left it first (a record that does not
         apply is a :class:`JournalError` naming its offset) and returns the function that journals its
         records from now on, ``(at, kind, values)``: written before the change applies, it raises
         :class:`JournalWriteError` when the journal cannot take one."""

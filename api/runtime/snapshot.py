@@ -15,7 +15,7 @@ An object is named by its class's own name (``Order``, ``ScenarioRunner``), so m
 modules leaves the format alone; renaming a saved attribute changes it (docs/snapshot.md: versions).
 Only classes of the engine that declare their state (and ``random.Random``, ``deque``, a book side,
 ``engine.levels.Levels``, written ``SortedDict`` as since /1, and a scenario event of a side,
-``api.sides.SideRecord``) can appear: anything else is refused, so
+``api.side_state.sides.SideRecord``) can appear: anything else is refused, so
 restoring a snapshot never runs foreign code.
 Integers too large for JSON numbers travel as strings. A document of the previous version
 (``cefisim-snapshot/2``) is upgraded on reading (``api/runtime/snapshot_v2.py``).
@@ -36,7 +36,7 @@ from typing import Any, cast
 
 from cefisim import engine
 from cefisim.api.runtime.snapshot_v2 import FORMAT_V2, upgrade_v2
-from cefisim.api.sides import SideRecord
+from cefisim.api.side_state.sides import SideRecord
 from cefisim.engine.levels import Levels
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.state import saved_state

@@ -2,7 +2,7 @@
 written from the copy afterwards, anywhere (the server writes it in a thread).
 
 Contract (``Simulation.snapshot_steps`` makes one):
-- The header and the sides' states (``api/sides.py``: JSON values made fresh) are taken when it
+- The header and the sides' states (``api/side_state/sides.py``: JSON values made fresh) are taken when it
   begins; the venue and the runner are copied by :class:`~api.runtime.state_copy.StateCopy`, a step
   of about ``state_copy.STEP_VALUES`` values at a time (:meth:`SnapshotSteps.steps`).
 - The copy is of the instant it began: the simulation finishes every copy under way at once before it

@@ -14,7 +14,7 @@ Contract (``docs/venues.md``, "Files"):
   unchanged. On restart each copy is read once and checked against its name (:func:`stored`): a copy
   changed or damaged since is refused, and its venue set aside. A copy the store cannot write (a full
   disk) is a :class:`~cefisim.api.runtime.journal_file.JournalWriteError`, not a refusal of the file.
-- Every refusal is a :class:`~cefisim.api.scenario.files.FileRefused` whose reason names the file as
+- Every refusal is a :class:`~cefisim.api.formats.scenario.files.FileRefused` whose reason names the file as
   the document wrote it and never quotes its content.
 - The store keeps a copy while a live venue's record names it (:meth:`FileStore.prune`).
 
@@ -30,11 +30,11 @@ import stat
 import tempfile
 from pathlib import Path
 
+from cefisim.api.formats.scenario.document import os_reason
+from cefisim.api.formats.scenario.files import FileRefused, FileResolver
 from cefisim.api.runtime.beneath import Linked, Outside, open_beneath
 from cefisim.api.runtime.journal_file import JournalWriteError
 from cefisim.api.runtime.journal_seal import open_regular
-from cefisim.api.scenario.document import os_reason
-from cefisim.api.scenario.files import FileRefused, FileResolver
 
 MAX_DATA_FILE_BYTES = 1 << 30  # one file a venue reads (a recording of a busy day fits)
 _CHUNK = 1 << 20

@@ -2,7 +2,7 @@
 
 A server runs its default venue (the ``--scenario`` one) and any number of venues created later, each a
 :class:`~cefisim.api.runtime.simulation.Simulation` of its own: own engine, clock, clients, keys and
-journal. This module is the part without HTTP (``api/control/isolated_venues.py`` serves and routes them).
+journal. This module is the part without HTTP (``api/web/control/isolated_venues.py`` serves and routes them).
 
 Contract:
 
@@ -52,14 +52,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cefisim.api.formats.scenario import Scenario, ScenarioError, load_scenario
+from cefisim.api.formats.scenario.loader import parse_scenario
+from cefisim.api.formats.scenario.shipped import shipped
 from cefisim.api.runtime.journal_file import JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venue_files import FileStore, VenueFiles, stored
 from cefisim.api.runtime.venue_keys import mint
 from cefisim.api.runtime.venue_manifest import Entry, Read, VenueManifest
-from cefisim.api.scenario import Scenario, ScenarioError, load_scenario
-from cefisim.api.scenario.loader import parse_scenario
-from cefisim.api.scenario.shipped import shipped
 
 log = logging.getLogger("cefisim.venues")
 

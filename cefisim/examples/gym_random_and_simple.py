@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cefisim.api.extras import missing_extra
+from cefisim.api.cli.common.extras import missing_extra
 
 try:  # the [gym] extra (gymnasium, numpy): without it, one line saying how to get it, not a traceback
     import numpy as np

@@ -10,7 +10,7 @@ Contract (``docs/recorded.md`` describes the file format these come from):
 - ``ts`` is the exchange time, ``local_ts`` the time the recorder received it, both nanoseconds since
   the Unix epoch. Within a stream ``ts`` never decreases; ``local_ts`` is kept as recorded (merged
   streams need not agree on it) and the venue runs on ``ts``.
-The loader in ``api/recorded/`` guarantees these rules, and that the recorded book is never crossed
+The loader in ``api/formats/recorded/`` guarantees these rules, and that the recorded book is never crossed
 once all the events of one exchange timestamp are applied.
 """
 

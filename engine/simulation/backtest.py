@@ -4,11 +4,11 @@ Contract:
 - Inputs: a venue built from a scenario, the scenario's :class:`~engine.simulation.scenario.ScenarioRunner`, the
   id of the client the strategy trades as, and a *driver*: the strategy behind an adapter with the
   methods ``on_start()``, ``on_fill(fill)``, ``on_book(instrument_id)``, ``on_timer(name)`` and
-  ``on_end()`` (``api/backtest/`` turns engine objects into the CeFi JSON shapes). The driver acts
+  ``on_end()`` (``api/cli/backtest/`` turns engine objects into the CeFi JSON shapes). The driver acts
   only through :meth:`Harness.submit`, :meth:`Harness.set_timer` and :meth:`Harness.cancel_timer`.
 - ``submit`` (default ``venue.submit``): how the harness applies the strategy's commands, their
   ``SetLatency`` and the venue timers' ``AdvanceClock``; the scenario's commands are applied by the
-  runner's ``steps``. Both get the runtime's journaling submit in ``api/backtest/``.
+  runner's ``steps``. Both get the runtime's journaling submit in ``api/cli/backtest/``.
 - Pure: no I/O, no wall clock, no randomness. The same scenario and the same strategy give the same
   submissions, callbacks and records on every run.
 - Four sources are merged in engine-time order. At one instant they go in this order: the scenario
@@ -42,7 +42,7 @@ Contract:
   and events of the run; samples of the client's balances and of the marks (twice the mid, else the
   last mid, else twice the last trade price) at the start, every ``sample_every_ns`` and at the end
   (after ``on_end``). :func:`engine.simulation.figures.figures` folds them into the report's numbers (exact);
-  ``api/backtest/report.py`` formats them.
+  ``api/cli/backtest/report.py`` formats them.
 
 Complexity: per submission O(events) to see which books and fills it touched; per instant
 O(depth) per touched, watched instrument to decide whether its book changed.
@@ -125,7 +125,7 @@ class Harness:
     ) -> None:
         self.venue = venue
         # how the strategy's commands and the venue timers' clock moves are applied: ``venue.submit``,
-        # or the runtime's, which journals each first (api/backtest/ runs the harness through it)
+        # or the runtime's, which journals each first (api/cli/backtest/ runs the harness through it)
         self._submit = venue.submit if submit is None else submit
         self.runner = runner
         self.account = venue.accounts[client_id]

@@ -3,7 +3,7 @@
 
 Contract:
 - Everything is an exact ``Fraction`` or integer in the venue's units: no float, no rounding until
-  ``api/backtest/report.py`` formats the figures.
+  ``api/cli/backtest/report.py`` formats the figures.
 - PnL is marked to mid: per instrument, the cash the client's fills moved (fees included) plus its
   base position at the instrument's end mark (twice the mid, else the last mid, else twice the last
   trade, as the harness samples it); overall, the change of every asset's balance valued in the

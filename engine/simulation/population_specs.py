@@ -1,7 +1,7 @@
 """The specs of the population agents (``population.py``) and the state their entries share.
 
 Contract: specs are frozen and hold integers on the instrument's grids (ticks, lots, engine ns,
-fractions in 1e-9), as ``agents.py``'s do; the loader (``api/scenario/population_entries.py``) builds them.
+fractions in 1e-9), as ``agents.py``'s do; the loader (``api/formats/scenario/population_entries.py``) builds them.
 :class:`Fundamental` and :class:`Activity` are the state one ``agents`` entry's agents share: advanced
 in fixed steps from their own seeded generator, asked only at the runner's current time (which never
 goes back), so their path is the same whoever asks.

@@ -12,11 +12,11 @@ import orjson
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from cefisim.api.app.application import create_app
 from cefisim.api.edge.signing import sign
+from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.keys import ServerOptions
+from cefisim.api.web.app.application import create_app
+from cefisim.api.web.server.keys import ServerOptions
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"
 BOB_KEY = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"

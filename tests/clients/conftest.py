@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_cli_serve import serving
+from tests.api.cli.test_cli_serve import serving
 from tests.clients.support import (
     PYTHON_SECTION,
     generate_pydantic_models,

@@ -29,8 +29,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cefisim.api.signing_clients import CefiHttpxAuth
-from tests.api.test_auth_support import sign as es256
+from cefisim.api.client.signing_clients import CefiHttpxAuth
+from tests.api.auth.auth_support import sign as es256
 from tests.clients.support import (
     DOC_URL,
     PYTHON_SECTION,

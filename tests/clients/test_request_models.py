@@ -6,7 +6,7 @@ test_typescript_client.py. For each operation that takes a body, the generated f
 (not a union of models), that model declares exactly the schema's properties, and a valid body
 (tests/clients/request_examples.py) goes in and comes out unchanged with nothing kept beside the
 declared fields. The rules across fields stay in the schema for validators: the examples are checked
-against it here, the rules themselves in tests/api/test_openapi.py.
+against it here, the rules themselves in tests/api/web/app/test_openapi.py.
 """
 
 from __future__ import annotations

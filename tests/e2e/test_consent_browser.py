@@ -26,7 +26,7 @@ from aiohttp import web
 from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
-from tests.api.test_auth_support import RESOURCE, FakeClock, default_world, pkce, problem_middleware, sign, whoami
+from tests.api.auth.auth_support import RESOURCE, FakeClock, default_world, pkce, problem_middleware, sign, whoami
 
 pytestmark = pytest.mark.e2e
 

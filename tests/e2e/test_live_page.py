@@ -23,12 +23,12 @@ import orjson
 import pytest
 from aiohttp import web
 
-from cefisim.api.control.stream import STREAMS
 from cefisim.api.edge.signing import sign
+from cefisim.api.formats.scenario import load_scenario
 from cefisim.api.pytest_plugin import serving
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import load_scenario
-from cefisim.api.server.keys import ServerOptions
+from cefisim.api.web.control.stream import STREAMS
+from cefisim.api.web.server.keys import ServerOptions
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.e2e.test_consent_browser import WebDriver, browser_fixture  # noqa: F401  the `browser` fixture
 

@@ -31,13 +31,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from cefisim.api.app.application import create_app
 from cefisim.api.edge.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE
 from cefisim.api.edge.signing import sign
+from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.keys import ServerOptions
-from cefisim.api.server.limits import handler_args
+from cefisim.api.web.app.application import create_app
+from cefisim.api.web.server.keys import ServerOptions
+from cefisim.api.web.server.limits import handler_args
 from tests.api.conftest import SECRETS, scenario_doc
 
 T = TypeVar("T")
@@ -50,7 +50,7 @@ def examples(n: int) -> int:
     return n * FUZZ_SCALE
 
 
-#: the fields of ServerOptions that ``api/server/limits.py`` enforces (see docs/limits.md)
+#: the fields of ServerOptions that ``api/web/server/limits.py`` enforces (see docs/limits.md)
 LIMIT_FIELDS = ("max_header_bytes", "read_timeout_s", "rate_limits")
 REDIRECT = "https://app.example/cb"
 RESOURCE = "https://mcp.cefisim.test/"
@@ -112,7 +112,7 @@ def fuzz_doc(**overrides: Any) -> dict[str, Any]:
 
 
 def build_app(sim: Simulation, **options: Any) -> tuple[web.Application, dict[str, Any]]:
-    """The real ``create_app`` with ``options`` (the limit options of ``api/server/limits.py`` among
+    """The real ``create_app`` with ``options`` (the limit options of ``api/web/server/limits.py`` among
     them), and the aiohttp handler arguments to start it with."""
     limits = {k: options.pop(k) for k in LIMIT_FIELDS if k in options}
     opts = ServerOptions(**options)

@@ -25,10 +25,10 @@ from itertools import count
 import orjson
 import pytest
 
+from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.limit_flags import install_log_redaction
-from cefisim.api.server.request_log import REQUEST_LOG
+from cefisim.api.web.server.limit_flags import install_log_redaction
+from cefisim.api.web.server.request_log import REQUEST_LOG
 from tests.fuzz.support import (
     Client,
     LogRecords,

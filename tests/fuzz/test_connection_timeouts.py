@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from cefisim.api import cli
-from cefisim.api.app.application import create_app
+from cefisim.api.cli import main as cli
+from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.limits import KEEPALIVE_TIMEOUT_S
+from cefisim.api.web.app.application import create_app
+from cefisim.api.web.server.limits import KEEPALIVE_TIMEOUT_S
 from tests.api.conftest import scenario_doc
 
 TIMER_S = 1.0
@@ -28,7 +28,7 @@ def test_cefisim_serve_closes_idle_and_unfinished_connections_after_75_s(monkeyp
 
     def run(
         app: web.Application, host: str, port: int, on_listening: Any, ready_file: Any = None, **handler: Any
-    ) -> int:  # api.server.listen.run: the server with these handler settings
+    ) -> int:  # api.web.server.listen.run: the server with these handler settings
         seen.update(handler)
         return 0
 

@@ -90,7 +90,7 @@ def test_a_huge_clock_advance_answers_at_once_without_a_5xx(tmp_path: Path) -> N
         [
             sys.executable,
             "-m",
-            "cefisim.api.cli",
+            "cefisim.api.cli.main",
             "serve",
             "--port",
             str(port),

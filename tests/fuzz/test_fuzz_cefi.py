@@ -1,6 +1,6 @@
 """Hostile input on every CeFi direct route: never a 5xx, every 4xx a problem, a 4xx changes nothing.
 
-Each route of ``api.cefi.route_table.CEFI_ROUTES`` (so a new route is fuzzed without touching this file) gets
+Each route of ``api.web.cefi.route_table.CEFI_ROUTES`` (so a new route is fuzzed without touching this file) gets
 arbitrary bodies (mostly near-valid mutations of a valid one), query strings, extra headers and path
 segments, sent over a real socket. Signed routes are signed correctly for the body actually sent
 (so the request reaches the validators and the engine), or signed for the wrong client, stale, with a
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.cefi.route_table import CEFI_ROUTES
+from cefisim.api.web.cefi.route_table import CEFI_ROUTES
 from cefisim.engine.commands import PlaceOrder
 from tests.fuzz.strategies import extra_headers, json_body, path_segment, query_string
 from tests.fuzz.support import Client, Served, check_answer, examples, serve_sim, signed_headers

@@ -41,8 +41,8 @@ TEMPLATES: dict[tuple[str, str], Any] = {
 
 
 def _routes() -> list[tuple[str, str]]:
-    from cefisim.api.control.faults import fault_routes
-    from cefisim.api.control.plane import control_routes
+    from cefisim.api.web.control.faults import fault_routes
+    from cefisim.api.web.control.plane import control_routes
 
     return [(r.method, r.path) for r in [*control_routes(), *fault_routes()]]  # type: ignore[attr-defined]
 
@@ -108,7 +108,7 @@ def test_control_route_survives_hostile_input(
 
 
 def _faults_key():  # type: ignore[no-untyped-def]
-    from cefisim.api.control.faults import FAULTS
+    from cefisim.api.web.control.faults import FAULTS
 
     return FAULTS
 

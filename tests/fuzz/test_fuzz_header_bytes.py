@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.server.keys import OPTIONS
+from cefisim.api.web.server.keys import OPTIONS
 from tests.fuzz.support import Client, Served, examples, serve_sim
 
 FUZZ = settings(

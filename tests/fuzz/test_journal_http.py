@@ -10,8 +10,8 @@ from pathlib import Path
 
 import orjson
 
+from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import parse_scenario
 from tests.api.conftest import journal_on_a_full_disk
 from tests.fuzz.support import (
     USER_KEY,

@@ -17,17 +17,17 @@ import pytest
 from aiohttp.test_utils import make_mocked_request
 
 from cefisim.api.edge.problems import Problem
+from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.scenario import parse_scenario
-from cefisim.api.server.keys import ServerOptions
-from cefisim.api.server.limit_flags import (
+from cefisim.api.web.server.keys import ServerOptions
+from cefisim.api.web.server.limit_flags import (
     add_limit_arguments,
     limit_options,
     parse_rate,
     parse_rate_limits,
     venue_config_for,
 )
-from cefisim.api.server.limits import RateLimit, RateLimits, TokenBuckets, limit_settings, rate_limiter
+from cefisim.api.web.server.limits import RateLimit, RateLimits, TokenBuckets, limit_settings, rate_limiter
 from cefisim.engine.commands import PlaceOrder
 from cefisim.engine.venue import VenueConfig
 from tests.api.conftest import ALICE_KEY, BOB_KEY
@@ -433,15 +433,16 @@ def test_bad_limit_flags_are_usage_errors(argv: list[str]) -> None:
 
 
 def _serve_wired() -> bool:
-    """Whether ``cefisim serve`` has the limit flags (the lead wires api/server/limit_flags.py into api/cli.py)."""
-    from cefisim.api import cli
+    """Whether ``cefisim serve`` has the limit flags (the lead wires api/web/server/limit_flags.py into
+    api/cli/main.py)."""
+    from cefisim.api.cli import main as cli
 
     sub = argparse.ArgumentParser().add_subparsers()
     cli._serve_parser(sub)
     return "--max-open-orders" in sub.choices["serve"].format_help()
 
 
-@pytest.mark.skipif(not _serve_wired(), reason="api/cli.py does not add the limit flags yet")
+@pytest.mark.skipif(not _serve_wired(), reason="api/cli/main.py does not add the limit flags yet")
 def test_serve_flags_reach_the_server(tmp_path) -> None:
     import os
     import signal
@@ -460,7 +461,7 @@ def test_serve_flags_reach_the_server(tmp_path) -> None:
         [
             sys.executable,
             "-m",
-            "cefisim.api.cli",
+            "cefisim.api.cli.main",
             "serve",
             "--port",
             str(port),

@@ -32,12 +32,12 @@ requests = pytest.importorskip("requests")
 
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
-from cefisim.api.app.openapi_documents import OPENAPI_PATH, openapi_document  # noqa: E402
-from cefisim.api.control.openapi import CONTROL_OPENAPI_PATH, control_document  # noqa: E402
 from cefisim.api.edge.problems import PROBLEM_BASE, PROBLEM_CONTENT_TYPE  # noqa: E402
 from cefisim.api.edge.signing import HEADERS, sign  # noqa: E402
+from cefisim.api.formats.scenario import parse_scenario  # noqa: E402
 from cefisim.api.runtime.simulation import Simulation  # noqa: E402
-from cefisim.api.scenario import parse_scenario  # noqa: E402
+from cefisim.api.web.app.openapi_documents import OPENAPI_PATH, openapi_document  # noqa: E402
+from cefisim.api.web.control.openapi import CONTROL_OPENAPI_PATH, control_document  # noqa: E402
 from cefisim.engine.commands import PlaceOrder  # noqa: E402
 from tests.api.conftest import SECRETS  # noqa: E402
 from tests.fuzz.support import USER_KEY, Served, build_app, es256, examples, fuzz_doc, serve, serve_sim  # noqa: E402
@@ -50,7 +50,7 @@ SCHEMAS = {
     era: schemathesis.openapi.from_dict(openapi_document(int(datetime.fromisoformat(start).timestamp()) * 10**9))
     for era, start in ERAS.items()
 }
-#: the live stream never ends (an event stream): it is tested over HTTP in tests/api/test_stream.py
+#: the live stream never ends (an event stream): it is tested over HTTP in tests/api/web/control/test_stream.py
 CONTROL = schemathesis.openapi.from_dict(control_document("http://127.0.0.1:8080")).exclude(operation_id="sim_stream")
 schemathesis.checks.load_all_checks()
 #: Every built-in check runs but one. ``positive_data_acceptance`` ("any schema-valid request gets a

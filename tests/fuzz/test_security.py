@@ -22,12 +22,12 @@ import orjson
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from cefisim.api.control import plane as control
 from cefisim.api.edge import signing
 from cefisim.api.edge.problems import Problem
 from cefisim.api.edge.signing import sign
-from cefisim.api.server.limit_flags import parse_rate_limits
-from cefisim.api.server.request_log import REQUEST_LOG
+from cefisim.api.web.control import plane as control
+from cefisim.api.web.server.limit_flags import parse_rate_limits
+from cefisim.api.web.server.request_log import REQUEST_LOG
 from tests.api.conftest import ALICE_KEY, BOB_KEY, SECRETS
 from tests.fuzz.support import (
     REDIRECT,
@@ -421,7 +421,7 @@ def test_signatures_and_the_control_token_are_compared_in_constant_time(monkeypa
 def _app_with(**options: Any) -> Any:
     from aiohttp import web
 
-    from cefisim.api.server.keys import OPTIONS, ServerOptions
+    from cefisim.api.web.server.keys import OPTIONS, ServerOptions
 
     app = web.Application()
     app[OPTIONS] = ServerOptions(**options)
@@ -495,7 +495,7 @@ def test_the_control_plane_refuses_remote_peers_unless_a_token_is_set() -> None:
 
 
 def test_a_refused_oversized_header_does_not_log_its_bytes(caplog: pytest.LogCaptureFixture) -> None:
-    from cefisim.api.server.limit_flags import install_log_redaction
+    from cefisim.api.web.server.limit_flags import install_log_redaction
 
     install_log_redaction()
     install_log_redaction()  # idempotent

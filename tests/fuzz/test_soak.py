@@ -53,8 +53,8 @@ def test_a_short_soak_passes_its_checks() -> None:
 
 
 def test_settled_transfers_are_forgotten_after_the_listing_window_like_fills() -> None:
+    from cefisim.api.formats.scenario import parse_scenario
     from cefisim.api.runtime.simulation import Simulation
-    from cefisim.api.scenario import parse_scenario
     from cefisim.engine.commands import PaperFunds, RequestTransfer
     from tests.fuzz.support import fuzz_doc
 

@@ -1,0 +1,247 @@
+"""Injected faults, so a client's retry and timeout logic can be tested against the sandbox.
+
+A fault plan (``POST /_sim/faults``) hits the next ``count`` requests, or a ``share`` of requests
+chosen by a generator seeded from the scenario's seed (the same requests in the same order meet the
+same faults), optionally only under a path prefix. A hit request is delayed by ``delay_ms``, then:
+
+- ``status`` (e.g. 503): answered with that status as a problem, the command NOT applied;
+- ``drop``: the connection is closed without an answer, the command NOT applied;
+- with ``"after": true`` the command IS applied first and then the answer is replaced (status) or
+  lost (drop) — the case that tests idempotent retries (e.g. by external id).
+
+The control plane itself is never faulted. ``GET /_sim/faults`` shows the plan and what it has hit;
+``DELETE /_sim/faults`` ends it.
+
+The venue's own faults (``docs/faults.md``):
+
+- ``POST /_sim/faults/venue-cancel`` ``{"reason", "client_id"?, "instrument_id"?}``: the venue cancels
+  resting orders (all, one client's, one instrument's) with a venue cancel reason: a ``VenueCancel``
+  command, journaled like any other;
+- ``POST /_sim/faults/venue`` ``{"read_lag_ms"?, "fill_delay_ms"?, "clock_skew_s"?}`` sets reads lagging
+  the engine, fills reported late and a skewed server clock (an absent key is 0: off); ``GET`` shows
+  them, ``DELETE`` ends them (``api/side_state/venue_faults.py``). A change is a ``faults.venue`` record,
+  journaled before the answer like a command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.validate import F, ascii_digits, check_object
+from cefisim.api.edge.venue_state import venue_of
+from cefisim.api.side_state.venue_faults import MAX_LAG_MS, MAX_SKEW_S
+from cefisim.api.web.control.plane import control_guard
+from cefisim.api.web.server.http import read_json, respond
+from cefisim.api.web.server.keys import SIM
+from cefisim.engine import queries
+from cefisim.engine.commands import VenueCancel
+from cefisim.engine.events import OrderEvent
+from cefisim.engine.rejects import VENUE_CANCEL_REASONS
+
+FAULTS_SPEC = {
+    "count": F("number"),
+    "share": F("decimal"),
+    "status": F("number"),
+    "delay_ms": F("number"),
+    "drop": F("bool"),
+    "after": F("bool"),
+    "path_prefix": F("str"),
+}
+
+
+@dataclass
+class FaultPlan:
+    count: int | None = None
+    share_ppm: int | None = None  # parts per million
+    status: int | None = None
+    delay_ms: int = 0
+    drop: bool = False
+    after: bool = False
+    path_prefix: str = "/v1/"
+    hits: int = 0
+    seen: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def decide(self, path: str) -> bool:
+        if not path.startswith(self.path_prefix):
+            return False
+        self.seen += 1
+        if self.count is not None:
+            if self.hits >= self.count:
+                return False
+        elif self.share_ppm is not None and self.rng.randrange(1_000_000) >= self.share_ppm:
+            return False
+        self.hits += 1
+        return True
+
+    def describe(self) -> dict:
+        return {
+            "count": self.count,
+            "share": None if self.share_ppm is None else f"{self.share_ppm / 1e6:g}",
+            "status": self.status,
+            "delay_ms": self.delay_ms,
+            "drop": self.drop,
+            "after": self.after,
+            "path_prefix": self.path_prefix,
+            "hits": self.hits,
+            "seen": self.seen,
+        }
+
+
+FAULTS = web.AppKey("faults", list)  # [FaultPlan] or [] — a one-slot box the handlers replace
+
+
+def _whole(value: object, field_name: str, low: int, high: int) -> int:
+    text = str(value)
+    if not ascii_digits(text) or len(text) > 19 or not low <= int(text) <= high:
+        raise bad_request(field_name, f"must be a whole number from {low} to {high}")
+    return int(text)
+
+
+async def set_faults(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), FAULTS_SPEC, "")
+    if (body.get("count") is None) == (body.get("share") is None):
+        raise bad_request("count", "give exactly one of count and share")
+    if body.get("status") is None and not body.get("drop") and body.get("delay_ms") is None:
+        raise bad_request("status", "a fault needs a status, drop or a delay_ms")
+    plan = FaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
+    if body.get("count") is not None:
+        plan.count = _whole(body["count"], "count", 1, 1_000_000)
+    else:
+        share = body["share"]
+        whole, _, frac = share.partition(".")
+        if len(frac) > 6 or int(whole or "0") > 1:
+            raise bad_request("share", "must be a fraction from 0 to 1 with at most 6 decimals")
+        plan.share_ppm = int(whole or "0") * 1_000_000 + int((frac or "0").ljust(6, "0"))
+        if plan.share_ppm > 1_000_000:
+            raise bad_request("share", "must be a fraction from 0 to 1 with at most 6 decimals")
+    if body.get("status") is not None:
+        plan.status = _whole(body["status"], "status", 400, 599)
+    plan.delay_ms = _whole(body.get("delay_ms", 0), "delay_ms", 0, 60_000)
+    plan.drop = bool(body.get("drop", False))
+    plan.after = bool(body.get("after", False))
+    seed = venue_of(request)[SIM].scenario.seed
+    plan.rng = random.Random(int.from_bytes(hashlib.sha256(f"cefisim-faults:{seed}".encode()).digest()[:8], "big"))
+    venue_of(request)[FAULTS][:] = [plan]
+    return respond(plan.describe())
+
+
+async def get_faults(request: web.Request) -> web.Response:
+    box = venue_of(request)[FAULTS]
+    return respond(box[0].describe() if box else None)
+
+
+async def clear_faults(request: web.Request) -> web.Response:
+    venue_of(request)[FAULTS][:] = []
+    return respond(None)
+
+
+VENUE_CANCEL_SPEC = {
+    "reason": F("enum", required=True, values=VENUE_CANCEL_REASONS),
+    "client_id": F("id"),
+    "instrument_id": F("id"),
+}
+#: and clock_skew_s, which may be negative (F("number") is not): _skew checks it, an integer or its digits
+VENUE_FAULTS_SPEC = {"read_lag_ms": F("number"), "fill_delay_ms": F("number")}
+
+
+async def venue_cancel(request: web.Request) -> web.Response:
+    """The venue cancels resting orders on its own; answers the ids it canceled, oldest first per
+    instrument. An unknown client or instrument is a 404 and cancels nothing."""
+    body = check_object(await read_json(request), VENUE_CANCEL_SPEC, "")
+    client = int(body["client_id"]) if body.get("client_id") is not None else None
+    inst = int(body["instrument_id"]) if body.get("instrument_id") is not None else None
+    sim = venue_of(request)[SIM]
+    if client is not None and not queries.has_client(sim.venue, client):
+        raise Problem(404, "unknown-client", f"client_id: no client {client}")
+    if inst is not None and queries.instrument(sim.venue, inst) is None:
+        raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {inst}")
+    result = sim.submit(VenueCancel(body["reason"], client, inst))
+    canceled = [str(e.order_id) for e in result.events if type(e) is OrderEvent]
+    return respond({"reason": body["reason"], "canceled": canceled})
+
+
+def _skew(value: object) -> int:
+    text = str(value)
+    digits = text.removeprefix("-")
+    if isinstance(value, bool) or not ascii_digits(digits) or len(digits) > 6 or int(digits) > MAX_SKEW_S:
+        raise bad_request("clock_skew_s", f"must be whole seconds from -{MAX_SKEW_S} to {MAX_SKEW_S}")
+    return int(text)
+
+
+async def set_venue_faults(request: web.Request) -> web.Response:
+    """Set reads lagging, late fills and the clock skew at once (an absent key is 0: off)."""
+    raw = await read_json(request)
+    skew_given = raw.pop("clock_skew_s", None) if isinstance(raw, dict) else None
+    body = check_object(raw, VENUE_FAULTS_SPEC, "")
+    lag = _whole(body.get("read_lag_ms", 0), "read_lag_ms", 0, MAX_LAG_MS)
+    delay = _whole(body.get("fill_delay_ms", 0), "fill_delay_ms", 0, MAX_LAG_MS)
+    skew = _skew(skew_given) if skew_given is not None else 0
+    sim = venue_of(request)[SIM]
+    sim.set_venue_faults(lag, delay, skew)
+    return respond(sim.faults.describe())
+
+
+async def get_venue_faults(request: web.Request) -> web.Response:
+    return respond(venue_of(request)[SIM].faults.describe())
+
+
+async def clear_venue_faults(request: web.Request) -> web.Response:
+    sim = venue_of(request)[SIM]
+    sim.set_venue_faults(0, 0, 0)
+    return respond(sim.faults.describe())
+
+
+def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
+    if plan.drop:
+        if request.transport is not None:
+            request.transport.abort()
+        raise asyncio.CancelledError  # nothing is sent: the client sees the connection drop
+    raise Problem(plan.status or 503, "injected-fault", "fault injected by the sandbox's control plane")
+
+
+async def _with_faults(request: web.Request, handler: Handler, box: list[FaultPlan]) -> web.StreamResponse:
+    plan: FaultPlan = box[0]
+    if not plan.decide(request.path):
+        return await handler(request)
+    if plan.delay_ms:
+        await asyncio.sleep(plan.delay_ms / 1000)
+    if plan.status is None and not plan.drop:
+        return await handler(request)  # a pure delay
+    if plan.after:
+        await handler(request)
+    return _fail(request, plan)
+
+
+def dispatch(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+    """The control plane's guard or the fault plan, whichever applies, around ``handler``.
+
+    Returns the awaitable rather than awaiting it: the app's middleware awaits it, so the common
+    request (no fault plan) costs no coroutine of its own here.
+    """
+    if request.path.startswith("/_sim"):
+        return control_guard(request, handler)
+    box = venue_of(request)[FAULTS]
+    if box:
+        return _with_faults(request, handler, box)
+    return handler(request)
+
+
+def fault_routes() -> list[web.RouteDef]:
+    return [
+        web.get("/_sim/faults", get_faults),
+        web.post("/_sim/faults", set_faults),
+        web.delete("/_sim/faults", clear_faults),
+        web.post("/_sim/faults/venue-cancel", venue_cancel),
+        web.get("/_sim/faults/venue", get_venue_faults),
+        web.post("/_sim/faults/venue", set_venue_faults),
+        web.delete("/_sim/faults/venue", clear_venue_faults),
+    ]
