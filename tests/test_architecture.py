@@ -10,7 +10,11 @@ For engine/ (``cefisim.engine``) and api/ (``cefisim.api``):
 - rooms (a sub-package, or a module directly in the package) import each other round no loop, not
   even two rooms of one layer (:data:`KNOWN_ROOM_KNOTS`), and each room imports only rooms of its own
   layer or below (:data:`LAYERS`, :data:`KNOWN_UPWARD`): so ``api/web/server/`` imports neither interface
-  it serves, and only the app (``api/web/app/``) wires them in;
+  it serves, and only the app (``api/web/app/``) wires them in. A room is a folder (or a module directly in
+  the package); api/'s folders are wings by role (``web/``, ``cli/``...), each holding its rooms;
+- docs/architecture.md's drawing of api/ is its folder tree: every folder drawn and no other, each room's
+  layer tag its place in :data:`LAYERS`, and no room importing a wing (a folder directly in api/) drawn
+  above its own, so the wings are layers too;
 - the engine's operation modules work on ``core.VenueCore`` and never import ``venue``;
 - no two modules share a last name (a package's is its folder's) but those :data:`SHARED_NAMES`
   lists, each with why;
@@ -39,6 +43,7 @@ from pathlib import Path
 import pytest
 
 from tests.import_graph import (
+    Import,
     Module,
     bad_type_ignore,
     comments,
@@ -86,11 +91,12 @@ KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
 }
 
 #: the layers of each package's rooms, lowest first: a room imports rooms of its own layer or below.
-#: api/ as docs/architecture.md draws it: leaf helpers and the records of state beside the engine; the
-#: edge's shared utilities (problems, versions, validation, formatting, signing); the Auth interface and
-#: the recording files, which need no simulation; the scenario; the runtime; server/, the HTTP layer
-#: around a running simulation; the CeFi interface; the control plane; the assembled app; the commands
-#: and clients; the CLI and the pytest plugin on top.
+#: api/ as docs/architecture.md draws it (L1 first; a room is named by its folder, ``web.cefi`` for
+#: api/web/cefi/): the edge's shared utilities, the records of state beside the engine and what every
+#: command shares; the Auth interface and the recording files, which need no simulation; the scenario;
+#: the runtime; web/server/, the HTTP layer around a running simulation; the CeFi interface; the control
+#: plane; the assembled app; the commands and clients; the CLI, the pytest plugin and the face on top,
+#: with the wings that are only folders of rooms (web/, formats/: their __init__ imports nothing).
 LAYERS: dict[str, list[set[str]]] = {
     "cefisim.engine": [
         {
@@ -392,6 +398,83 @@ def test_the_architecture_doc_lists_every_module_and_no_other() -> None:
     )
 
 
+def _drawing(text: str) -> list[tuple[str, int | None]]:
+    """The folder tree of docs/architecture.md's "The layers": each drawn folder of api/ (``""`` for api/
+    itself, ``"web/cefi"``...) with its layer tag (``L3`` -> 3; None when untagged), in drawn order."""
+    block = text.split("## The layers", 1)[1].split("```", 2)[1]
+    drawn: list[tuple[str, int | None]] = []
+    stack: list[str] = []
+    for line in block.splitlines():
+        m = re.match(r"^(?P<tree>[ │├└─]*)(?P<name>[\w.]+)/\s+(?:L(?P<layer>\d+))?", line)
+        if not m or line.startswith(" ─"):
+            continue
+        depth = len(m["tree"]) // 4
+        if depth == 0 and m["name"] != "api":
+            continue
+        stack[depth:] = [m["name"]]
+        drawn.append(("/".join(stack[1:]), int(m["layer"]) if m["layer"] else None))
+    return drawn
+
+
+def _drawing_report(
+    drawn: list[tuple[str, int | None]], folders: set[str], layers: list[set[str]], rooms: dict[str, dict[str, Import]]
+) -> list[str]:
+    """The drawing against the folders and LAYERS: every folder drawn and every drawn folder there, each
+    tag the room's place in ``layers`` (1 = lowest), an untagged folder a room that imports nothing."""
+    layer = {room: n + 1 for n, names in enumerate(layers) for room in names}
+
+    def shown(folder: str) -> str:
+        return f"api/{folder}/" if folder else "api/"
+
+    found = [f"{shown(f)} is a folder the drawing leaves out" for f in sorted(folders - {f for f, _ in drawn})]
+    found += [f"the drawing names {shown(f)}, which is no folder" for f, _ in drawn if f not in folders]
+    for folder, tag in drawn:
+        name = folder.replace("/", ".") or "api"
+        if tag is None and rooms.get(name):
+            found.append(f"{shown(folder)} imports other rooms but the drawing gives it no layer")
+        elif tag is not None and layer.get(name) != tag:
+            found.append(f"the drawing puts {shown(folder)} in L{tag}, LAYERS in L{layer.get(name)}")
+    return found
+
+
+def _wing_report(drawn: list[tuple[str, int | None]], rooms: dict[str, dict[str, Import]]) -> list[str]:
+    """Rooms importing a room of a wing (a folder directly in api/) drawn above their own; the face
+    (``api``) is drawn above every wing."""
+    wings = [f for f, _ in drawn if "/" not in f]  # "" first: api/ itself
+    place = {wing: n for n, wing in enumerate(wings)}
+
+    def wing(room: str) -> str:
+        return "" if room == "api" else room.split(".")[0]
+
+    found = []
+    for here, targets in sorted(rooms.items()):
+        for there, imp in targets.items():
+            a, b = wing(here), wing(there)
+            if a in place and b in place and place[b] < place[a]:
+                found.append(f"{imp.where}: {here} (wing {a}/) imports {there} (wing {b}/, drawn above)")
+    return found
+
+
+def _api_rooms() -> dict[str, dict[str, Import]]:
+    rooms = room_graph(graph(MODULES, "cefisim.api"), "cefisim.api")
+    return {_short(r, "cefisim.api"): {_short(t, "cefisim.api"): i for t, i in ts.items()} for r, ts in rooms.items()}
+
+
+def test_the_layers_drawing_is_api_s_folder_tree_and_agrees_with_layers() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    folders = {p.parent.relative_to(ROOT / "api").as_posix() for p in (ROOT / "api").rglob("__init__.py")}
+    folders = {"" if f == "." else f for f in folders}
+    _fail(
+        "docs/architecture.md's drawing of api/ against its folders and LAYERS",
+        _drawing_report(_drawing(text), folders, LAYERS["cefisim.api"], _api_rooms()),
+    )
+
+
+def test_no_room_imports_a_wing_drawn_above_its_own() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    _fail("room imports against the order of api/'s wings", _wing_report(_drawing(text), _api_rooms()))
+
+
 # --- the checks themselves, on small packages --------------------------------------------------------
 
 
@@ -651,4 +734,59 @@ def test_a_relative_import_is_named_with_its_line(tmp_path: Path) -> None:
         "pkg/__init__.py:1: `from . import ...` is relative",
         "pkg/a.py:7: `from .b import ...` is relative",
         "pkg/b.py:1: `from ..other import ...` is relative",
+    ]
+
+
+_SMALL_DRAWING = """## The layers
+
+```
+api/             L3  the face
+├── top/         L3  commands
+├── mid/             a wing of rooms
+│   └── room/    L2  a room
+└── low/         L1  leaves
+ ─── engine ───
+```
+"""
+
+
+def test_the_drawing_is_read_as_a_tree_with_its_tags() -> None:
+    assert _drawing(_SMALL_DRAWING) == [("", 3), ("top", 3), ("mid", None), ("mid/room", 2), ("low", 1)]
+
+
+def test_the_drawing_is_held_against_the_folders_and_layers() -> None:
+    drawn = _drawing(_SMALL_DRAWING)
+    layers = [{"low"}, {"mid.room"}, {"api", "top", "mid"}]
+    rooms: dict[str, dict[str, Import]] = {"api": {}, "top": {}, "mid": {}, "mid.room": {}, "low": {}}
+    folders = {"", "top", "mid", "mid/room", "low"}
+    assert _drawing_report(drawn, folders, layers, rooms) == []
+    assert _drawing_report(drawn, folders | {"new"}, layers, rooms) == ["api/new/ is a folder the drawing leaves out"]
+    assert _drawing_report(drawn, folders - {"mid/room"}, layers, rooms) == [
+        "the drawing names api/mid/room/, which is no folder"
+    ]
+    assert _drawing_report(drawn, folders, [{"low", "mid.room"}, {"api", "top", "mid"}], rooms) == [
+        "the drawing puts api/ in L3, LAYERS in L2",
+        "the drawing puts api/top/ in L3, LAYERS in L2",
+        "the drawing puts api/mid/room/ in L2, LAYERS in L1",
+    ]
+
+
+def test_a_room_importing_a_wing_drawn_above_its_own_is_named(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "top/__init__.py": "from top.pkg.low import x\n",
+            "mid/__init__.py": "",
+            "mid/room/__init__.py": "",
+            "mid/room/a.py": "from top.pkg.low import x\n",
+            "low/__init__.py": "",
+            "low/x.py": "from top.pkg.mid.room import a\n",
+        },
+    )
+    rooms = room_graph(graph(modules, "top.pkg"), "top.pkg")
+    short = {_short(r, "top.pkg"): {_short(t, "top.pkg"): i for t, i in ts.items()} for r, ts in rooms.items()}
+    short["api"] = short.pop("pkg")
+    assert _wing_report(_drawing(_SMALL_DRAWING), short) == [
+        "pkg/low/x.py:1: low (wing low/) imports mid.room (wing mid/, drawn above)"
     ]
