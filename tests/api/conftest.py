@@ -17,68 +17,25 @@ from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.web.app.application import create_app
 from cefisim.api.web.server.keys import ServerOptions
+from tests.scenario_docs import assets, btc_usd, client, eth_usd, scenario
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"
 BOB_KEY = "7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
 
-BASE_DOC: dict[str, Any] = {
-    "seed": 7,
-    "start": "2026-11-02T09:00:00Z",
-    "assets": [
-        {"id": "1", "name": "BTC", "decimals": 8},
-        {"id": "2", "name": "USD", "decimals": 2},
-        {"id": "3", "name": "ETH", "decimals": 8},
+BALANCES = {"BTC": "10", "USD": "1000000", "ETH": "100"}
+BASE_DOC: dict[str, Any] = scenario(
+    seed=7,
+    start="2026-11-02T09:00:00Z",
+    assets=assets("BTC", "USD", "ETH"),
+    instruments=[btc_usd(), eth_usd()],
+    clients=[
+        client("100", "alice", BALANCES, key=ALICE_KEY, secret="alice-secret", self_trade_prevention="NONE"),
+        client("101", "bob", BALANCES, key=BOB_KEY, secret="bob-secret", self_trade_prevention="NONE"),
     ],
-    "instruments": [
-        {
-            "id": "1",
-            "symbol": "BTC-USD",
-            "base": "1",
-            "quote": "2",
-            "price_increment": "0.01",
-            "qty_increment": "0.0001",
-            "min_qty": "0.0001",
-            "price_band": "0.05",
-            "maker_fee": "0.001",
-            "taker_fee": "0.002",
-            "status": "ACTIVE",
-        },
-        {
-            "id": "2",
-            "symbol": "ETH-USD",
-            "base": "3",
-            "quote": "2",
-            "price_increment": "0.01",
-            "qty_increment": "0.001",
-            "min_qty": "0.001",
-            "price_band": "0.10",
-            "maker_fee": "0.001",
-            "taker_fee": "0.002",
-            "status": "ACTIVE",
-        },
-    ],
-    "clients": [
-        {
-            "id": "100",
-            "mnemonic": "alice",
-            "key": ALICE_KEY,
-            "secret": "alice-secret",
-            "balances": {"BTC": "10", "USD": "1000000", "ETH": "100"},
-            "self_trade_prevention": "NONE",
-        },
-        {
-            "id": "101",
-            "mnemonic": "bob",
-            "key": BOB_KEY,
-            "secret": "bob-secret",
-            "balances": {"BTC": "10", "USD": "1000000", "ETH": "100"},
-            "self_trade_prevention": "NONE",
-        },
-    ],
-    "api_keys": [],
-    "oauth_clients": [],
-    "events": [],
-}
+    api_keys=[],
+    oauth_clients=[],
+    events=[],
+)
 
 SECRETS = {100: (ALICE_KEY, "alice-secret"), 101: (BOB_KEY, "bob-secret")}
 

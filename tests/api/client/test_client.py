@@ -27,52 +27,24 @@ from cefisim.api.pytest_plugin import DEFAULT_SCENARIO, CefisimServer, serving
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.web.cefi.route_table import CEFI_ROUTES
 from cefisim.api.web.server.keys import ServerOptions
+from tests.scenario_docs import assets, btc_usd, client, scenario
 
 ALICE_KEY = "2f1d7c9e-8a3b-4c5d-9e6f-0a1b2c3d4e5f"
 BOB_KEY = "5b0c7a3e-1d2f-4a6b-9c8d-7e6f5a4b3c2d"
 UUID_A = "0b6c2a4e-8f1d-4c3b-9a7e-5d6f4e3c2b1a"
 
 #: starts before 2026-11-01 (engine clock), so both schema versions are served
-DOC: dict[str, Any] = {
-    "seed": 11,
-    "start": "2026-06-01T09:00:00Z",
-    "assets": [
-        {"id": "1", "name": "BTC", "decimals": 8},
-        {"id": "2", "name": "USD", "decimals": 2},
+DOC: dict[str, Any] = scenario(
+    seed=11,
+    start="2026-06-01T09:00:00Z",
+    assets=assets("BTC", "USD"),
+    instruments=[btc_usd()],
+    clients=[
+        client("100", "alice", {"BTC": "10", "USD": "1000000"}, key=ALICE_KEY, secret="alice-secret"),
+        client("200", "bob", {"BTC": "10", "USD": "1000000"}, key=BOB_KEY, secret="bob-secret"),
+        client("900", "maker", {"BTC": "100", "USD": "10000000"}),
     ],
-    "instruments": [
-        {
-            "id": "1",
-            "symbol": "BTC-USD",
-            "base": "1",
-            "quote": "2",
-            "price_increment": "0.01",
-            "qty_increment": "0.0001",
-            "min_qty": "0.0001",
-            "price_band": "0.05",
-            "maker_fee": "0.001",
-            "taker_fee": "0.002",
-            "status": "ACTIVE",
-        },
-    ],
-    "clients": [
-        {
-            "id": "100",
-            "mnemonic": "alice",
-            "key": ALICE_KEY,
-            "secret": "alice-secret",
-            "balances": {"BTC": "10", "USD": "1000000"},
-        },
-        {
-            "id": "200",
-            "mnemonic": "bob",
-            "key": BOB_KEY,
-            "secret": "bob-secret",
-            "balances": {"BTC": "10", "USD": "1000000"},
-        },
-        {"id": "900", "mnemonic": "maker", "balances": {"BTC": "100", "USD": "10000000"}},
-    ],
-}
+)
 FIAT = {"fiat_account_id": UUID_A, "identity_id": UUID_A, "account_id": UUID_A, "includes_fee": False}
 
 

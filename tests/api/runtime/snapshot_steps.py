@@ -22,6 +22,7 @@ from cefisim.engine.commands import (
     SetLatency,
     SetSettlementDelay,
 )
+from tests.scenario_docs import assets, btc_usd, client, scenario
 
 try:
     from cefisim.engine.events import row
@@ -33,45 +34,18 @@ except ImportError:  # the code before typed events (it wrote snapshot_v2.json):
 
 STEP_NS = 250_000_000
 
-#: a small scenario: two instruments, two clients, no agents (the snapshot stays small)
-SCENARIO: dict[str, Any] = {
-    "seed": 7,
-    "start": "2026-11-02T09:00:00Z",
-    "assets": [
-        {"id": "1", "name": "BTC", "decimals": 8},
-        {"id": "2", "name": "USD", "decimals": 2},
+#: a small scenario: one instrument, two clients, no agents (the snapshot stays small)
+SCENARIO: dict[str, Any] = scenario(
+    seed=7,
+    start="2026-11-02T09:00:00Z",
+    assets=assets("BTC", "USD"),
+    instruments=[btc_usd()],
+    clients=[
+        client("100", "alice", {"BTC": "10", "USD": "1000000"}, self_trade_prevention="NONE"),
+        client("101", "bob", {"BTC": "10", "USD": "1000000"}, self_trade_prevention="CANCEL_AGGRESSIVE"),
     ],
-    "instruments": [
-        {
-            "id": "1",
-            "symbol": "BTC-USD",
-            "base": "1",
-            "quote": "2",
-            "price_increment": "0.01",
-            "qty_increment": "0.0001",
-            "min_qty": "0.0001",
-            "price_band": "0.05",
-            "maker_fee": "0.001",
-            "taker_fee": "0.002",
-            "status": "ACTIVE",
-        },
-    ],
-    "clients": [
-        {
-            "id": "100",
-            "mnemonic": "alice",
-            "balances": {"BTC": "10", "USD": "1000000"},
-            "self_trade_prevention": "NONE",
-        },
-        {
-            "id": "101",
-            "mnemonic": "bob",
-            "balances": {"BTC": "10", "USD": "1000000"},
-            "self_trade_prevention": "CANCEL_AGGRESSIVE",
-        },
-    ],
-    "events": [],
-}
+    events=[],
+)
 
 
 def _run(sim: Any, commands: list[Any]) -> list[Any]:
