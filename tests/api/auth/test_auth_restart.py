@@ -5,26 +5,22 @@ as it was, every access token still works, every rotated or revoked credential i
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
-import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from tests.api.runtime.test_crash_recovery import ROOT, reap
+from tests.served import ROOT, ready_url, reap, serve_ready
 
 DEMO = ROOT / "scenarios" / "demo.json"
 ALICE = serialization.load_pem_private_key((ROOT / "scenarios" / "keys" / "alice-es256.pem").read_bytes(), None)
@@ -33,27 +29,8 @@ RESOURCE = "https://mcp.cefisim.test/"
 READY_S = 120  # a start on a loaded machine: the ready file is polled this long
 
 
-def _serve(journal: Path, ready: Path, clock: str) -> subprocess.Popen:
-    ready.unlink(missing_ok=True)
-    return subprocess.Popen(
-        [sys.executable, "-m", "cefisim.api.cli.main", "serve", "--port", "0", "--ready-file", str(ready),
-         "--scenario", str(DEMO), "--journal", str(journal), "--clock", clock, "--log-level", "WARNING", "--quiet"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
-
-
-async def _ready(ready: Path, proc: subprocess.Popen) -> str:
-    deadline = time.monotonic() + READY_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited: {proc.stdout.read().decode() if proc.stdout else ''}")
-        if ready.exists():
-            return str(orjson.loads(ready.read_bytes())["url"])
-        await asyncio.sleep(0.1)
-    raise AssertionError("server did not start")
+def _serve(journal: Path, ready: Path, clock: str) -> subprocess.Popen[bytes]:
+    return serve_ready(DEMO, journal, ready, clock)
 
 
 def _signed(key_id: str, key: ec.EllipticCurvePrivateKey) -> dict[str, Any]:
@@ -181,7 +158,7 @@ async def _round(journal: Path, ready: Path, clock: str, stop: signal.Signals, v
     proc = _serve(journal, ready, clock)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
-            base = await _ready(ready, proc)
+            base = await ready_url(ready, proc, READY_S)
             if n == 0:
                 async with session.post(base + "/_sim/venues", json={"scenario": "demo"}) as resp:
                     assert resp.status == 201, await resp.text()

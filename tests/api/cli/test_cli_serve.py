@@ -28,6 +28,7 @@ from cefisim.api.edge.signing import sign
 from cefisim.api.formats.scenario.shipped import resolve, shipped, shipped_dir, shipped_names
 from cefisim.api.web.server import listen
 from tests.api.conftest import ALICE_KEY, scenario_doc
+from tests.served import wait_for_ready_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -154,16 +155,6 @@ def test_the_server_serves_with_a_short_thread_switch_interval_and_gives_it_back
     assert "cannot listen" in capsys.readouterr().err
     assert seen == [listen.SWITCH_INTERVAL_S] and listen.SWITCH_INTERVAL_S <= 0.001 < before
     assert sys.getswitchinterval() == before
-
-
-def wait_for_ready_file(ready: Path, proc: subprocess.Popen[str], seconds: float) -> dict[str, object]:
-    """What ``--ready-file`` wrote, once it is there (the server must not exit meanwhile)."""
-    deadline = time.monotonic() + seconds
-    while not ready.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"no ready file after {seconds} s"
-        time.sleep(0.05)
-    return json.loads(ready.read_text())  # type: ignore[no-any-return]
 
 
 @contextmanager

@@ -10,95 +10,16 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import aiohttp
 import orjson
 import pytest
 
-from cefisim.api.edge.signing import sign
-from tests.api.conftest import SECRETS, scenario_doc
+from tests.api.conftest import scenario_doc
+from tests.served import free_port, get_signed, limit_order, serve_journaled, signed, wait_healthy
 
-ROOT = Path(__file__).resolve().parents[3]
 CONCURRENCY = 8
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(scenario: Path, journal: Path, port: int) -> subprocess.Popen:
-    """``cefisim serve`` on ``port`` with a journal, in a process of its own (stdout piped)."""
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cefisim.api.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--scenario",
-            str(scenario),
-            "--journal",
-            str(journal),
-            "--clock",
-            "virtual",
-            "--log-level",
-            "WARNING",
-            "--quiet",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-
-
-def reap(proc: subprocess.Popen) -> None:
-    """Kill a server process a failed test left running, and close its pipe (a test's ``finally``)."""
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait(timeout=30)
-    if proc.stdout:
-        proc.stdout.close()
-
-
-async def _wait_ready(session: aiohttp.ClientSession, base: str, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited: {proc.stdout.read().decode() if proc.stdout else ''}")
-        try:
-            async with session.get(base + "/v1/cefi/health") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError("server did not start")
-
-
-def _signed(client_id: int, method: str, path: str, body: bytes) -> dict[str, str]:
-    key, secret = SECRETS[client_id]
-    ts = str(int(time.time()))
-    return {
-        "x-svc-auth-token": key,
-        "x-svc-auth-signature": sign(secret, ts, method, path, body),
-        "x-svc-auth-timestamp": ts,
-        "x-svc-auth-userid": str(client_id),
-        "Content-Type": "application/json",
-    }
-
-
-async def _get(session: aiohttp.ClientSession, base: str, client_id: int, path: str, params=None) -> tuple[int, dict]:
-    async with session.get(base + path, headers=_signed(client_id, "GET", path, b""), params=params) as resp:
-        return resp.status, await resp.json(content_type=None)
 
 
 @pytest.mark.slow
@@ -106,14 +27,14 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
     scenario = tmp_path / "scenario.json"
     scenario.write_bytes(orjson.dumps(scenario_doc()))
     journal = tmp_path / "journal.jsonl"
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     acked: dict[str, dict] = {}  # external id -> order record as acknowledged
     sent: set[str] = set()
-    proc = start_server(scenario, journal, port)
+    proc = serve_journaled(scenario, journal, port)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
-            await _wait_ready(session, base, proc)
+            await wait_healthy(session, base, proc)
 
             async def worker(n: int) -> None:
                 i = 0
@@ -123,25 +44,13 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
                     i += 1
                     side = "BUY" if client == 100 else "SELL"
                     price = f"{50000 + (i % 5) - 2}.00"
-                    body = orjson.dumps(
-                        {
-                            "external_id": ext,
-                            "info": {
-                                "client_id": str(client),
-                                "instrument_id": "1",
-                                "side": side,
-                                "type": "LIMIT",
-                                "qty": "0.01",
-                                "price": price,
-                            },
-                        }
-                    )
+                    body = limit_order(ext, client, side, price)
                     sent.add(ext)
                     try:
                         async with session.post(
                             base + "/v1/cefi/orders",
                             data=body,
-                            headers=_signed(client, "POST", "/v1/cefi/orders", body),
+                            headers=signed(client, "POST", "/v1/cefi/orders", body),
                         ) as resp:
                             record = await resp.json(content_type=None)
                             assert resp.status == 200, record
@@ -159,12 +68,12 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
             proc.stdout.close()
         assert len(acked) > 50, "the load did not get going"
 
-        proc = start_server(scenario, journal, port)
+        proc = serve_journaled(scenario, journal, port)
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
-            await _wait_ready(session, base, proc)
+            await wait_healthy(session, base, proc)
             for ext, record in acked.items():
                 client = int(record["order_info"]["client_id"])
-                status, now = await _get(session, base, client, f"/v1/cefi/orders/status/{ext}")
+                status, now = await get_signed(session, base, client, f"/v1/cefi/orders/status/{ext}")
                 assert status == 200, (ext, now)
                 assert now["id"] == record["id"]
                 assert float(now["exeuted_qty"]) >= float(record["exeuted_qty"])
@@ -172,7 +81,7 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
             for client in (100, 101):
                 cursor = "9" * 19
                 while cursor:
-                    _, page = await _get(
+                    _, page = await get_signed(
                         session, base, client, "/v1/cefi/orders/all", params={"timestamp": cursor, "size": "100"}
                     )
                     present += [o["external_id"] for o in page["data"]]

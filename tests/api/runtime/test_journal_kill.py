@@ -13,61 +13,21 @@ import asyncio
 import os
 import random
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import aiohttp
-import orjson
 import pytest
 
-from tests.api.runtime.test_crash_recovery import ROOT, _free_port, _get, _signed, _wait_ready
+from tests.served import ROOT, free_port, get_signed, limit_order, reap, serve_journaled, signed, wait_healthy
 
 DEMO = ROOT / "scenarios" / "demo.json"
 
 
-def _serve(journal: Path, port: int, clock: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cefisim.api.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--scenario",
-            str(DEMO),
-            "--journal",
-            str(journal),
-            "--clock",
-            clock,
-            "--log-level",
-            "WARNING",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-
-
 async def _place(session: aiohttp.ClientSession, base: str, ext: str) -> dict | None:
-    body = orjson.dumps(
-        {
-            "external_id": ext,
-            "info": {
-                "client_id": "100",
-                "instrument_id": "1",
-                "side": "BUY",
-                "type": "LIMIT",
-                "qty": "0.01",
-                "price": "29000.00",
-            },
-        }
-    )
+    body = limit_order(ext)
     try:
         async with session.post(
-            base + "/v1/cefi/orders", data=body, headers=_signed(100, "POST", "/v1/cefi/orders", body)
+            base + "/v1/cefi/orders", data=body, headers=signed(100, "POST", "/v1/cefi/orders", body)
         ) as resp:
             record = await resp.json(content_type=None)
             assert resp.status == 200, record
@@ -79,7 +39,7 @@ async def _place(session: aiohttp.ClientSession, base: str, ext: str) -> dict | 
 async def _cancel(session: aiohttp.ClientSession, base: str, ext: str) -> bool:
     path = f"/v1/cefi/orders/{ext}"
     try:
-        async with session.delete(base + path, headers=_signed(100, "DELETE", path, b"")) as resp:
+        async with session.delete(base + path, headers=signed(100, "DELETE", path, b"")) as resp:
             await resp.read()
             return resp.status == 200
     except (TimeoutError, aiohttp.ClientError):
@@ -90,7 +50,7 @@ async def _check(
     session: aiohttp.ClientSession, base: str, acked: dict[str, dict], cancelled: set[str], sent: set[str]
 ) -> None:
     for ext, record in acked.items():
-        status, now = await _get(session, base, 100, f"/v1/cefi/orders/status/{ext}")
+        status, now = await get_signed(session, base, 100, f"/v1/cefi/orders/status/{ext}")
         assert status == 200, (ext, now)
         assert now["id"] == record["id"]
         if ext in cancelled:
@@ -98,7 +58,7 @@ async def _check(
     active: list[str] = []
     params = {"size": "100"}
     while True:  # every page: orders acknowledged during a sliced advance may be more than one page
-        status, page = await _get(session, base, 100, "/v1/cefi/orders/active", params=params)
+        status, page = await get_signed(session, base, 100, "/v1/cefi/orders/active", params=params)
         assert status == 200, page
         active += [o["external_id"] for o in page["data"]]
         cursor = page["pagination"]["next_cursor"]
@@ -113,12 +73,12 @@ async def _check(
 
 async def _round(journal: Path, clock: str, rng: random.Random, state: tuple) -> None:
     acked, cancelled, sent = state
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = _serve(journal, port, clock)
+    proc = serve_journaled(DEMO, journal, port, clock)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
-            await _wait_ready(session, base, proc)
+            await wait_healthy(session, base, proc)
             await _check(session, base, acked, cancelled, sent)
             for i in range(3):
                 ext = f"{clock[0]}{len(sent)}-{i}"
@@ -147,11 +107,7 @@ async def _round(journal: Path, clock: str, rng: random.Random, state: tuple) ->
                 proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) in (0, -signal.SIGKILL), proc.stdout.read() if proc.stdout else ""
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stdout:
-            proc.stdout.close()
+        reap(proc)
 
 
 @pytest.mark.slow
@@ -163,11 +119,11 @@ async def test_every_acknowledged_order_survives_repeated_hard_stops(tmp_path: P
     for _ in range(2):
         await _round(journal, clock, rng, state)
     # the last restart, checked
-    port = _free_port()
-    proc = _serve(journal, port, clock)
+    port = free_port()
+    proc = serve_journaled(DEMO, journal, port, clock)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
-            await _wait_ready(session, f"http://127.0.0.1:{port}", proc)
+            await wait_healthy(session, f"http://127.0.0.1:{port}", proc)
             await _check(session, f"http://127.0.0.1:{port}", *state)
     finally:
         proc.terminate()

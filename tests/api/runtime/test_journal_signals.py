@@ -18,45 +18,8 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.api.runtime.test_crash_recovery import _get, _signed
 from tests.api.runtime.test_journal_schedules import fixed_price_doc
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _serve(scenario: Path, journal: Path, ready: Path) -> subprocess.Popen[bytes]:
-    ready.unlink(missing_ok=True)
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cefisim",
-            "serve",
-            "--scenario",
-            str(scenario),
-            "--journal",
-            str(journal),
-            "--port",
-            "0",
-            "--ready-file",
-            str(ready),
-            "--log-level",
-            "WARNING",
-            "--quiet",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
-async def _url(proc: subprocess.Popen[bytes], ready: Path) -> str:
-    deadline = time.monotonic() + 120
-    while not ready.exists() or not ready.read_bytes().endswith(b"}"):
-        if proc.poll() is not None:
-            raise AssertionError(proc.stderr.read().decode() if proc.stderr else "the server exited")
-        assert time.monotonic() < deadline, "the server did not start"
-        await asyncio.sleep(0.05)
-    return str(orjson.loads(ready.read_bytes())["url"])
+from tests.served import ROOT, get_signed, limit_order, ready_url, reap, serve_ready, signed
 
 
 async def _after_idle_turns(seconds: float) -> None:
@@ -68,30 +31,10 @@ async def _after_idle_turns(seconds: float) -> None:
         await asyncio.sleep(0.05)
 
 
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait(timeout=30)
-    if proc.stderr is not None:
-        proc.stderr.close()
-
-
 async def _place(session: aiohttp.ClientSession, base: str, ext: str) -> str:
-    body = orjson.dumps(
-        {
-            "external_id": ext,
-            "info": {
-                "client_id": "100",
-                "instrument_id": "1",
-                "side": "BUY",
-                "type": "LIMIT",
-                "qty": "0.01",
-                "price": "29000.00",
-            },
-        }
-    )
+    body = limit_order(ext)
     async with session.post(
-        base + "/v1/cefi/orders", data=body, headers=_signed(100, "POST", "/v1/cefi/orders", body)
+        base + "/v1/cefi/orders", data=body, headers=signed(100, "POST", "/v1/cefi/orders", body)
     ) as resp:
         record = await resp.json(content_type=None)
         assert resp.status == 200, record
@@ -116,17 +59,17 @@ async def test_a_wall_clock_server_stopped_after_idle_turns_restores_every_order
 ) -> None:
     scenario, journal, ready = _scenario(tmp_path, name), tmp_path / "j.jsonl", tmp_path / "ready.json"
     placed: dict[str, str] = {}
-    proc = _serve(scenario, journal, ready)
+    proc = serve_ready(scenario, journal, ready)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-            base = await _url(proc, ready)
+            base = await ready_url(ready, proc)
             for i in range(3):
                 await _after_idle_turns(1.2)
                 placed[f"o{i}"] = await _place(session, base, f"o{i}")
         proc.send_signal(stop)
         assert proc.wait(timeout=60) in (0, -signal.SIGINT, -signal.SIGKILL, 130)
     finally:
-        _end(proc)
+        reap(proc)
     replay = subprocess.run(
         [sys.executable, "-m", "cefisim", "replay", str(scenario), "--from-journal", str(journal), "--quiet"],
         capture_output=True,
@@ -142,14 +85,14 @@ async def test_a_wall_clock_server_stopped_after_idle_turns_restores_every_order
     )
     assert state.returncode == 0, state.stderr
     assert all(f"order {order_id}: client=100" in state.stdout for order_id in placed.values()), state.stdout
-    proc = _serve(scenario, journal, ready)
+    proc = serve_ready(scenario, journal, ready)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-            base = await _url(proc, ready)
+            base = await ready_url(ready, proc)
             for ext, order_id in placed.items():
-                status, record = await _get(session, base, 100, f"/v1/cefi/orders/status/{ext}")
+                status, record = await get_signed(session, base, 100, f"/v1/cefi/orders/status/{ext}")
                 assert status == 200 and record["id"] == order_id, record
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-        _end(proc)
+        reap(proc)

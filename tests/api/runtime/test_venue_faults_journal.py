@@ -30,10 +30,10 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.web.app.application import create_app
 from cefisim.api.web.server.keys import ServerOptions
 from cefisim.engine.commands import PlaceOrder
-from tests.api.auth.test_auth_restart import ALICE, DEMO, _ready, _serve
+from tests.api.auth.test_auth_restart import ALICE, DEMO, _serve
 from tests.api.conftest import Api, scenario_doc
 from tests.api.runtime.journal_lines import reseal_file
-from tests.api.runtime.test_crash_recovery import reap
+from tests.served import ready_url, reap
 
 SIM_FAULTS = "/_sim/faults/venue"
 OFF = {"read_lag_ms": 0, "fill_delay_ms": 0, "clock_skew_s": 0}
@@ -65,7 +65,7 @@ async def _life(journal: Path, ready: Path, expect: dict[str, Any], then: tuple[
     the server is stopped with ``stop`` (SIGKILL: no chance to flush or close anything)."""
     proc = _serve(journal, ready, "virtual")
     try:
-        base = await _ready(ready, proc)
+        base = await ready_url(ready, proc)
         assert await _faults(base) == expect
         method, body = then
         answer = await _faults(base, method, body)

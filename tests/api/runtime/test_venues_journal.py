@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 
-from cefisim.api.edge.signing import sign
 from tests.api.conftest import ALICE_KEY, scenario_doc
-from tests.api.runtime.test_crash_recovery import _free_port, _wait_ready, start_server
-
-
-def _headers(key: str, secret: str, method: str, path: str, body: bytes) -> dict[str, str]:
-    ts = str(int(time.time()))
-    return {
-        "x-svc-auth-token": key,
-        "x-svc-auth-signature": sign(secret, ts, method, path, body),
-        "x-svc-auth-timestamp": ts,
-        "x-svc-auth-userid": "100",
-        "Content-Type": "application/json",
-    }
+from tests.served import free_port, serve_journaled, signed, wait_healthy
 
 
 async def _call(
@@ -32,7 +19,7 @@ async def _call(
 ) -> tuple[int, Any]:
     body = orjson.dumps(json) if json is not None else b""
     async with session.request(
-        method, base + path, data=body or None, headers=_headers(*key, method, path, body)
+        method, base + path, data=body or None, headers=signed(100, method, path, body, *key)
     ) as resp:
         return resp.status, await resp.json(content_type=None)
 
@@ -50,11 +37,11 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
     orders: dict[str, list[str]] = {}  # key -> acknowledged order ids
     keys: dict[str, tuple[str, str]] = {"default": (ALICE_KEY, "alice-secret")}
     async with aiohttp.ClientSession() as session:
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
-        proc = start_server(scenario, journal, port)
+        proc = serve_journaled(scenario, journal, port)
         try:
-            await _wait_ready(session, base, proc)
+            await wait_healthy(session, base, proc)
             for _ in range(3):
                 async with session.post(base + "/_sim/venues", json={"scenario": scenario_doc()}) as resp:
                     venue = await resp.json()
@@ -106,11 +93,11 @@ async def test_sigkill_and_restart_bring_every_venue_back(tmp_path: Path) -> Non
             "v3.venue.json",
         ]
 
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
-        proc = start_server(scenario, journal, port)
+        proc = serve_journaled(scenario, journal, port)
         try:
-            await _wait_ready(session, base, proc)
+            await wait_healthy(session, base, proc)
             async with session.get(base + "/_sim/venues") as resp:
                 assert [v["id"] for v in await resp.json()] == ["default", "v1", "v3"]
             for venue_id, key in keys.items():
