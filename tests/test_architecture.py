@@ -82,9 +82,8 @@ def _cycle_report(modules: dict[str, Module], package: str) -> list[str]:
 #: room-level knots (a room is a sub-package, or a module directly in the package; tests/import_graph.py
 #: ``room``) still in the graph: none since issue #28 gave the shared edge utilities a room of their own
 #: (api/edge/), assembled the app above the interfaces (api/web/app/) and moved the records of state beside
-#: the engine (api/side_state/sides.py, api/side_state/venue_faults.py) below both the scenario and the runtime. A new
-#: knot
-#: fails the test, even between two rooms of one layer, and so does a listed one that is gone.
+#: the engine (api/side_state/side_states.py, api/side_state/venue_faults.py) below both the scenario and the
+#: runtime. A new knot fails the test, even between two rooms of one layer, and so does a listed one that is gone.
 KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
     "cefisim.engine": [],
     "cefisim.api": [],

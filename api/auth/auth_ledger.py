@@ -37,7 +37,7 @@ from cefisim.api.auth.auth_records import (
     TokenTable,
 )
 
-NAMESPACE = "auth"  # the journal's side of these records (api/side_state/sides.py)
+NAMESPACE = "auth"  # the side-state these records change (api/side_state/side_states.py)
 # the record kinds; their values, in order, are in docs/journal.md
 REVOKE_KEY = "auth.revoke_key"  # a key revoked (control plane)
 KEY_TOKENS = "auth.key_tokens"  # a key exchange, or a rotation of its refresh token

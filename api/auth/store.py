@@ -99,7 +99,7 @@ class AuthStore:
         """Forget every token, code and revocation made since the scenario was loaded."""
         self.ledger.clear()
 
-    # The store is the simulation's ``auth`` side (api/side_state/sides.py): its changes are journaled,
+    # The store is the simulation's ``auth`` side-state (api/side_state/side_states.py): its changes are journaled,
     # replayed, snapshotted and restored with the venue.
 
     def apply_record(self, at: int, kind: str, values: Any) -> None:

@@ -276,7 +276,7 @@ async def _delete_one_of_two(api: Api) -> None:
 
 async def test_a_delete_frees_the_venue_by_reference_counting_with_no_collection(api: Api) -> None:
     """The server's heap is frozen (``cefisim serve``): a delete breaks the venue's reference cycles
-    (its simulation's sides and scenario submit, its state's signals) so that the venue goes with its
+    (its simulation's side-states and scenario submit, its state's signals) so that the venue goes with its
     last reference, and runs no collection, whose cost would grow with every venue of the server."""
     venue = await create(api)
     await signed(api, venue, "POST", "/v1/cefi/orders", json=order_body())
@@ -309,7 +309,7 @@ async def test_a_delete_frees_the_venue_by_reference_counting_with_no_collection
 
 
 async def test_a_deleted_venue_refuses_every_change_still_on_its_way(api: Api) -> None:
-    """What ``Simulation.end`` leaves (its sides are gone) is never used: a side change, reset,
+    """What ``Simulation.end`` leaves (its side-states are gone) is never used: a side-state change, reset,
     restore or snapshot of an ended simulation is refused like its commands (a 404 over HTTP)."""
     await create(api)
     sim = api.client.server.app[VENUES].apps["v1"][SIM]  # type: ignore[union-attr]
