@@ -2,7 +2,7 @@
 
 - ``store.py``  pure state and rules (:class:`AuthStore`: key exchange, refresh, bearer), no HTTP;
   with ``oauth.py`` (authorize, consent, token, grants), ``auth_records.py`` (errors, records, tables)
-  and ``config.py`` (the scenario's ``api_keys`` and ``oauth_clients``); ``auth_ledger.py`` the run-time
+  and ``config.py`` (the scenario's ``api_keys`` and ``oauth_clients``); ``auth_log.py`` the run-time
   state and the records that change it, journaled and snapshotted with the venue.
 - ``routes.py`` the ``/v1/auth/`` handlers (:func:`auth_routes`) and the consent page.
 - ``bearer.py`` :func:`require_bearer` for gateway routes.

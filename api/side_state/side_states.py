@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-#: every side-state a journal may hold records of: ``auth`` (``api/auth/auth_ledger.py``) and ``faults``
+#: every side-state a journal may hold records of: ``auth`` (``api/auth/auth_log.py``) and ``faults``
 #: (``api/side_state/venue_faults.py``); a record of another namespace is damage, never kept waiting for ever
 NAMESPACES = frozenset({"auth", "faults"})
 

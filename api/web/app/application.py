@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from cefisim.api.auth import AUTH_STORE
-from cefisim.api.auth.auth_ledger import NAMESPACE
+from cefisim.api.auth.auth_log import NAMESPACE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.runtime.simulation import Simulation
@@ -56,7 +56,7 @@ def auth_store_for(sim: Simulation, options: ServerOptions, token_prefix: str = 
         wall=lambda: sim.faults.skewed_s(options.wall_s()),  # the server's clock, skewed by a venue fault
         token_prefix=token_prefix,
     )
-    store.ledger.journal = sim.attach(NAMESPACE, store)
+    store.auth_log.journal = sim.attach(NAMESPACE, store)
     return store
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.auth.auth_ledger import NAMESPACE as AUTH
+from cefisim.api.auth.auth_log import NAMESPACE as AUTH
 from cefisim.api.cli.journal_tools.journal_command import journal_main
 from cefisim.api.cli.replay import replay_main
 from cefisim.api.formats.scenario import parse_scenario
