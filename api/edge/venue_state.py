@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-#: the state of the venue a request is for (its ``SIM``, ``AUTH_STORE``, ``FAULTS``, ...): the server's app
+#: the state of the venue a request is for (its ``SIM``, ``AUTH_STORE``, ``HTTP_FAULTS``, ...): the server's app
 #: for the default venue, a created venue's own (api/web/control/isolated_venues.py). The middleware resolves it
 #: once, before any handler runs; ``request.app`` stays the server's app (its options, request log, venues).
 VENUE = web.RequestKey("venue", web.Application)

@@ -108,9 +108,9 @@ def test_control_route_survives_hostile_input(
 
 
 def _faults_key():  # type: ignore[no-untyped-def]
-    from cefisim.api.web.control.faults import FAULTS
+    from cefisim.api.web.control.faults import HTTP_FAULTS
 
-    return FAULTS
+    return HTTP_FAULTS
 
 
 @st.composite

@@ -25,7 +25,7 @@ from cefisim.api.web.app.pages import pages_routes
 from cefisim.api.web.cefi.funds import paper_funds_for
 from cefisim.api.web.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
 from cefisim.api.web.cefi.route_table import cefi_routes
-from cefisim.api.web.control.faults import FAULTS, dispatch, fault_routes
+from cefisim.api.web.control.faults import HTTP_FAULTS, dispatch, fault_routes
 from cefisim.api.web.control.isolated_venues import VenueHub, install_venues, make_venues, venue_routes
 from cefisim.api.web.control.plane import control_routes
 from cefisim.api.web.control.stream import install_streams
@@ -83,7 +83,7 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     app[VENUE_WORK] = work
     app[OPTIONS] = options
     app[REQUEST_LOG] = requests
-    app[FAULTS] = []
+    app[HTTP_FAULTS] = []
     app[AUTH_STORE] = auth_store_for(sim, options)
     app[ENVIRONMENT] = options.environment
     app[PAPER_FUNDS] = paper_funds_for(sim)

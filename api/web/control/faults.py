@@ -1,8 +1,9 @@
 """Injected faults, so a client's retry and timeout logic can be tested against the sandbox.
 
-A fault plan (``POST /_sim/faults``) hits the next ``count`` requests, or a ``share`` of requests
-chosen by a generator seeded from the scenario's seed (the same requests in the same order meet the
-same faults), optionally only under a path prefix. A hit request is delayed by ``delay_ms``, then:
+HTTP faults: an HTTP fault plan (``POST /_sim/faults``) hits the next ``count`` requests, or a
+``share`` of requests chosen by a generator seeded from the scenario's seed (the same requests in the
+same order meet the same faults), optionally only under a path prefix. A hit request is delayed by
+``delay_ms``, then:
 
 - ``status`` (e.g. 503): answered with that status as a problem, the command NOT applied;
 - ``drop``: the connection is closed without an answer, the command NOT applied;
@@ -46,7 +47,7 @@ from cefisim.engine.commands import VenueCancel
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import VENUE_CANCEL_REASONS
 
-FAULTS_SPEC = {
+HTTP_FAULTS_SPEC = {
     "count": F("number"),
     "share": F("decimal"),
     "status": F("number"),
@@ -58,7 +59,7 @@ FAULTS_SPEC = {
 
 
 @dataclass
-class FaultPlan:
+class HttpFaultPlan:
     count: int | None = None
     share_ppm: int | None = None  # parts per million
     status: int | None = None
@@ -96,7 +97,7 @@ class FaultPlan:
         }
 
 
-FAULTS = web.AppKey("faults", list)  # [FaultPlan] or [] — a one-slot box the handlers replace
+HTTP_FAULTS = web.AppKey("http_faults", list)  # [HttpFaultPlan] or [] — a one-slot box the handlers replace
 
 
 def _whole(value: object, field_name: str, low: int, high: int) -> int:
@@ -106,13 +107,13 @@ def _whole(value: object, field_name: str, low: int, high: int) -> int:
     return int(text)
 
 
-async def set_faults(request: web.Request) -> web.Response:
-    body = check_object(await read_json(request), FAULTS_SPEC, "")
+async def set_http_faults(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), HTTP_FAULTS_SPEC, "")
     if (body.get("count") is None) == (body.get("share") is None):
         raise bad_request("count", "give exactly one of count and share")
     if body.get("status") is None and not body.get("drop") and body.get("delay_ms") is None:
         raise bad_request("status", "a fault needs a status, drop or a delay_ms")
-    plan = FaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
+    plan = HttpFaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
     if body.get("count") is not None:
         plan.count = _whole(body["count"], "count", 1, 1_000_000)
     else:
@@ -130,17 +131,17 @@ async def set_faults(request: web.Request) -> web.Response:
     plan.after = bool(body.get("after", False))
     seed = venue_of(request)[SIM].scenario.seed
     plan.rng = random.Random(int.from_bytes(hashlib.sha256(f"cefisim-faults:{seed}".encode()).digest()[:8], "big"))
-    venue_of(request)[FAULTS][:] = [plan]
+    venue_of(request)[HTTP_FAULTS][:] = [plan]
     return respond(plan.describe())
 
 
-async def get_faults(request: web.Request) -> web.Response:
-    box = venue_of(request)[FAULTS]
+async def get_http_faults(request: web.Request) -> web.Response:
+    box = venue_of(request)[HTTP_FAULTS]
     return respond(box[0].describe() if box else None)
 
 
-async def clear_faults(request: web.Request) -> web.Response:
-    venue_of(request)[FAULTS][:] = []
+async def clear_http_faults(request: web.Request) -> web.Response:
+    venue_of(request)[HTTP_FAULTS][:] = []
     return respond(None)
 
 
@@ -200,7 +201,7 @@ async def clear_venue_faults(request: web.Request) -> web.Response:
     return respond(sim.faults.describe())
 
 
-def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
+def _fail(request: web.Request, plan: HttpFaultPlan) -> web.StreamResponse:
     if plan.drop:
         if request.transport is not None:
             request.transport.abort()
@@ -208,8 +209,8 @@ def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
     raise Problem(plan.status or 503, "injected-fault", "fault injected by the sandbox's control plane")
 
 
-async def _with_faults(request: web.Request, handler: Handler, box: list[FaultPlan]) -> web.StreamResponse:
-    plan: FaultPlan = box[0]
+async def _with_http_faults(request: web.Request, handler: Handler, box: list[HttpFaultPlan]) -> web.StreamResponse:
+    plan: HttpFaultPlan = box[0]
     if not plan.decide(request.path):
         return await handler(request)
     if plan.delay_ms:
@@ -229,17 +230,17 @@ def dispatch(request: web.Request, handler: Handler) -> Awaitable[web.StreamResp
     """
     if request.path.startswith("/_sim"):
         return control_guard(request, handler)
-    box = venue_of(request)[FAULTS]
+    box = venue_of(request)[HTTP_FAULTS]
     if box:
-        return _with_faults(request, handler, box)
+        return _with_http_faults(request, handler, box)
     return handler(request)
 
 
 def fault_routes() -> list[web.RouteDef]:
     return [
-        web.get("/_sim/faults", get_faults),
-        web.post("/_sim/faults", set_faults),
-        web.delete("/_sim/faults", clear_faults),
+        web.get("/_sim/faults", get_http_faults),
+        web.post("/_sim/faults", set_http_faults),
+        web.delete("/_sim/faults", clear_http_faults),
         web.post("/_sim/faults/venue-cancel", venue_cancel),
         web.get("/_sim/faults/venue", get_venue_faults),
         web.post("/_sim/faults/venue", set_venue_faults),

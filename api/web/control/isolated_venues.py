@@ -10,7 +10,7 @@
 
 Each venue's state is a small ``web.Application`` used as a typed mapping (never served): it holds
 the typed keys the server's own app holds for the default venue (``SIM``, ``AUTH_STORE``,
-``PAPER_FUNDS``, ``STREAMS``, ``FAULTS``, ``VENUE_ID``); what the venues share (options, request log,
+``PAPER_FUNDS``, ``STREAMS``, ``HTTP_FAULTS``, ``VENUE_ID``); what the venues share (options, request log,
 the hub) stays on the server's app. The server's middleware asks :meth:`VenueHub.route` once per
 request which venue the request belongs to and stores its state under the ``VENUE`` request key
 (``api/web/server/keys.py``), as moto picks a backend from a dict per request; handlers read it with
@@ -55,7 +55,7 @@ from cefisim.api.runtime.venue_keys import taken
 from cefisim.api.runtime.venues import DEFAULT_ID, Made, TooManyVenues, VenueError, Venues, VenueSpec
 from cefisim.api.web.cefi.funds import paper_funds_for
 from cefisim.api.web.cefi.paper import PAPER_FUNDS
-from cefisim.api.web.control.faults import FAULTS
+from cefisim.api.web.control.faults import HTTP_FAULTS
 from cefisim.api.web.control.plane import check_control, read_bounded
 from cefisim.api.web.control.stream import STREAMS
 from cefisim.api.web.control.stream_hub import StreamHub
@@ -171,7 +171,7 @@ class VenueHub:
         app[SIM] = sim
         app[AUTH_STORE] = store
         app[PAPER_FUNDS] = paper_funds_for(sim)
-        app[FAULTS] = []
+        app[HTTP_FAULTS] = []
         app[STREAMS] = StreamHub(sim, main[STREAMS].settings, venue=venue_id, server=main[STREAMS].server)
         app[VENUE_ID] = venue_id
         self.apps[venue_id] = app
