@@ -633,7 +633,7 @@ class Simulation:
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control
         plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
-        ``on_result``: the live stream's hub (``api/web/control/stream_hub.py``) is the one listener of a server."""
+        ``on_result``: the live stream's hub (``api/web/server/stream_hub.py``) is the one listener of a server."""
         self._on_result = listener
         self._bind()
 
