@@ -93,9 +93,10 @@ KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
 #: api/ as docs/architecture.md draws it (L1 first; a room is named by its folder, ``web.cefi`` for
 #: api/web/cefi/): the edge's shared utilities, the records of state beside the engine and what every
 #: command shares; the Auth interface and the recording files, which need no simulation; the scenario;
-#: the runtime; web/server/, the HTTP layer around a running simulation; the CeFi interface; the control
-#: plane; the assembled app; the commands and clients; the CLI, the pytest plugin and the face on top,
-#: with the wings that are only folders of rooms (web/, formats/: their __init__ imports nothing).
+#: the runtime; web/server/, the HTTP layer around a running simulation and each venue's state there;
+#: the CeFi interface and the control plane, side by side (neither imports the other); the assembled app;
+#: the commands and clients; the CLI, the pytest plugin and the face on top, with the wings that are
+#: only folders of rooms (web/, formats/: their __init__ imports nothing).
 LAYERS: dict[str, list[set[str]]] = {
     "cefisim.engine": [
         {
@@ -137,8 +138,7 @@ LAYERS: dict[str, list[set[str]]] = {
         {"formats.scenario"},
         {"runtime"},
         {"web.server"},
-        {"web.cefi"},
-        {"web.control"},
+        {"web.cefi", "web.control"},
         {"web.app"},
         {"cli.backtest", "cli.data", "cli.journal_tools", "cli.sweep", "client"},
         {"api", "cli", "formats", "pytest_plugin", "web"},
