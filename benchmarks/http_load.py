@@ -525,14 +525,13 @@ async def run_inproc(args: argparse.Namespace) -> dict[str, Any]:
     venues = [scenario_keys(args.scenario)] if args.mode != "hello" else [[]]
     if args.venues > 1:  # the same scenario again, each venue with its own keys (docs/venues.md)
         from cefisim.api.web.control.isolated_venues import VENUES
-        from cefisim.api.web.server.keys import SIM
 
         with open(args.scenario, "rb") as f:
             doc = json.load(f)
         for _ in range(args.venues - 1):
             made = await app[VENUES].create(json.dumps({"scenario": doc}).encode())
-            venue = app[VENUES].apps[made["id"]]
-            venues.append([(str(cid), key, secret) for key, (cid, secret) in venue[SIM].scenario.hmac_keys.items()])
+            sim = app[VENUES].created[made["id"]].sim
+            venues.append([(str(cid), key, secret) for key, (cid, secret) in sim.scenario.hmac_keys.items()])
     conns = []
     for i in range(args.connections):  # connection i: venue i mod N, and within it the next of its clients
         signer, bodies = None, []

@@ -82,9 +82,8 @@ def _cycle_report(modules: dict[str, Module], package: str) -> list[str]:
 #: room-level knots (a room is a sub-package, or a module directly in the package; tests/import_graph.py
 #: ``room``) still in the graph: none since issue #28 gave the shared edge utilities a room of their own
 #: (api/edge/), assembled the app above the interfaces (api/web/app/) and moved the records of state beside
-#: the engine (api/side_state/sides.py, api/side_state/venue_faults.py) below both the scenario and the runtime. A new
-#: knot
-#: fails the test, even between two rooms of one layer, and so does a listed one that is gone.
+#: the engine (api/side_state/side_states.py, api/side_state/venue_faults.py) below both the scenario and the
+#: runtime. A new knot fails the test, even between two rooms of one layer, and so does a listed one that is gone.
 KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
     "cefisim.engine": [],
     "cefisim.api": [],
@@ -94,9 +93,10 @@ KNOWN_ROOM_KNOTS: dict[str, list[set[str]]] = {
 #: api/ as docs/architecture.md draws it (L1 first; a room is named by its folder, ``web.cefi`` for
 #: api/web/cefi/): the edge's shared utilities, the records of state beside the engine and what every
 #: command shares; the Auth interface and the recording files, which need no simulation; the scenario;
-#: the runtime; web/server/, the HTTP layer around a running simulation; the CeFi interface; the control
-#: plane; the assembled app; the commands and clients; the CLI, the pytest plugin and the face on top,
-#: with the wings that are only folders of rooms (web/, formats/: their __init__ imports nothing).
+#: the runtime; web/server/, the HTTP layer around a running simulation and each venue's state there;
+#: the CeFi interface and the control plane, side by side (neither imports the other); the assembled app;
+#: the commands and clients; the CLI, the pytest plugin and the face on top, with the wings that are
+#: only folders of rooms (web/, formats/: their __init__ imports nothing).
 LAYERS: dict[str, list[set[str]]] = {
     "cefisim.engine": [
         {
@@ -138,8 +138,7 @@ LAYERS: dict[str, list[set[str]]] = {
         {"formats.scenario"},
         {"runtime"},
         {"web.server"},
-        {"web.cefi"},
-        {"web.control"},
+        {"web.cefi", "web.control"},
         {"web.app"},
         {"cli.backtest", "cli.data", "cli.journal_tools", "cli.sweep", "client"},
         {"api", "cli", "formats", "pytest_plugin", "web"},

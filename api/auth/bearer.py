@@ -1,7 +1,7 @@
 """Bearer authentication for gateway routes (RFC 6750 header form only).
 
-``require_bearer(request)`` returns the :class:`~api.auth.store.Principal` the request acts for, or
-raises a :class:`~api.edge.problems.Problem`:
+``require_bearer(store, request)`` returns the :class:`~api.auth.store.Principal` the request acts for
+in ``store`` (the Auth store of the request's venue), or raises a :class:`~api.edge.problems.Problem`:
 
 - 401 ``missing-token``: no ``Authorization`` header (challenge without an error code);
 - 401 ``invalid-token``: unknown, malformed, expired or revoked token, or an OAuth token whose
@@ -24,17 +24,17 @@ import re
 
 from aiohttp import web
 
-from cefisim.api.auth import AUTH_STORE
-from cefisim.api.auth.store import AuthError, Forbidden, Principal, Unauthenticated
+from cefisim.api.auth.store import AuthError, AuthStore, Forbidden, Principal, Unauthenticated
 from cefisim.api.edge.problems import Problem
-from cefisim.api.edge.venue_state import venue_of
 
 ON_BEHALF_OF = "SVC-On-Behalf-Of"
 _REALM = 'Bearer realm="cefisim"'
 _TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
 
-def authenticate(request: web.Request, *, audience: str | None = None, scope: str | None = None) -> Principal:
+def authenticate(
+    store: AuthStore, request: web.Request, *, audience: str | None = None, scope: str | None = None
+) -> Principal:
     """Like :func:`require_bearer` but raises the store's :class:`~api.auth.store.AuthError`."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.strip().partition(" ")
@@ -44,7 +44,7 @@ def authenticate(request: web.Request, *, audience: str | None = None, scope: st
     if scheme.lower() != "bearer" or not _TOKEN68.fullmatch(token):
         raise Unauthenticated("invalid_token", "Authorization: must be Bearer followed by a token")
     on_behalf_of = request.headers.get(ON_BEHALF_OF, "").strip() or None
-    principal = venue_of(request)[AUTH_STORE].authenticate_bearer(token, on_behalf_of)
+    principal = store.authenticate_bearer(token, on_behalf_of)
     if principal.audience is not None:
         if audience is None or principal.audience != audience:
             raise Unauthenticated("invalid_token", "the access token is not meant for this resource")
@@ -53,14 +53,16 @@ def authenticate(request: web.Request, *, audience: str | None = None, scope: st
     return principal
 
 
-def require_bearer(request: web.Request, *, audience: str | None = None, scope: str | None = None) -> Principal:
-    """The principal of the request's bearer token, or a 401/403 :class:`Problem`.
+def require_bearer(
+    store: AuthStore, request: web.Request, *, audience: str | None = None, scope: str | None = None
+) -> Principal:
+    """The principal of the request's bearer token in ``store``, or a 401/403 :class:`Problem`.
 
     ``audience``: the resource URI whose OAuth tokens this route accepts (None: key-exchange tokens
     only). ``scope``: the scope an OAuth token must carry here (key-exchange tokens have every scope).
     """
     try:
-        return authenticate(request, audience=audience, scope=scope)
+        return authenticate(store, request, audience=audience, scope=scope)
     except AuthError as exc:
         raise as_problem(exc, presents_bearer(request)) from None
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cefisim.api.auth.auth_ledger import CODE, GRANT_REVOKED, OAUTH_TOKENS, AuthLedger
+from cefisim.api.auth.auth_log import CODE, GRANT_REVOKED, OAUTH_TOKENS, AuthLog
 from cefisim.api.auth.auth_records import (
     ACCESS_TTL_NS,
     NS,
@@ -55,20 +55,20 @@ _LOOPBACK = re.compile(r"(http://(?:127\.0\.0\.1|\[::1\]|localhost))(?::([0-9]{1
 
 
 class OAuth:
-    """The OAuth rules of one store. Its codes and OAuth refresh tokens are in the store's ledger, and
-    their access tokens in the ledger's one access table, so that one bearer lookup serves both kinds."""
+    """The OAuth rules of one store. Its codes and OAuth refresh tokens are in the store's Auth log, and
+    their access tokens in the Auth log's one access table, so that one bearer lookup serves both kinds."""
 
     def __init__(
         self,
         clients: Mapping[str, OAuthClient],
         clock: Callable[[], int],
-        ledger: AuthLedger,
+        auth_log: AuthLog,
         token_prefix: str = "",
     ) -> None:
         self._clients = clients
         self._prefix = token_prefix
         self._clock = clock
-        self._ledger = ledger
+        self._auth_log = auth_log
 
     def authorize(self, params: Mapping[str, object]) -> AuthorizeRequest:
         """Validate authorize parameters (a value that is a list means the parameter was repeated).
@@ -168,7 +168,7 @@ class OAuth:
             list(req.scopes), principal.user_id, principal.client_id, principal.key_id,
             principal.authenticated_at_ns, now + CODE_TTL_NS,
         ]  # fmt: skip
-        self._ledger.change(now, CODE, values)
+        self._auth_log.change(now, CODE, values)
         return with_query(req.redirect_uri, {"code": code, "state": req.state})
 
     # ------------------------------------------------------------------------ OAuth token
@@ -199,13 +199,13 @@ class OAuth:
         resource = _param(form, "resource")
         if not _VERIFIER.fullmatch(verifier):
             raise BadRequest("invalid_request", "code_verifier: must be 43 to 128 characters of [A-Za-z0-9-._~]")
-        row = self._ledger.codes.get(code)
+        row = self._auth_log.codes.get(code)
         refused = BadRequest("invalid_grant", "code: invalid, expired or already redeemed")
         if row is None or now >= row.expires_ns:
             raise refused
         if row.grant is not None:  # a second redemption: the code leaked; revoke what it gave
             if not row.grant.revoked:
-                self._ledger.change(now, GRANT_REVOKED, ["code", digest(code).hex()])
+                self._auth_log.change(now, GRANT_REVOKED, ["code", digest(code).hex()])
             raise refused
         if row.oauth_client_id != client.client_id or row.redirect_uri != redirect_uri:
             raise refused
@@ -219,12 +219,12 @@ class OAuth:
         token = _required(form, "refresh_token")
         scope = _param(form, "scope")
         resource = _param(form, "resource")
-        row = self._ledger.oauth_refresh.get(token)
+        row = self._auth_log.oauth_refresh.get(token)
         refused = BadRequest("invalid_grant", "refresh_token: invalid, expired, revoked or already used")
         if row is None or now >= row.expires_ns or row.grant.revoked or row.grant.oauth_client_id != client.client_id:
             raise refused
         if row.used:  # replay: every token of the grant goes
-            self._ledger.change(now, GRANT_REVOKED, ["refresh", digest(token).hex()])
+            self._auth_log.change(now, GRANT_REVOKED, ["refresh", digest(token).hex()])
             raise refused
         grant = row.grant
         scopes = grant.scopes
@@ -244,7 +244,7 @@ class OAuth:
             source, digest(secret).hex(), list(scopes), digest(access).hex(), now + ACCESS_TTL_NS,
             digest(refresh).hex(), now + REFRESH_TTL_NS,
         ]  # fmt: skip
-        self._ledger.change(now, OAUTH_TOKENS, values)
+        self._auth_log.change(now, OAUTH_TOKENS, values)
         return {
             "access_token": access,
             "token_type": "Bearer",

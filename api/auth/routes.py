@@ -1,4 +1,7 @@
-"""HTTP handlers of the Auth interface under ``/v1/auth/`` (the store is ``venue_of(request)[AUTH_STORE]``).
+"""HTTP handlers of the Auth interface under ``/v1/auth/``, each on the Auth store of its request's venue.
+
+The store is looked up per request by the function the app hands :func:`auth_routes` (the app's reads
+the request's venue state, ``api/web/server/venue_state.py``, which lies above this interface).
 
 Each handler parses, calls one :class:`~api.auth.store.AuthStore` method and serialises; errors of
 the store map to HTTP in :func:`_error_response` (problem+json with an ``error`` member) and
@@ -9,10 +12,11 @@ the store map to HTTP in :func:`_error_response` (problem+json with an ``error``
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -20,54 +24,58 @@ import orjson
 from aiohttp import web
 from multidict import MultiMapping
 
-from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.bearer import ON_BEHALF_OF, as_problem, authenticate, presents_bearer
 from cefisim.api.auth.store import (
     SENSITIVE_SCOPES,
     AuthError,
     AuthorizeRedirect,
     AuthorizeRequest,
+    AuthStore,
     BadRequest,
     IssuedTokens,
     Unauthenticated,
     iso_utc,
 )
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
-from cefisim.api.edge.venue_state import venue_of
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 CLIENT_CHALLENGE = {"WWW-Authenticate": 'Basic realm="cefisim"'}  # the token endpoint's invalid_client
 
 
-def auth_routes() -> list[web.RouteDef]:
+#: the Auth store a request is for (its venue's)
+StoreOf = Callable[[web.Request], AuthStore]
+
+
+def auth_routes(store_of: StoreOf) -> list[web.RouteDef]:
+    """The ``/v1/auth/`` routes, each handler given ``store_of`` (bound once, here) to find its store."""
     return [
-        web.post("/v1/auth/api-key/token", api_key_token),
-        web.post("/v1/auth/token/refresh", token_refresh),
-        web.get("/v1/auth/oauth/authorize", oauth_authorize),
-        web.get("/v1/auth/oauth/consent", oauth_consent_page),
-        web.post("/v1/auth/oauth/consent", oauth_consent),
-        web.post("/v1/auth/oauth/token", oauth_token),
+        web.post("/v1/auth/api-key/token", functools.partial(api_key_token, store_of)),
+        web.post("/v1/auth/token/refresh", functools.partial(token_refresh, store_of)),
+        web.get("/v1/auth/oauth/authorize", functools.partial(oauth_authorize, store_of)),
+        web.get("/v1/auth/oauth/consent", functools.partial(oauth_consent_page, store_of)),
+        web.post("/v1/auth/oauth/consent", functools.partial(oauth_consent, store_of)),
+        web.post("/v1/auth/oauth/token", functools.partial(oauth_token, store_of)),
     ]
 
 
 # ------------------------------------------------------------------------------- key exchange
 
 
-async def api_key_token(request: web.Request) -> web.Response:
+async def api_key_token(store_of: StoreOf, request: web.Request) -> web.Response:
     """POST /v1/auth/api-key/token ``{key_id, timestamp, signature}`` -> token response."""
     try:
         body = await _fields(request, {"key_id": str, "timestamp": int, "signature": str})
-        issued = venue_of(request)[AUTH_STORE].exchange_key(body["key_id"], body["timestamp"], body["signature"])
+        issued = store_of(request).exchange_key(body["key_id"], body["timestamp"], body["signature"])
     except AuthError as exc:
         return _error_response(exc)
     return _json(_token_body(issued))
 
 
-async def token_refresh(request: web.Request) -> web.Response:
+async def token_refresh(store_of: StoreOf, request: web.Request) -> web.Response:
     """POST /v1/auth/token/refresh ``{refresh_token}`` -> a new access and refresh pair."""
     try:
         body = await _fields(request, {"refresh_token": str})
-        issued = venue_of(request)[AUTH_STORE].refresh(body["refresh_token"])
+        issued = store_of(request).refresh(body["refresh_token"])
     except AuthError as exc:
         return _error_response(exc)
     return _json(_token_body(issued))
@@ -85,11 +93,11 @@ def _token_body(issued: IssuedTokens) -> dict[str, str]:
 # -------------------------------------------------------------------------------------- OAuth
 
 
-async def oauth_authorize(request: web.Request) -> web.Response:
+async def oauth_authorize(store_of: StoreOf, request: web.Request) -> web.Response:
     """GET /v1/auth/oauth/authorize: 302 to the consent screen, 302 back to the client with
     ``error``, or a direct 400/401 for a client or redirect_uri that cannot be trusted."""
     try:
-        req = venue_of(request)[AUTH_STORE].authorize(_multi(request.query))
+        req = store_of(request).authorize(_multi(request.query))
     except AuthorizeRedirect as exc:
         return _redirect(exc.location)
     except AuthError as exc:
@@ -97,10 +105,10 @@ async def oauth_authorize(request: web.Request) -> web.Response:
     return _redirect(f"{request.path.rsplit('/', 1)[0]}/consent?{urlencode(req.params, quote_via=quote)}")
 
 
-async def oauth_consent_page(request: web.Request) -> web.Response:
+async def oauth_consent_page(store_of: StoreOf, request: web.Request) -> web.Response:
     """GET /v1/auth/oauth/consent?<authorize parameters>: the HTML consent screen."""
     try:
-        req = venue_of(request)[AUTH_STORE].authorize(_multi(request.query))
+        req = store_of(request).authorize(_multi(request.query))
     except AuthorizeRedirect as exc:
         return _redirect(exc.location)
     except AuthError as exc:
@@ -111,12 +119,12 @@ async def oauth_consent_page(request: web.Request) -> web.Response:
     return _html(render_consent(req), 200)
 
 
-async def oauth_consent(request: web.Request) -> web.Response:
+async def oauth_consent(store_of: StoreOf, request: web.Request) -> web.Response:
     """POST /v1/auth/oauth/consent (bearer): the authorize parameters plus ``decision`` ->
     ``{"redirect_to": ...}``."""
-    store = venue_of(request)[AUTH_STORE]
+    store = store_of(request)
     try:
-        principal = authenticate(request)
+        principal = authenticate(store, request)
         body = await _json_object(request)
         if "decision" not in body:
             raise BadRequest("invalid_request", "decision: required")
@@ -127,7 +135,7 @@ async def oauth_consent(request: web.Request) -> web.Response:
     return _json({"redirect_to": redirect_to})
 
 
-async def oauth_token(request: web.Request) -> web.Response:
+async def oauth_token(store_of: StoreOf, request: web.Request) -> web.Response:
     """POST /v1/auth/oauth/token (form encoded): grant types authorization_code and refresh_token."""
     if request.content_type != "application/x-www-form-urlencoded":
         return _oauth_error(BadRequest("invalid_request", "body: must be application/x-www-form-urlencoded"))
@@ -138,7 +146,7 @@ async def oauth_token(request: web.Request) -> web.Response:
     except ValueError:  # bytes that are not of that charset (UnicodeDecodeError) or not a form
         return _oauth_error(BadRequest("invalid_request", "body: not a valid form"))
     try:
-        body = venue_of(request)[AUTH_STORE].token(_multi(form))
+        body = store_of(request).token(_multi(form))
     except AuthError as exc:
         return _oauth_error(exc)
     return _json(body)

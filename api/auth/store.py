@@ -25,7 +25,7 @@ into responses. Contract:
   (names the field, never holds a secret). :class:`AuthorizeRedirect` is an authorize failure that
   goes back to the client's redirect_uri.
 - Journal. Everything that changes after the scenario is loaded (revocations, tokens, codes, grants)
-  is in ``self.ledger`` (``auth_ledger.py``) and changes only by a record that is journaled first and
+  is in ``self.auth_log`` (``auth_log.py``) and changes only by a record that is journaled first and
   then applied, the way a restart replays it; a record the journal refuses changes nothing.
 - Memory. Expired tokens and codes are dropped as new ones are minted, amortised O(1) per mint.
   Every lookup is O(1).
@@ -47,7 +47,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from cefisim.api.auth.auth_ledger import KEY_TOKENS, REVOKE_KEY, AuthLedger, restored
+from cefisim.api.auth.auth_log import KEY_TOKENS, REVOKE_KEY, AuthLog, restored
 from cefisim.api.auth.auth_records import (
     ACCESS_TTL_NS,
     REFRESH_TTL_NS,
@@ -92,33 +92,33 @@ class AuthStore:
         self._clients = dict(clients)
         self._clock = clock
         self._wall = wall
-        self.ledger = AuthLedger(self._keys, self._clients)  # what changes at run time, and its journal
-        self._oauth = OAuth(self._clients, clock, self.ledger, token_prefix)
+        self.auth_log = AuthLog(self._keys, self._clients)  # what changes at run time, and its journal
+        self._oauth = OAuth(self._clients, clock, self.auth_log, token_prefix)
 
     def reset(self) -> None:
         """Forget every token, code and revocation made since the scenario was loaded."""
-        self.ledger.clear()
+        self.auth_log.clear()
 
-    # The store is the simulation's ``auth`` side (api/side_state/sides.py): its changes are journaled,
+    # The store is the simulation's ``auth`` side-state (api/side_state/side_states.py): its changes are journaled,
     # replayed, snapshotted and restored with the venue.
 
     def apply_record(self, at: int, kind: str, values: Any) -> None:
-        """Replay one journaled change (:meth:`AuthLedger.apply`)."""
-        self.ledger.apply(at, kind, values)
+        """Replay one journaled change (:meth:`AuthLog.apply`)."""
+        self.auth_log.apply(at, kind, values)
 
     def state(self) -> dict[str, Any] | None:
-        """The run-time state for a snapshot (:meth:`AuthLedger.state`)."""
-        return self.ledger.state()
+        """The run-time state for a snapshot (:meth:`AuthLog.state`)."""
+        return self.auth_log.state()
 
     def restore(self, state: object) -> Callable[[], None]:
-        """Check a snapshot's Auth state (:meth:`AuthLedger.state`; None: as loaded) and return what
+        """Check a snapshot's Auth state (:meth:`AuthLog.state`; None: as loaded) and return what
         installs it; ``ValueError`` naming the value, with nothing changed, when it is not sound."""
-        ledger = restored(self._keys, self._clients, state)
+        auth_log = restored(self._keys, self._clients, state)
         try:
-            ledger.check_invariants()
+            auth_log.check_invariants()
         except (AssertionError, KeyError) as exc:
             raise ValueError(f"auth: the state it holds is not sound ({exc!r})") from None
-        return lambda: self.ledger.take(ledger)
+        return lambda: self.auth_log.take(auth_log)
 
     @classmethod
     def from_scenario(
@@ -164,7 +164,7 @@ class AuthStore:
     def refresh(self, refresh_token: str) -> IssuedTokens:
         """Rotate a key-exchange refresh token: a new pair; the presented token stops working."""
         now = self._clock()
-        row = self.ledger.key_refresh.get(refresh_token)
+        row = self.auth_log.key_refresh.get(refresh_token)
         if row is None or now >= row.expires_ns:
             raise Unauthenticated("invalid_token", "refresh_token: invalid, expired or already used")
         key = self._keys[row.key_id]
@@ -176,8 +176,8 @@ class AuthStore:
         tokens already minted keep working until they expire. False for an unknown key."""
         if key_id not in self._keys:
             return False
-        if key_id not in self.ledger.revoked:
-            self.ledger.change(self._clock(), REVOKE_KEY, [key_id])
+        if key_id not in self.auth_log.revoked:
+            self.auth_log.change(self._clock(), REVOKE_KEY, [key_id])
         return True
 
     def key_ids(self) -> list[str]:
@@ -187,10 +187,10 @@ class AuthStore:
         return list(self._clients)
 
     def is_revoked(self, key_id: str) -> bool:
-        return key_id in self.ledger.revoked
+        return key_id in self.auth_log.revoked
 
     def _check_key_active(self, key: ApiKey, now: int) -> None:
-        if key.key_id in self.ledger.revoked:
+        if key.key_id in self.auth_log.revoked:
             raise Unauthenticated("invalid_key", "key_id: the key was revoked")
         if key.expires_at_ns is not None and now >= key.expires_at_ns:
             raise Unauthenticated("invalid_key", "key_id: the key has expired")
@@ -202,7 +202,7 @@ class AuthStore:
         access = mint(self._prefix)
         expires = now + ACCESS_TTL_NS
         refresh = mint(self._prefix) if key.kind == "user" else None
-        self.ledger.change(
+        self.auth_log.change(
             now,
             KEY_TOKENS,
             [
@@ -218,7 +218,7 @@ class AuthStore:
     def authenticate_bearer(self, token: str, on_behalf_of: str | None) -> Principal:
         """The principal of an access token. An organization token must name, in ``on_behalf_of``,
         a user it acts for; a user or OAuth token may name only its own user."""
-        row = self.ledger.access.get(token)
+        row = self.auth_log.access.get(token)
         if row is None or self._clock() >= row.expires_ns or (row.grant is not None and row.grant.revoked):
             raise Unauthenticated("invalid_token", "the access token is invalid or expired")
         if row.kind == "organization":
@@ -259,7 +259,7 @@ class AuthStore:
 
     def check_invariants(self) -> None:
         """Assert the cross-references of every table (tests call it after each step)."""
-        self.ledger.check_invariants()
+        self.auth_log.check_invariants()
 
 
 def _b64url_decode(text: str) -> bytes | None:

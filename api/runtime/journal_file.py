@@ -9,7 +9,7 @@ replay --journal``, the control plane's venues), and every restore reads it back
   start from the scenario;
 - one line per record, ``[at, src, kind, values]``: an engine command (``engine/journal.py``,
   :func:`record_json`) or a change of state kept beside the engine (a kind with a dot, a
-  :class:`SideRecord`). ``src`` is ``ext`` (requests, the control plane, clock moves) or ``scn`` (the
+  :class:`SideStateRecord`). ``src`` is ``ext`` (requests, the control plane, clock moves) or ``scn`` (the
   scenario's events and agents). The scenario's ``settings`` are part of the venue it builds, not
   records.
 
@@ -59,7 +59,7 @@ from cefisim.api.runtime.journal_seal import (
     seal_record,
     torn,
 )
-from cefisim.api.side_state.sides import SideRecord
+from cefisim.api.side_state.side_states import SideStateRecord
 from cefisim.engine.commands import Command
 from cefisim.engine.core import RULES
 from cefisim.engine.journal import from_record, to_record
@@ -120,11 +120,12 @@ def journal_header(scenario: Scenario, start_ns: int, clock: str, snapshot: dict
     return seal_object(orjson.dumps(header, option=orjson.OPT_SORT_KEYS))[0]
 
 
-def record_json(at: int, src: str, cmd: Command | SideRecord) -> bytes:
+def record_json(at: int, src: str, cmd: Command | SideStateRecord) -> bytes:
     """A record as its JSON array, without a seal or line end (:meth:`JournalFile.append_records`):
-    an engine command's, or a side record's (state kept beside the engine, ``api/side_state/sides.py``), ``ext``
-    when a request or the control plane made it, ``scn`` when a scenario event did."""
-    if isinstance(cmd, SideRecord):
+    an engine command's, or a side-state record's (state kept beside the engine,
+    ``api/side_state/side_states.py``), ``ext`` when a request or the control plane made it, ``scn`` when a
+    scenario event did."""
+    if isinstance(cmd, SideStateRecord):
         return orjson.dumps([at, src, cmd.kind, cmd.values])
     return orjson.dumps(to_record(at, src, cmd))
 
@@ -391,13 +392,13 @@ def read_header(path: Path, scenario: Scenario | None) -> Header | None:
     return Header(start_ns, len(line), JOURNAL_RULES[header["format"]], snapshot, sealed, crc)
 
 
-Record = tuple[int, int, str, Command | SideRecord]  # (byte offset, at, src, command or side record)
+Record = tuple[int, int, str, Command | SideStateRecord]  # (byte offset, at, src, command or side-state record)
 
 
 class Records:
     """The records of a journal file after its header, read one line at a time (memory stays flat).
 
-    ``peek()``/``take()`` give ``(offset, at, src, command)`` (a :class:`SideRecord` in the place of a
+    ``peek()``/``take()`` give ``(offset, at, src, command)`` (a :class:`SideStateRecord` in the place of a
     command for a kind with a dot); ``number`` is the number of the last record read (the head's).
     A last line without a line end is a torn record: reading stops before it (``complete_until``).
     Any other bad record — one that does not parse, is longer than ``MAX_RECORD_BYTES`` — is a
@@ -502,11 +503,11 @@ class Records:
             record = orjson.loads(line)
             if self.sealed:
                 record.pop()  # the checksum (the record left must be [at, src, kind, values])
-            cmd: Command | SideRecord
+            cmd: Command | SideStateRecord
             try:
                 at, src, cmd = from_record(record)
-            except ValueError as exc:  # not an engine command: a side record, or damage
-                at, src, cmd = _side(record, exc)
+            except ValueError as exc:  # not an engine command: a side-state record, or damage
+                at, src, cmd = _side_state_record(record, exc)
             if src != "scn":  # the scenario's own are checked by their regeneration
                 if src != "ext":
                     raise ValueError(f"unknown source {src!r}")
@@ -535,12 +536,12 @@ class Records:
         self._done = True
 
 
-def _side(record: Any, refused: ValueError) -> tuple[int, str, SideRecord]:
-    """A record the engine refused (``refused``) read as a side record (a kind with a dot), or that
+def _side_state_record(record: Any, refused: ValueError) -> tuple[int, str, SideStateRecord]:
+    """A record the engine refused (``refused``) read as a side-state record (a kind with a dot), or that
     refusal. Asked only after the engine's reading fails, so that its records cost nothing more."""
     if not (isinstance(record, list) and len(record) == 4 and isinstance(record[2], str) and "." in record[2]):
         raise refused
     at, src, kind, values = record
     if not isinstance(at, int) or isinstance(at, bool) or src not in ("ext", "scn") or not isinstance(values, list):
-        raise ValueError(f'{kind}: a side record is [at, "ext" or "scn", kind, values]')
-    return at, src, SideRecord(kind, values)
+        raise ValueError(f'{kind}: a side-state record is [at, "ext" or "scn", kind, values]')
+    return at, src, SideStateRecord(kind, values)

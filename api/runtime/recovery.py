@@ -4,7 +4,7 @@
 and drives a simulation (:class:`Recoverable`, which ``api/runtime/simulation.py`` implements) through
 the records with :class:`Replayer`, checking every command the scenario regenerates against the next
 record (``docs/journal.md``, Recovery). A record whose kind has a dot (``auth.key_tokens``) is no
-engine command but a :class:`SideRecord` of state kept beside the engine: the simulation applies it
+engine command but a :class:`SideStateRecord` of state kept beside the engine: the simulation applies it
 in its place among the engine's records. A journal that does not replay raises :class:`JournalError`
 naming the file, the record and its byte offset, and is left untouched; one that does has its torn
 tail cut (:func:`cut_torn_tail`) and the rest of a scenario burst it ends in appended by the
@@ -27,13 +27,13 @@ from typing import Protocol
 from cefisim.api.formats.scenario import Scenario
 from cefisim.api.runtime.journal_file import Header, JournalError, RecordDamage, Records
 from cefisim.api.runtime.journal_seal import open_regular
-from cefisim.api.side_state.sides import SideRecord
+from cefisim.api.side_state.side_states import SideStateRecord
 from cefisim.engine.commands import Command, PlaceOrder
 from cefisim.engine.venue import Result
 from cefisim.engine.vocabulary import OrderType, Side, TimeInForce
 
-#: where the simulation hands each record during recovery, ``(at, src, command or side record)``
-Expect = Callable[[int, str, Command | SideRecord], None]
+#: where the simulation hands each record during recovery, ``(at, src, command or side-state record)``
+Expect = Callable[[int, str, Command | SideStateRecord], None]
 
 
 def written_settings(scenario: Scenario) -> list[Command]:
@@ -63,8 +63,8 @@ class Recoverable(Protocol):
         """Record ``cmd`` (here: check it against the journal) and submit it at ``at``."""
         ...
 
-    def apply_side(self, where: tuple[int, int], at: int, record: SideRecord) -> None:
-        """Apply a side record (or keep it until its state is attached)."""
+    def apply_side_state(self, where: tuple[int, int], at: int, record: SideStateRecord) -> None:
+        """Apply a side-state record (or keep it until its state is attached)."""
         ...
 
     def check_with(self, expect: Expect | None) -> None:
@@ -78,7 +78,7 @@ class Replayer:
     - ``ext`` record: the scenario catches up to its time (as ``submit`` did live), then it applies;
       except the ``ext`` records at the start that precede the start instant's ``scn`` records (a
       backtest's ``on_start``, ``api/cli/backtest/backtest_command.py``): they apply before the scenario's first turn.
-    - ``ext`` side record: applied where it stands, without the scenario catching up (the live server
+    - ``ext`` side-state record: applied where it stands, without the scenario catching up (the live server
       wrote it without touching the venue). A ``scn`` one (a scenario event's) is checked as the
       scenario regenerates it, like the scenario's commands.
     - ``scn`` record the scenario has not regenerated yet: the scenario runs its turns up to that
@@ -94,10 +94,10 @@ class Replayer:
         self.sim = sim
         self.records = records
         self.settings = settings or []  # written_settings(): passed over when the journal starts with them
-        self.tail: list[tuple[int, Command | SideRecord]] = []
+        self.tail: list[tuple[int, Command | SideStateRecord]] = []
         self.unchecked = False
 
-    def expect(self, at: int, src: str, cmd: Command | SideRecord) -> None:
+    def expect(self, at: int, src: str, cmd: Command | SideStateRecord) -> None:
         if src != "scn" or self.unchecked:
             return  # an external command this replay applies itself
         head = self.records.peek()
@@ -130,10 +130,10 @@ class Replayer:
         while (head := records.peek()) is not None:
             offset, at, src, cmd = head
             try:
-                if isinstance(cmd, SideRecord):
+                if isinstance(cmd, SideStateRecord):
                     if src == "ext":
                         records.take()
-                        sim.apply_side((records.number, offset), at, cmd)
+                        sim.apply_side_state((records.number, offset), at, cmd)
                         continue
                 elif src == "ext":
                     if not before_start:
@@ -202,7 +202,7 @@ class Recovered:
 
     records: Records
     crc: int
-    tail: list[tuple[int, Command | SideRecord]]
+    tail: list[tuple[int, Command | SideStateRecord]]
 
 
 def recover(sim: Recoverable, path: Path, header: Header, settings: list[Command]) -> Recovered:

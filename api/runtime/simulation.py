@@ -19,7 +19,7 @@ through it, so they write and restore one journal dialect.
 - Snapshots (``api/runtime/snapshot.py``) and reset start the journal anew: the fresh journal is made
   (staged beside the old one) before anything changes, so one that cannot be made changes nothing.
 - Write discipline (``api/runtime/journal_health.py``): every operation — a request's command, a
-  slice of the scenario's turns, a clock advance, a side record — is a unit that lands whole or
+  slice of the scenario's turns, a clock advance, a side-state record — is a unit that lands whole or
   changes nothing. A unit whose journal write fails after part of it applied (a turn's records half
   written) is rolled back: the journal cut back to where the unit began and the state rebuilt from
   it, exactly as a restart would. Then :class:`JournalWriteError` (a 503 at the HTTP edge).
@@ -28,9 +28,9 @@ State kept beside the engine (the Auth store's tokens and revocations) is journa
 in the same order, by :meth:`Simulation.attach`: its records (kinds with a dot, ``auth.key_tokens``)
 are written before the response like a command's, replayed where they stand, and its state goes into
 snapshots under its namespace. The engine never sees them. The venue faults (``faults.venue``,
-``api/side_state/venue_faults.py``) are such a side, attached here as the simulation is built; a
+``api/side_state/venue_faults.py``) are such a side-state, attached here as the simulation is built; a
 scenario event that sets them reaches the scenario's submit function in a command's place and is
-journaled ``scn`` (``api/side_state/sides.py``).
+journaled ``scn`` (``api/side_state/side_states.py``).
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ from cefisim.api.runtime.journal_health import JournalHealth
 from cefisim.api.runtime.read_replica import ReadReplica
 from cefisim.api.runtime.recovery import Expect, Recovered, cut_torn_tail, recover, written_settings
 from cefisim.api.runtime.snapshot_steps import SnapshotSteps
-from cefisim.api.side_state.sides import Side, SideError, SideRecord, Sides
+from cefisim.api.side_state.side_states import SideState, SideStateError, SideStateRecord, SideStates
 from cefisim.api.side_state.venue_faults import NAMESPACE as FAULTS
-from cefisim.api.side_state.venue_faults import VENUE, FaultsSide, VenueFaults, checked
+from cefisim.api.side_state.venue_faults import VENUE, VenueFaults, VenueFaultsState, checked
 from cefisim.engine.commands import (
     AdvanceClock,
     CancelOrder,
@@ -133,10 +133,10 @@ class Simulation:
         self.recovered_commands = 0
         self._on_result = on_result
         self._latency_spread = scenario.order_latency_range()
-        self._sides = scenario.has_side_events()  # the runner's submit takes side records too
+        self._side_state_events = scenario.has_side_state_events()  # the runner's submit takes side-state records too
         self._base_snapshot: dict[str, Any] | None = None  # the state a journal starts from, if not the scenario
         self.epoch = 0  # counts resets and restores: a sliced advance stops when its simulation was replaced
-        self.sides = Sides()  # state kept beside the engine (attach)
+        self.side_states = SideStates()  # state kept beside the engine (attach)
         self.scenario_events = 0  # venue events of the scenario's own commands so far (never reset)
         # the write discipline of a server's journal (journal_health.py); None offline and read-only
         self._health = JournalHealth(existing) if existing is not None and not read_only else None
@@ -149,7 +149,7 @@ class Simulation:
             self._base_snapshot = header.snapshot
         else:
             self.start_ns = self.clock.start_ns(scenario)
-        self.attach(FAULTS, FaultsSide(self.faults, self.skew_clock, self.lag_reads))
+        self.attach(FAULTS, VenueFaultsState(self.faults, self.skew_clock, self.lag_reads))
         if self._base_snapshot is not None:
             try:
                 self._install(self._base_snapshot)
@@ -206,7 +206,7 @@ class Simulation:
         scenario = self.scenario.shifted(delta) if delta else self.scenario
         # the scenario's settings apply as the venue is built, before the journal opens: never written
         venue = scenario.build_venue(self.venue_config)
-        self._use(venue, scenario.runner(venue, sides=True))
+        self._use(venue, scenario.runner(venue, side_states=True))
 
     def _use(self, venue: Venue, runner: ScenarioRunner) -> None:
         if self._copies:
@@ -227,12 +227,12 @@ class Simulation:
             journal.close()
 
     def end(self) -> None:
-        """Close the journal for good: every later command, side change (venue faults, Auth), reset,
+        """Close the journal for good: every later command, side-state change (venue faults, Auth), reset,
         restore or snapshot raises :class:`SimulationEnded` before it applies (a request still in
         flight when its venue is deleted is refused, never applied unjournaled); reads still answer
         from the state it had.
 
-        Its reference cycles go too: its sides and its scenario's submit function name it back, and
+        Its reference cycles go too: its side-states and its scenario's submit function name it back, and
         a recorded market names its venue. A deleted venue is then freed by reference counting once
         the last request holding it is done, with no cycle collection (a server's heap is frozen,
         and a full collection would walk every venue of the server: docs/venues.md)."""
@@ -241,7 +241,7 @@ class Simulation:
         self.journal_path = None  # a reset in flight must not open it again
         self.ended = True
         self._set_record(_ended)
-        self.sides.attached.clear()
+        self.side_states.attached.clear()
         self.venue.drop_feeds()
 
     def _refuse_if_ended(self) -> None:
@@ -253,14 +253,14 @@ class Simulation:
     def snapshot(self) -> dict[str, Any]:
         """The whole state as a JSON-ready document (``api/runtime/snapshot.py``)."""
         header = self._snapshot_header()
-        return self.sides.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
+        return self.side_states.snapshot_into(snapshot.to_json({"venue": self.venue, "runner": self.runner}, header))
 
     def snapshot_steps(self) -> SnapshotSteps:
         """The snapshot of the state as it is now, taken in steps (``api/runtime/snapshot_steps.py``):
         its document is what :meth:`snapshot` gives now. Until its copy is whole, anything that changes
         the state finishes it at once first (:meth:`_settle`)."""
         taking = SnapshotSteps(
-            {"venue": self.venue, "runner": self.runner}, self._snapshot_header(), self.sides.snapshot_into({})
+            {"venue": self.venue, "runner": self.runner}, self._snapshot_header(), self.side_states.snapshot_into({})
         )
         self._copies = [*(c for c in self._copies if not c.done), taking]
         return taking
@@ -277,7 +277,7 @@ class Simulation:
             taking.finish()
 
     def _snapshot_header(self) -> dict[str, Any]:
-        self._refuse_if_ended()  # its sides are gone: a snapshot would not be whole
+        self._refuse_if_ended()  # its side-states are gone: a snapshot would not be whole
         if self.venue.feeds:
             raise snapshot.SnapshotError(
                 "a recorded market cannot be snapshotted: its position in the "
@@ -309,8 +309,8 @@ class Simulation:
         if not isinstance(doc, dict) or doc.get("scenario_sha256") != self.scenario_digest():
             raise snapshot.SnapshotError("the snapshot was taken of another scenario")
         try:
-            install_sides = self.sides.restore(doc)
-        except SideError as exc:
+            install_side_states = self.side_states.restore(doc)
+        except SideStateError as exc:
             raise snapshot.SnapshotError(str(exc)) from None
         venue, runner, start_ns = state if state is not None else self.read_snapshot(doc)  # installed below
         if self.journal_path is not None:
@@ -321,7 +321,7 @@ class Simulation:
             self._switch_journal(journal)
         self.start_ns, self._base_snapshot = start_ns, doc
         self._use(venue, runner)
-        install_sides()
+        install_side_states()
         self.epoch += 1
 
     def _install(self, doc: dict[str, Any]) -> None:
@@ -342,12 +342,12 @@ class Simulation:
             header = journal_header(self.scenario, start_ns, self.clock_mode)
             journal = JournalFile.stage(self.journal_path, header, self._durable)
         before = (self.venue, self.runner, self.start_ns, self._base_snapshot, self._journal, self._ran_to)
-        put_sides_back = self.sides.restore(self.sides.snapshot_into({}))
+        put_side_states_back = self.side_states.restore(self.side_states.snapshot_into({}))
         try:
             self.start_ns, self._base_snapshot, self._journal = start_ns, None, journal
             self._record = journal.command_writer() if journal is not None else None
             self._build()
-            self.sides.restore(None)()
+            self.side_states.restore(None)()
             self.catch_up(start_ns)
             if journal is not None:
                 journal.commit()
@@ -358,7 +358,7 @@ class Simulation:
             self._record = self._journal.command_writer() if self._journal is not None else None
             self._use(venue, runner)
             self._ran_to = ran_to
-            put_sides_back()
+            put_side_states_back()
             raise
         old = before[4]
         if old is not None:
@@ -396,8 +396,8 @@ class Simulation:
         values = [read_lag_ms, fill_delay_ms, clock_skew_s]
         checked(values)
         at = self.now_ns()
-        self._write_side(at, VENUE, values)
-        self.sides.attached[FAULTS].apply_record(at, VENUE, values)
+        self._write_side_state(at, VENUE, values)
+        self.side_states.attached[FAULTS].apply_record(at, VENUE, values)
 
     def skew_clock(self, skew_ns: int) -> None:
         """Run the server's wall clock ``skew_ns`` ahead (negative: behind); 0 ends the skew
@@ -555,7 +555,7 @@ class Simulation:
         scenario runner is handed, :meth:`apply`'s steps for the scenario's commands ("scn"), their
         events counted in ``scenario_events`` (what an advance reports it made happen). Everything it
         needs is looked up here (the replay loop runs it for every command); a scenario with events
-        that change a side (``venue_faults``) gets one that takes their records too."""
+        that change a side-state (``venue_faults``) gets one that takes their records too."""
         self._bound = True
         if self.ended:  # the scenario's commands refused too, by a function that names nothing back
             self._recording = _ended
@@ -580,16 +580,16 @@ class Simulation:
             self.scenario_events += len(result.events)
             return result
 
-        if not self._sides:
+        if not self._side_state_events:
             self._scenario_submit = apply_scenario
             return
 
-        def apply_scenario_or_side(cmd: Command | SideRecord, at: int) -> Result:
-            if isinstance(cmd, SideRecord):
-                return self._scenario_side(cmd, at)
+        def apply_scenario_or_side_state(cmd: Command | SideStateRecord, at: int) -> Result:
+            if isinstance(cmd, SideStateRecord):
+                return self._scenario_side_state(cmd, at)
             return apply_scenario(cmd, at)
 
-        self._scenario_submit = apply_scenario_or_side
+        self._scenario_submit = apply_scenario_or_side_state
 
     def _recording_of(self, venue: Venue) -> Record | None:
         """How a command is recorded before it applies to ``venue``: the journal's record (during
@@ -616,57 +616,57 @@ class Simulation:
         self._record = record
         self._bind()
 
-    def _scenario_side(self, record: SideRecord, at: int) -> Result:
-        """A scenario event that changes a side (``venue_faults``): journaled as "scn" (during recovery:
+    def _scenario_side_state(self, record: SideStateRecord, at: int) -> Result:
+        """A scenario event that changes a side-state (``venue_faults``): journaled as "scn" (during recovery:
         checked against the journal's next record, as the scenario's commands are), then applied."""
         if self._expect is None:
             try:
-                self._journal_side(at, record.kind, record.values, "scn")
+                self._journal_side_state(at, record.kind, record.values, "scn")
             except JournalWriteError:
                 self._diverged = True
                 raise
         else:
             self._expect(at, "scn", record)
-        self.sides.attached[record.namespace].apply_record(at, record.kind, record.values)
+        self.side_states.attached[record.namespace].apply_record(at, record.kind, record.values)
         return Result()
 
     def set_listener(self, listener: Callable[[Result], None] | None) -> None:
         """Let ``listener`` see the result of every command applied from now on (requests, the control
         plane, the scenario's own), in order, after it applied; None removes it. It takes the place of
-        ``on_result``: the live stream's hub (``api/web/control/stream_hub.py``) is the one listener of a server."""
+        ``on_result``: the live stream's hub (``api/web/server/stream_hub.py``) is the one listener of a server."""
         self._on_result = listener
         self._bind()
 
     # --- state kept beside the engine ---------------------------------------------------------------
 
-    def attach(self, namespace: str, side: Side) -> Callable[[int, str, list[Any]], None]:
-        """Journal ``side`` with the venue under ``namespace`` (its record kinds are ``{namespace}.*``,
-        ``api/side_state/sides.py``). Brings it to where the journal left it first (a record that does not
+    def attach(self, namespace: str, side_state: SideState) -> Callable[[int, str, list[Any]], None]:
+        """Journal ``side_state`` with the venue under ``namespace`` (its record kinds are ``{namespace}.*``,
+        ``api/side_state/side_states.py``). Brings it to where the journal left it first (a record that does not
         apply is a :class:`JournalError` naming its offset) and returns the function that journals its
         records from now on, ``(at, kind, values)``: written before the change applies, it raises
         :class:`JournalWriteError` when the journal cannot take one."""
         try:
-            self.sides.attach(namespace, side, self._base_snapshot, self.journal_path)
-        except SideError as exc:
+            self.side_states.attach(namespace, side_state, self._base_snapshot, self.journal_path)
+        except SideStateError as exc:
             if exc.record is not None and self.journal_path is not None:
                 raise damage(self.journal_path, *exc.record, exc.reason) from None
             raise JournalError(str(exc)) from None
-        return self._write_side
+        return self._write_side_state
 
-    def apply_side(self, where: tuple[int, int], at: int, record: SideRecord) -> None:
-        """A side record met in recovery (``recovery.Replayer``; ``where``: its number and byte offset)."""
-        self.sides.replay(where, at, record)
+    def apply_side_state(self, where: tuple[int, int], at: int, record: SideStateRecord) -> None:
+        """A side-state record met in recovery (``recovery.Replayer``; ``where``: its number and byte offset)."""
+        self.side_states.replay(where, at, record)
 
-    def _journal_side(self, at: int, kind: str, values: list[Any], src: str = "ext") -> None:
+    def _journal_side_state(self, at: int, kind: str, values: list[Any], src: str = "ext") -> None:
         if self._journal is not None:
-            self._journal.append_records([record_json(at, src, SideRecord(kind, values))])
+            self._journal.append_records([record_json(at, src, SideStateRecord(kind, values))])
 
-    def _write_side(self, at: int, kind: str, values: list[Any]) -> None:
-        """An ``ext`` side record, a unit of its own (written before its change applies)."""
+    def _write_side_state(self, at: int, kind: str, values: list[Any]) -> None:
+        """An ``ext`` side-state record, a unit of its own (written before its change applies)."""
         self._refuse_if_ended()
         mark = self._begin()
         try:
-            self._journal_side(at, kind, values)
+            self._journal_side_state(at, kind, values)
         except JournalWriteError as exc:
             self._refused(mark, exc)
             raise
@@ -713,12 +713,12 @@ class Simulation:
             header = read_header(path, self.scenario)
             if header is None:
                 raise JournalError(f"journal {path}: its header is gone")
-            install_sides = self.sides.restore(self._base_snapshot)
+            install_side_states = self.side_states.restore(self._base_snapshot)
             if self._base_snapshot is not None:
                 self._install(self._base_snapshot)
             else:
                 self._build()
-            install_sides()
+            install_side_states()
             self.venue.use_rules(header.rules)
             recovered = recover(self, path, header, written_settings(self.scenario))
             if recovered.tail or recovered.crc != mark[1]:

@@ -14,9 +14,9 @@ Each engine class owns its part of the format:
 An object is named by its class's own name (``Order``, ``ScenarioRunner``), so moving a class between
 modules leaves the format alone; renaming a saved attribute changes it (docs/snapshot.md: versions).
 Only classes of the engine that declare their state (and ``random.Random``, ``deque``, a book side,
-``engine.levels.Levels``, written ``SortedDict`` as since /1, and a scenario event of a side,
-``api.side_state.sides.SideRecord``) can appear: anything else is refused, so
-restoring a snapshot never runs foreign code.
+``engine.levels.Levels``, written ``SortedDict`` as since /1, and a scenario event of a side-state,
+``api.side_state.side_states.SideStateRecord``, written ``SideRecord``, its name before it was renamed)
+can appear: anything else is refused, so restoring a snapshot never runs foreign code.
 Integers too large for JSON numbers travel as strings. A document of the previous version
 (``cefisim-snapshot/2``) is upgraded on reading (``api/runtime/snapshot_v2.py``).
 
@@ -36,7 +36,7 @@ from typing import Any, cast
 
 from cefisim import engine
 from cefisim.api.runtime.snapshot_v2 import FORMAT_V2, upgrade_v2
-from cefisim.api.side_state.sides import SideRecord
+from cefisim.api.side_state.side_states import SideStateRecord
 from cefisim.engine.levels import Levels
 from cefisim.engine.simulation.scenario import ScenarioRunner
 from cefisim.engine.state import saved_state
@@ -55,7 +55,9 @@ class SnapshotError(ValueError):
 def _registry() -> dict[str, type]:
     """Every engine class that declares its state (sub-packages included), by its own name."""
     classes = dict(_BUILTIN)
-    classes["SideRecord"] = SideRecord  # a scenario event of a side, pending in the runner (sides.py)
+    # a scenario event of a side-state, pending in the runner (side_states.py); the name is the format's, kept
+    # from before the class was renamed, so documents written since /3 still read
+    classes["SideRecord"] = SideStateRecord
     for info in pkgutil.walk_packages(engine.__path__, engine.__name__ + "."):
         if info.ispkg:
             continue

@@ -2,7 +2,7 @@
 written from the copy afterwards, anywhere (the server writes it in a thread).
 
 Contract (``Simulation.snapshot_steps`` makes one):
-- The header and the sides' states (``api/side_state/sides.py``: JSON values made fresh) are taken when it
+- The header and the side-states' states (``api/side_state/side_states.py``: JSON values made fresh) are taken when it
   begins; the venue and the runner are copied by :class:`~api.runtime.state_copy.StateCopy`, a step
   of about ``state_copy.STEP_VALUES`` values at a time (:meth:`SnapshotSteps.steps`).
 - The copy is of the instant it began: the simulation finishes every copy under way at once before it
@@ -44,11 +44,11 @@ DUMP_OBJECTS = 2_000
 class SnapshotSteps:
     """One snapshot being taken (the module docstring has the contract)."""
 
-    __slots__ = ("_copy", "_error", "_header", "_sides")
+    __slots__ = ("_copy", "_error", "_header", "_side_states")
 
-    def __init__(self, roots: dict[str, Any], header: dict[str, Any], sides: dict[str, Any]) -> None:
+    def __init__(self, roots: dict[str, Any], header: dict[str, Any], side_states: dict[str, Any]) -> None:
         self._header = header
-        self._sides = sides
+        self._side_states = side_states
         self._error: SnapshotError | None = None
         self._copy: StateCopy | None = StateCopy(roots)
 
@@ -83,7 +83,7 @@ class SnapshotSteps:
             raise self._error
         if self._copy is None or not self._copy.done:
             raise RuntimeError("the snapshot's copy is not whole yet, or was written already")
-        return {**snapshot.to_json(self._copy.roots, self._header), **self._sides}
+        return {**snapshot.to_json(self._copy.roots, self._header), **self._side_states}
 
     def written(self, dumps: Callable[[Any], bytes]) -> bytes:
         """:meth:`document` as JSON bytes: ``dumps(self.document())``, written in pieces (the module

@@ -4,7 +4,7 @@ engine, a skewed server clock, fills reported late.
 A :class:`VenueFaults` belongs to one simulation (``Simulation.faults``) and is set by the control
 plane (``/_sim/faults/venue``) or a scenario event (``venue_faults``). None of them changes the
 venue's state, only what reads answer and the wall time, so they are no engine command: they are the
-simulation's ``faults`` side (``api/side_state/sides.py``, :class:`FaultsSide`), one record kind
+simulation's ``faults`` side-state (``api/side_state/side_states.py``, :class:`VenueFaultsState`), one record kind
 ``faults.venue`` ``[read_lag_ms, fill_delay_ms, clock_skew_s]`` that sets all three, written to the
 journal before the answer, replayed on restart and held by snapshots under ``faults``. The venue's
 own cancels, which do change the state, are a command (``engine.commands.VenueCancel``).
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-NAMESPACE = "faults"  # the journal's side of these records (api/side_state/sides.py)
+NAMESPACE = "faults"  # the side-state these records change (api/side_state/side_states.py)
 VENUE = "faults.venue"  # the record kind: [read_lag_ms, fill_delay_ms, clock_skew_s], all three at once
 FIELDS = ("read_lag_ms", "fill_delay_ms", "clock_skew_s")
 MAX_LAG_MS = 3_600_000  # an hour, for the lag and the delay
@@ -97,8 +97,8 @@ def checked(values: object) -> tuple[int, int, int]:
     return lag, delay, skew
 
 
-class FaultsSide:
-    """The venue faults as a side of the simulation (``api/side_state/sides.py``): the one writer of
+class VenueFaultsState:
+    """The venue faults as a side-state of the simulation (``api/side_state/side_states.py``): the one writer of
     ``faults``, which ``skew`` (the simulation's clock swap) keeps the skew of and ``lag`` (the
     simulation's read replica, ``api/runtime/read_replica.py``) the read lag of."""
 

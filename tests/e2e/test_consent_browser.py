@@ -23,10 +23,20 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
-from tests.api.auth.auth_support import RESOURCE, FakeClock, default_world, pkce, problem_middleware, sign, whoami
+from cefisim.api.web.server.venue_state import auth_store_of
+from tests.api.auth.auth_support import (
+    RESOURCE,
+    VENUE_PARTS,
+    FakeClock,
+    default_world,
+    pkce,
+    problem_middleware,
+    sign,
+    venue_parts,
+    whoami,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -112,8 +122,8 @@ async def server() -> AsyncIterator[tuple[str, AuthStore, Any]]:
     world = default_world()
     store = AuthStore.from_scenario(world.api_keys, world.oauth_clients, FakeClock())  # real wall clock
     app = web.Application(middlewares=[problem_middleware])
-    app[AUTH_STORE] = store
-    app.add_routes([*auth_routes(), web.get("/cb", callback), web.get("/_test/whoami", whoami)])
+    app[VENUE_PARTS] = venue_parts(store)
+    app.add_routes([*auth_routes(auth_store_of), web.get("/cb", callback), web.get("/_test/whoami", whoami)])
     runner = web.AppRunner(app)
     await runner.setup()
     sock = socket.socket()

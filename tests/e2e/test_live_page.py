@@ -27,7 +27,7 @@ from cefisim.api.edge.signing import sign
 from cefisim.api.formats.scenario import load_scenario
 from cefisim.api.pytest_plugin import serving
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.web.control.stream import STREAMS
+from cefisim.api.web.control.isolated_venues import VENUES
 from cefisim.api.web.server.keys import ServerOptions
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.e2e.test_consent_browser import WebDriver, browser_fixture  # noqa: F401  the `browser` fixture
@@ -152,7 +152,7 @@ async def test_the_frame_loop_keeps_drawing_under_a_stream_of_events(
     of Bob's that trade with the best ask (a trade and a depth event each), then four bids of Alice's
     placed and cancelled (an order and a depth event each). The page watches instrument 1 as Alice."""
     await open_page(browser, server, "instrument=1&client=100")
-    hub = server.app[STREAMS]
+    hub = server.app[VENUES].default.stream_hub
     before = await js(browser, "return window.cefisimLive.stats.events")
     samples: list[dict[str, Any]] = []
 
@@ -261,7 +261,7 @@ async def test_a_virtual_time_budget_screenshot_of_once_finishes(server: Server,
             proc.kill()
             await proc.wait()
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert server.app[STREAMS].open == 0  # the page's stream ended with its snapshot
+    assert server.app[VENUES].default.stream_hub.open == 0  # the page's stream ended with its snapshot
     print(f"\nonce=1 screenshot: {png}")
 
 

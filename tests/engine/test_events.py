@@ -37,7 +37,7 @@ def definitions(source: str, filename: str) -> list[str]:
 
 
 def test_sources_found() -> None:
-    assert ROOT / "engine" / "events.py" in SOURCES and ROOT / "api" / "web" / "control" / "stream_hub.py" in SOURCES
+    assert ROOT / "engine" / "events.py" in SOURCES and ROOT / "api" / "web" / "server" / "stream_hub.py" in SOURCES
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(ROOT)) for p in SOURCES])

@@ -104,13 +104,16 @@ def test_control_route_survives_hostile_input(
         assume("to" not in body.decode("utf-8", "replace") and _advance_seconds(body) <= MAX_ADVANCE_S)
     query = data.draw(QUERY, label="query")
     exchange(served, client, method, target + (f"?{query}" if query else ""), body, data.draw(HEADERS, label="headers"))
-    served.on_loop(lambda: served.app[_faults_key()].clear())  # an accepted fault plan must not outlive the example
+    served.on_loop(_end_http_faults(served.app))  # an accepted fault plan must not outlive the example
 
 
-def _faults_key():  # type: ignore[no-untyped-def]
-    from cefisim.api.web.control.faults import FAULTS
+def _end_http_faults(app: Any) -> Any:
+    from cefisim.api.web.control.isolated_venues import VENUES
 
-    return FAULTS
+    def end() -> None:
+        app[VENUES].default.http_faults = None
+
+    return end
 
 
 @st.composite

@@ -39,7 +39,7 @@ from cefisim.api.formats.scenario import Scenario, format_time, parse_time
 from cefisim.api.formats.scenario.command import parse_and_load
 from cefisim.api.runtime.journal_file import JournalWriteError
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.side_state.sides import SideRecord
+from cefisim.api.side_state.side_states import SideStateRecord
 from cefisim.engine.recorded.market import latency_draw
 from cefisim.engine.simulation.backtest import Harness, StrategyLoop
 from cefisim.engine.simulation.figures import figures
@@ -184,7 +184,7 @@ class _Reporting:
     def __init__(self, sim: Simulation, bar: Progress, tape: BookTape | None) -> None:
         self.sim = sim
         self.runner = sim.runner
-        self.sides = sim.scenario.has_side_events()
+        self.side_state_events = sim.scenario.has_side_state_events()
         self.bar = bar
         self.tape = tape
         self.interrupted = False
@@ -199,8 +199,8 @@ class _Reporting:
     def steps(self, t: int) -> Iterator[Step]:
         self.bar.at(t)
         steps = self.runner.steps(t, self.sim.scenario_submit)  # journaled as the scenario's
-        if self.sides:  # a venue_faults event is journaled (a restart regenerates it) but no command
-            return (step for step in steps if type(step[1]) is not SideRecord)
+        if self.side_state_events:  # a venue_faults event is journaled (a restart regenerates it) but no command
+            return (step for step in steps if type(step[1]) is not SideStateRecord)
         return steps
 
     def on_sigint(self, signum: int, frame: FrameType | None) -> None:

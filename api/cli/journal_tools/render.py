@@ -16,8 +16,8 @@ from cefisim.api.side_state.venue_faults import FIELDS as VENUE_FAULT_FIELDS
 from cefisim.api.side_state.venue_faults import VENUE
 from cefisim.engine.journal import FIELD_NAMES
 
-#: the field names of side records (``docs/journal.md``) whose values read well as ``name=value``
-_SIDE_FIELD_NAMES = {VENUE: VENUE_FAULT_FIELDS}
+#: the field names of side-state records (``docs/journal.md``) whose values read well as ``name=value``
+_SIDE_STATE_FIELD_NAMES = {VENUE: VENUE_FAULT_FIELDS}
 #: ids shown on an order's line, in this order, when given
 _ORDER_IDS = ("external_id", "msg_id", "parent_id")
 
@@ -25,7 +25,7 @@ _ORDER_IDS = ("external_id", "msg_id", "parent_id")
 def fields(record: Record) -> dict[str, Any] | None:
     """The record's values by field name, or None for a kind this version does not know (or whose
     values do not fit it)."""
-    names = FIELD_NAMES.get(record.kind) or _SIDE_FIELD_NAMES.get(record.kind)
+    names = FIELD_NAMES.get(record.kind) or _SIDE_STATE_FIELD_NAMES.get(record.kind)
     if names is None or len(names) != len(record.values):
         return None
     return dict(zip(names, record.values, strict=True))

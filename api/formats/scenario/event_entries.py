@@ -4,7 +4,7 @@ Contract: ``event`` returns ``(at, command)`` with ``at`` not before the start, 
 document has a problem (it is refused as a whole, so a partial command is never built). Order
 prices and quantities are checked for syntax only (why: ``loader.py``); transfer amounts must be
 exact in the asset. A ``venue_faults`` event's "command" is the ``faults.venue`` record it writes (a
-:class:`SideRecord`: the faults are no engine state, ``api/side_state/venue_faults.py``).
+:class:`SideStateRecord`: the faults are no engine state, ``api/side_state/venue_faults.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from cefisim.api.formats.scenario.format_keys import (
     TRANSFER_TYPES,
 )
 from cefisim.api.formats.scenario.parser import Parser
-from cefisim.api.side_state.sides import SideRecord
+from cefisim.api.side_state.side_states import SideStateRecord
 from cefisim.api.side_state.venue_faults import MAX_LAG_MS, MAX_SKEW_S, VENUE
 from cefisim.engine.commands import (
     AdvanceClock,
@@ -56,7 +56,7 @@ INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 STP_VALUES = tuple(SelfTradePrevention)
 
 
-def event(parser: Parser, value: object, path: str) -> tuple[int, Command | SideRecord] | None:
+def event(parser: Parser, value: object, path: str) -> tuple[int, Command | SideStateRecord] | None:
     """One timed event as (at, command); None once the document has a problem (it is refused)."""
     if not isinstance(value, dict):
         parser.err(path, f"must be an object, got {kind_of(value)}")
@@ -205,12 +205,12 @@ def ev_venue_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | No
     return VenueCancel(reason, client.id if client else None, inst.id if inst else None)
 
 
-def ev_venue_faults(parser: Parser, d: dict, path: str, at: int) -> SideRecord | None:
+def ev_venue_faults(parser: Parser, d: dict, path: str, at: int) -> SideStateRecord | None:
     """Reads lagging, late fills and the clock skew from ``at`` on, all three (an absent one is 0)."""
     lag = parser.get(d, "read_lag_ms", path, lambda v, p: parser.integer(v, p, 0, MAX_LAG_MS), default=0)
     delay = parser.get(d, "fill_delay_ms", path, lambda v, p: parser.integer(v, p, 0, MAX_LAG_MS), default=0)
     skew = parser.get(d, "clock_skew_s", path, lambda v, p: parser.integer(v, p, -MAX_SKEW_S, MAX_SKEW_S), default=0)
-    return None if parser.problems else SideRecord(VENUE, [lag, delay, skew])
+    return None if parser.problems else SideStateRecord(VENUE, [lag, delay, skew])
 
 
 def ev_latency(parser: Parser, d: dict, path: str, at: int) -> Command | None:
@@ -242,7 +242,7 @@ def ev_client_info(parser: Parser, d: dict, path: str, at: int) -> Command | Non
 
 
 #: event type -> the function that checks its fields and builds its command
-EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | SideRecord | None]] = {
+EVENT_PARSERS: dict[str, Callable[[Parser, dict, str, int], Command | SideStateRecord | None]] = {
     "order": ev_order,
     "modify": ev_modify,
     "cancel": ev_cancel,

@@ -20,7 +20,7 @@ from typing import Any
 
 from cefisim.api.formats.recorded.source import RecordedSpec, attach
 from cefisim.api.formats.scenario.document import kind_of
-from cefisim.api.side_state.sides import SideRecord
+from cefisim.api.side_state.side_states import SideStateRecord
 from cefisim.engine.clock import NS_PER_SECOND
 from cefisim.engine.commands import AdvanceClock, Command, SetLatency, SetSettlementDelay
 from cefisim.engine.reference import Asset, Client, Instrument
@@ -134,7 +134,7 @@ class Scenario:
     api_keys: list[dict[str, Any]]
     oauth_clients: list[dict[str, Any]]
     #: timed commands, and (``venue_faults``) records of state kept beside the engine
-    events: list[tuple[int, Command | SideRecord]]
+    events: list[tuple[int, Command | SideStateRecord]]
     agents: list[AnySpec]
     settings: dict[str, Any]
     description: str | None = None
@@ -184,19 +184,19 @@ class Scenario:
         return venue
 
     def runner(
-        self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random, sides: bool = False
+        self, venue: Venue, make_rng: Callable[[int], random.Random] = random.Random, side_states: bool = False
     ) -> ScenarioRunner:
         """A runner that feeds this scenario's events and agents into ``venue``. Events that set state
-        beside the engine (``venue_faults``) are left out unless ``sides``: the runner then hands them to
+        beside the engine (``venue_faults``) are left out unless ``side_states``: the runner then hands them to
         its submit in a command's place, which must take them (``api/runtime/simulation.py`` applies
         them, ``cefisim replay`` journals them)."""
-        events = self.events if sides else [(at, e) for at, e in self.events if type(e) is not SideRecord]
-        return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]  # side records in a command's place: the submit takes them
+        events = self.events if side_states else [(at, e) for at, e in self.events if type(e) is not SideStateRecord]
+        return ScenarioRunner(venue, events, self.agents, self.seed, make_rng)  # type: ignore[arg-type]  # side-state records in a command's place: the submit takes them
 
-    def has_side_events(self) -> bool:
+    def has_side_state_events(self) -> bool:
         """Whether an event sets state beside the engine (``venue_faults``): its runner's submit must
         take such records too (a scenario without them pays nothing per command for that)."""
-        return any(type(e) is SideRecord for _, e in self.events)
+        return any(type(e) is SideStateRecord for _, e in self.events)
 
     def shifted(self, delta_ns: int) -> Scenario:
         """The same scenario with every time moved by ``delta_ns`` (e.g. to start at the wall clock)."""

@@ -40,7 +40,6 @@ from cefisim.api.auth.routes import auth_routes
 from cefisim.api.edge import versions
 from cefisim.api.edge.openapi_blocks import described, servers
 from cefisim.api.edge.paths import CEFI
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.web.cefi.openapi_auth import AUTH_OPERATIONS, auth_schemas, auth_security_schemes, plain_responses
 from cefisim.api.web.cefi.openapi_operations import (
     headers,
@@ -60,7 +59,7 @@ from cefisim.api.web.cefi.openapi_schemas import (
 )
 from cefisim.api.web.cefi.route_table import CEFI_ROUTES
 from cefisim.api.web.control.openapi import CONTROL_OPENAPI_PATH, control_template
-from cefisim.api.web.server.keys import SIM
+from cefisim.api.web.server.venue_state import VENUE, auth_store_of
 
 OPENAPI_PATH = CEFI + "/openapi.json"
 INTERFACE_RELEASE = "1.0.8"  # the CeFi direct release this emulator follows
@@ -80,7 +79,7 @@ def _document(served: tuple[str, ...]) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for method, path, _handler, signed in CEFI_ROUTES:
         paths.setdefault(CEFI + path, {})[method.lower()] = operation(method, path, signed, served)
-    for route in auth_routes():
+    for route in auth_routes(auth_store_of):
         paths.setdefault(route.path, {})[route.method.lower()] = described(AUTH_OPERATIONS, route.method, route.path)
     for method, path in PAPER_OPERATIONS:  # api/web/cefi/paper.py's routes take every method: the two it serves
         paths.setdefault(path, {})[method.lower()] = described(PAPER_OPERATIONS, method, path)
@@ -169,7 +168,7 @@ def serve_document(request: web.Request, document: dict[str, Any]) -> web.Respon
 
 async def get_openapi(request: web.Request) -> web.Response:
     """GET /v1/cefi/openapi.json: this document, as of the engine clock."""
-    return serve_document(request, _document(tuple(versions.supported(venue_of(request)[SIM].now_ns()))))
+    return serve_document(request, _document(tuple(versions.supported(request[VENUE].sim.now_ns()))))
 
 
 async def get_control_openapi(request: web.Request) -> web.Response:

@@ -22,7 +22,8 @@ from aiohttp import web
 
 import cefisim
 from cefisim.api.edge.problems import Problem
-from cefisim.api.web.server.keys import OPTIONS, SIM
+from cefisim.api.web.control.isolated_venues import VENUES
+from cefisim.api.web.server.keys import OPTIONS
 
 __all__ = ["DOCS_PREFIX", "docs_folder", "page_titles", "pages_routes"]
 
@@ -72,8 +73,8 @@ def _link(href: str, text: str, note: str = "") -> str:
 
 
 async def index(request: web.Request) -> web.Response:
-    """``GET /``: what this server serves, as links."""
-    sim, options = request.app[SIM], request.app[OPTIONS]
+    """``GET /``: what this server serves (its default venue, ``--scenario``), as links."""
+    sim, options = request.app[VENUES].default.sim, request.app[OPTIONS]
     items = []
     control = options.environment != "production"
     if control:

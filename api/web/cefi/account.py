@@ -9,12 +9,11 @@ from aiohttp import web
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import balance_record, client_record, ns, transfer_record
 from cefisim.api.edge.validate import F, check_object, query_id
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.web.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.web.cefi.paging import listing_client, paging
 from cefisim.api.web.cefi.reject_problems import problem_for
 from cefisim.api.web.server.http import respond, respond_list
-from cefisim.api.web.server.keys import SIM
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
 from cefisim.engine.commands import RequestTransfer, SetClientInfo
 from cefisim.engine.queries import page, transfers
@@ -64,7 +63,7 @@ PATCH_CLIENT = {
 async def get_clients(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("id"), "id")
-    client = queries.client(venue_of(request)[SIM].read_venue(), client_id)
+    client = queries.client(request[VENUE].sim.read_venue(), client_id)
     assert client is not None  # the signature named it
     mnemonic = request.query.get("mnemonic")
     found = [client] if mnemonic is None or mnemonic == client.mnemonic else []
@@ -77,7 +76,7 @@ async def patch_clients(request: web.Request) -> web.Response:
     client_id, body = await signed_json(request)
     body = check_object(body, PATCH_CLIENT, "")
     same_client(request, client_id, body["id"], "id")
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     info = body["info"]
     current = _client_record(sim.venue, client_id)["info"]
     for name in CLIENT_INFO_READ_ONLY:
@@ -103,7 +102,7 @@ def _client_record(venue: Venue, client_id: int) -> dict[str, Any]:
 async def get_balances(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
-    venue = venue_of(request)[SIM].read_venue()
+    venue = request[VENUE].sim.read_venue()
     asset_id = query_id(request.query, "asset_id")
     name = request.query.get("asset_name")
     records = [
@@ -119,7 +118,7 @@ async def get_balances_activity(request: web.Request) -> web.Response:
     and test funds."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    venue = venue_of(request)[SIM].read_venue()
+    venue = request[VENUE].sim.read_venue()
     asset_filter = query_id(request.query, "asset_id")
     changes = queries.balance_changes(venue, client_id)
     if asset_filter is not None:
@@ -164,14 +163,14 @@ async def post_transfer(request: web.Request) -> web.Response:
     body = check_object(body, POST_TRANSFER, "")
     req = body["request"]
     same_client(request, client_id, req["client_id"], "request.client_id")
-    asset = queries.asset(venue_of(request)[SIM].venue, int(req["asset_id"]))
+    asset = queries.asset(request[VENUE].sim.venue, int(req["asset_id"]))
     if asset is None:
         raise bad_request("request.asset_id", f"unknown asset {req['asset_id']}")
     units = asset.grid.to_units(req["amount"])
     if units is None:
         raise bad_request("request.amount", f"finer than the asset's {asset.decimals} decimals")
     cmd = RequestTransfer(client_id, asset.id, req["amount"], req["type"], req["platform"], _instructions(req))
-    result = venue_of(request)[SIM].submit(cmd)
+    result = request[VENUE].sim.submit(cmd)
     if result.transfer is None:
         assert result.reject is not None
         raise problem_for(result.reject, "request")
@@ -181,13 +180,13 @@ async def post_transfer(request: web.Request) -> web.Response:
 async def get_transfers(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    found, cursor = transfers(venue_of(request)[SIM].read_venue(), client_id, before, skip, size)
+    found, cursor = transfers(request[VENUE].sim.read_venue(), client_id, before, skip, size)
     return respond_list(request, [transfer_record(t, listing=True) for t in found], size, cursor)
 
 
 async def get_transfers_active(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
-    venue = venue_of(request)[SIM].read_venue()
+    venue = request[VENUE].sim.read_venue()
     wanted = query_id(request.query, "transfer_id")
     if wanted is not None:
         t = queries.client_transfer(venue, client_id, wanted)

@@ -12,8 +12,8 @@ from typing import Any
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import balance_record
 from cefisim.api.runtime.simulation import Simulation
-from cefisim.api.web.cefi import paper
 from cefisim.api.web.cefi.reject_problems import problem_for
+from cefisim.api.web.server.venue_state import MovePaperFunds
 from cefisim.engine import queries
 from cefisim.engine.commands import PaperFunds
 from cefisim.engine.reference import ID_RE, Asset
@@ -33,8 +33,9 @@ def _funds_problem(reason: Reject, asset: Asset) -> Problem:
     return problem_for(reason, "amount")
 
 
-def paper_funds_for(sim: Simulation) -> paper.PaperFunds:
-    """The ``PAPER_FUNDS`` callable of ``api/web/cefi/paper.py``, bound to a simulation."""
+def paper_funds_for(sim: Simulation) -> MovePaperFunds:
+    """A venue's ``paper_funds`` (``api/web/server/venue_state.py``, served by ``api/web/cefi/paper.py``),
+    bound to its simulation."""
 
     def paper_funds(client_id: str, asset: str, amount: str, remove: bool) -> dict[str, Any]:
         venue = sim.venue

@@ -15,9 +15,9 @@ from aiohttp import web
 
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.signing import CHALLENGE, H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, verify
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.web.server.http import parse_json
-from cefisim.api.web.server.keys import CLIENT_ID, OPTIONS, SIM
+from cefisim.api.web.server.keys import CLIENT_ID, OPTIONS
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
 from cefisim.engine.reference import ID_RE
 
@@ -35,7 +35,7 @@ async def signed_json(request: web.Request) -> tuple[int, Any]:
 
 def _verified(request: web.Request, body: bytes) -> int:
     opts = request.app[OPTIONS]
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     h = request.headers
     outcome = verify(
         h.get(H_TOKEN),
@@ -64,6 +64,6 @@ def same_client(request: web.Request, acting: int, named: str | None, field: str
         return
     if not ID_RE.fullmatch(named) or len(named) > 19:
         raise bad_request(field, "must match ^[1-9][0-9]*$")
-    if not queries.has_client(venue_of(request)[SIM].venue, int(named)):
+    if not queries.has_client(request[VENUE].sim.venue, int(named)):
         raise Problem(404, "unknown-client", f"{field}: no client {named}")
     raise Problem(403, "forbidden", f"{field}: the request is signed for client {acting}, not {named}")

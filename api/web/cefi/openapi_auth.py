@@ -2,7 +2,7 @@
 
 Described in the CeFi document (tag ``auth``) because a client of the venue needs both: the key
 exchange and OAuth give the bearer tokens of the gateway routes. :data:`AUTH_OPERATIONS` describes
-each route of ``api.auth.routes.auth_routes()`` (the tests fail on a route it lacks); the rules are
+each route of ``api.auth.routes.auth_routes`` (the tests fail on a route it lacks); the rules are
 those of ``api/auth/`` and docs/auth.md: problems carry a stable ``error`` member, every 401 problem a
 ``WWW-Authenticate`` challenge, token responses ``Cache-Control: no-store``; the OAuth token endpoint
 answers RFC 6749 bodies instead of problems.
@@ -195,7 +195,7 @@ def _op(op_id: str, summary: str, responses: dict[str, Any], **rest: Any) -> dic
     return {"operationId": op_id, "summary": summary, "tags": ["auth"], "security": [], **rest, "responses": responses}
 
 
-#: (METHOD, path) -> the operation; every route of api.auth.routes.auth_routes() must have one
+#: (METHOD, path) -> the operation; every route of api.auth.routes.auth_routes must have one
 AUTH_OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", AUTH + "/api-key/token"): _op(
         "api_key_token",

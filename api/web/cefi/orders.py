@@ -12,13 +12,12 @@ from aiohttp import web
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import activity_item, order_record, trade_record
 from cefisim.api.edge.validate import F, check_object, is_external_id, query_id
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.web.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.web.cefi.paging import fills_before, listing_client, paging, trades_cursor
 from cefisim.api.web.cefi.reject_problems import problem_for, refusal_problem
 from cefisim.api.web.server.http import respond, respond_list
-from cefisim.api.web.server.keys import SIM
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
 from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import activity, client_order, order_status, orders, trades
@@ -91,7 +90,7 @@ async def post_order(request: web.Request) -> web.Response:
         msg_id=info.get("msg_id"),
         parent_id=info.get("parent_id"),
     )
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     refused = order_reject(sim.venue, cmd)
     if refused is not None:  # before the journal: a refused request leaves no trace
         raise refusal_problem(refused, info["instrument_id"])
@@ -122,7 +121,7 @@ async def patch_order(request: web.Request) -> web.Response:
         parent_id=info.get("parent_id"),
         prev_modify=info.get("prev_modify"),
     )
-    result = venue_of(request)[SIM].submit(cmd)
+    result = request[VENUE].sim.submit(cmd)
     if result.reject is not None:
         raise problem_for(result.reject, "id" if cmd.order_id is not None else "external_id")
     assert result.order is not None
@@ -138,7 +137,7 @@ def _ref(request: web.Request) -> str:
 
 async def delete_order(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    result = venue_of(request)[SIM].submit(CancelOrder(client_id, _ref(request)))
+    result = request[VENUE].sim.submit(CancelOrder(client_id, _ref(request)))
     if result.reject is not None:
         raise problem_for(result.reject, "ref_id")
     assert result.order is not None
@@ -155,7 +154,7 @@ def _visible(sim: Simulation, order: Order | None) -> Order | None:
 async def get_order_status(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
     same_client(request, client_id, request.query.get("client_id"), "client_id")
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     order = _visible(sim, order_status(sim.read_venue(), client_id, _ref(request)))
     if order is None:
         raise Problem(
@@ -168,27 +167,27 @@ async def get_orders(request: web.Request) -> web.Response:
     """GET /orders: the client's trade records of the last 24 hours, newest first (timestamp required)."""
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=True)
-    fills, cursor = trades(venue_of(request)[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(request[VENUE].sim.read_venue(), client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_trade(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    fills, cursor = trades(venue_of(request)[SIM].read_venue(), client_id, trades_cursor(request, before), skip, size)
+    fills, cursor = trades(request[VENUE].sim.read_venue(), client_id, trades_cursor(request, before), skip, size)
     return respond_list(request, [trade_record(f) for f in fills], size, cursor)
 
 
 async def get_orders_all(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
-    found, cursor = orders(venue_of(request)[SIM].read_venue(), client_id, before, skip, size)
+    found, cursor = orders(request[VENUE].sim.read_venue(), client_id, before, skip, size)
     return respond_list(request, [order_record(o) for o in found], size, cursor)
 
 
 async def get_orders_active(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     venue = sim.read_venue()
     wanted = query_id(request.query, "id")
     if wanted is None:
@@ -208,6 +207,6 @@ async def get_orders_activity(request: web.Request) -> web.Response:
     client_id = await listing_client(request)
     size, skip, before = paging(request, timestamp_required=False)
     items, cursor = activity(
-        venue_of(request)[SIM].read_venue(), client_id, before, skip, size, fills_before(request, before)
+        request[VENUE].sim.read_venue(), client_id, before, skip, size, fills_before(request, before)
     )
     return respond_list(request, [activity_item(*item) for item in items], size, cursor)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from cefisim.api.edge.validate import query_int, query_timestamp
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.edge.versions import V2024
 from cefisim.api.web.cefi.identity import same_client, signed_client
-from cefisim.api.web.server.keys import SIM, VERSION
+from cefisim.api.web.server.keys import VERSION
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine.queries import next_stamp
 
 MAX_SKIP = 2_147_483_647
@@ -31,7 +31,7 @@ def paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, 
         size = None
     skip = query_int(q, "skip", 0, 0, MAX_SKIP, clamp=False)
     before = query_timestamp(q, "timestamp", timestamp_required)
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     if before is None:
         before = next_stamp(sim.venue) + 1
     if sim.faults.read_lag_ns:  # reads behind the engine (docs/faults.md)
@@ -41,7 +41,7 @@ def paging(request: web.Request, timestamp_required: bool) -> tuple[int | None, 
 
 def fills_before(request: web.Request, before: int) -> int | None:
     """The cursor of trade records, late fills held back (``docs/faults.md``); None when none are."""
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     if not sim.faults.fill_delay_ns:
         return None
     return sim.faults.fills_before(sim.now_ns(), before)

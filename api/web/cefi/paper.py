@@ -3,7 +3,8 @@
 ``POST /v1/paper-trading/funds`` and ``POST /v1/paper-trading/funds/remove``, bearer auth (a
 key-exchange token; an organization token names the user in ``SVC-On-Behalf-Of``), JSON body
 ``{"asset": <asset id or name>, "amount": <positive decimal string>}``. The funds move on the
-CeFi client of the user the token acts for, through ``venue_of(request)[PAPER_FUNDS]``:
+CeFi client of the user the token acts for, through the venue's ``paper_funds``
+(``api/web/server/venue_state.py``):
 
     paper_funds(client_id, asset, amount, remove) -> balance record (dict), or an awaitable of one
 
@@ -17,8 +18,6 @@ Order of checks: environment (404) -> method (405) -> bearer (401/403) -> body (
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable
-from typing import Any, Protocol
 
 import orjson
 from aiohttp import web
@@ -26,20 +25,11 @@ from aiohttp import web
 from cefisim.api.auth.bearer import require_bearer
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.validate import F, check_object
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.web.server.http import parse_json
+from cefisim.api.web.server.keys import OPTIONS
+from cefisim.api.web.server.venue_state import VENUE
 
 PAPER_BODY = {"asset": F("str", required=True), "amount": F("decimal", required=True)}
-
-
-class PaperFunds(Protocol):
-    def __call__(
-        self, client_id: str, asset: str, amount: str, remove: bool
-    ) -> dict[str, Any] | Awaitable[dict[str, Any]]: ...
-
-
-PAPER_FUNDS = web.AppKey("paper_funds", PaperFunds)
-ENVIRONMENT = web.AppKey("environment", str)  # "production" turns paper trading off
 
 
 def paper_routes() -> list[web.RouteDef]:
@@ -68,16 +58,17 @@ async def _move(request: web.Request, *, remove: bool) -> web.Response:
     _check_environment(request)
     if request.method != "POST":
         raise Problem(405, "method-not-allowed", f"{request.method}: use POST", headers={"Allow": "POST"})
-    principal = require_bearer(request)
+    venue = request[VENUE]
+    principal = require_bearer(venue.auth_store, request)
     asset, amount = await _parse_body(request)
-    result = venue_of(request)[PAPER_FUNDS](principal.client_id, asset, amount, remove)
+    result = venue.paper_funds(principal.client_id, asset, amount, remove)
     if inspect.isawaitable(result):
         result = await result
     return web.Response(body=orjson.dumps(result), content_type="application/json")
 
 
 def _check_environment(request: web.Request) -> None:
-    if request.app.get(ENVIRONMENT) == "production":
+    if request.app[OPTIONS].environment == "production":
         raise Problem(404, "not-found", "paper trading does not exist in production")
 
 

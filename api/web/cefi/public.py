@@ -14,11 +14,11 @@ from cefisim.api.edge import versions
 from cefisim.api.edge.problems import bad_request
 from cefisim.api.edge.serialize import asset_record, instrument_record, iso, ns
 from cefisim.api.edge.validate import F, check_object, query_id
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.web.cefi.identity import signed_client
 from cefisim.api.web.cefi.reject_problems import problem_for
 from cefisim.api.web.server.http import read_json, respond, respond_list
-from cefisim.api.web.server.keys import OPTIONS, SIM, VERSION
+from cefisim.api.web.server.keys import OPTIONS, VERSION
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
 from cefisim.engine.quotes import QuoteResult, bbo, format_vwap, quote_base, quote_notional
 from cefisim.engine.reference import Instrument
@@ -34,11 +34,11 @@ MARKETS_QUOTE = {
 
 
 async def get_health(request: web.Request) -> web.Response:
-    return respond({"status": "ok", "timestamp": iso(venue_of(request)[SIM].now_ns()), "service": "cefi-direct"})
+    return respond({"status": "ok", "timestamp": iso(request[VENUE].sim.now_ns()), "service": "cefi-direct"})
 
 
 async def get_versions(request: web.Request) -> web.Response:
-    return respond(versions.versions_document(venue_of(request)[SIM].now_ns()))
+    return respond(versions.versions_document(request[VENUE].sim.now_ns()))
 
 
 async def _reference_read(request: web.Request) -> None:
@@ -48,7 +48,7 @@ async def _reference_read(request: web.Request) -> None:
 
 async def get_assets(request: web.Request) -> web.Response:
     await _reference_read(request)
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     wanted = query_id(request.query, "id")
     name = request.query.get("name")
     found = [
@@ -60,7 +60,7 @@ async def get_assets(request: web.Request) -> web.Response:
 
 
 def instrument_stats(request: web.Request, inst: Instrument) -> dict[str, Any]:
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     bid, bid_qty, ask, ask_qty = bbo(venue, inst.id)
     last = queries.last_price(venue, inst.id)
     fmt = inst.price_grid.format
@@ -75,7 +75,7 @@ def instrument_stats(request: web.Request, inst: Instrument) -> dict[str, Any]:
 
 async def get_instruments(request: web.Request) -> web.Response:
     await _reference_read(request)
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     wanted = query_id(request.query, "id")
     symbol = request.query.get("symbol")
     found = [
@@ -87,7 +87,7 @@ async def get_instruments(request: web.Request) -> web.Response:
 
 
 async def get_market_quote(request: web.Request) -> web.Response:
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     raw = request.query.get("instrument_id")
     if raw is not None and raw == "":
         raise bad_request("instrument_id", "must not be empty")
@@ -104,7 +104,7 @@ async def get_market_quote(request: web.Request) -> web.Response:
 
 
 def _quoted_instrument(request: web.Request, text: str) -> Instrument:
-    inst = queries.instrument(venue_of(request)[SIM].venue, int(text))
+    inst = queries.instrument(request[VENUE].sim.venue, int(text))
     if inst is None:
         raise bad_request("instrument_id", f"unknown instrument {text}")
     return inst
@@ -117,7 +117,7 @@ async def post_market_quote(request: web.Request) -> web.Response:
     amount = inst.quote.grid.to_units(body["qty"])
     if amount is None:
         raise bad_request("qty", f"finer than the quote asset's {inst.quote.decimals} decimals")
-    found = quote_notional(venue_of(request)[SIM].venue, inst, Side.BUY, amount, request.app[OPTIONS].quote_max_levels)
+    found = quote_notional(request[VENUE].sim.venue, inst, Side.BUY, amount, request.app[OPTIONS].quote_max_levels)
     if not isinstance(found, QuoteResult):
         raise problem_for(found, "qty")
     return respond(
@@ -128,7 +128,7 @@ async def post_market_quote(request: web.Request) -> web.Response:
 async def post_markets_quote(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), MARKETS_QUOTE, "")
     inst = _quoted_instrument(request, body["instrument_id"])
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     max_levels = request.app[OPTIONS].quote_max_levels
     if body["qty_unit"] == "BASE":
         lots = inst.qty_grid.to_units(body["qty"])

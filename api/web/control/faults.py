@@ -1,8 +1,9 @@
 """Injected faults, so a client's retry and timeout logic can be tested against the sandbox.
 
-A fault plan (``POST /_sim/faults``) hits the next ``count`` requests, or a ``share`` of requests
-chosen by a generator seeded from the scenario's seed (the same requests in the same order meet the
-same faults), optionally only under a path prefix. A hit request is delayed by ``delay_ms``, then:
+HTTP faults: an HTTP fault plan (``POST /_sim/faults``) hits the next ``count`` requests, or a
+``share`` of requests chosen by a generator seeded from the scenario's seed (the same requests in the
+same order meet the same faults), optionally only under a path prefix. A hit request is delayed by
+``delay_ms``, then:
 
 - ``status`` (e.g. 503): answered with that status as a problem, the command NOT applied;
 - ``drop``: the connection is closed without an answer, the command NOT applied;
@@ -29,24 +30,23 @@ import asyncio
 import hashlib
 import random
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.validate import F, ascii_digits, check_object
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.side_state.venue_faults import MAX_LAG_MS, MAX_SKEW_S
 from cefisim.api.web.control.plane import control_guard
 from cefisim.api.web.server.http import read_json, respond
-from cefisim.api.web.server.keys import SIM
+from cefisim.api.web.server.http_faults import HttpFaultPlan
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
 from cefisim.engine.commands import VenueCancel
 from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import VENUE_CANCEL_REASONS
 
-FAULTS_SPEC = {
+HTTP_FAULTS_SPEC = {
     "count": F("number"),
     "share": F("decimal"),
     "status": F("number"),
@@ -57,48 +57,6 @@ FAULTS_SPEC = {
 }
 
 
-@dataclass
-class FaultPlan:
-    count: int | None = None
-    share_ppm: int | None = None  # parts per million
-    status: int | None = None
-    delay_ms: int = 0
-    drop: bool = False
-    after: bool = False
-    path_prefix: str = "/v1/"
-    hits: int = 0
-    seen: int = 0
-    rng: random.Random = field(default_factory=random.Random)
-
-    def decide(self, path: str) -> bool:
-        if not path.startswith(self.path_prefix):
-            return False
-        self.seen += 1
-        if self.count is not None:
-            if self.hits >= self.count:
-                return False
-        elif self.share_ppm is not None and self.rng.randrange(1_000_000) >= self.share_ppm:
-            return False
-        self.hits += 1
-        return True
-
-    def describe(self) -> dict:
-        return {
-            "count": self.count,
-            "share": None if self.share_ppm is None else f"{self.share_ppm / 1e6:g}",
-            "status": self.status,
-            "delay_ms": self.delay_ms,
-            "drop": self.drop,
-            "after": self.after,
-            "path_prefix": self.path_prefix,
-            "hits": self.hits,
-            "seen": self.seen,
-        }
-
-
-FAULTS = web.AppKey("faults", list)  # [FaultPlan] or [] — a one-slot box the handlers replace
-
-
 def _whole(value: object, field_name: str, low: int, high: int) -> int:
     text = str(value)
     if not ascii_digits(text) or len(text) > 19 or not low <= int(text) <= high:
@@ -106,13 +64,13 @@ def _whole(value: object, field_name: str, low: int, high: int) -> int:
     return int(text)
 
 
-async def set_faults(request: web.Request) -> web.Response:
-    body = check_object(await read_json(request), FAULTS_SPEC, "")
+async def set_http_faults(request: web.Request) -> web.Response:
+    body = check_object(await read_json(request), HTTP_FAULTS_SPEC, "")
     if (body.get("count") is None) == (body.get("share") is None):
         raise bad_request("count", "give exactly one of count and share")
     if body.get("status") is None and not body.get("drop") and body.get("delay_ms") is None:
         raise bad_request("status", "a fault needs a status, drop or a delay_ms")
-    plan = FaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
+    plan = HttpFaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
     if body.get("count") is not None:
         plan.count = _whole(body["count"], "count", 1, 1_000_000)
     else:
@@ -128,19 +86,20 @@ async def set_faults(request: web.Request) -> web.Response:
     plan.delay_ms = _whole(body.get("delay_ms", 0), "delay_ms", 0, 60_000)
     plan.drop = bool(body.get("drop", False))
     plan.after = bool(body.get("after", False))
-    seed = venue_of(request)[SIM].scenario.seed
+    venue = request[VENUE]
+    seed = venue.sim.scenario.seed
     plan.rng = random.Random(int.from_bytes(hashlib.sha256(f"cefisim-faults:{seed}".encode()).digest()[:8], "big"))
-    venue_of(request)[FAULTS][:] = [plan]
+    venue.http_faults = plan
     return respond(plan.describe())
 
 
-async def get_faults(request: web.Request) -> web.Response:
-    box = venue_of(request)[FAULTS]
-    return respond(box[0].describe() if box else None)
+async def get_http_faults(request: web.Request) -> web.Response:
+    plan = request[VENUE].http_faults
+    return respond(plan.describe() if plan is not None else None)
 
 
-async def clear_faults(request: web.Request) -> web.Response:
-    venue_of(request)[FAULTS][:] = []
+async def clear_http_faults(request: web.Request) -> web.Response:
+    request[VENUE].http_faults = None
     return respond(None)
 
 
@@ -159,7 +118,7 @@ async def venue_cancel(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), VENUE_CANCEL_SPEC, "")
     client = int(body["client_id"]) if body.get("client_id") is not None else None
     inst = int(body["instrument_id"]) if body.get("instrument_id") is not None else None
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     if client is not None and not queries.has_client(sim.venue, client):
         raise Problem(404, "unknown-client", f"client_id: no client {client}")
     if inst is not None and queries.instrument(sim.venue, inst) is None:
@@ -185,22 +144,22 @@ async def set_venue_faults(request: web.Request) -> web.Response:
     lag = _whole(body.get("read_lag_ms", 0), "read_lag_ms", 0, MAX_LAG_MS)
     delay = _whole(body.get("fill_delay_ms", 0), "fill_delay_ms", 0, MAX_LAG_MS)
     skew = _skew(skew_given) if skew_given is not None else 0
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     sim.set_venue_faults(lag, delay, skew)
     return respond(sim.faults.describe())
 
 
 async def get_venue_faults(request: web.Request) -> web.Response:
-    return respond(venue_of(request)[SIM].faults.describe())
+    return respond(request[VENUE].sim.faults.describe())
 
 
 async def clear_venue_faults(request: web.Request) -> web.Response:
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     sim.set_venue_faults(0, 0, 0)
     return respond(sim.faults.describe())
 
 
-def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
+def _fail(request: web.Request, plan: HttpFaultPlan) -> web.StreamResponse:
     if plan.drop:
         if request.transport is not None:
             request.transport.abort()
@@ -208,8 +167,7 @@ def _fail(request: web.Request, plan: FaultPlan) -> web.StreamResponse:
     raise Problem(plan.status or 503, "injected-fault", "fault injected by the sandbox's control plane")
 
 
-async def _with_faults(request: web.Request, handler: Handler, box: list[FaultPlan]) -> web.StreamResponse:
-    plan: FaultPlan = box[0]
+async def _with_http_faults(request: web.Request, handler: Handler, plan: HttpFaultPlan) -> web.StreamResponse:
     if not plan.decide(request.path):
         return await handler(request)
     if plan.delay_ms:
@@ -229,17 +187,17 @@ def dispatch(request: web.Request, handler: Handler) -> Awaitable[web.StreamResp
     """
     if request.path.startswith("/_sim"):
         return control_guard(request, handler)
-    box = venue_of(request)[FAULTS]
-    if box:
-        return _with_faults(request, handler, box)
+    plan = request[VENUE].http_faults
+    if plan is not None:
+        return _with_http_faults(request, handler, plan)
     return handler(request)
 
 
 def fault_routes() -> list[web.RouteDef]:
     return [
-        web.get("/_sim/faults", get_faults),
-        web.post("/_sim/faults", set_faults),
-        web.delete("/_sim/faults", clear_faults),
+        web.get("/_sim/faults", get_http_faults),
+        web.post("/_sim/faults", set_http_faults),
+        web.delete("/_sim/faults", clear_http_faults),
         web.post("/_sim/faults/venue-cancel", venue_cancel),
         web.get("/_sim/faults/venue", get_venue_faults),
         web.post("/_sim/faults/venue", set_venue_faults),

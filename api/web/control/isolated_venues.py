@@ -8,13 +8,13 @@
 | DELETE | /_sim/venues/{venue_id} | end a venue (its memory and journal go); the default one cannot be ended (409) |
 | any | /_sim/venues/{venue_id}/... | every control route of the venue (``/_sim/venues/v1/book/1``, ``.../reset``) |
 
-Each venue's state is a small ``web.Application`` used as a typed mapping (never served): it holds
-the typed keys the server's own app holds for the default venue (``SIM``, ``AUTH_STORE``,
-``PAPER_FUNDS``, ``STREAMS``, ``FAULTS``, ``VENUE_ID``); what the venues share (options, request log,
-the hub) stays on the server's app. The server's middleware asks :meth:`VenueHub.route` once per
-request which venue the request belongs to and stores its state under the ``VENUE`` request key
-(``api/web/server/keys.py``), as moto picks a backend from a dict per request; handlers read it with
-``venue_of(request)``, so every handler serves the venue its credentials name without knowing venues
+Each venue's state is a :class:`~api.web.server.venue_state.VenueState` (its simulation, Auth store,
+paper funds, stream hub and HTTP fault plan), made by the app's one factory for the default venue and
+every created one; the hub holds them all (``default``, ``created``), and the server's app holds the
+hub with what the venues share (options, request log). The server's middleware asks
+:meth:`VenueHub.route` once per request which venue the request belongs to and stores its state under
+the ``VENUE`` request key, as moto picks a backend from a dict per request; handlers read
+``request[VENUE]``, so every handler serves the venue its credentials name without knowing venues
 exist:
 
 - a venue segment in the path (``/_sim/venues/{id}/...``): that venue; an unknown id is a 404 problem;
@@ -44,8 +44,6 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from cefisim.api.auth import AUTH_STORE
-from cefisim.api.auth.store import AuthStore
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import iso, ns
 from cefisim.api.edge.signing import H_TOKEN
@@ -53,15 +51,10 @@ from cefisim.api.formats.scenario import Scenario
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venue_keys import taken
 from cefisim.api.runtime.venues import DEFAULT_ID, Made, TooManyVenues, VenueError, Venues, VenueSpec
-from cefisim.api.web.cefi.funds import paper_funds_for
-from cefisim.api.web.cefi.paper import PAPER_FUNDS
-from cefisim.api.web.control.faults import FAULTS
 from cefisim.api.web.control.plane import check_control, read_bounded
-from cefisim.api.web.control.stream import STREAMS
-from cefisim.api.web.control.stream_hub import StreamHub
 from cefisim.api.web.server.http import parse_json, respond
-from cefisim.api.web.server.keys import OPTIONS, SIM, VENUE_ID
 from cefisim.api.web.server.ticker import start_ticker, stop_ticker
+from cefisim.api.web.server.venue_state import VenueState
 from cefisim.engine import queries
 
 MAX_SCENARIO_BYTES = 16 << 20  # a create body: a scenario document with its events
@@ -74,27 +67,35 @@ _AUTH_BODY_PATHS = ("/v1/auth/api-key/token", "/v1/auth/token/refresh", "/v1/aut
 _OAUTH_CLIENT_PATHS = ("/v1/auth/oauth/authorize", "/v1/auth/oauth/consent")
 
 
+#: the one factory of a venue's state (``api/web/app/application.py``: ``venue_states``): id, simulation
+MakeState = Callable[[str, Simulation], VenueState]
+
+
 class VenueHub:
     """The venues of one server over HTTP: their state, their clocks, and the routing of requests."""
 
-    def __init__(self, venues: Venues, auth_store: Callable[[Simulation, str], AuthStore]) -> None:
+    def __init__(self, sim: Simulation, venues: Venues, make_state: MakeState, speed: float | None = None) -> None:
+        """The hub of a server whose default venue runs ``sim``; created venues come from ``venues``;
+        every venue's state (the default's at once) from ``make_state``; the venues' clocks tick at
+        ``speed`` (the ``--speed`` of the virtual clock, ``api/web/server/ticker.py``)."""
         self.venues = venues
-        self._auth_store = auth_store
-        self.main: web.Application | None = None  # the server's app: the default venue's state
-        self.apps: dict[str, web.Application] = {}  # created venue id -> its state
-        self.by_key: dict[str, web.Application] = {}  # HMAC key -> venue
-        self.by_key_id: dict[str, web.Application] = {}  # Auth API key id -> venue
-        self.by_oauth_client: dict[str, web.Application] = {}  # OAuth client id -> venue
+        self._make_state = make_state
+        self._speed = speed
+        self.default = make_state(DEFAULT_ID, sim)  # the server's own venue (--scenario)
+        self.created: dict[str, VenueState] = {}  # created venue id -> its state
+        self.by_key: dict[str, VenueState] = {}  # HMAC key -> venue
+        self.by_key_id: dict[str, VenueState] = {}  # Auth API key id -> venue
+        self.by_oauth_client: dict[str, VenueState] = {}  # OAuth client id -> venue
         self._tickers: dict[str, asyncio.Task[None] | None] = {}
 
     # --- routing -----------------------------------------------------------------------------------
 
-    def route(self, request: web.Request) -> web.Application | None:
-        """The state of the venue the request belongs to, by its path or headers (``request.app``,
-        the server's own: the default venue). None when the credential is in the body (an Auth key
-        id, refresh token or code): the caller then awaits :meth:`route_body` once the body may be
-        read. A control route (``/_sim/``) is checked by the control plane's guard before any venue is
-        looked up, and follows only its path or its ``?venue=``, never a key header."""
+    def route(self, request: web.Request) -> VenueState | None:
+        """The state of the venue the request belongs to, by its path or headers. None when the
+        credential is in the body (an Auth key id, refresh token or code): the caller then awaits
+        :meth:`route_body` once the body may be read. A control route (``/_sim/``) is checked by the
+        control plane's guard before any venue is looked up, and follows only its path or its
+        ``?venue=``, never a key header."""
         if request.path.startswith("/_sim"):
             venue_id = request.match_info.get("venue_id")
             named = request.query.get("venue") if request.query_string else None
@@ -109,15 +110,15 @@ class VenueHub:
             if venue_id is None:
                 venue_id = named or ""
             if venue_id in ("", DEFAULT_ID):
-                return request.app
+                return self.default
             check_control(request)
-            target = self.apps.get(venue_id)
+            target = self.created.get(venue_id)
             if target is None:
                 field = "venue_id" if "venue_id" in request.match_info else "venue"
                 raise Problem(404, "unknown-venue", f"{field}: no venue {venue_id!r} (GET /_sim/venues lists them)")
             return target
-        if not self.apps:
-            return request.app
+        if not self.created:
+            return self.default
         headers = request.headers
         key = headers.get(H_TOKEN)
         if key is not None:
@@ -129,56 +130,48 @@ class VenueHub:
                     target = self.by_oauth_client.get(request.query.get("client_id", ""))
                 elif request.method == "POST" and request.path in _AUTH_BODY_PATHS:
                     return None
-        return request.app if target is None else target
+        return self.default if target is None else target
 
-    async def route_body(self, request: web.Request) -> web.Application:
+    async def route_body(self, request: web.Request) -> VenueState:
         """The venue of an Auth request whose credential is in the body (a key id, a refresh token, a
         code); the default venue when the body names none (its handler reports a bad body)."""
-        target: web.Application | None = None
+        target: VenueState | None = None
         if request.content_type == "application/x-www-form-urlencoded":
             try:
                 form: Any = await request.post()
             except (ValueError, LookupError):  # bytes not of the charset, or a charset Python does not know
-                return request.app  # the handler reports it
+                return self.default  # the handler reports it
         else:
             try:
                 form = orjson.loads(await request.read())
             except orjson.JSONDecodeError:
-                return request.app
+                return self.default
             if not isinstance(form, dict):
-                return request.app
+                return self.default
             key_id = form.get("key_id")
             if isinstance(key_id, str):
                 target = self.by_key_id.get(key_id)
-                return request.app if target is None else target
+                return self.default if target is None else target
         secret = form.get("code") or form.get("refresh_token")
         if isinstance(secret, str):
             target = self._by_secret(secret)
-        return request.app if target is None else target
+        return self.default if target is None else target
 
-    def _by_secret(self, secret: str) -> web.Application | None:
+    def _by_secret(self, secret: str) -> VenueState | None:
         venue_id, dot, _ = secret.partition(".")
-        return self.apps.get(venue_id) if dot else None
+        return self.created.get(venue_id) if dot else None
 
     # --- life of a venue ---------------------------------------------------------------------------
 
-    def _attach(self, venue_id: str, sim: Simulation) -> web.Application:
-        """A created venue's state: the server app's keys, with the venue's own where they differ."""
-        main = self.main
-        assert main is not None
-        app = web.Application()
-        store = self._auth_store(sim, f"{venue_id}.")
-        app[SIM] = sim
-        app[AUTH_STORE] = store
-        app[PAPER_FUNDS] = paper_funds_for(sim)
-        app[FAULTS] = []
-        app[STREAMS] = StreamHub(sim, main[STREAMS].settings, venue=venue_id, server=main[STREAMS].server)
-        app[VENUE_ID] = venue_id
-        self.apps[venue_id] = app
-        self.by_key.update(dict.fromkeys(sim.scenario.hmac_keys, app))
-        self.by_key_id.update(dict.fromkeys(store.key_ids(), app))
-        self.by_oauth_client.update(dict.fromkeys(store.oauth_client_ids(), app))
-        return app
+    def _attach(self, venue_id: str, sim: Simulation) -> VenueState:
+        """A created venue's state, routed to from now on."""
+        state = self._make_state(venue_id, sim)
+        store = state.auth_store
+        self.created[venue_id] = state
+        self.by_key.update(dict.fromkeys(sim.scenario.hmac_keys, state))
+        self.by_key_id.update(dict.fromkeys(store.key_ids(), state))
+        self.by_oauth_client.update(dict.fromkeys(store.oauth_client_ids(), state))
+        return state
 
     def start(self) -> None:
         """Rebuild the venues the journal's manifest leaves alive (on server start)."""
@@ -187,9 +180,10 @@ class VenueHub:
             self._attach(venue_id, sim)
 
     def start_clocks(self) -> None:
-        assert self.main is not None
-        for venue_id, app in self.apps.items():
-            self._tickers[venue_id] = start_ticker(app[SIM], self.main[OPTIONS].speed)
+        """Every venue's clock, the default's and each created one's (``api/web/server/ticker.py``)."""
+        self._tickers[DEFAULT_ID] = start_ticker(self.default.sim, self._speed)
+        for venue_id, state in self.created.items():
+            self._tickers[venue_id] = start_ticker(state.sim, self._speed)
 
     async def create(self, raw: bytes) -> dict[str, Any]:
         """A venue from a create body (JSON bytes): what the 201 answers, its credentials included.
@@ -209,14 +203,13 @@ class VenueHub:
         finally:
             self.venues.release(venue_id)
         sim = made.sim
-        app = self._attach(venue_id, sim)
-        assert self.main is not None
-        self._tickers[venue_id] = start_ticker(sim, self.main[OPTIONS].speed)
+        state = self._attach(venue_id, sim)
+        self._tickers[venue_id] = start_ticker(sim, self._speed)
         if gc.get_freeze_count():
             # the server froze what it loaded (``cefisim serve``): a venue made later joins it, or every
             # full collection would walk every venue's books and records again
             gc.freeze()
-        doc = self.doc(venue_id, app, credentials=True)
+        doc = self.doc(venue_id, state, credentials=True)
         for client in doc["clients"]:
             client["secret"] = sim.scenario.hmac_keys[client["key"]][1]
         for key in doc["api_keys"]:
@@ -232,10 +225,9 @@ class VenueHub:
 
     def _taken(self, made: Made) -> tuple[str, str] | None:
         """The first credential of a new venue that another venue already has: (field, reason)."""
-        assert self.main is not None
-        store = self.main[AUTH_STORE]
+        store = self.default.auth_store
         used = {
-            "clients": self.by_key.keys() | self.main[SIM].scenario.hmac_keys.keys(),
+            "clients": self.by_key.keys() | self.default.sim.scenario.hmac_keys.keys(),
             "api_keys": self.by_key_id.keys() | set(store.key_ids()),
             "oauth_clients": self.by_oauth_client.keys() | set(store.oauth_client_ids()),
         }
@@ -249,30 +241,29 @@ class VenueHub:
         :class:`JournalWriteError` when it cannot be, and the venue serves on. The venue leaves the
         routing in the same step of the loop (a second delete of it finds none)."""
         self.venues.delete(venue_id)
-        app = self.apps.pop(venue_id, None)
-        if app is None:
+        state = self.created.pop(venue_id, None)
+        if state is None:
             return
         for table in (self.by_key, self.by_key_id, self.by_oauth_client):
-            for key in [k for k, a in table.items() if a is app]:
+            for key in [k for k, s in table.items() if s is state]:
                 del table[key]
         await stop_ticker(self._tickers.pop(venue_id, None))
-        await app[STREAMS].stop()
-        app[SIM].set_listener(None)
-        _unsignal(app)
+        await state.stream_hub.stop()
+        state.sim.set_listener(None)  # the hub listens to the simulation: a cycle, broken
 
     async def stop(self) -> None:
         for venue_id in list(self._tickers):
             await stop_ticker(self._tickers.pop(venue_id))
-        for app in self.apps.values():
-            await app[STREAMS].stop()
+        for state in self.created.values():
+            await state.stream_hub.stop()
         self.venues.close()
 
     # --- documents ---------------------------------------------------------------------------------
 
-    def doc(self, venue_id: str, app: web.Application, credentials: bool) -> dict[str, Any]:
+    def doc(self, venue_id: str, state: VenueState, credentials: bool) -> dict[str, Any]:
         """What ``GET /_sim/venues/{id}`` answers; with ``credentials`` the identifiers of its keys and
         clients (never a secret: those are answered once, by the create)."""
-        sim = app[SIM]
+        sim = state.sim
         spec: VenueSpec | None = self.venues.live[venue_id][0] if venue_id != DEFAULT_ID else None
         now = queries.now(sim.venue)
         out: dict[str, Any] = {
@@ -302,31 +293,18 @@ class VenueHub:
         aside = self.venues.set_aside[venue_id]
         return {"id": venue_id, "state": "set-aside", "reason": aside.reason}
 
-    def lookup(self, request: web.Request) -> tuple[str, web.Application | None]:
+    def lookup(self, request: web.Request) -> tuple[str, VenueState | None]:
         """The venue ``/_sim/venues/{id}`` names (not routed to it: a request must not hold a venue it
         ends); None for a set-aside one."""
         venue_id = request.match_info["id"]
         if venue_id == DEFAULT_ID:
-            assert self.main is not None
-            return venue_id, self.main
-        app = self.apps.get(venue_id)
-        if app is None:
+            return venue_id, self.default
+        state = self.created.get(venue_id)
+        if state is None:
             if venue_id in self.venues.set_aside:
                 return venue_id, None
             raise Problem(404, "unknown-venue", f"venue_id: no venue {venue_id!r}")
-        return venue_id, app
-
-
-def _unsignal(app: web.Application) -> None:
-    """Break the reference cycle an aiohttp Application is (each of its signals holds the app as its
-    owner) in a deleted venue's state, which is never served: its signals go, its mapping stays for a
-    request still holding it. With the simulation's own cycles broken (``Simulation.end``), the
-    venue is freed by reference counting: the server's heap is frozen (``cefisim serve``), and frozen
-    cycles are never collected, while a full collection would walk every venue of the server."""
-    state = vars(app)
-    signal = type(app.on_startup)
-    for name in [name for name, value in state.items() if isinstance(value, signal)]:
-        del state[name]
+        return venue_id, state
 
 
 def _takes_venue(path: str, venue_id: str | None) -> bool:
@@ -381,17 +359,16 @@ async def create_venue(request: web.Request) -> web.Response:
 
 async def list_venues(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
-    assert hub.main is not None
-    docs = [hub.doc(DEFAULT_ID, hub.main, credentials=False)]
-    docs += [hub.doc(venue_id, app, credentials=False) for venue_id, app in hub.apps.items()]
+    docs = [hub.doc(DEFAULT_ID, hub.default, credentials=False)]
+    docs += [hub.doc(venue_id, state, credentials=False) for venue_id, state in hub.created.items()]
     docs += [hub.set_aside_doc(venue_id) for venue_id in hub.venues.set_aside]
     return respond(docs)
 
 
 async def get_venue(request: web.Request) -> web.Response:
     hub = request.app[VENUES]
-    venue_id, app = hub.lookup(request)
-    return respond(hub.set_aside_doc(venue_id) if app is None else hub.doc(venue_id, app, credentials=True))
+    venue_id, state = hub.lookup(request)
+    return respond(hub.set_aside_doc(venue_id) if state is None else hub.doc(venue_id, state, credentials=True))
 
 
 async def delete_venue(request: web.Request) -> web.Response:
@@ -425,17 +402,19 @@ def venue_routes(control: list[web.RouteDef]) -> list[web.RouteDef]:
 
 
 def install_venues(app: web.Application, hub: VenueHub) -> None:
-    """Give ``app`` (the default venue's state already on it) its venue hub; created venues' clocks
-    run while the server does, and their journals close with it."""
-    hub.main = app
+    """Give ``app`` (the server's) its venue hub; the default venue's streams end when the server shuts
+    down, every venue's clock runs while the server does, and created venues' journals close with it."""
     app[VENUES] = hub
-    app[VENUE_ID] = DEFAULT_ID
+
+    async def end_streams(_: web.Application) -> None:
+        await hub.default.stream_hub.stop()
 
     async def clocks(_: web.Application) -> Any:
         hub.start_clocks()
         yield
         await hub.stop()
 
+    app.on_shutdown.append(end_streams)
     app.cleanup_ctx.append(clocks)
 
 

@@ -35,7 +35,7 @@ from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.edge.validate import F
 from cefisim.api.formats.scenario.model import SECONDS_TEXT_RE
 from cefisim.api.web.control.faults import (
-    FAULTS_SPEC,
+    HTTP_FAULTS_SPEC,
     MAX_LAG_MS,
     MAX_SKEW_S,
     VENUE_CANCEL_SPEC,
@@ -105,8 +105,8 @@ def _whole(low: int, high: int, pattern: str) -> dict[str, Any]:
     return {"type": ["integer", "string"], "minimum": low, "maximum": high, "pattern": pattern}
 
 
-#: FAULTS_SPEC's fields as set_faults then checks them
-FAULT_FIELDS = {
+#: HTTP_FAULTS_SPEC's fields as set_http_faults then checks them
+HTTP_FAULT_FIELDS = {
     "count": _whole(1, 1_000_000, "^0*([1-9][0-9]{0,5}|1000000)$"),
     "share": {
         "type": "string",
@@ -336,7 +336,7 @@ def _schemas() -> dict[str, Any]:
             }
         ),
         "FaultRequest": with_rules(
-            object_schema(FAULTS_SPEC, overrides=FAULT_FIELDS),
+            object_schema(HTTP_FAULTS_SPEC, overrides=HTTP_FAULT_FIELDS),
             exactly_one(present("count"), present("share")),
             at_least_one(
                 present("status"),

@@ -39,19 +39,18 @@ from datetime import UTC, datetime
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from cefisim.api.auth import AUTH_STORE
 from cefisim.api.edge import serialize
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import iso, ns
 from cefisim.api.edge.validate import F, ascii_digits, check_object
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.formats.scenario.model import STATUS_RETENTION_RULE, status_retention_ns
 from cefisim.api.runtime.simulation import JournalWriteError
 from cefisim.api.runtime.snapshot import SnapshotError
 from cefisim.api.web.control.recorded_status import recorded_routes
 from cefisim.api.web.server.http import JSON, dumps, parse_json, read_json, respond
-from cefisim.api.web.server.keys import OPTIONS, SIM, VENUE_WORK
+from cefisim.api.web.server.keys import OPTIONS, VENUE_WORK
 from cefisim.api.web.server.request_log import recent_requests
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import build as engine_build
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
@@ -140,7 +139,7 @@ def _query_count(request: web.Request, name: str, default: int) -> int:
 def _instrument(request: web.Request) -> Instrument:
     """The instrument the path names; 404 when it names none."""
     raw = request.match_info["instrument_id"]
-    inst = queries.instrument(venue_of(request)[SIM].venue, int(raw)) if ascii_digits(raw) and len(raw) <= 19 else None
+    inst = queries.instrument(request[VENUE].sim.venue, int(raw)) if ascii_digits(raw) and len(raw) <= 19 else None
     if inst is None:
         raise Problem(404, "unknown-instrument", f"instrument_id: no instrument {raw!r}")
     return inst
@@ -159,13 +158,13 @@ def _ms(value: object, field: str, most_ms: int) -> int:
 
 
 def clock_doc(request: web.Request) -> dict:
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     now = queries.now(sim.venue)
     return {"now_ns": ns(now), "now": iso(now), "clock": sim.clock_mode}
 
 
 async def health(request: web.Request) -> web.Response:
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     counts = queries.counters(sim.venue)
     return respond(
         {
@@ -182,8 +181,9 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def reset(request: web.Request) -> web.Response:
-    venue_of(request)[SIM].reset()
-    venue_of(request)[AUTH_STORE].reset()
+    venue = request[VENUE]
+    venue.sim.reset()
+    venue.auth_store.reset()
     return respond({"status": "reset", **clock_doc(request)})
 
 
@@ -204,7 +204,7 @@ def _parse_instant(text: object, field: str) -> int:
 
 
 async def advance_clock(request: web.Request) -> web.Response:
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     if sim.clock_mode != "virtual":
         raise Problem(409, "wall-clock", "the server runs on the wall clock; start it with --clock virtual")
     body = check_object(await read_json(request), {"seconds": F("number"), "to": F("str"), "to_ns": F("id")}, "")
@@ -251,7 +251,7 @@ async def advance_clock(request: web.Request) -> web.Response:
 
 
 async def book(request: web.Request) -> web.Response:
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     inst = _instrument(request)
     depth = _query_count(request, "depth", 10)
     return respond(serialize.book_doc(inst, queries.book(venue, inst.id), depth, queries.now(venue)))
@@ -260,7 +260,7 @@ async def book(request: web.Request) -> web.Response:
 async def recent_trades(request: web.Request) -> web.Response:
     inst = _instrument(request)
     limit = _query_count(request, "limit", 50)
-    fills = queries.recent_trades(venue_of(request)[SIM].venue, inst.id, limit)
+    fills = queries.recent_trades(request[VENUE].sim.venue, inst.id, limit)
     return respond([serialize.sim_trade(inst, f.match_id, f.price, f.qty, f.order, f.timestamp) for f in fills])
 
 
@@ -268,12 +268,12 @@ async def list_instruments(request: web.Request) -> web.Response:
     """The venue's instruments (the live page of a created venue lists them: ``/v1/cefi/instruments``
     without a key reads the default venue)."""
     return respond(
-        [{"instrument_id": str(i.id), "symbol": i.symbol} for i in queries.instruments(venue_of(request)[SIM].venue)]
+        [{"instrument_id": str(i.id), "symbol": i.symbol} for i in queries.instruments(request[VENUE].sim.venue)]
     )
 
 
 async def get_latency(request: web.Request) -> web.Response:
-    entry_ns, modify_ns, cancel_ns = queries.latency(venue_of(request)[SIM].venue)
+    entry_ns, modify_ns, cancel_ns = queries.latency(request[VENUE].sim.venue)
     return respond({"entry_ms": _fmt_ms(entry_ns), "modify_ms": _fmt_ms(modify_ns), "cancel_ms": _fmt_ms(cancel_ns)})
 
 
@@ -284,7 +284,7 @@ def _fmt_ms(value_ns: int) -> str:
 async def set_latency(request: web.Request) -> web.Response:
     body = await read_json(request)
     check_object(body, {"entry_ms": F("number"), "modify_ms": F("number"), "cancel_ms": F("number")}, "")
-    entry_ns, modify_ns, cancel_ns = queries.latency(venue_of(request)[SIM].venue)
+    entry_ns, modify_ns, cancel_ns = queries.latency(request[VENUE].sim.venue)
     cmd = SetLatency(
         entry_ns=_ms(body["entry_ms"], "entry_ms", MAX_LATENCY_MS) if body.get("entry_ms") is not None else entry_ns,
         modify_ns=_ms(body["modify_ms"], "modify_ms", MAX_LATENCY_MS)
@@ -294,25 +294,25 @@ async def set_latency(request: web.Request) -> web.Response:
         if body.get("cancel_ms") is not None
         else cancel_ns,
     )
-    venue_of(request)[SIM].submit(cmd)
+    request[VENUE].sim.submit(cmd)
     return await get_latency(request)
 
 
 async def set_settlement_delay(request: web.Request) -> web.Response:
     body = check_object(await read_json(request), {"ms": F("number", required=True)}, "")
-    venue_of(request)[SIM].submit(SetSettlementDelay(_ms(body["ms"], "ms", MAX_SETTLEMENT_DELAY_MS)))
+    request[VENUE].sim.submit(SetSettlementDelay(_ms(body["ms"], "ms", MAX_SETTLEMENT_DELAY_MS)))
     return respond({"ms": body["ms"]})
 
 
 async def set_instrument_status(request: web.Request) -> web.Response:
     inst_id = _instrument(request).id
     body = check_object(await read_json(request), {"status": F("enum", required=True, values=INSTRUMENT_STATUSES)}, "")
-    venue_of(request)[SIM].submit(SetInstrumentStatus(inst_id, body["status"]))
+    request[VENUE].sim.submit(SetInstrumentStatus(inst_id, body["status"]))
     return respond({"instrument_id": str(inst_id), "status": body["status"]})
 
 
 async def invariants(request: web.Request) -> web.Response:
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     try:
         queries.check_invariants(venue)
     except AssertionError as exc:
@@ -326,7 +326,7 @@ async def invariants(request: web.Request) -> web.Response:
 
 
 async def journal(request: web.Request) -> web.StreamResponse:
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     if sim.journal_path is None:
         raise Problem(404, "no-journal", "the server runs without --journal")
     return web.FileResponse(sim.journal_path, headers={"Content-Type": "application/x-ndjson"})
@@ -337,7 +337,7 @@ async def get_snapshot(request: web.Request) -> web.Response:
     # the others served between them (api/web/server/venue_work.py); the document written and dumped from
     # the copy in a thread, the loop serving every venue meanwhile (the codec is Python and the dump is
     # in pieces: the loop gets the GIL back every switch interval; api/runtime/snapshot_steps.py)
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     try:
         taking = sim.snapshot_steps()
         await request.config_dict[VENUE_WORK].run(sim, taking.steps())
@@ -350,7 +350,7 @@ async def get_snapshot(request: web.Request) -> web.Response:
 async def restore_snapshot(request: web.Request) -> web.Response:
     # a snapshot is far larger than any API body: read it past the app's body limit, up to its own
     doc = parse_json(await read_bounded(request, MAX_SNAPSHOT_BYTES))
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     epoch = sim.epoch
     try:
         # rebuilt and checked in a thread, the loop serving other requests meanwhile; installed here, in
@@ -379,7 +379,7 @@ async def read_bounded(request: web.Request, most: int) -> bytes:
 
 
 def _retention_doc(request: web.Request) -> dict:
-    venue = venue_of(request)[SIM].venue
+    venue = request[VENUE].sim.venue
     config = queries.config(venue)
     ended = ended_orders(venue)
     return {
@@ -406,13 +406,13 @@ async def set_retention(request: web.Request) -> web.Response:
     retention = status_retention_ns(body["status_retention"])
     if retention is None:
         raise bad_request("status_retention", STATUS_RETENTION_RULE)
-    venue_of(request)[SIM].set_status_retention(retention)
+    request[VENUE].sim.set_status_retention(retention)
     return respond(_retention_doc(request))
 
 
 async def revoke_key(request: web.Request) -> web.Response:
     key_id = request.match_info["key_id"]
-    if not venue_of(request)[AUTH_STORE].revoke_key(key_id):
+    if not request[VENUE].auth_store.revoke_key(key_id):
         raise Problem(404, "unknown-key", "key_id: no such API key in the scenario")
     return respond({"key_id": key_id, "revoked": True})
 

@@ -23,10 +23,9 @@ from typing import Any
 from aiohttp import web
 
 from cefisim.api.edge.serialize import ns
-from cefisim.api.edge.venue_state import venue_of
 from cefisim.api.formats.recorded.source import RecordedSpec
 from cefisim.api.web.server.http import respond
-from cefisim.api.web.server.keys import SIM
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
 from cefisim.engine.recorded.market import RecordedMarket
 
@@ -97,7 +96,7 @@ def source_doc(spec: RecordedSpec, market: RecordedMarket, start_ns: int) -> dic
 
 
 async def recorded_sources(request: web.Request) -> web.Response:
-    sim = venue_of(request)[SIM]
+    sim = request[VENUE].sim
     markets = [f for f in queries.feeds(sim.venue) if isinstance(f, RecordedMarket)]
     return respond(
         [source_doc(spec, market, sim.start_ns) for spec, market in zip(sim.scenario.recorded, markets, strict=True)]

@@ -9,7 +9,7 @@ loopback peers only, or the control token.
 | ``client`` | optional client id: the stream also carries that client's ``order`` events (404 ``unknown-client``) |
 | ``once`` | ``1``: send the snapshot and end the stream (a bounded answer: screenshots, ``--virtual-time-budget``) |
 
-The event format, ids and resume rules are in ``api/web/control/stream_hub.py`` and ``docs/stream.md``. A stream
+The event format, ids and resume rules are in ``api/web/server/stream_hub.py`` and ``docs/stream.md``. A stream
 starts with a snapshot (or, with a ``Last-Event-ID`` header the instrument's ring still covers, the
 events after it), sends a comment line when idle for ``heartbeat_s``, and ends when the client goes,
 when it falls ``queue_events`` behind (dropped) or when the server shuts down. Beyond ``max_streams``
@@ -26,13 +26,11 @@ from pathlib import Path
 from aiohttp import web
 
 from cefisim.api.edge.problems import Problem, bad_request
-from cefisim.api.edge.venue_state import venue_of
-from cefisim.api.web.control.stream_hub import Connection, StreamHub, StreamSettings
-from cefisim.api.web.server.keys import REQUEST_ID, SIM, VENUE_ID
+from cefisim.api.web.server.keys import REQUEST_ID
+from cefisim.api.web.server.stream_hub import Connection
+from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
 
-STREAMS = web.AppKey("streams", StreamHub)
-DEFAULT_VENUE = "default"
 UI_DIR = Path(__file__).parent / "ui"
 #: the page's files: name in the URL -> (file, content type). Nothing else under /_sim/ui/ is served.
 UI_FILES = {
@@ -55,7 +53,7 @@ def check_venue(request: web.Request) -> str:
     (``api/web/control/isolated_venues.py``)
     when the venue exists; any other name is a 404 problem."""
     name = request.query.get("venue", "")
-    own = venue_of(request).get(VENUE_ID, DEFAULT_VENUE)
+    own = request[VENUE].venue_id
     if name not in ("", own):
         raise Problem(404, "unknown-venue", f"venue: no venue {name!r} (GET /_sim/venues lists them)")
     return own
@@ -85,9 +83,10 @@ def _query_flag(request: web.Request, name: str) -> bool:
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
-    hub = venue_of(request)[STREAMS]
+    state = request[VENUE]
+    hub = state.stream_hub
     check_venue(request)
-    venue = venue_of(request)[SIM].venue
+    venue = state.sim.venue
     instrument_id = _query_id(
         request, "instrument", lambda i: queries.instrument(venue, i) is not None, "unknown-instrument", required=True
     )
@@ -169,19 +168,6 @@ async def ui_file(request: web.Request) -> web.Response:
     file, content_type = UI_FILES[name]
     body = (UI_DIR / file).read_bytes()
     return web.Response(body=body, content_type=content_type, charset="utf-8", headers=UI_HEADERS)
-
-
-async def _stop(app: web.Application) -> None:
-    await app[STREAMS].stop()
-
-
-def install_streams(app: web.Application, settings: StreamSettings | None = None) -> StreamHub:
-    """Give ``app`` (its simulation under ``SIM``) the stream hub, the stream and the page; streams end
-    when the server shuts down."""
-    hub = app[STREAMS] = StreamHub(app[SIM], settings)
-    app.add_routes(stream_routes())
-    app.on_shutdown.append(_stop)
-    return hub
 
 
 def stream_routes() -> list[web.RouteDef]:

@@ -1,4 +1,5 @@
-"""Typed application keys and the server's options."""
+"""Typed keys of the server's app and of a request, and the server's options (a venue's own state is
+``api/web/server/venue_state.py``, on the request)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import DEFAULT_MAX_VENUES
 from cefisim.api.web.server.limits import RateLimits
 from cefisim.api.web.server.venue_work import VenueWork
@@ -42,10 +42,9 @@ class ServerOptions:
     data_dir: Path | None = None  # the folder posted venue documents may name files in; None: no file
 
 
-SIM = web.AppKey("sim", Simulation)
+# the server's app: what every venue shares
 OPTIONS = web.AppKey("options", ServerOptions)
 VENUE_WORK = web.AppKey("venue_work", VenueWork)  # the venues' long work, in steps (api/web/server/venue_work.py)
-VENUE_ID = web.AppKey("venue_id", str)  # the venue whose state an app holds ("default", "v1", ...)
 
 # per-request storage
 VERSION = web.RequestKey("version", str)  # the CeFi schema version this request gets

@@ -5,7 +5,8 @@ and this one runs, in order, what used to be four:
 
 - every request gets an ``X-Request-Id`` (the client's, when printable and at most 128 characters);
 - its venue, resolved once (``api/web/control/isolated_venues.py``: by path or credential, the body's once it has
-  arrived) and stored under the ``VENUE`` request key, which handlers read with ``venue_of(request)``;
+  arrived): the venue's state (``api/web/server/venue_state.py``) is stored under the ``VENUE`` request key,
+  where handlers read it;
 - CeFi routes (``/v1/cefi/``) get their schema version chosen before the handler runs; a refused
   version is a 400 problem of type ``.../unsupported-version``. Deprecated versions get the
   ``Deprecation`` (RFC 9745) and ``Sunset`` (RFC 8594) headers on every response, errors included;
@@ -45,12 +46,12 @@ from multidict import istr
 from cefisim.api.edge import versions
 from cefisim.api.edge.paths import CEFI_PREFIX
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem, bad_request
-from cefisim.api.edge.venue_state import VENUE, venue_of
-from cefisim.api.runtime.simulation import JournalWriteError, SimulationEnded
+from cefisim.api.runtime.simulation import JournalWriteError, Simulation, SimulationEnded
 from cefisim.api.web.server.http import dumps
-from cefisim.api.web.server.keys import CLIENT_ID, REQUEST_ID, SIM, VERSION
+from cefisim.api.web.server.keys import CLIENT_ID, REQUEST_ID, VERSION
 from cefisim.api.web.server.limits import body_pending, body_within, declared_too_large, limit_settings
 from cefisim.api.web.server.request_log import RequestLog
+from cefisim.api.web.server.venue_state import VENUE, VenueState
 from cefisim.api.web.server.venue_work import VenueWork
 
 log = logging.getLogger("cefisim.http")
@@ -67,10 +68,14 @@ Around = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 class VenueRouter(Protocol):
     """Finds the venue a request's credentials name (``api/web/control/isolated_venues.py``'s ``VenueHub``)."""
 
-    def route(self, request: web.Request) -> web.Application | None:
+    @property
+    def default(self) -> VenueState:
+        """The default venue's state: the server's own (``--scenario``)."""
+
+    def route(self, request: web.Request) -> VenueState | None:
         """The venue's state by what the path and headers say; None when the body must be read to decide."""
 
-    async def route_body(self, request: web.Request) -> web.Application:
+    async def route_body(self, request: web.Request) -> VenueState:
         """The venue's state by what the body says (after :meth:`route` answered None)."""
 
 
@@ -105,22 +110,23 @@ def _plain(request: web.Request, handler: Handler) -> Awaitable[web.StreamRespon
 
 
 def _scenario_keys(request: web.Request) -> Mapping[str, Any]:
-    return venue_of(request)[SIM].scenario.hmac_keys
+    return request[VENUE].sim.scenario.hmac_keys
 
 
 def request_middleware(
     options: object,
+    venues: VenueRouter,
     clock: Callable[[], float] = time.monotonic,
     requests: RequestLog | None = None,
-    venues: VenueRouter | None = None,
     around: Around = _plain,
     work: VenueWork | None = None,
 ) -> Middleware:
     """The middleware for ``options`` (``ServerOptions``: read timeout, rate limits); every request
-    it answers goes to ``requests`` (the access log and ``/_sim/requests``) when given, and to the
-    venue its credentials name when ``venues`` is given (``api/web/control/isolated_venues.py``); ``around`` runs
-    the handler (it returns the handler's awaitable, so that it costs no coroutine of its own); ``work``:
-    the venues' long work (the app's ``VENUE_WORK``, which handlers run work through), None: its own."""
+    goes to the venue its path or credentials name (``venues``, ``api/web/control/isolated_venues.py``)
+    and every request it answers to ``requests`` (the access log and ``/_sim/requests``) when given;
+    ``around`` runs the handler (it returns the handler's awaitable, so that it costs no coroutine of its
+    own); ``work``: the venues' long work (the app's ``VENUE_WORK``, which handlers run work through),
+    None: its own."""
     read_timeout_s, rate_check = limit_settings(options, _scenario_keys, clock)
     if work is None:
         work = VenueWork()  # long work of a venue, in steps, its requests held meanwhile
@@ -136,11 +142,11 @@ def request_middleware(
         version = None  # the schema version of a CeFi request (nothing else sets it)
         try:
             # the venue, once, before anything reads its state (api/web/control/isolated_venues.py); a request
-            # without venues, or whose credential is in its body, has the default one meanwhile
-            state = request.app if venues is None else venues.route(request)
-            request[VENUE] = request.app if state is None else state
+            # whose credential is in its body has the default one meanwhile
+            routed = venues.route(request)
+            venue = request[VENUE] = venues.default if routed is None else routed
             if request.path.startswith(CEFI_PREFIX):
-                version, refusal = _negotiate(request)
+                version, refusal = _negotiate(request, venue.sim)
                 request[VERSION] = version
                 # an unknown path or method is answered as such (404, 405 with Allow) whatever version
                 # it names: the route is checked before the version
@@ -152,11 +158,11 @@ def request_middleware(
             elif pending and read_timeout_s is not None and not await body_within(request, read_timeout_s):
                 response = await _send_and_close(request, _timeout(read_timeout_s))
             else:
-                if state is None:
-                    state = request[VENUE] = await venues.route_body(request)  # type: ignore[union-attr]  # None: venues
+                if routed is None:
+                    venue = request[VENUE] = await venues.route_body(request)
                 if rate_check is not None:
                     rate_check(request)
-                sim = state[SIM]
+                sim = venue.sim
                 # a venue's work runs (a snapshot's copy), or a read lag is on and its copy may be due
                 # (api/web/server/venue_work.py)
                 if running or sim.replica is not None:
@@ -280,10 +286,11 @@ async def _send_and_close(request: web.Request, problem: Problem) -> web.StreamR
     return response
 
 
-def _negotiate(request: web.Request) -> tuple[str, Problem | None]:
-    """The schema version the request gets, and the problem when it asked for one not served (it
-    then gets the default, which decides how the problem is rendered)."""
-    now = venue_of(request)[SIM].now_ns()
+def _negotiate(request: web.Request, sim: Simulation) -> tuple[str, Problem | None]:
+    """The schema version the request gets (on the engine clock of its venue's ``sim``), and the problem
+    when it asked for one not served (it then gets the default, which decides how the problem is
+    rendered)."""
+    now = sim.now_ns()
     header = request.headers.get(H_VERSION)
     if header is None and not request.query_string:
         return versions.default(now), None  # the common case: nothing asked for

@@ -2,8 +2,8 @@
 
 Other test modules import from here (``from tests.api.auth.auth_support import ...``) and open a
 started harness with ``async with running() as h``. The app gets
-a tiny problem-rendering middleware standing in for the real one, and a ``/_test/whoami`` route
-that echoes the bearer principal.
+a tiny problem-rendering middleware standing in for the real one (its one venue's parts on every
+request), and a ``/_test/whoami`` route that echoes the bearer principal.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -24,13 +25,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from cefisim.api.auth import AUTH_STORE
 from cefisim.api.auth.bearer import require_bearer
 from cefisim.api.auth.routes import auth_routes
 from cefisim.api.auth.store import AuthStore
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE, Problem
-from cefisim.api.edge.venue_state import VENUE
-from cefisim.api.web.cefi.paper import ENVIRONMENT, PAPER_FUNDS, paper_routes
+from cefisim.api.web.cefi.paper import paper_routes
+from cefisim.api.web.server.keys import OPTIONS, ServerOptions
+from cefisim.api.web.server.venue_state import VENUE, auth_store_of
 
 NS = 1_000_000_000
 START = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
@@ -93,10 +94,19 @@ def pkce() -> tuple[str, str]:
     return verifier, b64url(hashlib.sha256(verifier.encode()).digest())
 
 
+#: the parts of a venue's state the Auth and paper-trading routes read (a whole ``VenueState`` needs a
+#: simulation, which these apps do not run): ``auth_store`` and ``paper_funds``
+VENUE_PARTS = web.AppKey("venue_parts", SimpleNamespace)
+
+
+def venue_parts(store: AuthStore, paper: Any = None) -> SimpleNamespace:
+    return SimpleNamespace(auth_store=store, paper_funds=paper)
+
+
 @web.middleware
 async def problem_middleware(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-    """Stand-in for the app's middleware: the app is the one venue, and Problem -> RFC 7807 body."""
-    request[VENUE] = request.app
+    """Stand-in for the app's middleware: the app's one venue, and Problem -> RFC 7807 body."""
+    request[VENUE] = request.app[VENUE_PARTS]  # type: ignore[assignment]  # the parts these routes read
     try:
         return await handler(request)
     except Problem as problem:
@@ -108,7 +118,7 @@ async def problem_middleware(request: web.Request, handler: Callable[..., Any]) 
 
 async def whoami(request: web.Request) -> web.Response:
     audience = request.query.get("audience")
-    principal = require_bearer(request, audience=audience, scope=request.query.get("scope"))
+    principal = require_bearer(auth_store_of(request), request, audience=audience, scope=request.query.get("scope"))
     return web.json_response(asdict(principal))
 
 
@@ -152,12 +162,11 @@ class Harness:
         self.wall = FakeWall()
         self.store = AuthStore.from_scenario(world.api_keys, world.oauth_clients, self.clock, wall=self.wall)
         app = web.Application(middlewares=[problem_middleware])
-        app[AUTH_STORE] = self.store
-        app.add_routes(auth_routes())
+        app[VENUE_PARTS] = venue_parts(self.store, paper)
+        app.add_routes(auth_routes(auth_store_of))
         app.add_routes([web.get("/_test/whoami", whoami)])
         if paper is not None:
-            app[PAPER_FUNDS] = paper
-            app[ENVIRONMENT] = environment
+            app[OPTIONS] = ServerOptions(environment=environment)
             app.add_routes(paper_routes())
         self.client = TestClient(TestServer(app))
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cefisim.api.auth.auth_ledger import CODE, KEY_TOKENS, NAMESPACE
+from cefisim.api.auth.auth_log import CODE, KEY_TOKENS, NAMESPACE
 from cefisim.api.auth.store import AuthStore, BadRequest, Forbidden, Unauthenticated
 from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.simulation import JournalError, Simulation
@@ -63,7 +63,7 @@ def test_replaying_the_records_rebuilds_the_same_state_and_answers() -> None:
     rng = random.Random(32)
     store, clock, wall, world = build()
     records: list[tuple[int, str, Any]] = []
-    store.ledger.journal = lambda at, kind, values: records.append(orjson.loads(orjson.dumps([at, kind, values])))
+    store.auth_log.journal = lambda at, kind, values: records.append(orjson.loads(orjson.dumps([at, kind, values])))
     replica, _, _, _ = build(world)
     secrets: list[str] = []
     refresh: list[str] = []
@@ -120,7 +120,7 @@ def test_replaying_the_records_rebuilds_the_same_state_and_answers() -> None:
 def test_records_hold_digests_never_secrets() -> None:
     store, _, wall, world = build()
     lines: list[bytes] = []
-    store.ledger.journal = lambda at, kind, values: lines.append(orjson.dumps([at, kind, values]))
+    store.auth_log.journal = lambda at, kind, values: lines.append(orjson.dumps([at, kind, values]))
     issued = exchange(store, wall, world, "k-alice")
     code, verifier = approve(store, issued.access_token)
     body = redeem(store, code, verifier)
@@ -139,7 +139,7 @@ def test_a_refused_journal_write_changes_nothing() -> None:
     def full(at: int, kind: str, values: Any) -> None:
         raise OSError("disk full")
 
-    store.ledger.journal = full
+    store.auth_log.journal = full
     before = store.state()
     for call in (lambda: store.refresh(issued.refresh_token), lambda: store.revoke_key("k-alice"),  # type: ignore[arg-type]
                  lambda: approve(store, issued.access_token)):  # fmt: skip

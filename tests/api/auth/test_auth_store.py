@@ -172,7 +172,7 @@ def test_an_organization_key_may_list_no_users() -> None:
 def test_store_keeps_digests_not_secrets() -> None:
     store, _, wall, world = build()
     issued = exchange(store, wall, world, "k-alice")
-    tables = (store.ledger.access.rows, store.ledger.key_refresh.rows)
+    tables = (store.auth_log.access.rows, store.auth_log.key_refresh.rows)
     for table in tables:
         for key in table:
             assert isinstance(key, bytes) and len(key) == 32
@@ -183,13 +183,13 @@ def test_expired_rows_are_dropped_as_new_ones_are_minted() -> None:
     store, clock, wall, world = build()
     for _ in range(5):
         exchange(store, wall, world, "k-alice")
-    assert len(store.ledger.access) == 5 and len(store.ledger.key_refresh) == 5
+    assert len(store.auth_log.access) == 5 and len(store.auth_log.key_refresh) == 5
     clock.advance(3600)
     exchange(store, wall, world, "k-alice")
-    assert len(store.ledger.access) == 1 and len(store.ledger.key_refresh) == 6  # refresh tokens live 30 days
+    assert len(store.auth_log.access) == 1 and len(store.auth_log.key_refresh) == 6  # refresh tokens live 30 days
     clock.advance(30 * 86_400)
     exchange(store, wall, world, "k-alice")
-    assert len(store.ledger.access) == 1 and len(store.ledger.key_refresh) == 1
+    assert len(store.auth_log.access) == 1 and len(store.auth_log.key_refresh) == 1
     store.check_invariants()
 
 

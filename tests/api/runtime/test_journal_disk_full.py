@@ -241,7 +241,7 @@ async def test_venue_create_and_delete_on_a_full_disk_change_nothing(disk: Disk,
     assert status == 200
     await api.client.close()
     again = await serve(_scenario(), journal)
-    assert list(again.client.server.app[VENUES].apps) == []
+    assert list(again.client.server.app[VENUES].created) == []
     status, made, _ = await again.call("POST", "/_sim/venues", client_id=None, json={"scenario": scenario_doc()})
     assert status == 201 and made["id"] == "v2"  # v1's id is never given again
 

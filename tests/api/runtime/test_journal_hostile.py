@@ -22,13 +22,13 @@ from typing import Any
 import orjson
 import pytest
 
-from cefisim.api.auth.auth_ledger import NAMESPACE as AUTH
+from cefisim.api.auth.auth_log import NAMESPACE as AUTH
 from cefisim.api.cli.journal_tools.journal_command import journal_main
 from cefisim.api.cli.replay import replay_main
 from cefisim.api.formats.scenario import parse_scenario
 from cefisim.api.runtime.journal_seal import MAX_RECORD_BYTES, seal_record
 from cefisim.api.runtime.simulation import JournalError, Simulation
-from cefisim.api.side_state.sides import NAMESPACES
+from cefisim.api.side_state.side_states import NAMESPACES
 from cefisim.api.side_state.venue_faults import NAMESPACE as FAULTS
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.api.conftest import scenario_doc
@@ -242,7 +242,7 @@ def test_a_huge_record_costs_no_more_memory_than_the_limit(tmp_path: Path) -> No
         assert peak - base < 16 << 10, (command, base, peak)  # KiB: well below the record's 64 MiB
 
 
-def test_every_side_a_server_keeps_is_one_a_journal_may_hold() -> None:
-    """A side record of a namespace no side keeps is refused (``api/side_state/sides.py``, NAMESPACES): the sides
-    a server attaches are all among them."""
+def test_every_side_state_a_server_keeps_is_one_a_journal_may_hold() -> None:
+    """A side-state record of a namespace no side-state keeps is refused (``api/side_state/side_states.py``,
+    NAMESPACES): the side-states a server attaches are all among them."""
     assert {AUTH, FAULTS} == NAMESPACES

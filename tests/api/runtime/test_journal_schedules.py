@@ -124,7 +124,7 @@ class Live:
                     self.request("order", n + k)
             if sim.timers_due(now):
                 sim.finish_advance(now)
-        elif what == "faults":  # a side record between two turns
+        elif what == "faults":  # a side-state record between two turns
             sim.set_venue_faults(0, n * 10, 0)
         else:
             self.request(what, n)

@@ -21,7 +21,6 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.snapshot_steps import SnapshotSteps
 from cefisim.api.web.control.isolated_venues import VENUES
 from cefisim.api.web.server.http import dumps
-from cefisim.api.web.server.keys import SIM
 from tests.api.conftest import Api
 from tests.api.runtime.test_state_copy import SCENARIOS
 from tests.api.web.control.test_venues import create, order_body, signed
@@ -173,7 +172,7 @@ async def test_other_venues_are_answered_during_the_copy_and_the_writing(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     venue = await create(api)
-    sim: Simulation = api.client.app[VENUES].apps[venue["id"]][SIM]
+    sim: Simulation = api.client.app[VENUES].created[venue["id"]].sim
     for price in ("49000.00", "49100.00"):
         assert (await signed(api, venue, "POST", "/v1/cefi/orders", json=order_body(price=price)))[0] == 200
     expected = dumps(sim.snapshot())

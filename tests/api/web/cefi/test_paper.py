@@ -61,9 +61,9 @@ async def call(h: Harness, path: str, body: Any = None, *, token: str | None = N
 
 
 def funds(h: Harness) -> FakeFunds:
-    from cefisim.api.web.cefi.paper import PAPER_FUNDS
+    from tests.api.auth.auth_support import VENUE_PARTS
 
-    return h.client.server.app[PAPER_FUNDS]  # type: ignore[union-attr,return-value]
+    return h.client.server.app[VENUE_PARTS].paper_funds  # type: ignore[union-attr]
 
 
 async def test_add_and_remove_funds(paper: Harness) -> None:

@@ -16,8 +16,8 @@ import orjson
 import pytest
 from aiohttp import ClientResponse
 
-from cefisim.api.web.control.stream import STREAMS
-from cefisim.api.web.control.stream_hub import StreamHub, StreamSettings, parse_id
+from cefisim.api.web.control.isolated_venues import VENUES
+from cefisim.api.web.server.stream_hub import StreamHub, StreamSettings, parse_id
 from cefisim.engine.commands import CancelOrder, PlaceOrder
 from tests.api.conftest import Api
 
@@ -69,7 +69,7 @@ async def open_stream(api: Api, headers: dict[str, str] | None = None, **params:
 
 
 def hub_of(api: Api) -> StreamHub:
-    return api.client.app[STREAMS]
+    return api.client.app[VENUES].default.stream_hub
 
 
 async def cross(api: Api) -> None:
@@ -384,7 +384,7 @@ async def test_a_failure_in_the_stream_never_fails_the_command(
     def broken(*args: Any) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("cefisim.api.web.control.stream_hub._changes", broken)
+    monkeypatch.setattr("cefisim.api.web.server.stream_hub._changes", broken)
     rec = await api.order(101, side="SELL", qty="1", price="50000.00")  # 200: the order stands
     assert rec["status"] == "ACTIVE" and "every stream starts over" in caplog.text
     with pytest.raises(AssertionError, match="the stream ended"):

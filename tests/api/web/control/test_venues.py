@@ -15,11 +15,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cefisim.api.auth import AUTH_STORE
 from cefisim.api.runtime.simulation import SimulationEnded
 from cefisim.api.web.control.isolated_venues import VENUES
-from cefisim.api.web.control.stream import STREAMS
-from cefisim.api.web.server.keys import SIM
 from cefisim.engine.commands import PlaceOrder
 from tests.api.auth.auth_support import RESOURCE, new_key, pkce, public_pem
 from tests.api.auth.auth_support import sign as sign_es256
@@ -263,7 +260,7 @@ async def _delete_one_of_two(api: Api) -> None:
     await create(api)
     two = await create(api)
     await signed(api, two, "POST", "/v1/cefi/orders", json=order_body())
-    sim_ref = weakref.ref(api.client.server.app[VENUES].apps["v1"][SIM])  # type: ignore[union-attr]
+    sim_ref = weakref.ref(api.client.server.app[VENUES].created["v1"].sim)  # type: ignore[union-attr]
     status, _, _ = await api.call("DELETE", "/_sim/venues/v1", client_id=None)
     assert status == 200
     gc.collect()
@@ -276,17 +273,18 @@ async def _delete_one_of_two(api: Api) -> None:
 
 async def test_a_delete_frees_the_venue_by_reference_counting_with_no_collection(api: Api) -> None:
     """The server's heap is frozen (``cefisim serve``): a delete breaks the venue's reference cycles
-    (its simulation's sides and scenario submit, its state's signals) so that the venue goes with its
-    last reference, and runs no collection, whose cost would grow with every venue of the server."""
+    (its simulation's side-states and scenario submit, its stream hub's listening) so that the venue goes with
+    its last reference, and runs no collection, whose cost would grow with every venue of the server. (A
+    venue's state holds no cycle of its own: its parts going with it shows it went.)"""
     venue = await create(api)
     await signed(api, venue, "POST", "/v1/cefi/orders", json=order_body())
     status, _, _ = await api.call("POST", "/_sim/venues/v1/faults/venue", client_id=None, json={"read_lag_ms": 500})
     assert status == 200
     await signed(api, venue, "GET", "/v1/cefi/orders/all")  # answered from the lag's copy
-    app = api.client.server.app[VENUES].apps["v1"]  # type: ignore[union-attr]
-    assert app[SIM].replica is not None
-    refs = [weakref.ref(x) for x in (app, app[SIM], app[SIM].runner, app[AUTH_STORE], app[STREAMS])]
-    del app
+    state = api.client.server.app[VENUES].created["v1"]  # type: ignore[union-attr]
+    assert state.sim.replica is not None
+    refs = [weakref.ref(x) for x in (state.sim, state.sim.runner, state.auth_store, state.stream_hub)]
+    del state
     collections: list[int] = []
 
     def seen(phase: str, info: dict[str, int]) -> None:
@@ -309,10 +307,10 @@ async def test_a_delete_frees_the_venue_by_reference_counting_with_no_collection
 
 
 async def test_a_deleted_venue_refuses_every_change_still_on_its_way(api: Api) -> None:
-    """What ``Simulation.end`` leaves (its sides are gone) is never used: a side change, reset,
+    """What ``Simulation.end`` leaves (its side-states are gone) is never used: a side-state change, reset,
     restore or snapshot of an ended simulation is refused like its commands (a 404 over HTTP)."""
     await create(api)
-    sim = api.client.server.app[VENUES].apps["v1"][SIM]  # type: ignore[union-attr]
+    sim = api.client.server.app[VENUES].created["v1"].sim  # type: ignore[union-attr]
     snapshot = sim.snapshot()
     status, _, _ = await api.call("DELETE", "/_sim/venues/v1", client_id=None)
     assert status == 200
@@ -593,10 +591,8 @@ async def test_on_the_wall_clock_each_venue_has_its_own_ticker() -> None:
 
 
 async def test_the_stream_cap_is_per_server_whatever_the_venue(api: Api) -> None:
-    from cefisim.api.web.control.stream import STREAMS
-    from cefisim.api.web.control.stream_hub import StreamSettings
-
-    api.client.app[STREAMS].settings = StreamSettings(max_streams=2)  # type: ignore[index]
+    # the limits every venue's hub shares (the app's factory made them all)
+    api.client.app[VENUES].default.stream_hub.settings.max_streams = 2  # type: ignore[index]
     await create(api)
     await create(api)
     opened = []

@@ -21,7 +21,6 @@ from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.runtime.venues import Venues
 from cefisim.api.web.app.application import create_app
 from cefisim.api.web.control.isolated_venues import MAX_SCENARIO_BYTES, VENUES
-from cefisim.api.web.server.keys import SIM as SIM_KEY
 from cefisim.api.web.server.keys import ServerOptions
 from tests.api.conftest import Api, scenario_doc
 from tests.api.web.control.test_venues import order_body, signed
@@ -221,7 +220,7 @@ async def test_a_create_parses_and_builds_off_the_event_loop(api: Api, monkeypat
 async def test_an_order_whose_body_arrives_after_its_venue_is_deleted_is_refused(api: Api) -> None:
     _, venue, _ = await api.call("POST", "/_sim/venues", client_id=None, json={"scenario": scenario_doc()})
     hub = api.client.server.app[VENUES]  # type: ignore[union-attr]
-    sim = hub.apps["v1"][SIM_KEY]
+    sim = hub.created["v1"].sim
     routed = asyncio.Event()
     route = hub.route
 
@@ -247,7 +246,7 @@ async def test_an_order_whose_body_arrives_after_its_venue_is_deleted_is_refused
     answer = await asyncio.wait_for(reader.read(4096), timeout=60)
     writer.close()
     assert answer.startswith(b"HTTP/1.1 404 ") and b"/unknown-venue" in answer, answer
-    assert sim.journal_path is None and not list(api.client.server.app[VENUES].apps)  # type: ignore[union-attr]
+    assert sim.journal_path is None and not list(api.client.server.app[VENUES].created)  # type: ignore[union-attr]
 
 
 # --- the control token before any lookup; default-venue routes stay on the default venue --------------------

@@ -12,7 +12,6 @@ import pytest
 from cefisim.api.runtime import state_copy
 from cefisim.api.runtime.state_copy import StateCopy
 from cefisim.api.web.control.isolated_venues import VENUES
-from cefisim.api.web.server.keys import SIM
 from tests.api.conftest import Api
 from tests.api.web.control.test_venue_faults import _data, _set
 from tests.api.web.control.test_venues import create, signed
@@ -72,7 +71,7 @@ async def test_the_copy_is_made_in_steps_after_the_switch_is_answered(
 
 async def test_other_venues_are_served_while_one_venues_copy_is_made(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     venue = await create(api)
-    sim = api.client.app[VENUES].apps[venue["id"]][SIM]
+    sim = api.client.app[VENUES].created[venue["id"]].sim
     steps = Steps(monkeypatch, values=1)  # a step per value: hundreds of them
     status, body, _ = await api.call(
         "POST", f"/_sim/venues/{venue['id']}/faults/venue", client_id=None, json={"read_lag_ms": 1000}

@@ -1,20 +1,22 @@
-"""The Auth state that changes at run time, and the records that change it: journaled, replayed, snapshotted.
+"""The Auth log: the Auth state that changes at run time and the records that change it, journaled.
+
+Each record is journaled before it applies, and a restart replays them; the state is snapshotted.
 
 Contract:
 
-- :class:`AuthLedger` holds what the store changes after the scenario is loaded: revoked keys, access
+- :class:`AuthLog` holds what the store changes after the scenario is loaded: revoked keys, access
   tokens, key-exchange refresh tokens, OAuth refresh tokens, authorization codes and their grants.
-  The store changes it only through :meth:`AuthLedger.change`, which hands the record to ``journal``
+  The store changes it only through :meth:`AuthLog.change`, which hands the record to ``journal``
   first (the runtime writes it to the command journal; a write that fails raises there and nothing
-  changes) and then applies it with :meth:`AuthLedger.apply`, the same function a restart replays
+  changes) and then applies it with :meth:`AuthLog.apply`, the same function a restart replays
   the journal with. The live server and its replay run one code path, so they cannot drift apart.
 - A record is a kind and a list of JSON values (``docs/journal.md`` lists them). A token or code is
   written as the hex SHA-256 digest the tables key it by, never as the secret: what verification
   needs, nothing that could be presented. Expiries are absolute engine nanoseconds, so a restored
   token keeps its lifetime exactly and one that expired while the server was down is refused.
-- :meth:`AuthLedger.apply` raises ``ValueError`` naming the value for a record it cannot apply (a
+- :meth:`AuthLog.apply` raises ``ValueError`` naming the value for a record it cannot apply (a
   foreign or damaged journal); it checks every value before it changes anything.
-- :meth:`AuthLedger.state` is the snapshot form (lists of rows, tokens as digests, grants by index;
+- :meth:`AuthLog.state` is the snapshot form (lists of rows, tokens as digests, grants by index;
   ``docs/snapshot.md``), None when nothing changed since the scenario was loaded; :func:`restored`
   reads it back, checking every value (``ValueError`` naming its path).
 """
@@ -37,7 +39,7 @@ from cefisim.api.auth.auth_records import (
     TokenTable,
 )
 
-NAMESPACE = "auth"  # the journal's side of these records (api/side_state/sides.py)
+NAMESPACE = "auth"  # the side-state these records change (api/side_state/side_states.py)
 # the record kinds; their values, in order, are in docs/journal.md
 REVOKE_KEY = "auth.revoke_key"  # a key revoked (control plane)
 KEY_TOKENS = "auth.key_tokens"  # a key exchange, or a rotation of its refresh token
@@ -101,7 +103,7 @@ _SHAPES: dict[str, tuple[Callable[[object], Any], ...]] = {
 }
 
 
-class AuthLedger:
+class AuthLog:
     """The run-time Auth tables of one store (see the module docstring for the contract)."""
 
     def __init__(self, keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient]) -> None:
@@ -121,7 +123,7 @@ class AuthLedger:
         self.access, self.key_refresh = TokenTable(), TokenTable()
         self.oauth_refresh, self.codes = TokenTable(), TokenTable()
 
-    def take(self, other: AuthLedger) -> None:
+    def take(self, other: AuthLog) -> None:
         """Replace every table with ``other``'s (a restored snapshot); the journal writer stays."""
         self.revoked, self.access, self.key_refresh = other.revoked, other.access, other.key_refresh
         self.oauth_refresh, self.codes = other.oauth_refresh, other.codes
@@ -331,11 +333,11 @@ def _at(where: str) -> Iterator[None]:
         raise ValueError(f"auth.{where}: {exc}") from None
 
 
-def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc: object) -> AuthLedger:
-    """A ledger from :meth:`AuthLedger.state` (None: as loaded); ``ValueError`` naming what is wrong."""
-    ledger = AuthLedger(keys, clients)
+def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc: object) -> AuthLog:
+    """An Auth log from :meth:`AuthLog.state` (None: as loaded); ``ValueError`` naming what is wrong."""
+    auth_log = AuthLog(keys, clients)
     if doc is None:
-        return ledger
+        return auth_log
     if not isinstance(doc, dict):
         raise ValueError("auth: must be an object")
     opt = _optional(_text)
@@ -353,26 +355,26 @@ def restored(keys: Mapping[str, ApiKey], clients: Mapping[str, OAuthClient], doc
 
     for i, key_id in enumerate(_scopes(doc.get("revoked", []))):
         with _at(f"revoked[{i}]"):
-            ledger.revoked.add(ledger._key(key_id).key_id)
+            auth_log.revoked.add(auth_log._key(key_id).key_id)
     access_shape = (_hex, _text, _text, opt, opt, opt, _scopes, _ns, _ns, lambda v: v)
     for i, (d, kind, key_id, user_id, client_id, audience, scopes, at, expires, g) in enumerate(
         _rows(doc, "access", access_shape)
     ):
         token = AccessToken(kind, key_id, user_id, client_id, audience, scopes, at, expires, grant(g, f"access[{i}]"))
-        ledger.access.put(d, token, expires, 0)
+        auth_log.access.put(d, token, expires, 0)
     for d, key_id, at, expires in _rows(doc, "key_refresh", (_hex, _text, _ns, _ns)):
-        ledger.key_refresh.put(d, KeyRefresh(key_id, at, expires), expires, 0)
+        auth_log.key_refresh.put(d, KeyRefresh(key_id, at, expires), expires, 0)
     for i, (d, g, expires, used) in enumerate(_rows(doc, "oauth_refresh", (_hex, lambda v: v, _ns, _flag))):
         found = grant(g, f"oauth_refresh[{i}]")
         if found is None:
             raise ValueError(f"auth.oauth_refresh[{i}]: a refresh token belongs to a grant")
-        ledger.oauth_refresh.put(d, OAuthRefresh(found, expires, used), expires, 0)
+        auth_log.oauth_refresh.put(d, OAuthRefresh(found, expires, used), expires, 0)
     code_shape = (_hex, _text, _text, _text, _text, _scopes, _text, _text, _text, _ns, _ns, lambda v: v)
     for i, (d, *fields, g) in enumerate(_rows(doc, "codes", code_shape)):
         with _at(f"codes[{i}]"):
-            ledger._code(0, d, *fields)
-        ledger.codes.rows[d].grant = grant(g, f"codes[{i}]")
-    return ledger
+            auth_log._code(0, d, *fields)
+        auth_log.codes.rows[d].grant = grant(g, f"codes[{i}]")
+    return auth_log
 
 
 __all__ = [
@@ -382,7 +384,7 @@ __all__ = [
     "NAMESPACE",
     "OAUTH_TOKENS",
     "REVOKE_KEY",
-    "AuthLedger",
+    "AuthLog",
     "Journal",
     "restored",
 ]
