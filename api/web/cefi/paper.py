@@ -6,7 +6,7 @@ key-exchange token; an organization token names the user in ``SVC-On-Behalf-Of``
 CeFi client of the user the token acts for, through the venue's ``paper_funds``
 (``api/web/server/venue_state.py``):
 
-    paper_funds(client_id, asset, amount, remove) -> balance record (dict), or an awaitable of one
+    paper_funds(client_id, asset, amount, remove) -> balance record (dict)
 
 which raises :class:`~api.edge.problems.Problem` for a business refusal (404 unknown asset, 400
 ``insufficient-funds`` when removing more than is available). The handler answers 200 with the
@@ -16,8 +16,6 @@ Order of checks: environment (404) -> method (405) -> bearer (401/403) -> body (
 """
 
 from __future__ import annotations
-
-import inspect
 
 import orjson
 from aiohttp import web
@@ -62,8 +60,6 @@ async def _move(request: web.Request, *, remove: bool) -> web.Response:
     principal = require_bearer(venue.auth_store, request)
     asset, amount = await _parse_body(request)
     result = venue.paper_funds(principal.client_id, asset, amount, remove)
-    if inspect.isawaitable(result):
-        result = await result
     return web.Response(body=orjson.dumps(result), content_type="application/json")
 
 

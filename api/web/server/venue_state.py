@@ -16,7 +16,6 @@ store it checks against.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,12 +29,10 @@ from cefisim.api.web.server.stream_hub import StreamHub
 
 class MovePaperFunds(Protocol):
     """Add (or, ``remove``, take away) paper-trading funds of a client: the balance record as the
-    CeFi interface shows it, or an awaitable of one; a :class:`~api.edge.problems.Problem` for a
-    business refusal (``api/web/cefi/paper.py``)."""
+    CeFi interface shows it; a :class:`~api.edge.problems.Problem` for a business refusal
+    (``api/web/cefi/paper.py``)."""
 
-    def __call__(
-        self, client_id: str, asset: str, amount: str, remove: bool
-    ) -> dict[str, Any] | Awaitable[dict[str, Any]]: ...
+    def __call__(self, client_id: str, asset: str, amount: str, remove: bool) -> dict[str, Any]: ...
 
 
 @dataclass(slots=True, eq=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -163,15 +162,3 @@ async def test_production_answers_404_everywhere(method: str, path: str) -> None
         status, _ = await call(h, path, {"asset": "USD", "amount": "1"}, method=method)
         assert status == 404  # not even a 401: the operation does not exist
         assert funds(h).calls == []
-
-
-async def test_an_async_funds_callable_is_awaited() -> None:
-    inner = FakeFunds()
-
-    async def funds_async(client_id: str, asset: str, amount: str, remove: bool) -> dict[str, Any]:
-        await asyncio.sleep(0)
-        return inner(client_id, asset, amount, remove)
-
-    async with started(funds=funds_async) as h:
-        status, body = await call(h, ADD, {"asset": "BTC", "amount": "2"}, token=await h.token())
-        assert status == 200 and body["id"] == "1"
