@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.api.served import wait_for_ready_file
 from tests.cli_commands import all_commands, command_path, options
-from tests.served import wait_for_ready_file
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -29,7 +29,7 @@ from subprocess import PIPE, CompletedProcess, Popen, run
 
 import pytest
 
-from tests.served import wait_for_ready_file
+from tests.api.served import wait_for_ready_file
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from tests.served import ROOT, ready_url, reap, serve_ready
+from tests.api.served import ROOT, ready_url, reap, serve_ready
 
 DEMO = ROOT / "scenarios" / "demo.json"
 ALICE = serialization.load_pem_private_key((ROOT / "scenarios" / "keys" / "alice-es256.pem").read_bytes(), None)

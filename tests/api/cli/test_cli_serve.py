@@ -28,7 +28,7 @@ from cefisim.api.edge.signing import sign
 from cefisim.api.formats.scenario.shipped import resolve, shipped, shipped_dir, shipped_names
 from cefisim.api.web.server import listen
 from tests.api.conftest import ALICE_KEY, scenario_doc
-from tests.served import wait_for_ready_file
+from tests.api.served import wait_for_ready_file
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from tests.api.conftest import scenario_doc
-from tests.served import free_port, get_signed, limit_order, serve_journaled, signed, wait_healthy
+from tests.api.served import free_port, get_signed, limit_order, serve_journaled, signed, wait_healthy
 
 CONCURRENCY = 8
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.served import ROOT, free_port, get_signed, limit_order, reap, serve_journaled, signed, wait_healthy
+from tests.api.served import ROOT, free_port, get_signed, limit_order, reap, serve_journaled, signed, wait_healthy
 
 DEMO = ROOT / "scenarios" / "demo.json"
 

@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from tests.api.runtime.test_journal_schedules import fixed_price_doc
-from tests.served import ROOT, get_signed, limit_order, ready_url, reap, serve_ready, signed
+from tests.api.served import ROOT, get_signed, limit_order, ready_url, reap, serve_ready, signed
 
 
 async def _after_idle_turns(seconds: float) -> None:

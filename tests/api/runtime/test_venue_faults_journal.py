@@ -33,7 +33,7 @@ from cefisim.engine.commands import PlaceOrder
 from tests.api.auth.test_auth_restart import ALICE, DEMO, _serve
 from tests.api.conftest import Api, scenario_doc
 from tests.api.runtime.journal_lines import reseal_file
-from tests.served import ready_url, reap
+from tests.api.served import ready_url, reap
 
 SIM_FAULTS = "/_sim/faults/venue"
 OFF = {"read_lag_ms": 0, "fill_delay_ms": 0, "clock_skew_s": 0}

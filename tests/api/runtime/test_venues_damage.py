@@ -19,8 +19,8 @@ from cefisim.api.runtime.venue_manifest import MANIFEST
 from cefisim.api.runtime.venues import Venues
 from tests.api.conftest import scenario_doc
 from tests.api.runtime.test_venues_journal import create, make
+from tests.api.served import wait_for_ready_file
 from tests.api.web.control.test_venues_files import maker_doc
-from tests.served import wait_for_ready_file
 
 
 def _three(tmp_path: Path, data_dir: Path | None = None) -> Path:

@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 
 from tests.api.conftest import ALICE_KEY, scenario_doc
-from tests.served import free_port, serve_journaled, signed, wait_healthy
+from tests.api.served import free_port, serve_journaled, signed, wait_healthy
 
 
 async def _call(

@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 
 from tests.api.runtime.journal_lines import resealed
-from tests.served import wait_for_ready_file
+from tests.api.served import wait_for_ready_file
 
 
 def cefisim(cwd: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

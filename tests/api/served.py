@@ -21,7 +21,7 @@ import orjson
 from cefisim.api.edge.signing import sign
 from tests.api.conftest import SECRETS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
