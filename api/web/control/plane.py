@@ -56,6 +56,7 @@ from cefisim.engine import build as engine_build
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_DAY, NS_PER_SECOND
 from cefisim.engine.commands import SetInstrumentStatus, SetLatency, SetSettlementDelay
+from cefisim.engine.core import Result
 from cefisim.engine.reference import Instrument
 from cefisim.engine.retention import ended_orders
 from cefisim.engine.units import Grid
@@ -233,7 +234,10 @@ async def advance_clock(request: web.Request) -> web.Response:
             await asyncio.sleep(0)
             if sim.epoch != epoch:
                 raise Problem(409, "superseded", "the simulation was reset or restored during the advance")
-        result = sim.finish_advance(target)
+        # the closing advance (a recorded venue's whole recording, timers) in steps too, the venue's own
+        # requests held until it is done and the other venues served between (api/web/server/venue_work.py)
+        result = Result()
+        await request.config_dict[VENUE_WORK].run(sim, sim.finish_advance_steps(target, result))
     except JournalWriteError:
         reached = queries.now(sim.venue)
         if reached == now:
