@@ -58,8 +58,15 @@ class Feed(Protocol):
         """The engine time of its next change, None when it has none left; only ``apply_until`` moves it
         (``timers.advance`` reads it again only after a feed applied)."""
 
-    def apply_until(self, to_ns: int, events: list[Event]) -> None:
-        """Apply every change due at or before ``to_ns``, moving the venue's clock to the time of each."""
+    @property
+    def held_until(self) -> int | None:
+        """The ``to_ns`` of a pass its budget stopped (``timers.advance`` goes on with it), else None."""
+
+    def apply_until(self, to_ns: int, events: list[Event], budget: int = 0) -> int:
+        """Apply every change due at or before ``to_ns``, moving the venue's clock to the time of each;
+        returns how many it applied. ``budget`` > 0: it may stop at an instant boundary after that many,
+        ``held_until`` then set: the next call (with ``held_until``) goes on, the calls together doing
+        what one call does."""
 
     def check_invariants(self) -> None:
         """Assert its own invariants (``Venue.check_invariants``)."""

@@ -7,4 +7,4 @@ from cefisim.engine.clock cimport Clock
 from cefisim.engine.core cimport VenueCore
 
 @cython.locals(clock=Clock, feeds=tuple)
-cpdef advance(VenueCore v, to_ns, list events)
+cpdef advance(VenueCore v, to_ns, list events, budget=*)

@@ -30,10 +30,25 @@ if TYPE_CHECKING:
     from cefisim.engine.records import Order
 
 
-def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
-    """Move the clock to ``to_ns``, firing what falls due on the way (events appended to ``events``)."""
+def advance(v: VenueCore, to_ns: int, events: list[Event], budget: int = 0) -> bool:
+    """Move the clock to ``to_ns``, firing what falls due on the way (events appended to ``events``);
+    True when it is there.
+
+    ``budget`` > 0: return False, the clock short of ``to_ns``, once about ``budget`` recorded events
+    and passes (a timer, an expiry or a housekeeping each) are done, between two passes or at an
+    instant boundary inside a feed's pass (the feed holds it open: ``held_until``). Calling it again
+    with the same ``to_ns`` and ``events``, nothing else applied to the venue in between, goes on: the
+    calls together append what one call without a budget appends (every pass is worked out from the
+    venue's state, and the held pass keeps its bound; the final clock move and wake bound come once)."""
     clock = v.clock
     feeds = v.feeds
+    spent = 0
+    for feed in feeds:  # a feed's pass a budget stopped: it goes on first, up to the bound it had
+        held = feed.held_until
+        if held is not None:
+            spent = feed.apply_until(held, events, budget)
+            if feed.held_until is not None:
+                return False
     # the feeds' next change, worked out again only after a feed applied: nothing else moves a feed's
     # next_ts (the Feed contract), so a pass that fires a timer does not look at the feeds
     one = feeds[0] if len(feeds) == 1 else None  # the common case: one recorded market
@@ -45,16 +60,24 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     # one pass per thing fired (with a recorded market, a timer or a run of recorded events every few
     # of its events): what is due is asked once per pass, and the clock moved in place
     while True:
+        if budget and spent >= budget:
+            return False
         other, kind = v.next_due_other()
         if feed_ts is not None and feed_ts < other and feed_ts <= to_ns:
             # (the feed moves the clock to the time of what it applies)
             until = other - 1 if other <= to_ns else to_ns
             if one is not None:  # _apply_feed's one-feed case written out: a call fewer per feed pass
-                one.apply_until(until, events)
+                spent += one.apply_until(until, events, budget - spent if budget else 0)
+                if one.held_until is not None:
+                    return False
                 feed_ts = one.next_ts
             else:
-                feed_ts = _apply_feed(feeds, feed_ts, until, events)
+                feed_ts, count = _apply_feed(feeds, feed_ts, until, events, budget - spent if budget else 0)
+                if feed_ts is None and count < 0:
+                    return False
+                spent += count
         elif other <= to_ns:
+            spent += 1
             clock.advance(other)
             if kind == "timer":
                 # every timer due now, in the heap's order: at a tie timers go first, so asking what is
@@ -76,13 +99,17 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
     clock.advance(to_ns)
     # the wake bound: the next thing due, feeds included
     v.rewake(other if feed_ts is None or other <= feed_ts else feed_ts)
+    return True
 
 
-def _apply_feed(feeds: tuple[Feed, ...], ts: int, until: int, events: list[Event]) -> int | None:
+def _apply_feed(
+    feeds: tuple[Feed, ...], ts: int, until: int, events: list[Event], budget: int
+) -> tuple[int | None, int]:
     """The first feed whose next change is at ``ts`` (the earliest) applies what it holds up to ``until``
     (the last engine time before the next other thing due) and up to the other feeds' next changes: at
     one engine time, the feeds apply in the order they were added. Returns the feeds' next change then
-    (only the feed that applied has moved)."""
+    (only the feed that applied has moved) and how many events it applied; ``(None, -1)`` when its
+    ``budget`` stopped it (``advance``)."""
     due = None
     rest = None  # the other feeds' next change
     for feed in feeds:
@@ -97,9 +124,11 @@ def _apply_feed(feeds: tuple[Feed, ...], ts: int, until: int, events: list[Event
         if rest is None or other < rest:
             rest = other
     assert due is not None  # (ts is the earliest next_ts of the feeds)
-    due.apply_until(until, events)
+    count = due.apply_until(until, events, budget)
+    if due.held_until is not None:
+        return None, -1
     first = due.next_ts
-    return rest if first is None or (rest is not None and rest < first) else first
+    return (rest if first is None or (rest is not None and rest < first) else first), count
 
 
 def _housekeeping_after(v: VenueCore, done: int, to_ns: int) -> int:

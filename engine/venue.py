@@ -18,7 +18,7 @@ instrument's status, paper funds, settled fees, a client's STP setting, a record
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -123,6 +123,18 @@ class Venue(VenueCore):
             self.cap_checked()
             retention.cap_ended_orders(self)
         return result
+
+    def advance_steps(self, at: int, result: Result, budget: int) -> Iterator[None]:
+        """``submit_at(AdvanceClock(at), at)`` in steps, its events gathered in ``result``: yields after
+        each step of about ``budget`` recorded events and passes (``timers.advance``), stopped where the
+        whole command also passes; nothing may be applied to the venue until the steps are done. The
+        result then is the one ``submit_at`` returns, events included (a journal holds the one command,
+        and its replay may apply it whole)."""
+        events = result.events
+        if at > self.clock.now and at >= self._wake:  # (submit_at's test: otherwise nothing is due)
+            while not advance(self, at, events, budget):
+                yield
+        events += self.submit_at(AdvanceClock(at), at).events  # (the clock is there: the command's end)
 
     # --- commands other than order entry ----------------------------------------------------
 

@@ -83,6 +83,8 @@ __all__ = ["JournalError", "JournalWriteError", "Simulation", "SimulationEnded",
 #: maker's requote of up to ~40 commands): a few ms of CPU, so other requests get through. The
 #: journal and the events are the same whatever the slice (ScenarioRunner.run)
 SLICE_TURNS = 25
+#: recorded events and timers per step of an advance's closing command (~2-5 ms)
+ADVANCE_BUDGET = 2000
 
 log = logging.getLogger("cefisim.sim")
 
@@ -498,17 +500,31 @@ class Simulation:
 
     def finish_advance(self, to_ns: int) -> Result:
         """The journaled ``advance`` that ends an advance: timers fire up to ``to_ns``."""
+        result = Result()
+        for _ in self.finish_advance_steps(to_ns, result, 0):
+            pass
+        return result
+
+    def finish_advance_steps(self, to_ns: int, result: Result, budget: int = ADVANCE_BUDGET) -> Iterator[None]:
+        """:meth:`finish_advance` in steps of about ``budget`` recorded events and timers
+        (``Venue.advance_steps``; 0: one step), its ``result`` gathered in ``result``. The one journaled
+        ``AdvanceClock`` is written before the first step (:class:`JournalWriteError` there, nothing
+        applied); nothing else may apply to the venue until the last step (``VenueWork`` holds its
+        requests). Recovery replays the record whole, to the same state."""
         mark = self._begin()
         try:
             to_ns = max(to_ns, self.venue.clock.now)
             self.catch_up(to_ns, close=False)
-            result = self.apply(AdvanceClock(to_ns), to_ns)
+            cmd = AdvanceClock(to_ns)
+            venue, at = self._recorded(cmd, to_ns, "ext")
         except JournalWriteError as exc:
             self._refused(mark, exc)
             raise
         if mark is not None:
             self._landed()
-        return result
+        yield from venue.advance_steps(at, result, budget)
+        if self._on_result is not None:
+            self._on_result(result)
 
     def timers_due(self, at: int) -> bool:
         """Whether a venue timer (acknowledgement, expiry, settlement, housekeeping) falls due by ``at``."""
@@ -537,6 +553,14 @@ class Simulation:
         alike: recorded (journaled, or checked during recovery) at the time it will apply, then
         submitted. A record that fails raises before the venue is touched. ``src``: "ext" from outside,
         "scn" the scenario's (whose own commands take :meth:`_bind`'s path, the same steps)."""
+        venue, at = self._recorded(cmd, at, src)
+        result = venue.submit_at(cmd, at)
+        if self._on_result is not None:
+            self._on_result(result)
+        return result
+
+    def _recorded(self, cmd: Command, at: int, src: str) -> tuple[Venue, int]:
+        """``cmd`` recorded at the time it will apply (:meth:`apply`): the venue and that time."""
         if self._copies:
             self._settle()  # a snapshot under way is of the state before this command
         venue = self.venue
@@ -544,10 +568,7 @@ class Simulation:
         record = self._recording
         if record is not None:
             record(at, src, cmd)
-        result = venue.submit_at(cmd, at)
-        if self._on_result is not None:
-            self._on_result(result)
-        return result
+        return venue, at
 
     def _bind(self) -> None:
         """Make what every command goes through before it applies, once per venue, journal, read

@@ -88,7 +88,7 @@ class SnapshotSteps:
     def written(self, dumps: Callable[[Any], bytes]) -> bytes:
         """:meth:`document` as JSON bytes: ``dumps(self.document())``, written in pieces (the module
         docstring says why); ``dumps`` writes a JSON value compactly, as orjson does."""
-        with _collector_paused():
+        with collector_paused():
             doc = self.document()
             self._copy = None  # the copy goes here (~5 ms for 32,000 orders): the document is all it made
             keys = list(doc)
@@ -115,7 +115,10 @@ _resume = False  # whether the collector was on when the first of them paused it
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
+    """The cycle collector off while a large acyclic JSON tree is built or written (here, and the
+    stepwise parse of ``api/runtime/json_steps.py``): its passes over the growing tree would take ~1 s
+    each; nested and concurrent users share one pause, and the collector is on again after the last."""
     global _paused, _resume
     with _pause_lock:
         if not _paused:
@@ -131,4 +134,4 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-__all__ = ["DUMP_OBJECTS", "SnapshotSteps"]
+__all__ = ["DUMP_OBJECTS", "SnapshotSteps", "collector_paused"]

@@ -17,10 +17,10 @@ from cefisim.engine.records cimport Account, Order
 from cefisim.engine.reference cimport Instrument
 
 cdef class RecordedMarket(MarketState):
-    cdef public object _events, _fill_cursor, _next, applied, impact, last_ts, name, next_ts
+    cdef public object _events, _fill_cursor, _next, applied, held_until, impact, last_ts, name, next_ts
 
     @cython.locals(clock=Clock, nxt=tuple)
-    cpdef apply_until(self, to_ns, list events)
+    cpdef apply_until(self, to_ns, list events, budget=*)
 
     @cython.locals(recs=dict, rec=RecordedLevel, depth=Order, book=Book, level=Level, users=Level)
     @cython.locals(v=VenueCore, cp=Account, inst=Instrument, counts=dict)

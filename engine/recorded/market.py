@@ -9,8 +9,10 @@ Contract:
   order trades against the depth orders at their prices like against any resting order.
 - ``apply_until(to_ns, events)`` applies every recorded event with engine time ``ts <= to_ns``
   (the venue calls it from ``timers.advance``, in time order with its timers, so it is journaled by
-  the commands that moved the clock, never on its own). An update sets the level's depth order to the
-  recorded size; 0 lots retires it (no event: the recorded market's book is not a client's activity).
+  the commands that moved the clock, never on its own). With a budget it stops at an instant boundary
+  and goes on at the next call (a clock advance in steps: ``Venue.advance_steps``). An update sets the
+  level's depth order to the recorded size; 0 lots retires it (no event: the recorded market's book
+  is not a client's activity).
 - Market impact: with ``impact`` (the default) depth a user took stays taken until the recording next
   updates that level; without it, every level a user took from is restored to its recorded size
   before the next recorded event is applied.
@@ -73,7 +75,7 @@ if TYPE_CHECKING:
 class RecordedMarket(MarketState):
     # a C type in the compiled build (market.pxd): apply_until and the level updates read the state as
     # struct fields and call each other directly. Each slot is declared there (tests/test_build.py)
-    __slots__ = ("_events", "_fill_cursor", "_next", "applied", "impact", "last_ts", "name", "next_ts")
+    __slots__ = ("_events", "_fill_cursor", "_next", "applied", "held_until", "impact", "last_ts", "name", "next_ts")
 
     def __init__(
         self,
@@ -98,6 +100,8 @@ class RecordedMarket(MarketState):
         self.next_ts: int | None = None if self._next is None else self._next[1]
         self.applied = 0  # recorded events applied
         self.last_ts: int | None = None  # engine time of the last one
+        #: the ``to_ns`` of an ``apply_until`` stopped by its budget, which the next call goes on with
+        self.held_until: int | None = None
         self._fill_cursor = len(counterparty.fills)  # no-impact: the counterparty's fills seen
         inst = self.instrument
         for asset_id in (inst.base.id, inst.quote.id):  # nothing is held against the recorded depth
@@ -107,13 +111,19 @@ class RecordedMarket(MarketState):
 
     # --- the venue's view ----------------------------------------------------------------------
 
-    def apply_until(self, to_ns: int, events: list[Event]) -> None:
+    def apply_until(self, to_ns: int, events: list[Event], budget: int = 0) -> int:
         """Apply every recorded event due at or before ``to_ns``, moving the venue's clock to each
-        instant (the venue calls it with ``to_ns`` before anything else it has due)."""
+        instant (the venue calls it with ``to_ns`` before anything else it has due); returns how many
+        it applied. ``budget`` > 0: stop at the first instant boundary after ``budget`` events, the
+        pass left open (``held_until`` is ``to_ns``); the next call goes on with it (given
+        ``held_until``), so the calls together do what one call does: the same events, one
+        ``DepthEvent`` at the end."""
         first = self._next
+        resumed = self.held_until is not None
+        self.held_until = None
         if first is None or first[1] > to_ns:
-            return
-        if not self.impact:
+            return 0
+        if not self.impact and not resumed:
             self._restore_taken()
         clock = self.venue.clock
         count = 0
@@ -125,6 +135,9 @@ class RecordedMarket(MarketState):
                 if ts > to_ns:
                     break
                 uncross(self, events)  # the previous instant is complete: settle any cross it left
+                if 0 < budget <= count:  # (a comparison per instant: the budget's whole cost)
+                    self.held_until = to_ns
+                    break
                 instant = ts
                 clock.advance(ts)
             count += 1
@@ -142,10 +155,13 @@ class RecordedMarket(MarketState):
         self.next_ts = None if nxt is None else nxt[1]
         self.applied += count
         self.last_ts = instant
+        if self.held_until is not None:
+            return count  # (the instant before the stop is settled; the end of the pass comes later)
         uncross(self, events)
         if not self.traded:  # no recorded trade yet: the band's reference is the mid, not a user's old fill
             self.book.last_price = None
         events.append(build_event(DepthEvent, (clock.stamp(), self.instrument.id)))
+        return count
 
     def queue_position(self, order: Order) -> int | None:
         """Lots ahead of a user's resting order at its level (registering it if it is new there);

@@ -6,13 +6,15 @@ Nothing here knows an interface: the CeFi signed identity is ``api/web/cefi/iden
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from cefisim.api.edge import versions
-from cefisim.api.edge.problems import bad_request
+from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.runtime.json_steps import parse_steps
 from cefisim.api.web.server.keys import VERSION
 from cefisim.api.web.server.limits import declared_too_large
 
@@ -59,11 +61,36 @@ def respond_list(
 def parse_json(body: bytes) -> Any:
     """The JSON value of a request body; a 400 problem naming ``body`` when it is empty or not JSON."""
     if not body:
-        raise bad_request("body", "a JSON object is required")
+        raise _no_body()
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise bad_request("body", f"not valid JSON ({exc.args[0] if exc.args else 'parse error'})") from None
+        raise _not_json(exc) from None
+
+
+async def parse_json_in_steps(body: bytes) -> Any:
+    """:func:`parse_json` of a large body, the event loop serving other requests between the steps of
+    the parse (``api/runtime/json_steps.py``: the same value, the same problem)."""
+    if not body:
+        raise _no_body()
+    steps = parse_steps(body)
+    try:
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+            await asyncio.sleep(0)
+    except orjson.JSONDecodeError as exc:
+        raise _not_json(exc) from None
+
+
+def _no_body() -> Problem:
+    return bad_request("body", "a JSON object is required")
+
+
+def _not_json(exc: orjson.JSONDecodeError) -> Problem:
+    return bad_request("body", f"not valid JSON ({exc.args[0] if exc.args else 'parse error'})")
 
 
 async def read_json(request: web.Request) -> Any:

@@ -9,7 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
+from cefisim.api.runtime import json_steps
 from cefisim.api.runtime.simulation import Simulation
+from cefisim.api.web.server import http
 from tests.api.conftest import Api
 
 
@@ -136,6 +138,43 @@ async def test_a_restore_is_rebuilt_off_the_loop(
     status, body, _ = await restoring
     assert status == 200, body
     assert api.sim.snapshot()["objects"] == snap["objects"]
+
+
+async def test_a_restore_is_parsed_in_steps(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The posted snapshot is parsed in steps with the loop let through between them
+    (``api/runtime/json_steps.py``): the parse, held after its first step until a health request has been
+    answered, goes on (the request was served between two steps) and the restore succeeds; a body
+    orjson refuses is still the 400 naming ``body``."""
+    await api.order(100, side="BUY", qty="0.5", price="49999.00")
+    snap = api.sim.snapshot()
+    await api.order(100, side="BUY", qty="0.25", price="49998.00")
+    answered = asyncio.Event()
+    steps = []
+
+    def held_after_first_step(body: bytes) -> json_steps.Steps:
+        parse = json_steps.parse_steps(body, 256)
+        next(parse)  # (the document is far longer than a step)
+        steps.append("first")
+        turns = 0
+        while not answered.is_set():  # a loop turn per yield: nothing else would let the request through
+            turns += 1
+            assert turns < 1_000_000, "no request served between two steps of the parse"
+            yield
+        steps.append("after the request")
+        return (yield from parse)
+
+    monkeypatch.setattr(http, "parse_steps", held_after_first_step)
+    restoring = asyncio.ensure_future(api.call("POST", "/_sim/snapshot", client_id=None, body=orjson.dumps(snap)))
+    status, _, _ = await asyncio.wait_for(api.call("GET", "/_sim/health", client_id=None), timeout=60)
+    assert status == 200 and steps == ["first"] and not restoring.done()
+    answered.set()
+    status, body, _ = await restoring
+    assert status == 200, body
+    assert steps == ["first", "after the request"]
+    assert api.sim.snapshot()["objects"] == snap["objects"]
+    broken = orjson.dumps(snap)[:-1] + b"NaN}"
+    status, problem, _ = await api.call("POST", "/_sim/snapshot", client_id=None, body=broken)
+    assert status == 400 and problem["detail"].startswith("body: not valid JSON (")
 
 
 async def test_restore_refuses_foreign_documents(api: Api) -> None:
