@@ -477,6 +477,12 @@ class Simulation:
             pass
         return self.finish_advance(to_ns)
 
+    def advance_steps(self, to_ns: int) -> Iterator[None]:
+        """:meth:`advance` in steps: the scenario's slices, then the closing advance in steps of a budget
+        (:meth:`finish_advance_steps`: run it as the venue's work, its requests held until the end)."""
+        yield from self.advance_slices(to_ns)
+        yield from self.finish_advance_steps(to_ns, Result())
+
     def advance_slices(self, to_ns: int, max_turns: int = SLICE_TURNS) -> Iterator[None]:
         """The scenario's part of an advance to ``to_ns``, one slice of about ``max_turns`` turns per
         step (a slice ends on a complete instant, the clock moved there). Between two steps the state
@@ -532,7 +538,8 @@ class Simulation:
 
     def tick(self) -> Iterator[None]:
         """Wall mode: let the scenario act up to now, then fire the venue timers due by now; a step
-        per slice (``advance_slices``), so the server's ticker lets requests through a long catch-up.
+        per slice (``advance_slices``) and per budget of the closing advance, so the server's ticker,
+        which runs it as the venue's work, serves the other venues through a long catch-up.
 
         The scenario's own commands need no marker in the journal (recovery regenerates them from the
         records themselves); the timers do: they fire through a journaled ``advance`` to now, written
@@ -540,7 +547,7 @@ class Simulation:
         now = self.now_ns()
         yield from self.advance_slices(now)
         if self.timers_due(now):
-            self.finish_advance(now)
+            yield from self.finish_advance_steps(now, Result())
 
     def set_status_retention(self, retention_ns: int) -> None:
         """Change how long ended orders stay visible, through the journal (so a restart replays it at the

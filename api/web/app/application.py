@@ -93,13 +93,14 @@ def create_app(sim: Simulation, options: ServerOptions | None = None) -> web.App
     requests = RequestLog(
         options.request_history, sys.stderr if options.access_log else None, options.access_log or "text"
     )
+    work = VenueWork()
     venues = VenueHub(
         sim,
         make_venues(sim, options.venue_config, options.max_venues, options.data_dir),
         venue_states(options),
+        work,
         options.speed,
     )
-    work = VenueWork()
     app = web.Application(
         middlewares=[request_middleware(options, venues, requests=requests, around=dispatch, work=work)],
         client_max_size=options.max_body_bytes,

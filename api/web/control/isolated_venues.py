@@ -55,6 +55,7 @@ from cefisim.api.web.control.plane import check_control, read_bounded
 from cefisim.api.web.server.http import parse_json, respond
 from cefisim.api.web.server.ticker import start_ticker, stop_ticker
 from cefisim.api.web.server.venue_state import VenueState
+from cefisim.api.web.server.venue_work import VenueWork
 from cefisim.engine import queries
 
 MAX_SCENARIO_BYTES = 16 << 20  # a create body: a scenario document with its events
@@ -74,11 +75,15 @@ MakeState = Callable[[str, Simulation], VenueState]
 class VenueHub:
     """The venues of one server over HTTP: their state, their clocks, and the routing of requests."""
 
-    def __init__(self, sim: Simulation, venues: Venues, make_state: MakeState, speed: float | None = None) -> None:
+    def __init__(
+        self, sim: Simulation, venues: Venues, make_state: MakeState, work: VenueWork, speed: float | None = None
+    ) -> None:
         """The hub of a server whose default venue runs ``sim``; created venues come from ``venues``;
         every venue's state (the default's at once) from ``make_state``; the venues' clocks tick at
-        ``speed`` (the ``--speed`` of the virtual clock, ``api/web/server/ticker.py``)."""
+        ``speed`` (the ``--speed`` of the virtual clock, ``api/web/server/ticker.py``), their closing
+        advances run as the venues' ``work`` (``api/web/server/venue_work.py``)."""
         self.venues = venues
+        self._work = work
         self._make_state = make_state
         self._speed = speed
         self.default = make_state(DEFAULT_ID, sim)  # the server's own venue (--scenario)
@@ -181,9 +186,9 @@ class VenueHub:
 
     def start_clocks(self) -> None:
         """Every venue's clock, the default's and each created one's (``api/web/server/ticker.py``)."""
-        self._tickers[DEFAULT_ID] = start_ticker(self.default.sim, self._speed)
+        self._tickers[DEFAULT_ID] = start_ticker(self.default.sim, self._speed, self._work)
         for venue_id, state in self.created.items():
-            self._tickers[venue_id] = start_ticker(state.sim, self._speed)
+            self._tickers[venue_id] = start_ticker(state.sim, self._speed, self._work)
 
     async def create(self, raw: bytes) -> dict[str, Any]:
         """A venue from a create body (JSON bytes): what the 201 answers, its credentials included.
@@ -204,7 +209,7 @@ class VenueHub:
             self.venues.release(venue_id)
         sim = made.sim
         state = self._attach(venue_id, sim)
-        self._tickers[venue_id] = start_ticker(sim, self._speed)
+        self._tickers[venue_id] = start_ticker(sim, self._speed, self._work)
         if gc.get_freeze_count():
             # the server froze what it loaded (``cefisim serve``): a venue made later joins it, or every
             # full collection would walk every venue's books and records again

@@ -18,27 +18,30 @@ import logging
 import time
 
 from cefisim.api.runtime.simulation import JournalWriteError, Simulation
+from cefisim.api.web.server.venue_work import VenueWork
 
 log = logging.getLogger("cefisim.app")
 TICK_SECONDS = 0.05
 
 
-def start_ticker(sim: Simulation, speed: float | None) -> asyncio.Task[None] | None:
+def start_ticker(sim: Simulation, speed: float | None, work: VenueWork) -> asyncio.Task[None] | None:
     """The task that moves ``sim``'s time (None when nothing moves it: a virtual clock without speed).
-    Call it with the event loop running; end the task with :func:`stop_ticker`."""
+    Call it with the event loop running; end the task with :func:`stop_ticker`. A tick's closing
+    advance (timers, a recorded market's events) runs in steps as the venue's ``work``: its requests
+    wait for it, the other venues' are served between the steps."""
     if sim.clock_mode == "wall":
 
         async def step() -> None:
-            # a long catch-up (after a restart) runs in slices, letting requests through between them
-            for _ in sim.tick():
-                await asyncio.sleep(0)
+            # a long catch-up (after a restart) runs in slices, the other venues served between them
+            await work.run(sim, sim.tick())
     elif speed:
         last = time.monotonic()
 
         async def step() -> None:
             nonlocal last
             now = time.monotonic()
-            sim.advance(sim.now_ns() + int((now - last) * speed * 1e9))
+            target = sim.now_ns() + int((now - last) * speed * 1e9)
+            await work.run(sim, sim.advance_steps(target))
             last = now
     else:
         return None
