@@ -30,7 +30,7 @@ import aiohttp
 import orjson
 from yarl import URL
 
-from cefisim.api.client.client_params import decimal_value, drop_none, id_value, query_params
+from cefisim.api.client.client_params import decimal_value, id_value, modify_body, order_body, query_params
 from cefisim.api.client.client_response import ProblemError, RawResponse
 from cefisim.api.edge.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
 
@@ -246,24 +246,8 @@ class CefiClient:
         parent_id: Any = None,
     ) -> Any:
         """POST /orders; ``info.client_id`` is this client's. Returns the order record."""
-        info = drop_none(
-            {
-                "msg_id": msg_id,
-                "parent_id": None if parent_id is None else id_value(parent_id),
-                "client_id": self.client_id,
-                "instrument_id": id_value(instrument_id),
-                "qty": decimal_value(qty, "qty"),
-                "price": None if price is None else decimal_value(price, "price"),
-                "flags": flags,
-                "side": side,
-                "type": type,
-                "tif": tif,
-                "exec_inst_flags": exec_inst_flags,
-                "hold_fee_rate": None if hold_fee_rate is None else decimal_value(hold_fee_rate, "hold_fee_rate"),
-                "stp": stp,
-            }
-        )
-        return await self.request("POST", "/orders", json=drop_none({"external_id": external_id, "info": info}))
+        body = order_body(self.client_id, locals())  # the arguments, by name
+        return await self.request("POST", "/orders", json=body)
 
     async def modify_order(
         self,
@@ -277,18 +261,7 @@ class CefiClient:
         prev_modify: str | None = None,
     ) -> Any:
         """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
-        info = drop_none(
-            {
-                "msg_id": msg_id,
-                "parent_id": None if parent_id is None else id_value(parent_id),
-                "client_id": self.client_id,
-                "prev_modify": prev_modify,
-                "new_qty": decimal_value(new_qty, "new_qty"),
-                "new_price": None if new_price is None else decimal_value(new_price, "new_price"),
-                "new_type": new_type,
-            }
-        )
-        body = drop_none({"id": None if id is None else id_value(id), "external_id": external_id, "info": info})
+        body = modify_body(self.client_id, locals())
         return await self.request("PATCH", "/orders", json=body)
 
     async def cancel_order(self, ref_id: Any) -> Any:
