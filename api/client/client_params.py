@@ -38,8 +38,8 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def order_body(client_id: str | None, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``POST /orders`` body of ``place_order``'s arguments: ``args`` holds them by their names
-    (:class:`api.client.CefiClient` and the backtest strategy's context hand over their ``locals()``)."""
+    """The ``POST /orders`` body of ``place_order``'s arguments: ``args`` holds them by the names
+    :class:`api.client.Trading` gives them (its implementations hand over their ``locals()``)."""
     parent_id, price, rate = args["parent_id"], args["price"], args["hold_fee_rate"]
     info = drop_none(
         {

@@ -1,8 +1,8 @@
 """The strategy's side of ``cefisim backtest``: its context, and engine objects in the CeFi JSON shapes.
 
 - :class:`Context` is the ``ctx`` every callback gets: the order operations of
-  :class:`api.client.CefiClient` with the same parameters, synchronous, applied by the harness at the
-  current engine instant. The
+  :class:`api.client.CefiClient` with the same parameters (both implement
+  :class:`api.client.Trading`), synchronous, applied by the harness at the current engine instant. The
   arguments become the body the HTTP client would send (``api/client/client_params.py``), the body the
   command the server would make (the order intake, ``api/edge/intake.py``), and the venue's answer the
   same JSON record or :class:`~api.client.ProblemError` (``api/web/cefi/orders.py``'s ``entered``,
@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any, TypeVar
 
-from cefisim.api.client import ProblemError
+from cefisim.api.client import ProblemError, Trading
 from cefisim.api.client.client_params import modify_body, order_body
 from cefisim.api.edge.intake import cancel_order, modify_order, order_ref, place_order
 from cefisim.api.edge.problems import PROBLEM_BASE, Problem, bad_request
@@ -81,13 +81,14 @@ def seconds_ns(value: Any, name: str = "seconds") -> int:
     return int((d * NS_PER_SECOND).to_integral_value(ROUND_HALF_EVEN))
 
 
-class Context:
+class Context(Trading[dict[str, Any], list[dict[str, Any]]]):
     """What a strategy may see and do: the HTTP client's order operations, in engine time.
 
     Order operations take the parameters of :class:`api.client.CefiClient` (decimal strings; int and
     Decimal are accepted, float is refused) and return the same JSON shapes. A new order rejected
     by the venue comes back as a REJECTED record; a refused modify or cancel, or a malformed request,
     raises :class:`api.client.ProblemError` with the HTTP status and problem type the server answers.
+    List reads answer the records as a list (the client answers the server's page).
     """
 
     def __init__(self, harness: Harness, scenario: Scenario) -> None:
@@ -112,9 +113,14 @@ class Context:
     def client_id(self) -> str:
         return str(self._client_id)
 
-    def instruments(self) -> list[dict[str, Any]]:
-        """Every instrument, shaped like GET /instruments items (``stats`` left empty)."""
-        return [instrument_record(i, {}) for i in queries.instruments(self._venue)]
+    def instruments(self, id: Any = None, symbol: str | None = None) -> list[dict[str, Any]]:
+        """Every instrument, or the one ``id`` or ``symbol`` names, shaped like GET /instruments items
+        (``stats`` left empty)."""
+        return [
+            instrument_record(i, {})
+            for i in queries.instruments(self._venue)
+            if (id is None or str(i.id) == str(id)) and (symbol is None or i.symbol == symbol)
+        ]
 
     def instrument(self, ref: Any) -> dict[str, Any] | None:
         """One instrument by id or symbol, or None."""
@@ -132,8 +138,8 @@ class Context:
         qty: Any,
         price: Any = None,
         tif: str | None = None,
-        flags: list[str] | None = None,
-        exec_inst_flags: list[str] | None = None,
+        flags: Sequence[str] | None = None,
+        exec_inst_flags: Sequence[str] | None = None,
         stp: str | None = None,
         hold_fee_rate: Any = None,
         external_id: str | None = None,
@@ -141,7 +147,7 @@ class Context:
         parent_id: Any = None,
     ) -> dict[str, Any]:
         """POST /orders: the order record (REJECTED with ``reject_reason`` when the venue refuses it)."""
-        body = order_body(self.client_id, locals())  # the arguments, by name
+        body = order_body(self.client_id, locals())  # the arguments, as Trading names them
         cmd = _command(place_order(self._client_id, body))
         return _answered(entered, self._h, cmd, body["info"]["instrument_id"])
 
@@ -183,10 +189,15 @@ class Context:
 
     # --- balances, books, timers ---
 
-    def balances(self) -> list[dict[str, Any]]:
-        """GET /balances: one record per asset (TOTAL, AVAILABLE, HOLD)."""
+    def balances(self, asset_id: Any = None, asset_name: str | None = None) -> list[dict[str, Any]]:
+        """GET /balances: one record per asset (TOTAL, AVAILABLE, HOLD), or the one ``asset_id`` or
+        ``asset_name`` names."""
         venue = self._venue
-        return [balance_record(a, queries.balance(venue, self._client_id, a.id)) for a in queries.assets(venue)]
+        return [
+            balance_record(a, queries.balance(venue, self._client_id, a.id))
+            for a in queries.assets(venue)
+            if (asset_id is None or str(a.id) == str(asset_id)) and (asset_name is None or a.name == asset_name)
+        ]
 
     def book(self, instrument_id: Any, depth: int | None = None) -> dict[str, Any]:
         """The instrument's book now: best bid/ask, mid and the top ``depth`` levels as decimal strings."""
