@@ -15,14 +15,15 @@
 - Quantities, prices and amounts are decimal strings; ``int`` and ``decimal.Decimal`` are accepted and
   formatted exactly; ``float`` is refused (it cannot say 0.1 exactly).
 
-The answer types live in ``api/client/client_response.py`` and the argument formatting in
-``api/client/client_params.py``; import the public names (``__all__``) from here.
+The answer types live in ``api/client/client_response.py``, the argument formatting in
+``api/client/client_params.py`` and the calls it shares with the backtest strategy's context in
+``api/client/trading.py`` (:class:`Trading`); import the public names (``__all__``) from here.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -30,11 +31,12 @@ import aiohttp
 import orjson
 from yarl import URL
 
-from cefisim.api.client.client_params import decimal_value, drop_none, id_value, query_params
+from cefisim.api.client.client_params import decimal_value, id_value, modify_body, order_body, query_params
 from cefisim.api.client.client_response import ProblemError, RawResponse
+from cefisim.api.client.trading import Trading
 from cefisim.api.edge.signing import H_SIGNATURE, H_TIMESTAMP, H_TOKEN, H_USERID, sign
 
-__all__ = ["NEWEST", "V2024", "V2026", "CefiClient", "ProblemError", "RawResponse"]
+__all__ = ["NEWEST", "V2024", "V2026", "CefiClient", "ProblemError", "RawResponse", "Trading"]
 
 CEFI = "/v1/cefi"
 V2024 = "v2024_01_01"
@@ -57,8 +59,11 @@ PAGED = {
 _TIMESTAMP_REQUIRED = ("/orders", "/transfers")
 
 
-class CefiClient:
-    """One client of the CeFi direct interface; use ``async with`` (or call :meth:`close`)."""
+class CefiClient(Trading[Awaitable[Any], Awaitable[Any]]):
+    """One client of the CeFi direct interface; use ``async with`` (or call :meth:`close`).
+
+    Its order operations and reads are :class:`Trading`'s, which the backtest strategy's context
+    offers too (``api/client/trading.py``)."""
 
     def __init__(
         self,
@@ -237,8 +242,8 @@ class CefiClient:
         qty: Any,
         price: Any = None,
         tif: str | None = None,
-        flags: list[str] | None = None,
-        exec_inst_flags: list[str] | None = None,
+        flags: Sequence[str] | None = None,
+        exec_inst_flags: Sequence[str] | None = None,
         stp: str | None = None,
         hold_fee_rate: Any = None,
         external_id: str | None = None,
@@ -246,24 +251,8 @@ class CefiClient:
         parent_id: Any = None,
     ) -> Any:
         """POST /orders; ``info.client_id`` is this client's. Returns the order record."""
-        info = drop_none(
-            {
-                "msg_id": msg_id,
-                "parent_id": None if parent_id is None else id_value(parent_id),
-                "client_id": self.client_id,
-                "instrument_id": id_value(instrument_id),
-                "qty": decimal_value(qty, "qty"),
-                "price": None if price is None else decimal_value(price, "price"),
-                "flags": flags,
-                "side": side,
-                "type": type,
-                "tif": tif,
-                "exec_inst_flags": exec_inst_flags,
-                "hold_fee_rate": None if hold_fee_rate is None else decimal_value(hold_fee_rate, "hold_fee_rate"),
-                "stp": stp,
-            }
-        )
-        return await self.request("POST", "/orders", json=drop_none({"external_id": external_id, "info": info}))
+        body = order_body(self.client_id, locals())  # the arguments, as Trading names them
+        return await self.request("POST", "/orders", json=body)
 
     async def modify_order(
         self,
@@ -277,18 +266,7 @@ class CefiClient:
         prev_modify: str | None = None,
     ) -> Any:
         """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
-        info = drop_none(
-            {
-                "msg_id": msg_id,
-                "parent_id": None if parent_id is None else id_value(parent_id),
-                "client_id": self.client_id,
-                "prev_modify": prev_modify,
-                "new_qty": decimal_value(new_qty, "new_qty"),
-                "new_price": None if new_price is None else decimal_value(new_price, "new_price"),
-                "new_type": new_type,
-            }
-        )
-        body = drop_none({"id": None if id is None else id_value(id), "external_id": external_id, "info": info})
+        body = modify_body(self.client_id, locals())
         return await self.request("PATCH", "/orders", json=body)
 
     async def cancel_order(self, ref_id: Any) -> Any:

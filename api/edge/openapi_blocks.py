@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from cefisim.api.edge.validate import EXTERNAL_ID_RE, MAX_DECIMAL, MAX_TEXT, POSITIVE_DECIMAL_RE, UUID4_RE, UUID_RE, F
-from cefisim.engine.units import DECIMAL_RE
+from cefisim.engine.units import DECIMAL_RE, RATE_SCALE
 
 ID_PATTERN = "^[1-9][0-9]*$"
 ID0_PATTERN = "^(0|[1-9][0-9]*)$"
 TIMESTAMP_PATTERN = "^[0-9]{19}$"
 EXTERNAL_ID_PATTERN = f"({UUID4_RE.pattern})|({EXTERNAL_ID_RE.pattern})"
+#: a rate as engine.units.parse_rate takes it (kind ``rate``: at most 9 significant decimals)
+RATE_PATTERN = f"^[0-9]+(\\.[0-9]{{1,{RATE_SCALE}}}0*)?$"
 
 
 def ref(name: str) -> dict[str, Any]:
@@ -97,6 +99,16 @@ def field_schema(f: F) -> dict[str, Any]:
         return {"type": "string", "pattern": ID0_PATTERN, "maxLength": 19}
     if kind == "decimal":
         return {"type": "string", "pattern": DECIMAL_RE.pattern, "maxLength": MAX_DECIMAL}
+    if kind == "rate":
+        return {
+            "type": "string",
+            "pattern": RATE_PATTERN,
+            "maxLength": MAX_DECIMAL,
+            "description": "a fraction with at most 9 significant decimals (trailing zeros aside)",
+        }
+    if kind == "whole":
+        digits = "-?[0-9]{1,19}" if f.low < 0 else "[0-9]{1,19}"
+        return {"type": ["integer", "string"], "minimum": f.low, "maximum": f.high, "pattern": f"^{digits}$"}
     if kind == "positive":
         return {
             "type": "string",

@@ -20,6 +20,9 @@ own cancels, which do change the state, are a command (``engine.commands.VenueCa
   signing window of CeFi requests is checked against it, and on the wall clock engine time follows
   it (never backwards: a clock skewed back waits until the true time passes the engine's).
 
+The three settings and their bounds are :data:`SETTINGS`, one table the control plane, scenario events,
+the journal and snapshots all check against (:func:`venue_faults_intake`, :func:`checked`).
+
 Each costs nothing while 0: the readers check one integer, the simulation one attribute per command
 (the read replica, None), the skew swaps the clock function.
 All times are engine nanoseconds (``now`` is ``Simulation.now_ns``), so on the virtual clock a lag
@@ -32,11 +35,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cefisim.api.edge.validate import F, FieldProblem, problem_in
+
 NAMESPACE = "faults"  # the side-state these records change (api/side_state/side_states.py)
 VENUE = "faults.venue"  # the record kind: [read_lag_ms, fill_delay_ms, clock_skew_s], all three at once
-FIELDS = ("read_lag_ms", "fill_delay_ms", "clock_skew_s")
 MAX_LAG_MS = 3_600_000  # an hour, for the lag and the delay
 MAX_SKEW_S = 86_400  # a day either way
+#: the settings, in a record's order, and their bounds: whole milliseconds of lag and delay, whole
+#: seconds of skew either way (a body may give a number as its digits: ``F("whole")``)
+SETTINGS = {
+    "read_lag_ms": F("whole", low=0, high=MAX_LAG_MS),
+    "fill_delay_ms": F("whole", low=0, high=MAX_LAG_MS),
+    "clock_skew_s": F("whole", low=-MAX_SKEW_S, high=MAX_SKEW_S),
+}
+FIELDS = tuple(SETTINGS)
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 
@@ -83,16 +95,28 @@ class VenueFaults:
         return dict(zip(FIELDS, self.values(), strict=True))
 
 
+def venue_faults_intake(fields: Any) -> tuple[int, int, int] | FieldProblem:
+    """The settings an object of :data:`SETTINGS`' fields asks for, ``(read_lag_ms, fill_delay_ms,
+    clock_skew_s)`` (an absent or null one is 0: off), or the problem naming the field."""
+    problem = problem_in(fields, SETTINGS)
+    if problem is not None:
+        return problem
+    lag, delay, skew = (int(fields.get(name) or 0) for name in FIELDS)
+    return lag, delay, skew
+
+
 def checked(values: object) -> tuple[int, int, int]:
     """A ``faults.venue`` record's values, ``[read_lag_ms, fill_delay_ms, clock_skew_s]``, checked;
-    ``ValueError`` naming the field when one is out of range (the control plane checks first, so this
-    refuses only a foreign or damaged journal or snapshot)."""
+    ``ValueError`` naming the field when one is not an integer within :data:`SETTINGS`' bounds (the
+    control plane and the scenario check first, so this refuses only a foreign or damaged journal or
+    snapshot)."""
     if not isinstance(values, list) or len(values) != len(FIELDS):
         raise ValueError(f"{VENUE}: expected {len(FIELDS)} values ({', '.join(FIELDS)})")
-    bounds = ((0, MAX_LAG_MS), (0, MAX_LAG_MS), (-MAX_SKEW_S, MAX_SKEW_S))
-    for name, value, (low, high) in zip(FIELDS, values, bounds, strict=True):
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise ValueError(f"{name}: {value!r} must be a whole number from {low} to {high}")
+    for (name, f), value in zip(SETTINGS.items(), values, strict=True):
+        # the table's own bounds; a record holds integers, never their digits as text
+        problem = f.check(value if isinstance(value, int) else None, f)
+        if problem is not None:
+            raise ValueError(f"{name}: {value!r} {problem[1]}")
     lag, delay, skew = values
     return lag, delay, skew
 

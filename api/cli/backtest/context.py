@@ -1,51 +1,42 @@
 """The strategy's side of ``cefisim backtest``: its context, and engine objects in the CeFi JSON shapes.
 
 - :class:`Context` is the ``ctx`` every callback gets: the order operations of
-  :class:`api.client.CefiClient` with the same parameters, synchronous, applied by the harness at the
-  current engine instant, answering the same JSON records and raising the same
-  :class:`~api.client.ProblemError` for refusals (``api/web/cefi/reject_problems.py`` maps the engine's reasons).
+  :class:`api.client.CefiClient` with the same parameters (both implement
+  :class:`api.client.Trading`), synchronous, applied by the harness at the current engine instant. The
+  arguments become the body the HTTP client would send (``api/client/client_params.py``), the body the
+  command the server would make (the order intake, ``api/edge/intake.py``), and the venue's answer the
+  same JSON record or :class:`~api.client.ProblemError` (``api/web/cefi/orders.py``'s ``entered``,
+  ``modified``, ``canceled``).
 - :class:`Driver` is the driver ``engine/simulation/backtest.py`` calls: it turns fills and book changes into
   ``fill_view`` and ``book_view`` dicts and calls the strategy's optional callbacks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeVar
 
-from cefisim.api.client import ProblemError
+from cefisim.api.client import ProblemError, Trading
+from cefisim.api.client.client_params import modify_body, order_body
+from cefisim.api.edge.intake import cancel_order, modify_order, order_ref, place_order
 from cefisim.api.edge.problems import PROBLEM_BASE, Problem, bad_request
 from cefisim.api.edge.serialize import balance_record, instrument_record, ns, order_record, trade_record
-from cefisim.api.edge.validate import is_external_id
+from cefisim.api.edge.validate import FieldProblem
 from cefisim.api.formats.scenario import Scenario, format_time
-from cefisim.api.web.cefi.reject_problems import problem_for, refusal_problem
+from cefisim.api.web.cefi.orders import canceled, entered, modified
 from cefisim.engine import queries
 from cefisim.engine.clock import NS_PER_SECOND
-from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
-from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import order_status
 from cefisim.engine.quotes import format_vwap
 from cefisim.engine.records import Fill
 from cefisim.engine.reference import ID_RE, Instrument
 from cefisim.engine.simulation.backtest import Harness
-from cefisim.engine.units import DECIMAL_RE, parse_rate
-from cefisim.engine.vocabulary import (
-    ExecInst,
-    OrderFlag,
-    OrderStatus,
-    OrderType,
-    SelfTradePrevention,
-    Side,
-    TimeInForce,
-)
+from cefisim.engine.vocabulary import Side
 
 BUY = Side.BUY
-LIMIT = OrderType.LIMIT
-MARKET = OrderType.MARKET
-NEW_PENDING = OrderStatus.NEW_PENDING
 SELL = Side.SELL
-STP_VALUES = tuple(SelfTradePrevention)
+T = TypeVar("T")
 
 __all__ = ["CALLBACKS", "Context", "Driver", "book_view", "fill_view", "seconds_ns"]
 
@@ -64,27 +55,19 @@ def _problem(p: Problem) -> ProblemError:
     return ProblemError(p.status, PROBLEM_BASE + p.slug, p.title, p.detail, p.body())
 
 
-def _decimal(value: Any, name: str) -> str:
-    """A decimal string from str, int or Decimal, as the HTTP client sends it; float is refused."""
-    if isinstance(value, (bool, float)) or not isinstance(value, (str, int, Decimal)):
-        raise TypeError(f"{name}: give a decimal string, int or Decimal, not {type(value).__name__}")
-    text = format(value, "f") if isinstance(value, Decimal) else str(value)
-    if not DECIMAL_RE.match(text):
-        raise _problem(bad_request(name, "must be a decimal string"))
-    return text
+def _command(taken: T | FieldProblem) -> T:
+    """What an intake made of the arguments, or the 400 the HTTP client would raise for them."""
+    if isinstance(taken, FieldProblem):
+        raise _problem(taken.http())
+    return taken
 
 
-def _enum(value: Any, name: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise _problem(bad_request(name, f"must be one of {', '.join(allowed)}"))
-
-
-def _enums(values: Any, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    if values is None:
-        return ()
-    if isinstance(values, str) or not all(isinstance(v, str) and v in allowed for v in values):
-        raise _problem(bad_request(name, f"must be a list of {', '.join(allowed)}"))
-    return tuple(values)
+def _answered(answer: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """The venue's answer (``api/web/cefi/orders.py``), a refusal raised as the HTTP client raises it."""
+    try:
+        return answer(*args)
+    except Problem as p:
+        raise _problem(p) from None
 
 
 def seconds_ns(value: Any, name: str = "seconds") -> int:
@@ -98,13 +81,14 @@ def seconds_ns(value: Any, name: str = "seconds") -> int:
     return int((d * NS_PER_SECOND).to_integral_value(ROUND_HALF_EVEN))
 
 
-class Context:
+class Context(Trading[dict[str, Any], list[dict[str, Any]]]):
     """What a strategy may see and do: the HTTP client's order operations, in engine time.
 
     Order operations take the parameters of :class:`api.client.CefiClient` (decimal strings; int and
     Decimal are accepted, float is refused) and return the same JSON shapes. A new order rejected
     by the venue comes back as a REJECTED record; a refused modify or cancel, or a malformed request,
     raises :class:`api.client.ProblemError` with the HTTP status and problem type the server answers.
+    List reads answer the records as a list (the client answers the server's page).
     """
 
     def __init__(self, harness: Harness, scenario: Scenario) -> None:
@@ -129,9 +113,14 @@ class Context:
     def client_id(self) -> str:
         return str(self._client_id)
 
-    def instruments(self) -> list[dict[str, Any]]:
-        """Every instrument, shaped like GET /instruments items (``stats`` left empty)."""
-        return [instrument_record(i, {}) for i in queries.instruments(self._venue)]
+    def instruments(self, id: Any = None, symbol: str | None = None) -> list[dict[str, Any]]:
+        """Every instrument, or the one ``id`` or ``symbol`` names, shaped like GET /instruments items
+        (``stats`` left empty)."""
+        return [
+            instrument_record(i, {})
+            for i in queries.instruments(self._venue)
+            if (id is None or str(i.id) == str(id)) and (symbol is None or i.symbol == symbol)
+        ]
 
     def instrument(self, ref: Any) -> dict[str, Any] | None:
         """One instrument by id or symbol, or None."""
@@ -139,7 +128,7 @@ class Context:
         inst = None if inst_id is None else queries.instrument(self._venue, inst_id)
         return None if inst is None else instrument_record(inst, {})
 
-    # --- orders ---
+    # --- orders: the arguments as the HTTP client sends them, through the same intake ---
 
     def place_order(
         self,
@@ -149,8 +138,8 @@ class Context:
         qty: Any,
         price: Any = None,
         tif: str | None = None,
-        flags: list[str] | None = None,
-        exec_inst_flags: list[str] | None = None,
+        flags: Sequence[str] | None = None,
+        exec_inst_flags: Sequence[str] | None = None,
         stp: str | None = None,
         hold_fee_rate: Any = None,
         external_id: str | None = None,
@@ -158,44 +147,9 @@ class Context:
         parent_id: Any = None,
     ) -> dict[str, Any]:
         """POST /orders: the order record (REJECTED with ``reject_reason`` when the venue refuses it)."""
-        inst = self._instrument(instrument_id, "info.instrument_id")
-        _enum(side, "info.side", (BUY, SELL))
-        _enum(type, "info.type", (LIMIT, MARKET))
-        if tif is not None:
-            _enum(tif, "info.tif", tuple(TimeInForce))
-        if stp is not None:
-            _enum(stp, "info.stp", STP_VALUES)
-        qty_text = _decimal(qty, "info.qty")
-        price_text = None if price is None else _decimal(price, "info.price")
-        rate = None if hold_fee_rate is None else _decimal(hold_fee_rate, "info.hold_fee_rate")
-        if rate is not None and parse_rate(rate) is None:
-            raise _problem(bad_request("info.hold_fee_rate", "has more than 9 decimals"))
-        if external_id is not None and not (isinstance(external_id, str) and is_external_id(external_id)):
-            raise _problem(bad_request("external_id", "must be a UUID v4 or 1-18 characters of A-Za-z0-9-_.~"))
-        cmd = PlaceOrder(
-            self._client_id,
-            inst.id,
-            side,
-            type,
-            qty_text,
-            price_text,
-            tif or TimeInForce.GTC,
-            _enums(flags, "info.flags", tuple(OrderFlag)),
-            _enums(exec_inst_flags, "info.exec_inst_flags", tuple(ExecInst)),
-            stp,
-            rate,
-            external_id,
-            msg_id,
-            None if parent_id is None else str(parent_id),
-        )
-        refused = order_reject(self._venue, cmd)
-        if refused is not None:  # the engine's rule, asked before the command is journaled
-            raise _problem(refusal_problem(refused, instrument_id))
-        result = self._h.submit(cmd)
-        if result.order is None:
-            assert result.reject is not None
-            raise _problem(problem_for(result.reject, "info"))
-        return order_record(result.order, result.snapshot_status)
+        body = order_body(self.client_id, locals())  # the arguments, as Trading names them
+        cmd = _command(place_order(self._client_id, body))
+        return _answered(entered, self._h, cmd, body["info"]["instrument_id"])
 
     def modify_order(
         self,
@@ -209,47 +163,16 @@ class Context:
         prev_modify: str | None = None,
     ) -> dict[str, Any]:
         """PATCH /orders: ``new_qty`` is the new total quantity; name the order by ``id`` or ``external_id``."""
-        if id is None and external_id is None:
-            raise _problem(bad_request("id", "id or external_id is required"))
-        if id is not None and not ID_RE.match(str(id)):
-            raise _problem(bad_request("id", "must be an exchange order id"))
-        if new_type is not None:
-            _enum(new_type, "info.new_type", (MARKET,))
-        qty_text = _decimal(new_qty, "info.new_qty")
-        price_text = None if new_price is None else _decimal(new_price, "info.new_price")
-        if new_type != MARKET and price_text is None:
-            raise _problem(bad_request("info.new_price", "is required unless new_type is MARKET"))
-        cmd = ModifyOrder(
-            self._client_id,
-            None if id is None else int(str(id)),
-            external_id,
-            qty_text,
-            price_text,
-            new_type,
-            msg_id,
-            None if parent_id is None else str(parent_id),
-            prev_modify,
-        )
-        result = self._h.submit(cmd)
-        if result.reject is not None:
-            raise _problem(problem_for(result.reject, "id" if cmd.order_id is not None else "external_id"))
-        assert result.order is not None
-        return order_record(result.order, result.snapshot_status)
+        body = modify_body(self.client_id, locals())
+        return _answered(modified, self._h, _command(modify_order(self._client_id, body)))
 
     def cancel_order(self, ref_id: Any) -> dict[str, Any]:
         """DELETE /orders/{ref_id} (exchange id or external id): CANCELED, or CANCEL_PENDING under latency."""
-        ref = str(ref_id)
-        if not (ID_RE.match(ref) and len(ref) <= 19) and not is_external_id(ref):
-            raise _problem(bad_request("ref_id", "must be an exchange order id or an external id"))
-        result = self._h.submit(CancelOrder(self._client_id, ref))
-        if result.reject is not None:
-            raise _problem(problem_for(result.reject, "ref_id"))
-        assert result.order is not None
-        return order_record(result.order, result.snapshot_status)
+        return _answered(canceled, self._h, _command(cancel_order(self._client_id, str(ref_id))))
 
     def order_status(self, ref_id: Any) -> dict[str, Any]:
         """GET /orders/status/{ref_id}: the order record (404 problem when unknown)."""
-        order = order_status(self._venue, self._client_id, str(ref_id))
+        order = order_status(self._venue, self._client_id, _command(order_ref(str(ref_id))))
         if order is None:
             raise _problem(Problem(404, "unknown-order", "ref_id: no such order for this client"))
         return order_record(order)
@@ -266,10 +189,15 @@ class Context:
 
     # --- balances, books, timers ---
 
-    def balances(self) -> list[dict[str, Any]]:
-        """GET /balances: one record per asset (TOTAL, AVAILABLE, HOLD)."""
+    def balances(self, asset_id: Any = None, asset_name: str | None = None) -> list[dict[str, Any]]:
+        """GET /balances: one record per asset (TOTAL, AVAILABLE, HOLD), or the one ``asset_id`` or
+        ``asset_name`` names."""
         venue = self._venue
-        return [balance_record(a, queries.balance(venue, self._client_id, a.id)) for a in queries.assets(venue)]
+        return [
+            balance_record(a, queries.balance(venue, self._client_id, a.id))
+            for a in queries.assets(venue)
+            if (asset_id is None or str(a.id) == str(asset_id)) and (asset_name is None or a.name == asset_name)
+        ]
 
     def book(self, instrument_id: Any, depth: int | None = None) -> dict[str, Any]:
         """The instrument's book now: best bid/ask, mid and the top ``depth`` levels as decimal strings."""

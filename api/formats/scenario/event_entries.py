@@ -5,55 +5,207 @@ document has a problem (it is refused as a whole, so a partial command is never 
 prices and quantities are checked for syntax only (why: ``loader.py``); transfer amounts must be
 exact in the asset. A ``venue_faults`` event's "command" is the ``faults.venue`` record it writes (a
 :class:`SideStateRecord`: the faults are no engine state, ``api/side_state/venue_faults.py``).
+
+Orders, modifies, cancels, transfers and venue faults are made by the intake every interface shares
+(``api/edge/intake.py``, ``venue_faults.venue_faults_intake``): an event's keys map to the intake's
+fields in one table each (:data:`ORDER_KEYS` ...; ``order_type`` is ``info.type``). Each field is checked
+first in the file's words, every problem at once (:func:`intake_fields`: references by id or name, then
+by its kind, :data:`FILE_WORDS`), then the intake makes the command, or says which field it refuses and
+why, named by the event's own key (:func:`taken`; the file's words for a rule across fields:
+:data:`RULE_WORDS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from cefisim.api.edge.validate import UUID_RE, is_external_id
+from cefisim.api.edge.intake import (
+    ORDER_NAMED,
+    POST_ORDER,
+    POST_TRANSFER,
+    PRICE_FOR_LIMIT,
+    REF_FIELD,
+    SCRIPTED_MODIFY,
+    cancel_order,
+    modify_order,
+    place_order,
+    request_transfer,
+)
+from cefisim.api.edge.validate import UUID_RE, F, FieldProblem, Rule, is_external_id
 from cefisim.api.formats.scenario.document import join_path, kind_of
 from cefisim.api.formats.scenario.format_keys import (
     EVENT_COMMON,
     EVENT_KEYS,
-    EXEC_INST,
     FIAT_INSTRUCTIONS,
-    FLAGS,
     LATENCY_KEYS,
-    ORDER_TYPES,
-    PLATFORMS,
-    SIDES,
-    TIFS,
-    TRANSFER_TYPES,
 )
 from cefisim.api.formats.scenario.parser import Parser
 from cefisim.api.side_state.side_states import SideStateRecord
-from cefisim.api.side_state.venue_faults import MAX_LAG_MS, MAX_SKEW_S, VENUE
+from cefisim.api.side_state.venue_faults import SETTINGS, VENUE, venue_faults_intake
 from cefisim.engine.commands import (
     AdvanceClock,
-    CancelOrder,
     Command,
-    ModifyOrder,
     PaperFunds,
-    PlaceOrder,
-    RequestTransfer,
     SetClientInfo,
     SetInstrumentStatus,
     SetLatency,
     SetSettlementDelay,
     VenueCancel,
 )
-from cefisim.engine.reference import ID_RE, Asset
+from cefisim.engine.reference import Asset
 from cefisim.engine.rejects import VENUE_CANCEL_REASONS
-from cefisim.engine.vocabulary import InstrumentStatus, OrderType, Platform, SelfTradePrevention, TimeInForce
+from cefisim.engine.vocabulary import InstrumentStatus, Platform, SelfTradePrevention
 
-GTC = TimeInForce.GTC
-LIMIT = OrderType.LIMIT
-MARKET = OrderType.MARKET
 FIAT = Platform.FIAT
 INSTRUMENT_STATUSES = tuple(InstrumentStatus)
 STP_VALUES = tuple(SelfTradePrevention)
+T = TypeVar("T")
+
+# --- the intake's fields, as the events name them -----------------------------------------------------
+
+#: an event's key -> the intake's field (the CeFi body's, dotted as it nests); one table per kind
+ORDER_KEYS = {
+    "client": "info.client_id",
+    "instrument": "info.instrument_id",
+    "side": "info.side",
+    "order_type": "info.type",
+    "qty": "info.qty",
+    "price": "info.price",
+    "tif": "info.tif",
+    "flags": "info.flags",
+    "exec_inst": "info.exec_inst_flags",
+    "stp": "info.stp",
+    "hold_fee_rate": "info.hold_fee_rate",
+    "external_id": "external_id",
+    "msg_id": "info.msg_id",
+    "parent_id": "info.parent_id",
+}
+MODIFY_KEYS = {
+    "client": "info.client_id",
+    "order_id": "id",
+    "external_id": "external_id",
+    "new_qty": "info.new_qty",
+    "new_price": "info.new_price",
+    "new_type": "info.new_type",
+    "msg_id": "info.msg_id",
+    "parent_id": "info.parent_id",
+    "prev_modify": "info.prev_modify",
+}
+CANCEL_KEYS = {"client": "client_id", "ref": REF_FIELD}
+TRANSFER_KEYS = {
+    "client": "request.client_id",
+    "asset": "request.asset_id",
+    "amount": "request.amount",
+    "transfer_type": "request.type",
+    "platform": "request.platform",
+    "instructions": "request.instructions",
+}
+VENUE_FAULT_KEYS = {name: name for name in SETTINGS}
+
+#: a field's check in the file's words, by its kind (the words every section of the format uses);
+#: the field's own check follows it (``api.edge.validate``), so the file takes what the interface takes
+FILE_WORDS: dict[str, Callable[[Parser, Any, str, F], Any]] = {
+    "enum": lambda parser, v, p, f: parser.enum(v, p, f.values),
+    "enums": lambda parser, v, p, f: parser.unique_strings(v, p, f.values),
+    "decimal": lambda parser, v, p, f: parser.decimal(v, p),
+    "rate": lambda parser, v, p, f: parser.decimal(v, p),
+    "external_id": lambda parser, v, p, f: external_id(parser, v, p),
+    "whole": lambda parser, v, p, f: parser.integer(v, p, f.low, f.high),
+}
+#: the file's words for the intake's rules across fields: (the key it names, or "" for the event; words)
+RULE_WORDS: dict[Rule, tuple[str, str]] = {
+    PRICE_FOR_LIMIT: ("price", "a LIMIT order needs a price"),
+    ORDER_NAMED: ("", "a modify names its order: order_id or external_id"),
+}
+
+Convert = Callable[[Any, str], Any]
+
+
+def intake_fields(
+    parser: Parser,
+    d: dict,
+    path: str,
+    keys: Mapping[str, str],
+    table: Mapping[str, F],
+    own: Mapping[str, Convert] | None = None,
+) -> dict[str, Any] | None:
+    """The event's fields as the intake's body (nested as ``keys`` says), each checked on the way: by
+    ``own[key]`` where the file has a rule of its own (a reference by id or name, an amount on its asset's
+    grid), else in the file's words for its kind and by the field's own check. None when one did not
+    pass or a required one is missing (every one is reported, the missing ones by the event's own check
+    of its keys; a reference to a broken item is not reported again)."""
+    body: dict[str, Any] = {}
+    ok = True
+    for key, where in keys.items():
+        if key not in d:
+            ok = ok and not _field_at(table, where).required
+            continue
+        p = join_path(path, key)
+        convert = own.get(key) if own else None
+        value = convert(d[key], p) if convert is not None else _checked(parser, _field_at(table, where), d[key], p)
+        if value is None:
+            ok = False
+            continue
+        *outer, last = where.split(".")
+        node = body
+        for name in outer:
+            node = node.setdefault(name, {})
+        node[last] = value
+    return body if ok else None
+
+
+def _field_at(table: Mapping[str, F], where: str) -> F:
+    *outer, last = where.split(".")
+    for name in outer:
+        table = table[name].fields
+    return table[last]
+
+
+def _checked(parser: Parser, f: F, value: object, path: str) -> object:
+    words = FILE_WORDS.get(f.kind)
+    if words is not None and words(parser, value, path, f) is None:
+        return None
+    problem = f.check(value, f)
+    if problem is not None:
+        parser.err(path + problem[0], problem[1])
+        return None
+    return value
+
+
+def taken(parser: Parser, made: T | FieldProblem, path: str, keys: Mapping[str, str]) -> T | None:
+    """The intake's command, or None after reporting its problem at the event's own key."""
+    if not isinstance(made, FieldProblem):
+        return made
+    words = RULE_WORDS.get(made.rule) if made.rule is not None else None
+    if words is not None:
+        key, reason = words
+        parser.err(join_path(path, key) if key else path, reason)
+        return None
+    where, bracket, index = made.field.partition("[")
+    key = next((k for k, w in keys.items() if w == where), "")
+    parser.err((join_path(path, key) if key else path) + bracket + index, made.reason)
+    return None
+
+
+def _client_id(parser: Parser) -> Convert:
+    """A client reference (id or mnemonic) as the client id the intake takes."""
+
+    def convert(value: Any, path: str) -> str | None:
+        client = parser.client_ref(value, path)
+        return None if client is None else str(client.id)
+
+    return convert
+
+
+def _instrument_id(parser: Parser) -> Convert:
+    """An instrument reference (id or symbol) as the instrument id the intake takes."""
+
+    def convert(value: Any, path: str) -> str | None:
+        inst = parser.instrument_ref(value, path)
+        return None if inst is None else str(inst.id)
+
+    return convert
 
 
 def event(parser: Parser, value: object, path: str) -> tuple[int, Command | SideStateRecord] | None:
@@ -79,40 +231,11 @@ def event(parser: Parser, value: object, path: str) -> tuple[int, Command | Side
 
 
 def ev_order(parser: Parser, d: dict, path: str, at: int) -> Command | None:
-    client = parser.get(d, "client", path, parser.client_ref)
-    inst = parser.get(d, "instrument", path, parser.instrument_ref)
-    side = parser.get(d, "side", path, lambda v, p: parser.enum(v, p, SIDES))
-    otype = parser.get(d, "order_type", path, lambda v, p: parser.enum(v, p, ORDER_TYPES))
-    qty = parser.get(d, "qty", path, parser.decimal)
-    price = parser.get(d, "price", path, parser.decimal)
-    if otype == LIMIT and "price" not in d:
-        parser.err(join_path(path, "price"), "a LIMIT order needs a price")
-    tif = parser.get(d, "tif", path, lambda v, p: parser.enum(v, p, TIFS), default=GTC)
-    flags = parser.get(d, "flags", path, lambda v, p: parser.unique_strings(v, p, FLAGS), default=())
-    exec_inst = parser.get(d, "exec_inst", path, lambda v, p: parser.unique_strings(v, p, EXEC_INST), default=())
-    stp = parser.get(d, "stp", path, lambda v, p: parser.enum(v, p, STP_VALUES))
-    parser.get(d, "hold_fee_rate", path, parser.rate)
-    ext = parser.get(d, "external_id", path, partial(external_id, parser))
-    msg_id = parser.get(d, "msg_id", path, parser.string)
-    parent_id = parser.get(d, "parent_id", path, parser.string)
-    if parser.problems:
+    own = {"client": _client_id(parser), "instrument": _instrument_id(parser)}
+    body = intake_fields(parser, d, path, ORDER_KEYS, POST_ORDER, own)
+    if body is None:
         return None
-    return PlaceOrder(
-        client_id=client.id,
-        instrument_id=inst.id,
-        side=side,
-        type=otype,
-        qty=qty,
-        price=price,
-        tif=tif,
-        flags=flags,
-        exec_inst=exec_inst,
-        stp=stp,
-        hold_fee_rate=d.get("hold_fee_rate"),
-        external_id=ext,
-        msg_id=msg_id,
-        parent_id=parent_id,
-    )
+    return taken(parser, place_order(int(body["info"]["client_id"]), body), path, ORDER_KEYS)
 
 
 def external_id(parser: Parser, value: object, path: str) -> str | None:
@@ -123,41 +246,37 @@ def external_id(parser: Parser, value: object, path: str) -> str | None:
 
 
 def ev_modify(parser: Parser, d: dict, path: str, at: int) -> Command | None:
-    client = parser.get(d, "client", path, parser.client_ref)
-    order_id = parser.get(d, "order_id", path, parser.id_)
-    ext = parser.get(d, "external_id", path, partial(external_id, parser))
-    if "order_id" not in d and "external_id" not in d:
-        parser.err(path, "a modify names its order: order_id or external_id")
-    new_qty = parser.get(d, "new_qty", path, parser.decimal)
-    new_price = parser.get(d, "new_price", path, parser.decimal)
-    new_type = parser.get(d, "new_type", path, lambda v, p: parser.enum(v, p, (MARKET,)))
-    texts = {k: parser.get(d, k, path, parser.string) for k in ("msg_id", "parent_id", "prev_modify")}
-    if parser.problems:
+    """A modify; without ``new_price`` it keeps the order's price (``intake.SCRIPTED_MODIFY``)."""
+    body = intake_fields(parser, d, path, MODIFY_KEYS, SCRIPTED_MODIFY, {"client": _client_id(parser)})
+    if body is None:
         return None
-    return ModifyOrder(client.id, order_id, ext, new_qty, new_price, new_type, **texts)
+    return taken(parser, modify_order(int(body["info"]["client_id"]), body, SCRIPTED_MODIFY), path, MODIFY_KEYS)
 
 
 def ev_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | None:
     client = parser.get(d, "client", path, parser.client_ref)
-    ref = d.get("ref")
-    if "ref" in d and (not isinstance(ref, str) or not (ID_RE.match(ref) or is_external_id(ref))):
-        parser.err(join_path(path, "ref"), "must be an exchange order id or an external id")
-    # ref is required (format_keys.py), so a missing one was reported too
-    return None if parser.problems or not isinstance(ref, str) else CancelOrder(client.id, ref)
+    # ref is required (format_keys.py), so a missing one was reported; a bad one is, whoever the client
+    made = cancel_order(0 if client is None else client.id, d.get("ref"))
+    command = taken(parser, made, path, CANCEL_KEYS) if "ref" in d else None
+    return None if client is None else command
 
 
 def ev_transfer(parser: Parser, d: dict, path: str, at: int) -> Command | None:
-    client = parser.get(d, "client", path, parser.client_ref)
     asset = parser.get(d, "asset", path, parser.asset_ref)
-    ttype = parser.get(d, "transfer_type", path, lambda v, p: parser.enum(v, p, TRANSFER_TYPES))
-    platform = parser.get(d, "platform", path, lambda v, p: parser.enum(v, p, PLATFORMS))
-    amount = parser.get(d, "amount", path, lambda v, p: transfer_amount(parser, v, p, asset))
-    instructions = parser.get(
-        d, "instructions", path, lambda v, p: transfer_instructions(parser, v, p, platform), default=()
-    )
-    if parser.problems:
+    platform = d.get("platform")
+    own: dict[str, Convert] = {
+        "client": _client_id(parser),
+        "asset": lambda v, p: None if asset is None else str(asset.id),
+        "amount": lambda v, p: transfer_amount(parser, v, p, asset),
+        "instructions": lambda v, p: None if transfer_instructions(parser, v, p, platform) is None else v,
+    }
+    body = intake_fields(parser, d, path, TRANSFER_KEYS, POST_TRANSFER, own)
+    if body is None or asset is None:
         return None
-    return RequestTransfer(client.id, asset.id, amount, ttype, platform, instructions)
+    body["request"].setdefault("instructions", {})  # optional in a file: what the venue never reads
+    # the instructions are the file's own (a FIAT transfer may leave out what the venue never reads)
+    made = request_transfer(int(body["request"]["client_id"]), body, {asset.id: asset}.get, own_instructions=True)
+    return taken(parser, made, path, TRANSFER_KEYS)
 
 
 def transfer_amount(parser: Parser, value: object, path: str, asset: Asset | None) -> str | None:
@@ -206,11 +325,13 @@ def ev_venue_cancel(parser: Parser, d: dict, path: str, at: int) -> Command | No
 
 
 def ev_venue_faults(parser: Parser, d: dict, path: str, at: int) -> SideStateRecord | None:
-    """Reads lagging, late fills and the clock skew from ``at`` on, all three (an absent one is 0)."""
-    lag = parser.get(d, "read_lag_ms", path, lambda v, p: parser.integer(v, p, 0, MAX_LAG_MS), default=0)
-    delay = parser.get(d, "fill_delay_ms", path, lambda v, p: parser.integer(v, p, 0, MAX_LAG_MS), default=0)
-    skew = parser.get(d, "clock_skew_s", path, lambda v, p: parser.integer(v, p, -MAX_SKEW_S, MAX_SKEW_S), default=0)
-    return None if parser.problems else SideStateRecord(VENUE, [lag, delay, skew])
+    """Reads lagging, late fills and the clock skew from ``at`` on, all three (an absent one is 0);
+    whole numbers within the bounds ``venue_faults.SETTINGS`` holds."""
+    fields = intake_fields(parser, d, path, VENUE_FAULT_KEYS, SETTINGS)
+    if fields is None:
+        return None
+    values = taken(parser, venue_faults_intake(fields), path, VENUE_FAULT_KEYS)
+    return None if values is None else SideStateRecord(VENUE, list(values))
 
 
 def ev_latency(parser: Parser, d: dict, path: str, at: int) -> Command | None:

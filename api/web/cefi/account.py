@@ -2,49 +2,28 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from aiohttp import web
 
+from cefisim.api.edge.intake import request_transfer
 from cefisim.api.edge.problems import Problem, bad_request
 from cefisim.api.edge.serialize import balance_record, client_record, ns, transfer_record
-from cefisim.api.edge.validate import F, check_object, query_id
+from cefisim.api.edge.validate import F, FieldProblem, check_object, query_id
 from cefisim.api.web.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.web.cefi.paging import listing_client, paging
 from cefisim.api.web.cefi.reject_problems import problem_for
 from cefisim.api.web.server.http import respond, respond_list
 from cefisim.api.web.server.venue_state import VENUE
 from cefisim.engine import queries
-from cefisim.engine.commands import RequestTransfer, SetClientInfo
+from cefisim.engine.commands import SetClientInfo
 from cefisim.engine.queries import page, transfers
 from cefisim.engine.venue import Venue
-from cefisim.engine.vocabulary import Platform, SelfTradePrevention, TransferStatus, TransferType
+from cefisim.engine.vocabulary import SelfTradePrevention, TransferStatus
 
-DEPOSIT = TransferType.DEPOSIT
-FIAT = Platform.FIAT
 T_INITIALIZED = TransferStatus.INITIALIZED
 
-FIAT_INSTRUCTIONS = {
-    "fiat_account_id": F("uuid", required=True),
-    "identity_id": F("uuid", required=True),
-    "account_id": F("uuid", required=True),
-    "includes_fee": F("bool", required=True),
-}
-# The description does not show crypto instructions; these are the emulator's (docs/cefi.md).
-CRYPTO_INSTRUCTIONS = {
-    "address": F("str", required=True),
-    "network": F("str", required=True),
-    "memo": F("str"),
-}
-TRANSFER_REQUEST = {
-    "amount": F("positive", required=True),
-    "asset_id": F("id", required=True),
-    "client_id": F("id", required=True),
-    "type": F("enum", required=True, values=tuple(TransferType)),
-    "platform": F("enum", required=True, values=tuple(Platform)),
-    "instructions": F("object", required=True, open=True),
-}
-POST_TRANSFER = {"request": F("object", required=True, fields=TRANSFER_REQUEST)}
 # ``info`` is a partial update: any subset of the writable fields. The read-only fields of the record
 # GET /clients returns are accepted when unchanged, so a client can send back what it read.
 CLIENT_INFO_WRITABLE = {
@@ -152,25 +131,14 @@ def _change_record(venue: Venue, e: queries.BalanceChange) -> dict[str, Any]:
 # --- transfers ----------------------------------------------------------------------------------
 
 
-def _instructions(req: dict[str, Any]) -> tuple[tuple[str, object], ...]:
-    spec = FIAT_INSTRUCTIONS if req["platform"] == FIAT else CRYPTO_INSTRUCTIONS
-    check_object(req["instructions"], spec, "request.instructions")
-    return tuple(sorted(req["instructions"].items()))
-
-
 async def post_transfer(request: web.Request) -> web.Response:
     client_id, body = await signed_json(request)
-    body = check_object(body, POST_TRANSFER, "")
-    req = body["request"]
-    same_client(request, client_id, req["client_id"], "request.client_id")
-    asset = queries.asset(request[VENUE].sim.venue, int(req["asset_id"]))
-    if asset is None:
-        raise bad_request("request.asset_id", f"unknown asset {req['asset_id']}")
-    units = asset.grid.to_units(req["amount"])
-    if units is None:
-        raise bad_request("request.amount", f"finer than the asset's {asset.decimals} decimals")
-    cmd = RequestTransfer(client_id, asset.id, req["amount"], req["type"], req["platform"], _instructions(req))
-    result = request[VENUE].sim.submit(cmd)
+    sim = request[VENUE].sim
+    cmd = request_transfer(client_id, body, partial(queries.asset, sim.venue))
+    if isinstance(cmd, FieldProblem):
+        raise cmd.http()
+    same_client(request, client_id, body["request"]["client_id"], "request.client_id")
+    result = sim.submit(cmd)
     if result.transfer is None:
         assert result.reject is not None
         raise problem_for(result.reject, "request")

@@ -1,7 +1,9 @@
 """The JSON Schemas of the OpenAPI document: request bodies and the records responses carry.
 
-Request bodies come from the handlers' own validation tables (``api.edge.validate.F`` specs such as
-``ORDER_INFO`` or ``TRANSFER_REQUEST``), so the document cannot drift from the validator. Records are
+Request bodies come from the intakes' own validation tables (``api.edge.validate.F`` specs such as
+``ORDER_INFO`` or ``TRANSFER_REQUEST``, ``api/edge/intake.py``), so the document cannot drift from the
+validator; the rules across fields are written here as ``if``/``then``, and
+``tests/api/edge/test_intake.py`` holds them to the intake's rules. Records are
 the exact shapes ``api/edge/serialize.py`` produces, with enumerations from the engine's own constants; a
 list read is ``oneOf`` the v2026_01_23 page envelope and the v2024_01_01 raw array (:func:`list_of`).
 The operations that use them are in ``api/web/cefi/openapi_operations.py``; ``api/web/app/openapi_documents.py``
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cefisim.api.edge import versions
+from cefisim.api.edge import intake, versions
 from cefisim.api.edge.openapi_blocks import (
     DEC,
     EXTERNAL_ID_PATTERN,
@@ -31,11 +33,10 @@ from cefisim.api.edge.openapi_blocks import (
     string,
     with_rules,
 )
-from cefisim.api.web.cefi import account, orders, public
+from cefisim.api.web.cefi import account, public
 from cefisim.engine.queries import A_CANCEL, A_CONFIRM, A_FILLED, A_MODIFY, A_REJECT, A_TRADE
 from cefisim.engine.reference import SYMBOL_MAX
 from cefisim.engine.rejects import CancelReason, Reject
-from cefisim.engine.units import RATE_SCALE
 from cefisim.engine.vocabulary import (
     InstrumentStatus,
     LiquidityFlag,
@@ -70,8 +71,6 @@ HTTP_DATE_PATTERN = (
     r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$"
 )
 SIDES = [BUY, SELL]
-#: a rate as engine.units.parse_rate takes it (post_order refuses a finer one before the engine sees it)
-RATE_PATTERN = f"^[0-9]+(\\.[0-9]{{1,{RATE_SCALE}}}0*)?$"
 #: ``cancel_reason``: why the engine ended an order CANCELED, or, for an order acknowledged late
 #: (entry latency) that could no longer enter the book, the reject it met then (ALO_WOULD_TRADE,
 #: NO_LIQUIDITY, INSTRUMENT_HALTED, INSTRUMENT_DISABLED, ...): both engine enumerations
@@ -91,38 +90,29 @@ def request_schemas() -> dict[str, Any]:
         "oneOf": [ref("FiatInstructions"), ref("CryptoInstructions")],
         "description": "fiat instructions when platform is FIAT, crypto instructions when CRYPTO",
     }
-    order_info = object_schema(
-        orders.ORDER_INFO,
-        overrides={
-            "hold_fee_rate": {
-                **field_schema(orders.ORDER_INFO["hold_fee_rate"]),
-                "pattern": RATE_PATTERN,
-                "description": "a fraction with at most 9 significant decimals (trailing zeros aside)",
-            }
-        },
-    )
+    order_info = object_schema(intake.ORDER_INFO)
     order_info["description"] = "price is required for LIMIT orders; on MARKET orders it is ignored"
     order_info["if"] = {"properties": {"type": {"const": "LIMIT"}}, "required": ["type"]}
     order_info["then"] = {"required": ["price"], "properties": {"price": {"type": "string"}}}
-    modify_info = object_schema(orders.MODIFY_INFO)
+    modify_info = object_schema(intake.MODIFY_INFO)
     modify_info["description"] = "new_qty is the new total quantity; new_price is required unless new_type is MARKET"
     modify_info["if"] = {"not": {"properties": {"new_type": {"const": "MARKET"}}, "required": ["new_type"]}}
     modify_info["then"] = {"required": ["new_price"], "properties": {"new_price": {"type": "string"}}}
     patch_order = with_rules(
-        object_schema(orders.PATCH_ORDER, overrides={"info": ref("ModifyInfo")}),
+        object_schema(intake.PATCH_ORDER, overrides={"info": ref("ModifyInfo")}),
         at_least_one(present("id"), present("external_id")),
         description="names the order by id or external_id (at least one); given both, the order is found by id and "
         "external_id becomes its new external id",
     )
     return {
         "OrderInfo": order_info,
-        "PostOrderRequest": object_schema(orders.POST_ORDER, overrides={"info": ref("OrderInfo")}),
+        "PostOrderRequest": object_schema(intake.POST_ORDER, overrides={"info": ref("OrderInfo")}),
         "ModifyInfo": modify_info,
         "PatchOrderRequest": patch_order,
-        "FiatInstructions": object_schema(account.FIAT_INSTRUCTIONS),
-        "CryptoInstructions": object_schema(account.CRYPTO_INSTRUCTIONS),
-        "TransferRequest": object_schema(account.TRANSFER_REQUEST, overrides={"instructions": instructions}),
-        "PostTransferRequest": object_schema(account.POST_TRANSFER, overrides={"request": ref("TransferRequest")}),
+        "FiatInstructions": object_schema(intake.FIAT_INSTRUCTIONS),
+        "CryptoInstructions": object_schema(intake.CRYPTO_INSTRUCTIONS),
+        "TransferRequest": object_schema(intake.TRANSFER_REQUEST, overrides={"instructions": instructions}),
+        "PostTransferRequest": object_schema(intake.POST_TRANSFER, overrides={"request": ref("TransferRequest")}),
         "PatchClientRequest": object_schema(account.PATCH_CLIENT),
         "MarketQuoteRequest": object_schema(public.MARKET_QUOTE),
         "MarketsQuoteRequest": object_schema(public.MARKETS_QUOTE),
@@ -135,7 +125,7 @@ def request_schemas() -> dict[str, Any]:
 def _order_info_record() -> dict[str, Any]:
     """``order_info`` as returned: every key of OrderInfo present, optional ones ``null``."""
     props: dict[str, Any] = {}
-    for name, f in orders.ORDER_INFO.items():
+    for name, f in intake.ORDER_INFO.items():
         schema = field_schema(f)
         if name in ("qty", "price", "hold_fee_rate"):
             schema = dict(DEC)  # the request's own spelling, already validated
@@ -148,8 +138,8 @@ def _order_info_record() -> dict[str, Any]:
 
 def _modify_info_record() -> dict[str, Any]:
     """``modify_info`` as returned: the last ModifyInfo as received, only the keys it carried."""
-    schema = object_schema(orders.MODIFY_INFO)
-    schema["properties"] = {k: field_schema(f) for k, f in orders.MODIFY_INFO.items()}
+    schema = object_schema(intake.MODIFY_INFO)
+    schema["properties"] = {k: field_schema(f) for k, f in intake.MODIFY_INFO.items()}
     return schema
 
 

@@ -1,147 +1,115 @@
 """CeFi direct order operations: entry, modify, cancel, status and the order listings.
 
-Each handler: authenticate (signed), parse strictly, submit one engine command or run one read,
-serialise. A business rejection of a new order is a 200 with a REJECTED record; a refused modify or
-cancel is a problem (``api/web/cefi/reject_problems.py``).
+Each handler: authenticate (signed), turn the body into one engine command through its intake
+(``api/edge/intake.py``) or run one read, serialise. A business rejection of a new order is a 200 with
+a REJECTED record; a refused modify or cancel is a problem (``api/web/cefi/reject_problems.py``).
+What the venue answers an order command (:func:`entered`, :func:`modified`, :func:`canceled`) is
+shared with the backtest strategy's context, which applies the same commands in-process.
 """
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from aiohttp import web
 
-from cefisim.api.edge.problems import Problem, bad_request
+from cefisim.api.edge.intake import cancel_order, modify_order, order_ref, place_order
+from cefisim.api.edge.problems import Problem
 from cefisim.api.edge.serialize import activity_item, order_record, trade_record
-from cefisim.api.edge.validate import F, check_object, is_external_id, query_id
+from cefisim.api.edge.validate import FieldProblem, query_id
 from cefisim.api.runtime.simulation import Simulation
 from cefisim.api.web.cefi.identity import same_client, signed_client, signed_json
 from cefisim.api.web.cefi.paging import fills_before, listing_client, paging, trades_cursor
 from cefisim.api.web.cefi.reject_problems import problem_for, refusal_problem
 from cefisim.api.web.server.http import respond, respond_list
 from cefisim.api.web.server.venue_state import VENUE
-from cefisim.engine.commands import CancelOrder, ModifyOrder, PlaceOrder
+from cefisim.engine.commands import CancelOrder, Command, ModifyOrder, PlaceOrder
 from cefisim.engine.entry import order_reject
 from cefisim.engine.queries import activity, client_order, order_status, orders, trades
 from cefisim.engine.records import Order
-from cefisim.engine.reference import ID_RE
-from cefisim.engine.units import parse_rate
-from cefisim.engine.vocabulary import (
-    WORKING,
-    ExecInst,
-    OrderFlag,
-    OrderStatus,
-    OrderType,
-    SelfTradePrevention,
-    Side,
-    TimeInForce,
-)
+from cefisim.engine.venue import Result, Venue
+from cefisim.engine.vocabulary import WORKING, OrderStatus
 
-MARKET = OrderType.MARKET
 
-ORDER_INFO = {
-    "msg_id": F("str"),
-    "parent_id": F("id0"),
-    "client_id": F("id", required=True),
-    "instrument_id": F("id", required=True),
-    "qty": F("decimal", required=True),
-    "price": F("decimal"),
-    "flags": F("enums", values=tuple(OrderFlag)),
-    "side": F("enum", required=True, values=tuple(Side)),
-    "type": F("enum", required=True, values=tuple(OrderType)),
-    "tif": F("enum", values=tuple(TimeInForce)),
-    "exec_inst_flags": F("enums", values=tuple(ExecInst)),
-    "hold_fee_rate": F("decimal"),
-    "stp": F("enum", values=tuple(SelfTradePrevention)),
-}
-POST_ORDER = {"external_id": F("external_id"), "info": F("object", required=True, fields=ORDER_INFO)}
+class Applier(Protocol):
+    """What applies a caller's commands to its venue: the Simulation (the handlers), or the backtest
+    harness (the strategy's context). ``venue`` is read as the command is applied."""
 
-MODIFY_INFO = {
-    "msg_id": F("str"),
-    "parent_id": F("id0"),
-    "client_id": F("id", required=True),
-    "prev_modify": F("str"),
-    "new_qty": F("decimal", required=True),
-    "new_price": F("decimal"),
-    "new_type": F("enum", values=(OrderType.MARKET,)),
-}
-PATCH_ORDER = {"id": F("id"), "external_id": F("external_id"), "info": F("object", required=True, fields=MODIFY_INFO)}
+    venue: Venue
+
+    def submit(self, cmd: Command) -> Result: ...
+
+
+# --- what the venue answers an order command: shared by the handlers and the backtest's context ---
+
+
+def entered(applier: Applier, cmd: PlaceOrder, instrument_ref: Any) -> dict[str, Any]:
+    """The order record of ``cmd`` entered (REJECTED with its reason when the venue refuses the order),
+    or the Problem of a request that is no order (``order_reject``: asked before the command is
+    journaled, so a refused request leaves no trace). ``instrument_ref``: as the request named it."""
+    refused = order_reject(applier.venue, cmd)
+    if refused is not None:
+        raise refusal_problem(refused, instrument_ref)
+    result = applier.submit(cmd)
+    if result.order is None:
+        assert result.reject is not None
+        raise problem_for(result.reject, "info")
+    return order_record(result.order, result.snapshot_status)
+
+
+def modified(applier: Applier, cmd: ModifyOrder) -> dict[str, Any]:
+    """The order record after ``cmd``, or the Problem of the reason the venue refused it."""
+    result = applier.submit(cmd)
+    if result.reject is not None:
+        raise problem_for(result.reject, "id" if cmd.order_id is not None else "external_id")
+    assert result.order is not None
+    return order_record(result.order, result.snapshot_status)
+
+
+def canceled(applier: Applier, cmd: CancelOrder) -> dict[str, Any]:
+    """The order record after ``cmd`` (CANCELED, or CANCEL_PENDING under latency), or the Problem."""
+    result = applier.submit(cmd)
+    if result.reject is not None:
+        raise problem_for(result.reject, "ref_id")
+    assert result.order is not None
+    return order_record(result.order, result.snapshot_status)
+
+
+# --- handlers ---------------------------------------------------------------------------------------
 
 
 async def post_order(request: web.Request) -> web.Response:
     client_id, body = await signed_json(request)
-    body = check_object(body, POST_ORDER, "")
+    cmd = place_order(client_id, body)
+    if isinstance(cmd, FieldProblem):
+        raise cmd.http()
     info = body["info"]
     same_client(request, client_id, info["client_id"], "info.client_id")
-    # the rate's syntax (at most 9 decimals: the OpenAPI pattern) is the field's; the engine parses it alike
-    if info.get("hold_fee_rate") is not None and parse_rate(info["hold_fee_rate"]) is None:
-        raise bad_request("info.hold_fee_rate", "has more than 9 decimals")
-    cmd = PlaceOrder(
-        client_id=client_id,
-        instrument_id=int(info["instrument_id"]),
-        side=info["side"],
-        type=info["type"],
-        qty=info["qty"],
-        price=info.get("price"),
-        tif=info.get("tif") or "GTC",
-        flags=tuple(info.get("flags") or ()),
-        exec_inst=tuple(info.get("exec_inst_flags") or ()),
-        stp=info.get("stp"),
-        hold_fee_rate=info.get("hold_fee_rate"),
-        external_id=body.get("external_id"),
-        msg_id=info.get("msg_id"),
-        parent_id=info.get("parent_id"),
-    )
-    sim = request[VENUE].sim
-    refused = order_reject(sim.venue, cmd)
-    if refused is not None:  # before the journal: a refused request leaves no trace
-        raise refusal_problem(refused, info["instrument_id"])
-    result = sim.submit(cmd)
-    if result.order is None:
-        assert result.reject is not None
-        raise problem_for(result.reject, "info")
-    return respond(order_record(result.order, result.snapshot_status))
+    return respond(entered(request[VENUE].sim, cmd, info["instrument_id"]))
 
 
 async def patch_order(request: web.Request) -> web.Response:
     client_id, body = await signed_json(request)
-    body = check_object(body, PATCH_ORDER, "")
-    info = body["info"]
-    same_client(request, client_id, info["client_id"], "info.client_id")
-    if body.get("id") is None and body.get("external_id") is None:
-        raise bad_request("id", "id or external_id is required")
-    if info.get("new_type") != MARKET and info.get("new_price") is None:
-        raise bad_request("info.new_price", "is required unless new_type is MARKET")
-    cmd = ModifyOrder(
-        client_id=client_id,
-        order_id=int(body["id"]) if body.get("id") is not None else None,
-        external_id=body.get("external_id"),
-        new_qty=info["new_qty"],
-        new_price=info.get("new_price"),
-        new_type=info.get("new_type"),
-        msg_id=info.get("msg_id"),
-        parent_id=info.get("parent_id"),
-        prev_modify=info.get("prev_modify"),
-    )
-    result = request[VENUE].sim.submit(cmd)
-    if result.reject is not None:
-        raise problem_for(result.reject, "id" if cmd.order_id is not None else "external_id")
-    assert result.order is not None
-    return respond(order_record(result.order, result.snapshot_status))
+    cmd = modify_order(client_id, body)
+    if isinstance(cmd, FieldProblem):
+        raise cmd.http()
+    same_client(request, client_id, body["info"]["client_id"], "info.client_id")
+    return respond(modified(request[VENUE].sim, cmd))
 
 
 def _ref(request: web.Request) -> str:
-    ref = request.match_info["ref_id"]
-    if not (ID_RE.fullmatch(ref) and len(ref) <= 19) and not is_external_id(ref):
-        raise bad_request("ref_id", "must be an exchange order id or an external id")
+    ref = order_ref(request.match_info["ref_id"])
+    if isinstance(ref, FieldProblem):
+        raise ref.http()
     return ref
 
 
 async def delete_order(request: web.Request) -> web.Response:
     client_id = await signed_client(request)
-    result = request[VENUE].sim.submit(CancelOrder(client_id, _ref(request)))
-    if result.reject is not None:
-        raise problem_for(result.reject, "ref_id")
-    assert result.order is not None
-    return respond(order_record(result.order, result.snapshot_status))
+    cmd = cancel_order(client_id, request.match_info["ref_id"])
+    if isinstance(cmd, FieldProblem):
+        raise cmd.http()
+    return respond(canceled(request[VENUE].sim, cmd))
 
 
 def _visible(sim: Simulation, order: Order | None) -> Order | None:

@@ -48,9 +48,8 @@ def problem_for(reason: Reject, field: str = "") -> Problem:
 def refusal_problem(reason: Reject, instrument_ref: Any) -> Problem:
     """The problem for an order request the venue refuses before it is an order (the engine's
     ``order_reject``): a 400 naming the field, as for a malformed one. ``instrument_ref``: the
-    instrument as the request named it."""
-    if reason == Reject.PRICE_REQUIRED:
-        return bad_request("info.price", "is required for LIMIT orders")
+    instrument as the request named it. (A LIMIT order without a price, the engine's third such
+    reason, never gets this far: the order intake refuses it, ``api/edge/intake.py``.)"""
     if reason == Reject.UNKNOWN_INSTRUMENT:
         return bad_request("info.instrument_id", f"unknown instrument {instrument_ref}")
     return problem_for(reason, "info")

@@ -35,8 +35,8 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from cefisim.api.edge.problems import Problem, bad_request
-from cefisim.api.edge.validate import F, ascii_digits, check_object
-from cefisim.api.side_state.venue_faults import MAX_LAG_MS, MAX_SKEW_S
+from cefisim.api.edge.validate import F, FieldProblem, check_object
+from cefisim.api.side_state.venue_faults import venue_faults_intake
 from cefisim.api.web.control.plane import control_guard
 from cefisim.api.web.server.http import read_json, respond
 from cefisim.api.web.server.http_faults import HttpFaultPlan
@@ -47,21 +47,14 @@ from cefisim.engine.events import OrderEvent
 from cefisim.engine.rejects import VENUE_CANCEL_REASONS
 
 HTTP_FAULTS_SPEC = {
-    "count": F("number"),
+    "count": F("whole", low=1, high=1_000_000),
     "share": F("decimal"),
-    "status": F("number"),
-    "delay_ms": F("number"),
+    "status": F("whole", low=400, high=599),
+    "delay_ms": F("whole", low=0, high=60_000),
     "drop": F("bool"),
     "after": F("bool"),
     "path_prefix": F("str"),
 }
-
-
-def _whole(value: object, field_name: str, low: int, high: int) -> int:
-    text = str(value)
-    if not ascii_digits(text) or len(text) > 19 or not low <= int(text) <= high:
-        raise bad_request(field_name, f"must be a whole number from {low} to {high}")
-    return int(text)
 
 
 async def set_http_faults(request: web.Request) -> web.Response:
@@ -72,7 +65,7 @@ async def set_http_faults(request: web.Request) -> web.Response:
         raise bad_request("status", "a fault needs a status, drop or a delay_ms")
     plan = HttpFaultPlan(path_prefix=body.get("path_prefix") or "/v1/")
     if body.get("count") is not None:
-        plan.count = _whole(body["count"], "count", 1, 1_000_000)
+        plan.count = int(body["count"])
     else:
         share = body["share"]
         whole, _, frac = share.partition(".")
@@ -82,8 +75,8 @@ async def set_http_faults(request: web.Request) -> web.Response:
         if plan.share_ppm > 1_000_000:
             raise bad_request("share", "must be a fraction from 0 to 1 with at most 6 decimals")
     if body.get("status") is not None:
-        plan.status = _whole(body["status"], "status", 400, 599)
-    plan.delay_ms = _whole(body.get("delay_ms", 0), "delay_ms", 0, 60_000)
+        plan.status = int(body["status"])
+    plan.delay_ms = int(body.get("delay_ms") or 0)
     plan.drop = bool(body.get("drop", False))
     plan.after = bool(body.get("after", False))
     venue = request[VENUE]
@@ -108,8 +101,6 @@ VENUE_CANCEL_SPEC = {
     "client_id": F("id"),
     "instrument_id": F("id"),
 }
-#: and clock_skew_s, which may be negative (F("number") is not): _skew checks it, an integer or its digits
-VENUE_FAULTS_SPEC = {"read_lag_ms": F("number"), "fill_delay_ms": F("number")}
 
 
 async def venue_cancel(request: web.Request) -> web.Response:
@@ -128,24 +119,13 @@ async def venue_cancel(request: web.Request) -> web.Response:
     return respond({"reason": body["reason"], "canceled": canceled})
 
 
-def _skew(value: object) -> int:
-    text = str(value)
-    digits = text.removeprefix("-")
-    if isinstance(value, bool) or not ascii_digits(digits) or len(digits) > 6 or int(digits) > MAX_SKEW_S:
-        raise bad_request("clock_skew_s", f"must be whole seconds from -{MAX_SKEW_S} to {MAX_SKEW_S}")
-    return int(text)
-
-
 async def set_venue_faults(request: web.Request) -> web.Response:
     """Set reads lagging, late fills and the clock skew at once (an absent key is 0: off)."""
-    raw = await read_json(request)
-    skew_given = raw.pop("clock_skew_s", None) if isinstance(raw, dict) else None
-    body = check_object(raw, VENUE_FAULTS_SPEC, "")
-    lag = _whole(body.get("read_lag_ms", 0), "read_lag_ms", 0, MAX_LAG_MS)
-    delay = _whole(body.get("fill_delay_ms", 0), "fill_delay_ms", 0, MAX_LAG_MS)
-    skew = _skew(skew_given) if skew_given is not None else 0
+    values = venue_faults_intake(await read_json(request))
+    if isinstance(values, FieldProblem):
+        raise values.http()
     sim = request[VENUE].sim
-    sim.set_venue_faults(lag, delay, skew)
+    sim.set_venue_faults(*values)
     return respond(sim.faults.describe())
 
 

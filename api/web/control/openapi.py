@@ -34,14 +34,8 @@ from cefisim.api.edge.openapi_blocks import (
 from cefisim.api.edge.problems import PROBLEM_CONTENT_TYPE
 from cefisim.api.edge.validate import F
 from cefisim.api.formats.scenario.model import SECONDS_TEXT_RE
-from cefisim.api.web.control.faults import (
-    HTTP_FAULTS_SPEC,
-    MAX_LAG_MS,
-    MAX_SKEW_S,
-    VENUE_CANCEL_SPEC,
-    VENUE_FAULTS_SPEC,
-    fault_routes,
-)
+from cefisim.api.side_state.venue_faults import MAX_LAG_MS, MAX_SKEW_S, SETTINGS
+from cefisim.api.web.control.faults import HTTP_FAULTS_SPEC, VENUE_CANCEL_SPEC, fault_routes
 from cefisim.api.web.control.isolated_venues import VENUE_PREFIX, VENUE_RESOURCE, venue_routes
 from cefisim.api.web.control.plane import (
     CONTROL_CHALLENGE,
@@ -101,7 +95,7 @@ ADVANCE_SECONDS = duration(MAX_ADVANCE_NS // NS_PER_SECOND, "seconds")
 
 
 def _whole(low: int, high: int, pattern: str) -> dict[str, Any]:
-    """A whole number as api.web.control.faults._whole takes it: an integer, or its decimal digits, low to high."""
+    """A whole number as the validator's kind ``whole`` takes it: an integer, or its decimal digits, low to high."""
     return {"type": ["integer", "string"], "minimum": low, "maximum": high, "pattern": pattern}
 
 
@@ -121,17 +115,16 @@ VENUE_LAG_MS = _whole(0, MAX_LAG_MS, "^0*([0-9]{1,6}|[1-2][0-9]{6}|3[0-5][0-9]{5
 
 
 def _venue_faults_request() -> dict[str, Any]:
-    """VENUE_FAULTS_SPEC's fields and clock_skew_s, which set_venue_faults takes signed."""
-    out = object_schema(VENUE_FAULTS_SPEC, overrides=dict.fromkeys(VENUE_FAULTS_SPEC, VENUE_LAG_MS))
-    out["properties"]["clock_skew_s"] = nullable(
-        {
-            "type": ["integer", "string"],
-            "minimum": -MAX_SKEW_S,
-            "maximum": MAX_SKEW_S,
-            "pattern": "^-?[0-9]{1,6}$",
-            "description": f"whole seconds, -{MAX_SKEW_S} to {MAX_SKEW_S}",
-        }
-    )
+    """The venue faults' settings (api/side_state/venue_faults.py), clock_skew_s signed."""
+    skew = {
+        "type": ["integer", "string"],
+        "minimum": -MAX_SKEW_S,
+        "maximum": MAX_SKEW_S,
+        "pattern": "^-?[0-9]{1,6}$",
+        "description": f"whole seconds, -{MAX_SKEW_S} to {MAX_SKEW_S}",
+    }
+    overrides = {"read_lag_ms": VENUE_LAG_MS, "fill_delay_ms": VENUE_LAG_MS, "clock_skew_s": skew}
+    out = object_schema(SETTINGS, overrides=overrides)
     out["description"] = "read lag, fill delay (ms) and clock skew (s); an absent one is 0: off (docs/faults.md)"
     return out
 

@@ -397,3 +397,32 @@ def test_shipped_scenarios_load() -> None:
     for f in sorted(root.glob("*.json")):
         assert load_scenario(f).source == str(f)
         json.loads(f.read_text())  # plain JSON, no duplicate-key tricks
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("parent_id", "abc", 'must be "0" or match ^[1-9][0-9]*$'),  # an order record's parent_id is an id
+        ("msg_id", "m" * 257, "longer than 256 characters"),
+        ("qty", "1" * 41, "longer than 40 characters"),
+        ("hold_fee_rate", "0.0000000001", "has more than 9 decimals"),
+    ],
+)
+def test_an_orders_fields_are_refused_as_the_interface_refuses_them(key: str, value: str, reason: str) -> None:
+    """The order intake every interface shares (api/edge/intake.py) checks an event's order too: what
+    POST /orders refuses, a scenario refuses at the same field."""
+    doc = full_doc()
+    doc["events"][0][key] = value
+    assert only_problem(doc) == (f"$.events[0].{key}", reason)
+
+
+def test_an_orders_fields_the_interface_takes_a_scenario_takes() -> None:
+    """A fee hold rate above 1 is the venue's business rejection (a REJECTED record, docs/scenarios.md:
+    syntax only), an empty msg_id is a msg_id, a 19-digit order id is an order id."""
+    doc = full_doc()
+    doc["events"][0].update(hold_fee_rate="2", msg_id="")
+    doc["events"][3]["order_id"] = "9" * 19
+    scenario = parse_scenario(doc, SRC)
+    order = next(cmd for _, cmd in scenario.events if isinstance(cmd, PlaceOrder))
+    assert (order.hold_fee_rate, order.msg_id) == ("2", "")
+    assert [cmd.order_id for _, cmd in scenario.events if type(cmd).__name__ == "ModifyOrder"] == [None, 10**19 - 1]

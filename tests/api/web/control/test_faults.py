@@ -105,3 +105,16 @@ async def test_control_plane_is_never_faulted_and_faults_can_be_cleared(api: Api
 async def test_bad_plans_are_400(api: Api, body) -> None:
     status, _, _ = await api.call("POST", "/_sim/faults", client_id=None, json=body)
     assert status == 400
+
+
+async def test_a_null_optional_number_is_absent_as_the_document_says(api: Api) -> None:
+    """The control document's optional fields accept null (the validator reads it as absent): a null
+    ``delay_ms`` is no delay, a null ``count`` leaves ``share`` to choose."""
+    status, plan, _ = await api.call(
+        "POST", "/_sim/faults", client_id=None, json={"count": 1, "status": 503, "delay_ms": None}
+    )
+    assert status == 200 and plan["delay_ms"] == 0, plan
+    status, plan, _ = await api.call(
+        "POST", "/_sim/faults", client_id=None, json={"count": None, "share": "1", "status": 503}
+    )
+    assert status == 200 and plan["count"] is None and plan["share"] == "1", plan
