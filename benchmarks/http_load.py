@@ -105,13 +105,16 @@ def hello_app(scenario: str) -> Any:
     return app
 
 
-def hello_server(port: int, scenario: str) -> None:
+def hello_server(port: int, scenario: str, loop: str) -> None:
     from aiohttp import web
+
+    from cefisim.api.cli.event_loop import loop_factory
 
     app = hello_app(scenario)
     gc.collect()
     gc.freeze()  # the same collector setting as `cefisim serve`
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+    # the event loop `cefisim serve --loop` would pick, so both servers of a comparison run on the same one
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, loop=loop_factory(loop)())
 
 
 def orders_app(scenario: str) -> Any:
@@ -623,14 +626,22 @@ def main(argv: list[str] | None = None) -> int:
     ip.add_argument("--seed", type=int, default=1)
     ip.add_argument("--cprofile", default=None, help="write a cProfile of the measured requests here")
     ip.add_argument("--wait-for-go", action="store_true", help="print 'ready', wait for a line on stdin")
+    ip.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="the event loop it runs on")
     hs = sub.add_parser("hello-server")
     hs.add_argument("--port", type=int, required=True)
     hs.add_argument("--scenario", default=os.path.join(os.path.dirname(__file__), "bench_http_scenario.json"))
+    hs.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="the event loop (as serve's)")
     args = ap.parse_args(argv)
     if args.command == "hello-server":
-        hello_server(args.port, args.scenario)
+        hello_server(args.port, args.scenario, args.loop)
         return 0
-    result = asyncio.run(run_inproc(args) if args.command == "inproc" else run_load(args))
+    if args.command == "inproc" and args.loop == "uvloop":
+        from cefisim.api.cli.event_loop import loop_factory  # only for this choice: the others need no cefisim
+
+        with asyncio.Runner(loop_factory=loop_factory("uvloop")) as runner:
+            result = runner.run(run_inproc(args))
+    else:
+        result = asyncio.run(run_inproc(args) if args.command == "inproc" else run_load(args))
     print(json.dumps(result), flush=True)
     return 0
 

@@ -1,7 +1,8 @@
 """What an optional dependency's absence says: one line naming the extra that brings it.
 
 cefisim's optional features live behind extras (``pyproject.toml``): ``[plot]`` (matplotlib),
-``[dask]`` (dask.distributed), ``[gym]`` (gymnasium, with numpy). Every place that imports one of
+``[dask]`` (dask.distributed), ``[gym]`` (gymnasium, with numpy), ``[fast]`` (uvloop, the event loop
+``cefisim serve --loop uvloop`` runs on). Every place that imports one of
 them catches the ``ModuleNotFoundError`` and raises :class:`MissingExtra` from :func:`missing_extra`
 instead, so a user without the extra reads
 ``cefisim.gym needs gymnasium: pip install 'cefisim[gym]'`` rather than a bare traceback ending in
@@ -22,6 +23,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
     "dask": ("dask", "distributed"),
     "gym": ("gymnasium", "numpy"),
+    "fast": ("uvloop",),
 }
 
 

@@ -49,11 +49,13 @@ def run(
     port: int,
     on_listening: Callable[[str], None],
     ready_file: Path | None = None,
+    new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
     **handler: Any,
 ) -> int:
     """Serve ``app`` until a signal; the exit status (2 when the address cannot be bound).
-    ``handler``: aiohttp request-handler settings (``keepalive_timeout``, ...)."""
-    loop = asyncio.new_event_loop()
+    ``new_loop`` makes the event loop it serves on (``api/cli/event_loop.py``); ``handler``:
+    aiohttp request-handler settings (``keepalive_timeout``, ...)."""
+    loop = new_loop()
     asyncio.set_event_loop(loop)
     runner = web.AppRunner(app, handle_signals=True, access_log=None, **handler)
     wrote = False

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ from aiohttp import web
 
 from cefisim import __version__
 from cefisim.api.cli.common.cli_env import document, env_defaults, env_name
+from cefisim.api.cli.event_loop import loop_factory, loop_name
 from cefisim.api.cli.main import _serve_parser, main
 from cefisim.api.edge.signing import sign
 from cefisim.api.formats.scenario.shipped import resolve, shipped, shipped_dir, shipped_names
@@ -318,3 +320,36 @@ def test_the_banner_says_why_it_shows_no_plain_live_page_and_how_to_open_it(tmp_
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
     assert "No live page: --environment production serves no control plane (/_sim/)." in out
+
+
+def test_the_event_loop_is_asyncio_uvloop_or_auto_and_uvloop_missing_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--loop auto`` takes uvloop when it is installed (the [test] extra installs it) and asyncio when
+    not; ``--loop uvloop`` without it is one line naming the extra, exit 2, before anything is loaded."""
+    assert loop_factory("asyncio") is asyncio.new_event_loop
+    for choice, made in (("asyncio", "asyncio"), ("uvloop", "uvloop"), ("auto", "uvloop")):
+        loop = loop_factory(choice)()
+        try:
+            assert loop_name(loop) == made
+        finally:
+            loop.close()
+    assert _parse({}).loop == "auto" and _parse({"CEFISIM_LOOP": "asyncio"}).loop == "asyncio"
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: importing it raises
+    assert loop_factory("auto") is asyncio.new_event_loop
+    assert main(["serve", "--port", "0", "--loop", "uvloop", "--scenario", "no-such-file.json"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "cefisim serve: --loop uvloop needs uvloop: pip install 'cefisim[fast]'"
+    ]
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_the_server_serves_signed_requests_on_each_event_loop(tmp_path: Path, loop: str) -> None:
+    with serving(tmp_path, "--loop", loop) as (url, proc):
+        path = "/v1/cefi/balances"
+        assert _get(url + path, _signed(path))[0] == 200
+        assert _get(url + "/_sim/health")[0] == 200
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert f"(virtual clock, {loop}) on {url}" in out
