@@ -60,24 +60,29 @@ test: $(STAMP)
 	exit $$status
 
 # the tests that run a second time on the compiled build: the engine's, every shipped scenario's replay
-# to its pinned digest, the agents', journals and snapshots byte-identical between the builds, and the
-# runtime's handling of engine objects (snapshots of every version, journals, recovery, the read
-# replica, retention defaults, the backtest harness), where a C type differs from a Python class
+# to its pinned digest, the agents', journals and snapshots byte-identical between the builds, the
+# journal's compiled writer against its Python form, and the runtime's handling of engine objects
+# (snapshots of every version, journals, recovery, the read replica, retention defaults, the backtest
+# harness), where a C type differs from a Python class
 COMPILED_TESTS ?= tests/engine tests/api/formats/recorded tests/api/formats/scenario tests/test_build.py \
 	tests/api/runtime/test_snapshot_codec.py tests/api/runtime/test_snapshot_versions.py \
 	tests/api/runtime/test_journal.py tests/api/runtime/test_journal_writers.py \
+	tests/api/runtime/test_journal_seal.py tests/api/runtime/test_journal_damage.py \
 	tests/api/runtime/test_journal_versions.py tests/api/runtime/test_crash_recovery.py \
 	tests/api/runtime/test_read_replica.py tests/api/runtime/test_retention.py \
 	tests/api/runtime/test_venues_journal.py tests/api/cli/backtest
 
-# the engine compiled in place (engine/*.so beside the .py files, which they shadow) for benchmarks
-# and tests; `make pure` deletes them. Cython and setuptools are needed only to build.
+# the engine and the journal's writer compiled in place (engine/*.so, api/runtime/*.so beside the .py
+# files, which they shadow) for benchmarks and tests; `make pure` deletes them. Cython and setuptools
+# are needed only to build.
 compiled: $(STAMP)
 	$(PY) -m pip install --quiet 'Cython>=3.1' 'setuptools>=77'
 	$(PY) setup.py --quiet build_ext --inplace --parallel 2
 
+EXTENSIONS := engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd engine/simulation/*.so \
+	engine/simulation/*.pyd api/runtime/*.so api/runtime/*.pyd
 pure:
-	rm -f engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd engine/simulation/*.so engine/simulation/*.pyd
+	rm -f $(EXTENSIONS)
 
 # ruff's rules and format, then mypy (engine strict, api default: pyproject.toml says how). All three
 # run and report before the target fails, so one run shows everything; well under a minute.
@@ -121,4 +126,4 @@ e2e: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m e2e tests/e2e
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache $(EXTENSIONS)

@@ -1,4 +1,5 @@
-"""The engine's compiled build: the same ``engine/*.py`` source compiled with Cython (docs/build.md).
+"""The engine's compiled build: the same ``engine/*.py`` source compiled with Cython (docs/build.md), with
+the journal's writer (``api/runtime/journal_file.py`` and ``journal_seal.py``), which runs once per command.
 
 As aiohttp builds its parsers: where Cython and a C compiler are present, ``pip install .`` and
 ``python -m build`` compile the engine's modules (pure-Python mode: the ``.py`` files stay plain
@@ -35,6 +36,13 @@ STAGE = ROOT / "build" / "cython-src"
 COMPILED = (".", "recorded", "simulation")
 #: modules left pure: the package markers (nothing to gain)
 PURE = {"__init__"}
+#: the modules of api/ compiled with the engine: those with a .pxd beside them (the journal's writer and
+#: its records' seals, which a journal runs for every command; docs/build.md)
+API = ROOT / "api"
+API_COMPILED = sorted(p.relative_to(API).with_suffix("") for p in API.rglob("*.pxd"))
+#: the C libraries a compiled module links: zlib, for journal_seal.pxd's seal and the modules that cimport
+#: it (its C code is compiled into each)
+LIBRARIES = {"cefisim.api.runtime.journal_seal": ["z"], "cefisim.api.runtime.journal_file": ["z"]}
 #: the setuptools commands that build what gets installed (pip's wheel build runs bdist_wheel; the
 #: editable install's editable_wheel is left out on purpose)
 BUILDS = {"bdist_wheel", "build", "build_ext", "install"}
@@ -70,7 +78,7 @@ class ProgressBuildExt(build_ext):
     def build_extensions(self) -> None:
         self._done = 0
         super().build_extensions()
-        _notice(f"compiled {len(self.extensions)} engine modules")
+        _notice(f"compiled {len(self.extensions)} modules")
 
     def build_extension(self, ext: Extension) -> None:
         self._done += 1
@@ -79,7 +87,8 @@ class ProgressBuildExt(build_ext):
 
 
 def _compiler_works() -> bool:
-    """Whether a C extension can be built here: a compiler and Python's headers (tried on a tiny file)."""
+    """Whether a C extension can be built here: a compiler, Python's headers and zlib's header and
+    library (tried on a tiny file, compiled and linked)."""
     from setuptools._distutils.ccompiler import new_compiler
     from setuptools._distutils.sysconfig import customize_compiler
 
@@ -87,16 +96,21 @@ def _compiler_works() -> bool:
     customize_compiler(compiler)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp, "probe.c")
-        src.write_text("#include <Python.h>\nint cefisim_probe(void) { return 0; }\n")
+        src.write_text(
+            "#include <Python.h>\n#include <zlib.h>\n"
+            "unsigned long cefisim_probe(void) { return crc32(0, Z_NULL, 0); }\n"
+        )
         try:
-            compiler.compile([str(src)], output_dir=tmp, include_dirs=[sysconfig.get_paths()["include"]])
-        except Exception:  # any failure to compile means: no usable compiler here
+            objects = compiler.compile([str(src)], output_dir=tmp, include_dirs=[sysconfig.get_paths()["include"]])
+            compiler.link_shared_object(objects, str(Path(tmp, "probe.so")), libraries=["z"])
+        except Exception:  # any failure to compile or link means: no usable compiler (or zlib) here
             return False
     return True
 
 
 def _stage() -> list[Path]:
-    """Copy the engine's sources to cefisim/engine/ under the staging folder; the modules to compile."""
+    """Copy the engine's sources to cefisim/engine/ under the staging folder, and the compiled modules of
+    api/ (with their .pxd files) to cefisim/api/; the modules to compile."""
     pkg = STAGE / "cefisim" / "engine"
     if STAGE.exists():
         shutil.rmtree(STAGE)
@@ -106,12 +120,24 @@ def _stage() -> list[Path]:
         (pkg / folder).mkdir(parents=True, exist_ok=True)
         for src in sorted([*(ENGINE / folder).glob("*.py"), *(ENGINE / folder).glob("*.pxd")]):
             shutil.copy2(src, pkg / folder / src.name)
-    return [
+    sources = [
         pkg / folder / p.name
         for folder in COMPILED
         for p in sorted((ENGINE / folder).glob("*.py"))
         if p.stem not in PURE
     ]
+    api = STAGE / "cefisim" / "api"
+    for module in API_COMPILED:
+        target = api / module
+        target.parent.mkdir(parents=True, exist_ok=True)
+        folder = target.parent
+        while folder != STAGE / "cefisim":  # packages, so Cython names the module by its package path
+            (folder / "__init__.py").touch()
+            folder = folder.parent
+        for suffix in (".py", ".pxd"):
+            shutil.copy2((API / module).with_suffix(suffix), target.with_suffix(suffix))
+        sources.append(target.with_suffix(".py"))
+    return sources
 
 
 def _module_name(staged: Path) -> str:
@@ -137,7 +163,7 @@ def extensions() -> list[Extension]:
         _notice("Cython is not installed: pure build")
         return []
     if not _compiler_works():
-        _notice("no working C compiler (or Python headers): pure build")
+        _notice("no working C compiler (or Python headers, or zlib's header and library): pure build")
         return []
     sources = _stage()
     # stripped: the symbols would make the wheel several times larger and nobody debugs the C; a
@@ -148,11 +174,15 @@ def extensions() -> list[Extension]:
     compile_args = ["-g0"] if strip else []
     exts = [
         Extension(
-            _module_name(src), [str(src.relative_to(ROOT))], extra_compile_args=compile_args, extra_link_args=link
+            _module_name(src),
+            [str(src.relative_to(ROOT))],
+            libraries=LIBRARIES.get(_module_name(src), []),
+            extra_compile_args=compile_args,
+            extra_link_args=link,
         )
         for src in sources
     ]
-    _notice(f"compiling {len(exts)} engine modules with Cython, then C: compiled build")
+    _notice(f"compiling {len(exts)} modules (the engine, the journal's writer) with Cython, then C: compiled build")
     # quiet=False: Cython prints "[n/N] Cythonizing ..." as it translates each module
     return cythonize(
         exts,
@@ -164,7 +194,7 @@ def extensions() -> list[Extension]:
 
 
 EXTENSIONS = extensions()
-# one compiler per core: the engine's thirty modules take minutes of C compilation one at a time
+# one compiler per core: the thirty-odd modules take minutes of C compilation one at a time
 setup(
     ext_modules=EXTENSIONS,
     cmdclass={"build_ext": ProgressBuildExt} if EXTENSIONS else {},

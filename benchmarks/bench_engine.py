@@ -12,8 +12,11 @@ Workloads (``benchmarks/streams.py`` states them exactly; sizes full / --quick):
 
 Ours = the full engine: ``Venue.submit(PlaceOrder|CancelOrder, at=ns)`` with decimal strings, 8
 clients with large balances, fees, STP NONE, ``VenueConfig(max_open_orders=None)``, each command
-first written as a JSON line (``engine.journal.to_record`` + orjson, as ``cefisim serve``'s runtime writes
-it before it submits) to a temp file. Engine time advances 1 µs per command (so the time a command is
+first written as a JSON line (``engine.journal.to_record`` + orjson: the record ``cefisim serve``'s runtime
+journals before it submits, without the checksum its writer seals each line with since journal format
+/3; the line a /2 journal holds) to a temp file. The yardstick measures the engine and keeps the
+unsealed line so that its figures compare across rounds; bench_replay's replay pays the real writer,
+seal included (docs/benchmarks.md). Engine time advances 1 µs per command (so the time a command is
 journaled at is the one it applies at). Floor = ``benchmarks/floor_book.py`` on the same streams
 as integers. Method: commands are generated before timing; a warm-up pass (the first 20,000 ops of
 every phase); then N repetitions on fresh books, engine and floor in lockstep chunks of 10,000 ops,
@@ -71,7 +74,8 @@ CHUNK = 10_000  # ops the books take in turn (see run_lockstep)
 
 
 def make_journal(sink):  # type: ignore[no-untyped-def]
-    """A journal callback writing one line per command to ``sink``; and a name for the method."""
+    """A journal callback writing one line per command to ``sink`` (the record without the seal of a /3
+    journal's writer: the module docstring); and a name for the method."""
     try:
         import orjson
 
@@ -87,7 +91,7 @@ def make_journal(sink):  # type: ignore[no-untyped-def]
         journal(0, streams.CancelOrder(1, "1"))  # fail here, not in the timed loop
         sink.seek(0)
         sink.truncate()
-        return journal, "engine.journal.to_record + orjson.dumps, one line per command, to a temp file"
+        return journal, "engine.journal.to_record + orjson.dumps, one unsealed line per command, to a temp file"
     except (ImportError, AttributeError, TypeError, ValueError):  # pragma: no cover - no usable to_record
         write = sink.write
 

@@ -28,13 +28,17 @@ from cefisim.engine import build
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
-PXDS = sorted(p for p in ENGINE.rglob("*.pxd") if "cdef class" in p.read_text(encoding="utf-8"))
-#: the modules setup.py compiles (the venue core's, the recorded market's and the simulation's), dotted
-#: below the engine
+API = ROOT / "api"
+PXDS = sorted(p for p in [*ENGINE.rglob("*.pxd"), *API.rglob("*.pxd")] if "cdef class" in p.read_text(encoding="utf-8"))
+#: the modules setup.py compiles, by their installed names: the venue core's, the recorded market's and
+#: the simulation's, and each module of api/ with a .pxd beside it (the journal's writer and seal)
 COMPILED = sorted(
-    ".".join(p.relative_to(ENGINE).with_suffix("").parts)
-    for p in [*ENGINE.glob("*.py"), *ENGINE.glob("recorded/*.py"), *ENGINE.glob("simulation/*.py")]
-    if p.stem != "__init__"
+    [
+        "cefisim.engine." + ".".join(p.relative_to(ENGINE).with_suffix("").parts)
+        for p in [*ENGINE.glob("*.py"), *ENGINE.glob("recorded/*.py"), *ENGINE.glob("simulation/*.py")]
+        if p.stem != "__init__"
+    ]
+    + ["cefisim.api." + ".".join(p.relative_to(API).with_suffix("").parts) for p in API.rglob("*.pxd")]
 )
 
 
@@ -47,7 +51,7 @@ def _declared(pxd: Path) -> dict[str, list[str]]:
         if head:
             current = classes[head.group(1)] = []
             continue
-        attrs = re.match(r"\s+cdef (?:public |readonly )?\w+ ([\w, ]+)$", line)
+        attrs = re.match(r"\s+cdef (?:public |readonly )?(?:unsigned |signed |long )*\w+ ([\w, ]+)$", line)
         if attrs and current is not None:
             # an instance dictionary (``cdef dict __dict__``) is not an attribute of the class's own
             current.extend(n for n in (name.strip() for name in attrs.group(1).split(",")) if n != "__dict__")
@@ -88,7 +92,7 @@ def _attributes(source: Path) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("pxd", PXDS, ids=[str(p.relative_to(ENGINE)) for p in PXDS])
+@pytest.mark.parametrize("pxd", PXDS, ids=[str(p.relative_to(ROOT)) for p in PXDS])
 def test_every_pxd_declares_exactly_the_slots(pxd: Path) -> None:
     """A slotted class declares its slots (in any order); a dataclass its fields in the order of the
     dataclass, which the compiled dataclass takes from the .pxd (its __init__, repr and the journal's
@@ -112,9 +116,7 @@ def test_every_pxd_declares_exactly_the_slots(pxd: Path) -> None:
 def test_the_build_is_all_or_nothing() -> None:
     """Either every module setup.py compiles is an extension or none is (a stale .so is a mixed build)."""
     extension = importlib.machinery.ExtensionFileLoader
-    kinds = {
-        name: isinstance(importlib.import_module(f"cefisim.engine.{name}").__loader__, extension) for name in COMPILED
-    }
+    kinds = {name: isinstance(importlib.import_module(name).__loader__, extension) for name in COMPILED}
     assert len(set(kinds.values())) == 1, f"a mixed build: compiled {sorted(n for n, c in kinds.items() if c)}"
     assert build() == ("compiled" if all(kinds.values()) else "pure")
     expected = os.environ.get("CEFISIM_EXPECT_BUILD")
@@ -214,38 +216,47 @@ def test_the_compiled_build_leaves_value_classes_out_of_the_collector() -> None:
 
 
 #: run in a child process: replay every shipped scenario, print hashes of its journal, event digest and
-#: snapshot. With "pure" as argument, the engine's .py files are loaded even where extensions exist.
+#: snapshot, and of the journal ``cefisim replay --journal`` writes (sealed, by the journal's writer).
+#: With "pure" as argument, the .py files of engine/ and api/ are loaded even where extensions exist.
 PROBE = r"""
-import hashlib, importlib.util, json, sys
+import hashlib, importlib.util, json, sys, tempfile
 from pathlib import Path
 
-ENGINE = Path(sys.argv[1])
+ROOT = Path(sys.argv[1])
+FOLDERS = {"cefisim.engine.": ROOT / "engine", "cefisim.api.": ROOT / "api"}
 if sys.argv[2] == "pure":
-    class PureEngine:
+    class PureModules:
         @staticmethod
         def find_spec(name, path=None, target=None):
-            if not name.startswith("cefisim.engine."):
-                return None
-            source = ENGINE.joinpath(*name.split(".")[2:]).with_suffix(".py")
-            return importlib.util.spec_from_file_location(name, source) if source.exists() else None
-    sys.meta_path.insert(0, PureEngine)
+            for prefix, folder in FOLDERS.items():
+                if name.startswith(prefix):
+                    source = folder.joinpath(*name[len(prefix):].split(".")).with_suffix(".py")
+                    return importlib.util.spec_from_file_location(name, source) if source.exists() else None
+            return None
+    sys.meta_path.insert(0, PureModules)
 
 import orjson
+from cefisim.api.cli.replay import run as replay_run
+from cefisim.api.formats.scenario import load_scenario
 from cefisim.api.runtime import snapshot
 from cefisim.engine import build
-from tests.api.formats.scenario.replay_support import SHIPPED, replay
+from tests.api.formats.scenario.replay_support import SCENARIOS, SHIPPED, replay
 
 out = {"build": build()}
+work = Path(tempfile.mkdtemp())
 for name in SHIPPED:
     run = replay(name, check_every=50)
     try:
         snap = orjson.dumps(snapshot.to_json({"venue": run.venue}, {}), option=orjson.OPT_SORT_KEYS)
     except snapshot.SnapshotError as e:  # a recorded market is not snapshotted (docs/snapshot.md)
         snap = str(e).encode()
+    scenario = load_scenario(SCENARIOS / name)
+    replay_run(scenario, scenario.end_ns, work / "journal.jsonl")
     out[name] = [
         hashlib.sha256(b"\n".join(run.journal)).hexdigest(),
         run.digest,
         hashlib.sha256(snap).hexdigest(),
+        hashlib.sha256((work / "journal.jsonl").read_bytes()).hexdigest(),
     ]
 print(json.dumps(out))
 """
@@ -257,7 +268,7 @@ print(json.dumps(out))
 def test_both_builds_write_the_same_journals_digests_and_snapshots() -> None:
     def probe(kind: str) -> dict[str, object]:
         done = subprocess.run(
-            [sys.executable, "-c", PROBE, str(ENGINE), kind],
+            [sys.executable, "-c", PROBE, str(ROOT), kind],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -272,4 +283,4 @@ def test_both_builds_write_the_same_journals_digests_and_snapshots() -> None:
     assert (compiled.pop("build"), pure.pop("build")) == ("compiled", "pure")
     assert len(compiled) >= 8
     for name, hashes in compiled.items():
-        assert hashes == pure[name], f"{name}: (journal, digest, snapshot) differ between the builds"
+        assert hashes == pure[name], f"{name}: (journal, digest, snapshot, sealed journal) differ between the builds"

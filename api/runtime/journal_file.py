@@ -33,7 +33,6 @@ import hashlib
 import io
 import logging
 import os
-import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,6 @@ from cefisim.api.formats.scenario.shipped import shipped
 from cefisim.api.runtime.journal_seal import (
     MAX_HEADER_BYTES,
     MAX_RECORD_BYTES,
-    RECORD_SEAL,
     RECORD_TAIL,
     NotRegular,
     check_object,
@@ -137,7 +135,10 @@ class JournalFile:
     """A journal open for appending, a whole record at a time (the module docstring).
 
     ``sealed``: each record is sealed, chained from ``crc`` (the chain value after the last line in
-    the file). ``size``: the bytes the journal holds, its whole records (a buffered one's included)."""
+    the file). ``size``: the bytes the journal holds, its whole records (a buffered one's included).
+    Compiled, a C type (``journal_file.pxd``): its attributes are these slots."""
+
+    __slots__ = ("_file", "_raw", "_target", "_write", "crc", "path", "sealed", "size")
 
     def __init__(self, path: Path, durable: bool = True, sealed: bool = False, crc: int = 0) -> None:
         self.path = path
@@ -239,17 +240,15 @@ class JournalFile:
     def command_writer(self) -> Callable[[int, str, Command], None]:
         """The function that journals one command, ``(at, src, command)``: :meth:`append_records` of its
         :func:`record_json`, with everything it needs looked up once (it runs for every command)."""
-        write, dumps, records, rest, cut_back = self._write, orjson.dumps, to_record, self._rest, self._cut_back
-        check_size, sealed, crc32, sealing = self._check_size, self.sealed, zlib.crc32, RECORD_SEAL
+        write, dumps, rest, cut_back = self._write, orjson.dumps, self._rest, self._cut_back
+        check_size, sealed = self._check_size, self.sealed
 
+        # to_record and seal_record by their names: compiled, direct C calls (journal_file.pxd)
         def write_command(at: int, src: str, cmd: Command) -> None:
             if sealed:
-                body = dumps(records(at, src, cmd))[:-1]
-                crc = crc32(body, self.crc)
-                seal = sealing % crc
-                data = body + seal
+                data, crc = seal_record(dumps(to_record(at, src, cmd)), self.crc)
             else:  # a journal of an older format goes on as it was written
-                data = dumps(records(at, src, cmd), option=LINE)
+                data, crc = dumps(to_record(at, src, cmd), option=LINE), 0
             if len(data) > MAX_RECORD_BYTES:
                 check_size(data)
             try:
@@ -260,7 +259,7 @@ class JournalFile:
                 rest(data, written)
             self.size += len(data)
             if sealed:
-                self.crc = crc32(seal, crc)
+                self.crc = crc
 
         return write_command
 

@@ -56,13 +56,21 @@ class NotRegular(OSError):
     """A path that names something other than a regular file (a device, a FIFO, a folder)."""
 
 
-def seal_record(data: bytes, crc: int) -> tuple[bytes, int]:
+def _seal_record(data: bytes, crc: int) -> tuple[bytes, int]:
     """``data`` (a record as a JSON array, no line end) sealed, with its line end, given ``crc``, the
     chain value before it; and the chain value after the line."""
     body = data[:-1]
     crc = zlib.crc32(body, crc)
     seal = RECORD_SEAL % crc
     return body + seal, zlib.crc32(seal, crc)
+
+
+#: ``seal_record(data, crc)``: :func:`_seal_record`. In the compiled build (docs/build.md) the modules that
+#: cimport it (``journal_file.py``, whose writer seals every command) call ``journal_seal.pxd``'s C
+#: version instead: the same bytes, with zlib's ``crc32`` called from C and the line made in one
+#: allocation (in Python the two CRC calls, the hex digits and the copies cost more than the engine's
+#: order entry spends on a command's record)
+seal_record = _seal_record
 
 
 def check_record(line: bytes, crc: int) -> int:

@@ -84,6 +84,9 @@ def test_a_journal_of_the_current_rules_restores_to_the_live_state(tmp_path: Pat
     again.close()
     assert orjson.loads(path.read_bytes().split(b"\n", 1)[0])["format"] == fmt
     assert (b'"crc32"' in path.read_bytes()) == (fmt == JOURNAL_FORMAT)
+    # every record, the ones appended after the restart too: sealed (a fifth item) in /3, never in /2
+    lengths = {len(orjson.loads(line)) for line in path.read_bytes().splitlines()[1:]}
+    assert lengths == ({5} if fmt == JOURNAL_FORMAT else {4})
     last = _sim(path)
     assert _outcome(last.venue) == state
     last.close()
