@@ -86,9 +86,8 @@ class ProgressBuildExt(build_ext):
         super().build_extension(ext)
 
 
-def _compiler_works() -> bool:
-    """Whether a C extension can be built here: a compiler, Python's headers and zlib's header and
-    library (tried on a tiny file, compiled and linked)."""
+def _builds(code: str, libraries: list[str]) -> bool:
+    """Whether ``code`` compiles with Python's headers and links as a shared object with ``libraries``."""
     from setuptools._distutils.ccompiler import new_compiler
     from setuptools._distutils.sysconfig import customize_compiler
 
@@ -96,19 +95,30 @@ def _compiler_works() -> bool:
     customize_compiler(compiler)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp, "probe.c")
-        src.write_text(
-            "#include <Python.h>\n#include <zlib.h>\n"
-            "unsigned long cefisim_probe(void) { return crc32(0, Z_NULL, 0); }\n"
-        )
+        src.write_text(code)
         try:
             objects = compiler.compile([str(src)], output_dir=tmp, include_dirs=[sysconfig.get_paths()["include"]])
-            compiler.link_shared_object(objects, str(Path(tmp, "probe.so")), libraries=["z"])
-        except Exception:  # any failure to compile or link means: no usable compiler (or zlib) here
+            compiler.link_shared_object(objects, str(Path(tmp, "probe.so")), libraries=libraries)
+        except Exception:  # any failure to compile or link means: not here
             return False
     return True
 
 
-def _stage() -> list[Path]:
+def _compiler_works() -> bool:
+    """Whether a C extension can be built here: a compiler and Python's headers (tried on a tiny file)."""
+    return _builds("#include <Python.h>\nint cefisim_probe(void) { return 0; }\n", [])
+
+
+def _zlib_works() -> bool:
+    """Whether zlib's header and library are here too (the journal's seals call its crc32); without
+    them the engine is still compiled and the journal's writer stays pure."""
+    return _builds(
+        "#include <Python.h>\n#include <zlib.h>\nunsigned long cefisim_probe(void) { return crc32(0, Z_NULL, 0); }\n",
+        ["z"],
+    )
+
+
+def _stage(api_modules: list[Path]) -> list[Path]:
     """Copy the engine's sources to cefisim/engine/ under the staging folder, and the compiled modules of
     api/ (with their .pxd files) to cefisim/api/; the modules to compile."""
     pkg = STAGE / "cefisim" / "engine"
@@ -127,7 +137,7 @@ def _stage() -> list[Path]:
         if p.stem not in PURE
     ]
     api = STAGE / "cefisim" / "api"
-    for module in API_COMPILED:
+    for module in api_modules:
         target = api / module
         target.parent.mkdir(parents=True, exist_ok=True)
         folder = target.parent
@@ -163,9 +173,13 @@ def extensions() -> list[Extension]:
         _notice("Cython is not installed: pure build")
         return []
     if not _compiler_works():
-        _notice("no working C compiler (or Python headers, or zlib's header and library): pure build")
+        _notice("no working C compiler (or Python headers): pure build")
         return []
-    sources = _stage()
+    api_modules = API_COMPILED
+    if api_modules and not _zlib_works():
+        _notice("no zlib header or library: the engine compiled, the journal's writer pure")
+        api_modules = []
+    sources = _stage(api_modules)
     # stripped: the symbols would make the wheel several times larger and nobody debugs the C; a
     # profiler (callgrind, perf) needs them to name the engine's functions: CEFISIM_KEEP_SYMBOLS=1
     strip = sys.platform.startswith("linux") and not os.environ.get("CEFISIM_KEEP_SYMBOLS")
