@@ -235,7 +235,8 @@ class VenueCore:
         after a younger one (the entry latency changed) is put in its place.
         """
         queue = self.gtc_queue
-        if queue and queue[-1].created <= order.created:
+        last = queue[-1] if queue else None  # (typed compiled: its time read as a struct field)
+        if last is not None and last.created <= order.created:
             # expires no sooner than the last order queued, hence not before the wake bound
             queue.append(order)
             return

@@ -14,7 +14,7 @@ from cefisim.engine.reference cimport Instrument
 @cython.locals(book=Book, inst=Instrument)
 cpdef activate(VenueCore v, Order order, events, confirmed=*)
 
-cpdef end_unless_rests(VenueCore v, Order order, stopped, events)
+cpdef bint end_unless_rests(VenueCore v, Order order, stopped, events)
 
 @cython.locals(book=Book)
 cpdef cancel_now(VenueCore v, Order order, reason, events)

@@ -153,7 +153,10 @@ def fill(
     ts = v.clock.stamp()
     match_id = v.next_match_id
     v.next_match_id = match_id + 1
-    b_liq, s_liq = (TAKER, MAKER) if buyer is taker else (MAKER, TAKER)
+    if buyer is taker:
+        b_liq, s_liq = TAKER, MAKER
+    else:
+        b_liq, s_liq = MAKER, TAKER
     bc.fills.append(Fill(match_id, ts, buyer, price, lots, b_rate, b_liq, b_fee, quote))
     # a self-trade puts both sides in one account's list: a timestamp of its own keeps cursors exact
     s_ts = v.clock.stamp() if sc is bc else ts
