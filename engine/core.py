@@ -26,6 +26,9 @@ from cefisim.engine.rejects import Reject
 from cefisim.engine.state import saves_fields
 from cefisim.engine.vocabulary import FINAL, InstrumentStatus
 
+#: ``deque.append`` called as a function: compiled, a direct call of the C method, where ``queue.append(x)``
+#: on a deque looks the method up by name first (levels.py's ``_dict_set`` does the same for a dict)
+_queue_append = deque.append
 CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
 #: the edition of the venue's rules a new venue follows. Edition 1 is what ``cefisim-journal/1``
 #: journals were recorded under: the opening fed back in arrival order, a modify to zero refused
@@ -238,7 +241,7 @@ class VenueCore:
         last = queue[-1] if queue else None  # (typed compiled: its time read as a struct field)
         if last is not None and last.created <= order.created:
             # expires no sooner than the last order queued, hence not before the wake bound
-            queue.append(order)
+            _queue_append(queue, order)
             return
         expiry = order.created + self.config.gtc_life_ns
         if expiry < self._wake:

@@ -59,7 +59,7 @@ def balance(account: Account, asset_id: int) -> Balance:
     return bal
 
 
-#: what a BUY order holds once it has traded its whole quantity (quote, fee)
+#: what a BUY order holds once it has traded its whole quantity (quote units, of which fee units)
 NOTHING_HELD = (0, 0)
 #: statuses in which an order holds funds: working, or waiting for its acknowledgement
 OPEN = WORKING | {NEW_PENDING}
@@ -88,8 +88,9 @@ def hold_rate(order: Order, rates: tuple[int, int] | None = None, given: bool = 
 
 
 def buy_bound(inst: Instrument, exe: Execution, open_lots: int, price: int, rate: int) -> tuple[int, int]:
-    """(quote units, fee units) that cover ``open_lots`` more at ``price`` or better and a fee at
-    ``rate``, after the fills summed in ``exe``. 0 lots give (0, 0): the sums are already paid."""
+    """(quote units, of which fee units) that cover ``open_lots`` more at ``price`` or better and a fee at
+    ``rate``, after the fills summed in ``exe``: what a BUY order holds. 0 lots give (0, 0): the sums
+    are already paid."""
     return _bound(inst, exe, open_lots, price, rate, NATIVE)
 
 
@@ -112,7 +113,7 @@ def _bound(inst: Instrument, exe: Execution, open_lots: int, price: int, rate: i
         # ceil(x / den) as (x + den - 1) // den: den > 0, and no negation (C's is not checked for overflow)
         cost = ((lt + lots * limit) * num + den - 1) // den - paid
         fee = (fee_sum + cost * fee_rate + ceil) // one - fees_paid
-        return cost, fee
+        return cost + fee, fee
     except OverflowError:  # compiled, past 64 bits (only C's integers overflow): on Python's integers
         return _bound(inst, exe, open_lots, price, rate, UNBOUNDED)
 
@@ -139,15 +140,15 @@ def settle(
         bound = _bound(inst, buyer.execution, buyer.remaining, buyer.price, rate, NATIVE)
     else:
         bound = NOTHING_HELD
-    b_cost, b_fee_held = held
-    b_cost2, b_fee_held2 = bound
+    b_held, b_fee_held = held
+    b_held2, b_fee_held2 = bound
     base_units = lots * inst.base_per_lot
     q_id, b_id = inst.quote.id, inst.base.id
     bc, sc = buyer.account, seller.account
     # each balance read and written in turn: a self-trade has one account on both sides
     bal = bc.balances[q_id]  # the buyer holds quote, the seller base: both exist since entry
     bal.total -= quote + b_fee
-    bal.change_hold(b_cost2 + b_fee_held2 - b_cost - b_fee_held, b_fee_held2 - b_fee_held)
+    bal.change_hold(b_held2 - b_held, b_fee_held2 - b_fee_held)
     bal.unsettled_fees += b_fee
     bal = bc.balances.get(b_id) or balance(bc, b_id)
     bal.total += base_units
@@ -225,7 +226,8 @@ def _execute(
 
 
 def buy_hold(order: Order, open_lots: int, price: int) -> tuple[int, int]:
-    """(quote units, fee units) a BUY order must hold to trade ``open_lots`` more at ``price`` or better."""
+    """(quote units, of which fee units) a BUY order must hold to trade ``open_lots`` more at ``price`` or
+    better."""
     return buy_bound(order.instrument, order.execution or NO_FILLS, open_lots, price, hold_rate(order))
 
 
@@ -238,8 +240,8 @@ def order_hold(order: Order) -> tuple[int, int, int]:
         if not lots or order.status not in OPEN:
             return inst.quote.id, 0, 0  # a BUY order with nothing left holds nothing: its sums are paid
         exe = order.execution or NO_FILLS
-        cost, fee = _bound(inst, exe, lots, order.price, hold_rate(order), NATIVE)
-        return inst.quote.id, cost + fee, fee
+        held, fee = _bound(inst, exe, lots, order.price, hold_rate(order), NATIVE)
+        return inst.quote.id, held, fee
     if order.status not in OPEN:
         return inst.base.id, 0, 0
     return inst.base.id, lots * inst.base_per_lot, 0

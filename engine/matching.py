@@ -86,8 +86,8 @@ def fill(
 
     Both orders are working (the taker has been activated, the maker rests); the money side of the
     fill (sums, balances, holds) is :func:`~engine.ledger.settle`'s, the records and the event this one's.
-    Returns what the BUY order holds after the fill (:func:`~engine.ledger.buy_bound`: quote, fee).
-    A taker that buys holds after one fill what it holds before its next: ``t_bound``, when given, is
+    Returns what the BUY order holds after the fill (:func:`~engine.ledger.buy_bound`: quote units, of which
+    fee units). A taker that buys holds after one fill what it holds before its next: ``t_bound``, when given, is
     that value (the previous fill's return), so it is not worked out twice.
     """
     inst = taker.instrument

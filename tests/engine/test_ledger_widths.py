@@ -61,7 +61,7 @@ def test_buy_bound_is_exact_at_any_size(
     k = Fraction(inst.notional_num, inst.notional_den)
     cost = _ceil((lt + lots * price) * k) - quote
     fee = _ceil(Fraction(fee_sum + cost * rate, RATE_ONE)) - fees_paid
-    assert ledger.buy_bound(inst, _execution(lt, quote, fee_sum, fees_paid), lots, price, rate) == (cost, fee)
+    assert ledger.buy_bound(inst, _execution(lt, quote, fee_sum, fees_paid), lots, price, rate) == (cost + fee, fee)
 
 
 def _order(oid: int, inst: Instrument, side: str, remaining: int, exe: Execution, balances: list[int]) -> Order:
@@ -121,7 +121,8 @@ def test_settle_is_exact_at_any_size(
     open_lots = sums[10] - lots
     if open_lots:
         cost = _ceil((b_lt + open_lots * buyer.price) * k) - b_paid
-        bound = (cost, _ceil(Fraction(b_fee_sum + cost * rate, RATE_ONE)) - b_fees_paid)
+        fee = _ceil(Fraction(b_fee_sum + cost * rate, RATE_ONE)) - b_fees_paid
+        bound = (cost + fee, fee)
     else:
         bound = (0, 0)
     assert got == (quote, b_fee, s_fee, bound)
@@ -141,7 +142,7 @@ def test_settle_is_exact_at_any_size(
     )
     assert (buyer.remaining, seller.remaining) == (open_lots, sums[11] - lots)
     units = lots * inst.base_per_lot
-    hold_change = bound[0] + bound[1] - held[0] - held[1]
+    hold_change = bound[0] - held[0]
     assert _state(buyer.account.balances[quote_asset]) == (
         b_quote[0] - quote - b_fee,
         b_quote[1] + hold_change,
