@@ -72,8 +72,8 @@ class Book:
         """The levels an order of ``side`` trades against."""
         return self.asks if side == BUY else self.bids
 
-    def add(self, order: Order) -> None:
-        """Rest ``order`` at the back of its price level."""
+    def add(self, order: Order) -> Level:
+        """Rest ``order`` at the back of its price level, which it returns."""
         # (an if, not a conditional pair of tuples: compiled, each pair would be a tuple built and freed)
         is_bid = order.side == BUY
         if is_bid:
@@ -96,6 +96,7 @@ class Book:
         if opening is not None:
             opening.pop(order.id, None)
             opening[order.id] = order
+        return level
 
     def remove(self, order: Order, open_lots: int) -> None:
         """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""

@@ -62,7 +62,9 @@ class Feed(Protocol):
         (``timers.advance`` reads it again only after a feed applied)."""
 
     def apply_until(self, to_ns: int, events: list[Event]) -> None:
-        """Apply every change due at or before ``to_ns``, moving the venue's clock to the time of each."""
+        """Apply every change due at or before ``to_ns``, moving the venue's clock to the time of each.
+        What it changes never makes anything else fall due sooner: it schedules no timer and queues no
+        expiry (``timers.advance`` relies on it)."""
 
     def check_invariants(self) -> None:
         """Assert its own invariants (``Venue.check_invariants``)."""
@@ -169,8 +171,8 @@ class VenueCore:
         interval = self.config.fee_settlement_interval_ns
         self._next_housekeeping = (start_ns // interval + 1) * interval
         # nothing falls due before this engine time, so submit() moves the clock without looking:
-        # a lower bound of next_due(), lowered by schedule(), queue_expiry() and add_feed(), and
-        # exact again after timers.advance() (rewake())
+        # a lower bound of next_due(), lowered by schedule(), queue_expiry() and add_feed(), and set
+        # again by timers.advance() (rewake(): exact, or earlier when a feed ended an expiring order)
         self._wake = self._next_housekeeping
         self._cap_check_at = CHECK_EVERY  # the order id at which the ended-order caps are next checked
 
@@ -305,8 +307,8 @@ class VenueCore:
         self._next_housekeeping = following
 
     def rewake(self, due: int | None = None) -> None:
-        """Make the wake bound exact again (after the clock moved through everything due); ``due``:
-        what :meth:`next_due` gives now, when the caller has just worked it out."""
+        """Set the wake bound again (after the clock moved through everything due); ``due``: what
+        :meth:`next_due` gives now, or no later, when the caller has just worked it out."""
         self._wake = self.next_due() if due is None else due
 
     def cap_check_due(self) -> bool:

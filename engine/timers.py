@@ -54,6 +54,10 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
                 feed_ts = one.next_ts
             else:
                 feed_ts = _apply_feed(feeds, feed_ts, until, events)
+            if other > to_ns and (feed_ts is None or feed_ts > to_ns):
+                # done: a feed's changes never make anything else due sooner (core.Feed), so nothing
+                # else is due by to_ns either (``other``, asked again, could only be later)
+                break
         elif other <= to_ns:
             clock.advance(other)
             if kind == "timer":
@@ -74,7 +78,9 @@ def advance(v: VenueCore, to_ns: int, events: list[Event]) -> None:
         else:
             break
     clock.advance(to_ns)
-    # the wake bound: the next thing due, feeds included
+    # the wake bound: the next thing due, feeds included (``other`` may be earlier than what is due when a
+    # feed's fills ended the order first in the expiry queue after it was asked: a lower bound, as the
+    # wake bound must be, and the next advance asks again)
     v.rewake(other if feed_ts is None or other <= feed_ts else feed_ts)
 
 
