@@ -2,12 +2,13 @@
 # order, its execution and its instrument typed (every order entry and every fill asks them).
 cimport cython
 
-from cefisim.engine.records cimport Account, Balance, Execution, Order
+from cefisim.engine.records cimport Account, Balance, Execution, Order, OrderExtra
 from cefisim.engine.reference cimport Instrument
 
 @cython.locals(bal=Balance)
 cpdef Balance balance(Account account, asset_id)
 cpdef open_qty(Order order)
+@cython.locals(extra=OrderExtra)
 cpdef hold_rate(Order order, rates=*, given=*)
 cpdef buy_bound(Instrument inst, Execution exe, open_lots, price, rate)
 cpdef buy_hold(Order order, open_lots, price)

@@ -8,9 +8,10 @@ from cefisim.engine.levels cimport Level, SortedLevels, level_of
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.events cimport build_event
 from cefisim.engine.ledger cimport buy_bound, hold_rate, order_hold, settle
-from cefisim.engine.records cimport Account, Balance, Execution, Order
+from cefisim.engine.records cimport Account, Balance, Execution, Order, OrderExtra
 from cefisim.engine.reference cimport Instrument
 
+@cython.locals(extra=OrderExtra)
 cpdef effective_stp(Order order)
 
 @cython.locals(account=Account, bal=Balance)
