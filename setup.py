@@ -52,6 +52,9 @@ DIRECTIVES = {
     # ints), and a str parameter must accept a StrEnum member; types come from the .pxd files only
     "annotation_typing": False,
     "binding": True,
+    # a C integer never wraps: an overflow raises OverflowError, which the ledger's sums catch to run again
+    # on Python's integers (engine/ledger.py, Two widths)
+    "overflowcheck": True,
 }
 
 

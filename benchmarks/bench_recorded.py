@@ -35,6 +35,9 @@ Workloads (sizes full / --quick):
             says when its ``elapse`` stopped early); then the same for a second recording, ``SECOND``
             (played once, in both modes). ``docs/recorded.md`` explains the differences.
 
+hftbacktest's rate over cefisim's, in the same run, is printed and kept (``per_cefisim``) for each recording;
+on the busy one the target is at most 2.
+
 Method: one warm-up run (discarded), then N repetitions (default 3, --quick 1) of recorded then the
 two floor runs, interleaved; medians of CPU time of this process (``time.process_time``: the machine
 is shared, and other processes' load would fall on the runs unevenly in wall time). GC:
@@ -355,6 +358,9 @@ def compare(
         f"{'  its state':<12} {own['fills']:>6,} {'':>6} {own['filled_qty']:>10.4f} {own['position']:>9.4f} "
         f"{'':>9} {own['fees']:>9.2f}   (hftbacktest's own counters: a partly filled order's last piece only)"
     )
+    # how many times cefisim's rate hftbacktest's is, in this run (the busy recording's target: at most 2)
+    hft["per_cefisim"] = round(hft["events_per_s"] / rate, 3)
+    print(f"hftbacktest / cefisim events/s: {hft['per_cefisim']:.2f}x")
     if not hft["complete"]:
         print(
             f"  hftbacktest STOPPED at {hft['stopped_at_s']} s of {hft['span_s']} s: elapse returned "

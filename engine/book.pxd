@@ -12,7 +12,7 @@ cdef class Book:
     cdef public SortedLevels asks, bids
 
     @cython.locals(level=Level, levels=SortedLevels)
-    cpdef add(self, Order order)
+    cpdef Level add(self, Order order)
 
     @cython.locals(level=Level, levels=SortedLevels)
     cpdef remove(self, Order order, open_lots)

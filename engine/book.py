@@ -72,10 +72,14 @@ class Book:
         """The levels an order of ``side`` trades against."""
         return self.asks if side == BUY else self.bids
 
-    def add(self, order: Order) -> None:
-        """Rest ``order`` at the back of its price level."""
+    def add(self, order: Order) -> Level:
+        """Rest ``order`` at the back of its price level, which it returns."""
+        # (an if, not a conditional pair of tuples: compiled, each pair would be a tuple built and freed)
         is_bid = order.side == BUY
-        levels, key = (self.bids, -order.price) if is_bid else (self.asks, order.price)
+        if is_bid:
+            levels, key = self.bids, -order.price
+        else:
+            levels, key = self.asks, order.price
         level = level_at(levels, key)
         if level is None:
             level = levels[key] = Level(order.price)
@@ -92,10 +96,14 @@ class Book:
         if opening is not None:
             opening.pop(order.id, None)
             opening[order.id] = order
+        return level
 
     def remove(self, order: Order, open_lots: int) -> None:
         """Take a resting ``order`` with ``open_lots`` still counted at its level out of the book."""
-        levels, key = (self.bids, -order.price) if order.side == BUY else (self.asks, order.price)
+        if order.side == BUY:
+            levels, key = self.bids, -order.price
+        else:
+            levels, key = self.asks, order.price
         level = level_of(levels, key)
         del level.orders[order.id]
         level.qty -= open_lots

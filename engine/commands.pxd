@@ -1,5 +1,5 @@
 # Compiled build only (setup.py, docs/build.md): the order-entry commands, read field by field on
-# every order, as C types. They are dataclasses: the compiled dataclass takes its fields in the order
+# every order, and AdvanceClock, which the venue asks every command whether it is, as C types. They are dataclasses: the compiled dataclass takes its fields in the order
 # declared HERE, so each class declares its fields in the order of the dataclass in commands.py (the
 # journal's positional record follows it too; tests/test_build.py compares them).
 cimport cython
@@ -17,3 +17,7 @@ cdef class ModifyOrder:
 @cython.final
 cdef class CancelOrder:
     cdef public object client_id, ref
+
+@cython.final
+cdef class AdvanceClock:
+    cdef public object to_ns

@@ -41,7 +41,9 @@ class PlaceOrder:
     type: str  # LIMIT | MARKET
     qty: str
     price: str | None = None
-    tif: str = TimeInForce.GTC
+    # the plain string, not the member: an order stores it, and the order path compares it with the
+    # vocabulary's strings by identity first (a member is another object, compared character by character)
+    tif: str = TimeInForce.GTC.value
     flags: tuple[str, ...] = ()  # USE_AGGRESSIVE_PRICING
     exec_inst: tuple[str, ...] = ()  # ALO | AON
     stp: str | None = None  # INVALID | NONE | CANCEL_AGGRESSIVE | CANCEL_BOTH; None: client's setting
@@ -198,7 +200,9 @@ class VenueCancel:
     instrument_id: int | None = None
 
 
-@dataclass(slots=True)
+@cython.no_gc  # a value only: never part of a cycle (docs/build.md)
+@cython.cclass
+@dataclass  # a C type in the compiled build (commands.pxd): every command asks whether it is one
 class AdvanceClock:
     """Move engine time to ``to_ns`` (virtual clock), firing every timer due on the way."""
 

@@ -2,6 +2,8 @@
 # operations (matching, lifecycle, entry), given the venue typed, read its clock, books and counters
 # without a dictionary lookup. Each attribute here is one of VenueCore's __slots__ in core.py
 # (tests/test_build.py); a subclass (Venue) keeps a __dict__ for the rest.
+cimport cython
+
 from cefisim.engine.clock cimport Clock
 from cefisim.engine.records cimport Order
 
@@ -28,6 +30,7 @@ cdef class VenueCore:
 
     cpdef schedule(self, due, action, payload)
 
+    @cython.locals(last=Order)
     cpdef queue_expiry(self, Order order)
 
     cpdef next_due_other(self)

@@ -26,6 +26,9 @@ from cefisim.engine.rejects import Reject
 from cefisim.engine.state import saves_fields
 from cefisim.engine.vocabulary import FINAL, InstrumentStatus
 
+#: ``deque.append`` called as a function: compiled, a direct call of the C method, where ``queue.append(x)``
+#: on a deque looks the method up by name first (levels.py's ``_dict_set`` does the same for a dict)
+_queue_append = deque.append
 CHECK_EVERY = 1000  # orders between two checks of the ended-order caps (``engine/retention.py``)
 #: the edition of the venue's rules a new venue follows. Edition 1 is what ``cefisim-journal/1``
 #: journals were recorded under: the opening fed back in arrival order, a modify to zero refused
@@ -66,7 +69,8 @@ class Feed(Protocol):
         """Apply every change due at or before ``to_ns``, moving the venue's clock to the time of each;
         returns how many it applied. ``budget`` > 0: it may stop at an instant boundary after that many,
         ``held_until`` then set: the next call (with ``held_until``) goes on, the calls together doing
-        what one call does."""
+        what one call does. What it changes never makes anything else fall due sooner: it schedules no
+        timer and queues no expiry (``timers.advance`` relies on it)."""
 
     def check_invariants(self) -> None:
         """Assert its own invariants (``Venue.check_invariants``)."""
@@ -173,8 +177,8 @@ class VenueCore:
         interval = self.config.fee_settlement_interval_ns
         self._next_housekeeping = (start_ns // interval + 1) * interval
         # nothing falls due before this engine time, so submit() moves the clock without looking:
-        # a lower bound of next_due(), lowered by schedule(), queue_expiry() and add_feed(), and
-        # exact again after timers.advance() (rewake())
+        # a lower bound of next_due(), lowered by schedule(), queue_expiry() and add_feed(), and set
+        # again by timers.advance() (rewake(): exact, or earlier when a feed ended an expiring order)
         self._wake = self._next_housekeeping
         self._cap_check_at = CHECK_EVERY  # the order id at which the ended-order caps are next checked
 
@@ -242,9 +246,10 @@ class VenueCore:
         after a younger one (the entry latency changed) is put in its place.
         """
         queue = self.gtc_queue
-        if queue and queue[-1].created <= order.created:
+        last = queue[-1] if queue else None  # (typed compiled: its time read as a struct field)
+        if last is not None and last.created <= order.created:
             # expires no sooner than the last order queued, hence not before the wake bound
-            queue.append(order)
+            _queue_append(queue, order)
             return
         expiry = order.created + self.config.gtc_life_ns
         if expiry < self._wake:
@@ -308,8 +313,8 @@ class VenueCore:
         self._next_housekeeping = following
 
     def rewake(self, due: int | None = None) -> None:
-        """Make the wake bound exact again (after the clock moved through everything due); ``due``:
-        what :meth:`next_due` gives now, when the caller has just worked it out."""
+        """Set the wake bound again (after the clock moved through everything due); ``due``: what
+        :meth:`next_due` gives now, or no later, when the caller has just worked it out."""
         self._wake = self.next_due() if due is None else due
 
     def cap_check_due(self) -> bool:

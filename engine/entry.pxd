@@ -10,20 +10,21 @@ from cefisim.engine.ledger cimport balance, order_hold
 from cefisim.engine.lifecycle cimport activate, cancel_now
 from cefisim.engine.matching cimport effective_stp
 from cefisim.engine.pricing cimport protection_price, within_band, would_trade
-from cefisim.engine.records cimport Account, Balance, Order
+from cefisim.engine.records cimport Account, Balance, Order, OrderExtra
 from cefisim.engine.reference cimport Client, Instrument
 
+@cython.locals(extra=OrderExtra)
 cpdef _extra_of(PlaceOrder cmd, hold_rate)
 
-@cython.locals(account=Account)
+@cython.locals(account=Account, extra=OrderExtra)
 cpdef _reject(VenueCore v, Order order, reason, PlaceOrder cmd, Result result)
 
 cpdef order_reject(VenueCore v, PlaceOrder cmd)
 
-@cython.locals(account=Account, inst=Instrument, order=Order)
+@cython.locals(account=Account, inst=Instrument, order=Order, given=OrderExtra)
 cpdef place(VenueCore v, PlaceOrder cmd, Result result)
 
-@cython.locals(inst=Instrument, account=Account, client=Client)
+@cython.locals(inst=Instrument, account=Account, client=Client, extra=OrderExtra)
 cpdef _entry_reject(VenueCore v, PlaceOrder cmd, Order order, qty, price, hold_rate)
 
 @cython.locals(inst=Instrument)

@@ -8,6 +8,32 @@ cimport cython
 cdef extern from "Python.h":
     int PyDict_SetItem(object mapping, object key, object value) except -1
     int PyDict_DelItem(object mapping, object key) except -1
+    int PyList_Insert(object sequence, Py_ssize_t index, object item) except -1
+    int PyDict_Contains(object mapping, object key) except -1
+
+cpdef inline bint _has(dict mapping, key) except -1:
+    return PyDict_Contains(mapping, key)
+
+# bisect's bisect_left and insort (insort_right) on a key list, as C loops (the same comparisons)
+cpdef inline Py_ssize_t _bisect_left(list a, x) except -1:
+    cdef Py_ssize_t lo = 0, hi = len(a), mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+cpdef inline _insort(list a, x):
+    cdef Py_ssize_t lo = 0, hi = len(a), mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    PyList_Insert(a, lo, x)
 
 cpdef inline _dict_set(dict mapping, key, value):
     PyDict_SetItem(mapping, key, value)

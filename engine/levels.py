@@ -51,6 +51,14 @@ class Level:
         return f"Level(price={self.price}, orders={len(self.orders)}, qty={self.qty})"
 
 
+#: the key lists' search and insertion: the bisect module's functions; compiled, levels.pxd's inline ones of
+#: the same names (a binary search over the list in C, without a Python call: a level comes and goes at every
+#: sweep, and at every few updates of a recorded market)
+_bisect_left = bisect_left
+_insort = insort
+#: whether a side has a key: dict's own test, called as a function (compiled: levels.pxd's direct
+#: PyDict_Contains, where ``key in side`` on a dict subclass goes through the generic sequence protocol)
+_has = dict.__contains__
 #: dict's own item assignment and deletion, under the key list's bookkeeping (compiled: direct calls of
 #: PyDict_SetItem and PyDict_DelItem, levels.pxd, where calling the slot wrapper looked it up first)
 _dict_set = dict.__setitem__
@@ -86,7 +94,7 @@ class KeyChunks:
     def add(self, neg: int) -> None:
         """Insert ``neg`` (not present)."""
         chunks, tops = self.chunks, self.tops
-        i = bisect_left(tops, neg)
+        i = _bisect_left(tops, neg)
         if i == len(tops):  # above every key: the last chunk's new top
             if not tops:
                 chunks.append([neg])
@@ -98,7 +106,7 @@ class KeyChunks:
             tops[i] = neg
         else:
             chunk = chunks[i]
-            insort(chunk, neg)
+            _insort(chunk, neg)
         if len(chunk) > CHUNK:
             upper = chunk[CHUNK // 2 :]
             del chunk[CHUNK // 2 :]
@@ -109,10 +117,10 @@ class KeyChunks:
     def remove(self, neg: int) -> None:
         """Delete ``neg`` (present)."""
         chunks, tops = self.chunks, self.tops
-        i = bisect_left(tops, neg)
+        i = _bisect_left(tops, neg)
         chunk = chunks[i]
         if tops[i] != neg:
-            del chunk[bisect_left(chunk, neg)]
+            del chunk[_bisect_left(chunk, neg)]
             return
         chunk.pop()
         if chunk:
@@ -129,11 +137,11 @@ class KeyChunks:
     def at_least(self, low: int) -> list[int]:
         """The keys from ``low`` up, largest first."""
         chunks = self.chunks
-        i = bisect_left(self.tops, low)
+        i = _bisect_left(self.tops, low)
         out = [neg for chunk in reversed(chunks[i + 1 :]) for neg in reversed(chunk)]
         if i < len(chunks):
             first = chunks[i]
-            out += reversed(first[bisect_left(first, low) :])
+            out += reversed(first[_bisect_left(first, low) :])
         return out
 
     def __iter__(self) -> Iterator[int]:
@@ -168,10 +176,10 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
         self._keys: list[int] | KeyChunks = []
 
     def __setitem__(self, key: int, level: Level) -> None:
-        if key not in self:
+        if not _has(self, key):
             negs = self._keys
             if isinstance(negs, list):
-                insort(negs, -key)
+                _insort(negs, -key)
                 if len(negs) > SPILL:
                     self._keys = KeyChunks(negs)
             else:
@@ -185,7 +193,7 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
             if negs[-1] == neg:  # the best level (a sweep, a cancel at the touch): no search
                 negs.pop()
             else:
-                del negs[bisect_left(negs, neg)]
+                del negs[_bisect_left(negs, neg)]
         else:
             negs.remove(neg)
 
@@ -201,7 +209,7 @@ class SortedLevels(dict):  # type: ignore[type-arg]  # key -> Level: a C type ta
         """The keys up to and including ``limit``, in order."""
         negs = self._keys
         if isinstance(negs, list):
-            return [-n for n in reversed(negs[bisect_left(negs, -limit) :])]
+            return [-n for n in reversed(negs[_bisect_left(negs, -limit) :])]
         return [-n for n in negs.at_least(-limit)]
 
     def __iter__(self) -> Iterator[int]:

@@ -20,11 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cefisim.engine.events import OrderEvent, TradeEvent, build_event
-from cefisim.engine.ledger import balance, buy_bound, hold_rate, order_hold
+from cefisim.engine.ledger import buy_bound, hold_rate, order_hold, settle
 from cefisim.engine.levels import level_of
 from cefisim.engine.records import Execution, Fill, Order
 from cefisim.engine.rejects import CancelReason
-from cefisim.engine.units import RATE_CEIL, RATE_ONE
 from cefisim.engine.vocabulary import LiquidityFlag, OrderStatus, SelfTradePrevention, Side
 
 BUY = Side.BUY.value
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
     from cefisim.engine.events import Event
 
 _REQUESTED = CancelReason.REQUESTED.value
-#: what a BUY order holds once it has traded its whole quantity (quote, fee)
-NOTHING_HELD = (0, 0)
 
 
 def effective_stp(order: Order) -> str:
@@ -87,10 +84,10 @@ def fill(
     (maker, taker) fee rates of the taker's client and ``t_hold_rate`` the fee rate its hold covers
     when it buys (the same for all its fills). The caller records ``price`` as the last trade price.
 
-    Both orders are working (the taker has been activated, the maker rests), so the SELL order's
-    hold shrinks by exactly the base it delivers; only the BUY order's hold is worked out again.
-    Returns what the BUY order holds after the fill (:func:`~engine.ledger.buy_bound`: quote, fee).
-    A taker that buys holds after one fill what it holds before its next: ``t_bound``, when given, is
+    Both orders are working (the taker has been activated, the maker rests); the money side of the
+    fill (sums, balances, holds) is :func:`~engine.ledger.settle`'s, the records and the event this one's.
+    Returns what the BUY order holds after the fill (:func:`~engine.ledger.buy_bound`: quote units, of which
+    fee units). A taker that buys holds after one fill what it holds before its next: ``t_bound``, when given, is
     that value (the previous fill's return), so it is not worked out twice.
     """
     inst = taker.instrument
@@ -109,51 +106,16 @@ def fill(
         sx = seller.execution = Execution()
     if t_bound is None or buyer is not taker:
         t_bound = buy_bound(inst, bx, buyer.remaining, buyer.price, rate)
-    b_cost, b_fee_held = t_bound
+    quote, b_fee, s_fee, bound = settle(inst, buyer, seller, lots, price, b_rate, s_rate, rate, t_bound)
 
-    lt = lots * price
-    bx.cum_lt += lt
-    sx.cum_lt += lt
-    paid = -(-bx.cum_lt * inst.notional_num // inst.notional_den)
-    quote = paid - bx.cum_quote
-    bx.cum_quote = paid
-    sx.cum_quote += quote
-    bx.executed += lots
-    sx.executed += lots
-    buyer.remaining -= lots
-    seller.remaining -= lots
-
-    bx.cum_fee += quote * b_rate
-    b_fee = (bx.cum_fee + RATE_CEIL) // RATE_ONE - bx.fees_paid
-    bx.fees_paid += b_fee
-    sx.cum_fee += quote * s_rate
-    s_fee = (sx.cum_fee + RATE_CEIL) // RATE_ONE - sx.fees_paid
-    sx.fees_paid += s_fee
-
-    # what the BUY order holds after the fill (nothing once it has traded its whole quantity)
-    bound = buy_bound(inst, bx, buyer.remaining, buyer.price, rate) if buyer.remaining else NOTHING_HELD
-    b_cost2, b_fee_held2 = bound
-    base_units = lots * inst.base_per_lot
-    q_id, b_id = inst.quote.id, inst.base.id
     bc, sc = buyer.account, seller.account
-
-    bal = bc.balances[q_id]  # the buyer holds quote, the seller base: both exist since entry
-    bal.total -= quote + b_fee
-    bal.change_hold(b_cost2 + b_fee_held2 - b_cost - b_fee_held, b_fee_held2 - b_fee_held)
-    bal.unsettled_fees += b_fee
-    bal = bc.balances.get(b_id) or balance(bc, b_id)
-    bal.total += base_units
-    bal = sc.balances[b_id]
-    bal.total -= base_units
-    bal.change_hold(-base_units, 0)
-    bal = sc.balances.get(q_id) or balance(sc, q_id)
-    bal.total += quote - s_fee
-    bal.unsettled_fees += s_fee
-
     ts = v.clock.stamp()
     match_id = v.next_match_id
     v.next_match_id = match_id + 1
-    b_liq, s_liq = (TAKER, MAKER) if buyer is taker else (MAKER, TAKER)
+    if buyer is taker:
+        b_liq, s_liq = TAKER, MAKER
+    else:
+        b_liq, s_liq = MAKER, TAKER
     bc.fills.append(Fill(match_id, ts, buyer, price, lots, b_rate, b_liq, b_fee, quote))
     # a self-trade puts both sides in one account's list: a timestamp of its own keeps cursors exact
     s_ts = v.clock.stamp() if sc is bc else ts

@@ -112,8 +112,7 @@ def modify(v: VenueCore, cmd: ModifyOrder, result: Result) -> Result:
 def _cannot_afford(order: Order, new_qty: int, new_price: int) -> bool:
     """Whether the hold of ``order`` at ``new_qty``/``new_price`` would grow beyond the available balance."""
     if order.side == BUY:
-        cost, fee = buy_hold(order, new_qty - order.executed, new_price)
-        new_held = cost + fee
+        new_held = buy_hold(order, new_qty - order.executed, new_price)[0]
     else:
         new_held = (new_qty - order.executed) * order.instrument.base_per_lot
     asset_id, held, _ = order_hold(order)

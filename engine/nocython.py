@@ -15,6 +15,13 @@ from __future__ import annotations
 from typing import TypeVar
 
 T = TypeVar("T")
+#: a C ``long long`` compiled (ledger.py's NATIVE); interpreted, Python's int
+longlong = int
+
+
+def cast(kind: type[T], value: T) -> T:
+    """Compiled: ``value`` converted to the C type ``kind``. Interpreted: ``value`` itself."""
+    return value
 
 
 def cclass(cls: T) -> T:

@@ -6,8 +6,9 @@ from cefisim.engine.book cimport Book
 from cefisim.engine.core cimport VenueCore
 from cefisim.engine.reference cimport Instrument
 
-@cython.locals(book=Book)
 cpdef reference_price2(VenueCore v, Instrument inst)
+
+cdef _reference2(Book book)
 
 @cython.locals(book=Book)
 cpdef within_band(VenueCore v, Instrument inst, price)

@@ -24,13 +24,18 @@ from cefisim.engine.vocabulary import Side
 BUY = Side.BUY.value
 
 if TYPE_CHECKING:
+    from cefisim.engine.book import Book
     from cefisim.engine.core import VenueCore
     from cefisim.engine.reference import Instrument
 
 
 def reference_price2(v: VenueCore, inst: Instrument) -> int | None:
     """Twice the reference price in ticks (last trade, else mid of a two-sided book), or None."""
-    book = v.books[inst.id]
+    return _reference2(v.books[inst.id])
+
+
+def _reference2(book: Book) -> int | None:
+    """:func:`reference_price2` of the instrument's ``book``."""
     if book.last_price is not None:
         return 2 * book.last_price
     bid_key, ask = book.bid_key, book.ask_key  # bid_key is -(best bid)
@@ -45,10 +50,10 @@ def within_band(v: VenueCore, inst: Instrument, price: int) -> bool:
     ref2 * (1 - band) <= 2 * price <= ref2 * (1 + band), in ticks: the bounds are worked out once
     per reference price and kept on the book, since most orders meet the same reference.
     """
-    ref2 = reference_price2(v, inst)
+    book = v.books[inst.id]
+    ref2 = _reference2(book)
     if ref2 is None:
         return True
-    book = v.books[inst.id]
     band = book.band
     if band is None or band[0] != ref2:
         width = inst.price_band

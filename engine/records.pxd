@@ -7,6 +7,12 @@ cimport cython
 from cefisim.engine.reference cimport Client, Instrument
 
 @cython.final
+cdef class OrderExtra:
+    cdef public object acked, cancel_reason, exec_inst, flags, hold_fee_rate_given, hold_rate
+    cdef public object modifications, modify_info, msg_id, parent_id, price_given, qty_given
+    cdef public object ref_external_id, reject_reason, stp
+
+@cython.final
 cdef class Execution:
     cdef public object cum_fee, cum_lt, cum_quote, executed, fees_paid
 
@@ -21,9 +27,12 @@ cdef class Account:
 cdef class Order:
     cdef public Account account
     cdef public Instrument instrument
-    cdef public object created, external_id, extra, id, price, remaining
+    cdef public object created, external_id, id, price, remaining
     cdef public object side, status, tif, type, updated
     cdef public Execution execution
+    cdef public OrderExtra extra
+
+    cpdef OrderExtra ex(self)
 
 @cython.final
 cdef class Fill:

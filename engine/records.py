@@ -49,6 +49,8 @@ ALO = ExecInst.ALO.value
 _REQUESTED = CancelReason.REQUESTED.value
 
 
+@cython.cclass  # a C type in the compiled build (records.pxd): an acknowledged order and an order with a
+# request detail make one each, and the order path reads its fields
 class OrderExtra:
     """Request details that most orders do not carry, and the history of the few that change."""
 

@@ -76,6 +76,10 @@ def advance(v: VenueCore, to_ns: int, events: list[Event], budget: int = 0) -> b
                 if feed_ts is None and count < 0:
                     return False
                 spent += count
+            if other > to_ns and (feed_ts is None or feed_ts > to_ns):
+                # done: a feed's changes never make anything else due sooner (core.Feed), so nothing
+                # else is due by to_ns either (``other``, asked again, could only be later)
+                break
         elif other <= to_ns:
             spent += 1
             clock.advance(other)
@@ -97,7 +101,9 @@ def advance(v: VenueCore, to_ns: int, events: list[Event], budget: int = 0) -> b
         else:
             break
     clock.advance(to_ns)
-    # the wake bound: the next thing due, feeds included
+    # the wake bound: the next thing due, feeds included (``other`` may be earlier than what is due when a
+    # feed's fills ended the order first in the expiry queue after it was asked: a lower bound, as the
+    # wake bound must be, and the next advance asks again)
     v.rewake(other if feed_ts is None or other <= feed_ts else feed_ts)
     return True
 

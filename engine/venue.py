@@ -73,7 +73,8 @@ class Venue(VenueCore):
     def bind_handlers(self) -> None:
         """The command dispatch table (rebuilt after a snapshot is restored: it is wiring, not state)."""
         # functions of (venue, command, result), without a bound method or a partial in between; order
-        # entry and cancel are not here: submit_at calls them by name (a direct C call when compiled)
+        # entry and cancel are not here: submit_at calls them by name (a direct C call when compiled), and
+        # an AdvanceClock's whole work is submit_at's move of the clock
         self._handlers: dict[type, Callable[[Venue, Any, Result], Result]] = {
             ModifyOrder: modify.modify,
             SetClientInfo: Venue._set_client_info,
@@ -84,7 +85,6 @@ class Venue(VenueCore):
             SetSettlementDelay: Venue._set_settlement_delay,
             SetStatusRetention: Venue._set_status_retention,
             VenueCancel: Venue._venue_cancel,
-            AdvanceClock: lambda v, c, r: r,  # the move happens in submit()
         }
 
     # --- the one entry point ----------------------------------------------------------------
@@ -117,7 +117,7 @@ class Venue(VenueCore):
             place(self, cmd, result)
         elif isinstance(cmd, CancelOrder):
             cancel(self, cmd, result)
-        else:
+        elif not isinstance(cmd, AdvanceClock):  # (an AdvanceClock is the move above)
             self._handlers[type(cmd)](self, cmd, result)
         if self.next_order_id >= self._cap_check_at:
             self.cap_checked()

@@ -5,6 +5,7 @@ cimport cython
 
 from cefisim.engine.book cimport Book
 from cefisim.engine.core cimport VenueCore
+from cefisim.engine.levels cimport Level
 from cefisim.engine.records cimport Account, Order
 from cefisim.engine.reference cimport Instrument
 
@@ -12,6 +13,7 @@ from cefisim.engine.reference cimport Instrument
 cdef class RecordedLevel:
     cdef public object lots
     cdef public Order depth
+    cdef public Level level
 
 @cython.final
 cdef class QueuePos:

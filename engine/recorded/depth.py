@@ -20,6 +20,7 @@ from cefisim.engine.vocabulary import OrderStatus, Side
 if TYPE_CHECKING:
     from cefisim.engine.book import Book
     from cefisim.engine.core import VenueCore
+    from cefisim.engine.levels import Level
     from cefisim.engine.recorded.queue_model import QueueModel
     from cefisim.engine.records import Account, Order
     from cefisim.engine.reference import Instrument
@@ -31,14 +32,17 @@ SELL = Side.SELL.value
 
 class RecordedLevel:
     """A price level as the recording has it: ``lots``, its size (never 0: a level the recording empties
-    is forgotten), and ``depth``, the counterparty's order that stands for it in the book while it is
-    ACTIVE (a user may take it all, or part of it, until the level's next update)."""
+    is forgotten), ``depth``, the counterparty's order that stands for it in the book while it is ACTIVE
+    (a user may take it all, or part of it, until the level's next update), and ``level``, the book's
+    level that order rests at (valid while it is ACTIVE: a book's level goes only once empty), so that a
+    recorded size change finds it without a lookup."""
 
-    __slots__ = ("depth", "lots")
+    __slots__ = ("depth", "level", "lots")
 
-    def __init__(self, lots: int, depth: Order | None) -> None:
+    def __init__(self, lots: int) -> None:
         self.lots = lots
-        self.depth = depth
+        self.depth: Order | None = None
+        self.level: Level | None = None
 
 
 class QueuePos:

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 
 from cefisim.engine.events import DepthEvent, Event, build_event
 from cefisim.engine.ledger import balance
-from cefisim.engine.levels import level_at, level_of
+from cefisim.engine.levels import level_at
 from cefisim.engine.recorded.depth import MarketState, RecordedLevel
 from cefisim.engine.recorded.feed import TRADE, UPDATE, Levels, RecordedEvent
 from cefisim.engine.recorded.fills import ZERO_RATES, trade, uncross
@@ -128,6 +128,7 @@ class RecordedMarket(MarketState):
         clock = self.venue.clock
         count = 0
         instant = first[1]
+        bids, asks = self.levels[BUY], self.levels[SELL]
         clock.advance(instant)
         for nxt in chain((first,), self._events):
             ts = nxt[1]
@@ -144,7 +145,10 @@ class RecordedMarket(MarketState):
             # the engine's own words for the sides: a recording's may be the vocabulary's members, whose
             # lookups and comparisons take the slow path of a str subclass
             if nxt[0] == UPDATE:
-                self._set_level(BUY if nxt[3] == BUY else SELL, nxt[4], nxt[5])
+                if nxt[3] == BUY:
+                    self._set_level(BUY, bids, nxt[4], nxt[5])
+                else:
+                    self._set_level(SELL, asks, nxt[4], nxt[5])
             elif nxt[0] == TRADE:
                 trade(self, BUY if nxt[3] == BUY else SELL, nxt[4], nxt[5], events)
             else:
@@ -178,18 +182,42 @@ class RecordedMarket(MarketState):
     def _snapshot(self, bids: Levels, asks: Levels) -> None:
         for side, levels in ((BUY, bids), (SELL, asks)):
             new = dict(levels)
-            for price in [p for p in self.levels[side] if p not in new]:
-                self._set_level(side, price, 0)
+            recs = self.levels[side]
+            for price in [p for p in recs if p not in new]:
+                self._set_level(side, recs, price, 0)
             for price, lots in levels:
-                self._set_level(side, price, lots)
+                self._set_level(side, recs, price, lots)
 
-    def _set_level(self, side: str, price: int, lots: int, recorded: bool = True) -> None:
-        """The depth order at ``price`` comes to hold ``lots`` (0: it leaves quietly, its level too if no
-        user rests there; a new one joins the back of its level). A ``recorded`` change also sets the
-        recorded size, and the users resting at the level move first, as the queue model says; without it
-        (no impact: what users took is put back) only the depth order changes."""
-        recs = self.levels[side]
+    def _set_level(
+        self, side: str, recs: dict[int, RecordedLevel], price: int, lots: int, recorded: bool = True
+    ) -> None:
+        """The depth order at ``price`` on ``side`` (whose recorded levels are ``recs``, ``self.levels[side]``)
+        comes to hold ``lots`` (0: it leaves quietly, its level too if no user rests there; a new one joins
+        the back of its level). A ``recorded`` change also sets the recorded size, and the users resting at
+        the level move first, as the queue model says; without it (no impact: what users took is put back)
+        only the depth order changes."""
         rec = recs.get(price)
+        if rec is not None and (depth := rec.depth) is not None and depth.status == ACTIVE:
+            # the depth order rests at its level (a level goes only once empty)
+            level = rec.level
+            if recorded and len(level.orders) > 1:  # users rest there too
+                move_on_depth(self, level, rec.lots, lots)
+            if lots:  # resized in place
+                if recorded:
+                    rec.lots = lots
+                level.qty += lots - depth.remaining
+                depth.remaining = lots
+                return
+            if recorded:
+                del recs[price]  # the recording empties the level
+            # retired: nobody looks it up (the counterparty has no API access)
+            self.book.remove(depth, depth.remaining)
+            depth.status = CANCELED
+            cp = self.counterparty
+            cp.open_orders[self.instrument.id] -= 1
+            del cp.orders[depth.id]
+            return
+        # no depth order rests there: none yet, or a user took it all
         book = self.book
         if side == BUY:
             levels = book.bids
@@ -197,27 +225,6 @@ class RecordedMarket(MarketState):
         else:
             levels = book.asks
             key = price
-        if rec is not None and (depth := rec.depth) is not None and depth.status == ACTIVE:
-            # the depth order rests at its level
-            level = level_of(levels, key)
-            if recorded:
-                if len(level.orders) > 1:  # users rest there too
-                    move_on_depth(self, level, rec.lots, lots)
-                if lots:
-                    rec.lots = lots
-                else:
-                    del recs[price]  # the recording empties the level
-            if lots:  # resized in place
-                level.qty += lots - depth.remaining
-                depth.remaining = lots
-            else:  # retired: nobody looks it up (the counterparty has no API access)
-                book.remove(depth, depth.remaining)
-                depth.status = CANCELED
-                cp = self.counterparty
-                cp.open_orders[self.instrument.id] -= 1
-                del cp.orders[depth.id]
-            return
-        # no depth order rests there: none yet, or a user took it all
         if recorded:
             users = level_at(levels, key)
             if users is not None:  # only users rest there
@@ -227,7 +234,7 @@ class RecordedMarket(MarketState):
                     del recs[price]
                 return
             if rec is None:
-                rec = recs[price] = RecordedLevel(lots, None)
+                rec = recs[price] = RecordedLevel(lots)
             else:
                 rec.lots = lots
         if not lots or rec is None:
@@ -242,7 +249,7 @@ class RecordedMarket(MarketState):
         cp.orders[oid] = depth
         counts = cp.open_orders
         counts[inst.id] = counts.get(inst.id, 0) + 1
-        book.add(depth)
+        rec.level = book.add(depth)
         rec.depth = depth
 
     def _restore_taken(self) -> None:
@@ -259,9 +266,10 @@ class RecordedMarket(MarketState):
         self._fill_cursor = len(fills)
         levels = self.levels
         for side, price in touched:
-            rec = levels[side].get(price)
+            recs = levels[side]
+            rec = recs.get(price)
             if rec is not None:
-                self._set_level(side, price, rec.lots, False)
+                self._set_level(side, recs, price, rec.lots, False)
 
     # --- checks --------------------------------------------------------------------------------
 
@@ -276,6 +284,8 @@ class RecordedMarket(MarketState):
                 if depth is None:
                     continue
                 assert book.contains(depth), f"depth order {depth!r} is not in the book"
+                levels, key = (book.bids, -price) if side == BUY else (book.asks, price)
+                assert rec.level is levels[key], f"recorded level {price} names a level its depth order left"
                 assert 0 < depth.remaining <= rec.lots, f"depth order {depth!r} vs the recorded {rec.lots}"
         for pos in self.queue.values():
             assert pos.front >= 0 and pos.traded >= 0, pos

@@ -75,3 +75,46 @@ def test_the_engine_emits_typed_events_whose_row_is_the_old_positional_form() ->
     order = OrderEvent(5, 6, 7, "ACTIVE", None)
     # the digest folds the repr of the row, byte for byte what the untyped tuples gave
     assert event_digest([order]).hexdigest() == hashlib.sha256(b"('order', 5, 6, 7, 'ACTIVE', None)\n").hexdigest()
+
+
+#: the modules whose events the compiled build makes from the call's own field tuple (engine/events.pxd)
+IN_PLACE = sorted(
+    p.with_suffix(".py") for p in (ROOT / "engine").rglob("*.pxd") if "cimport build_event" in p.read_text()
+)
+
+
+def in_place_violations(source: str, filename: str) -> list[str]:
+    """``build_event`` calls whose fields are not a tuple display with a field that is not a constant.
+    Compiled, the event is the display's own new tuple under the kind's type (engine/events.pxd): a
+    tuple of constants is one object the module keeps, and a named tuple may be used again."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "build_event":
+            fields = node.args[1] if len(node.args) == 2 else None
+            if not (isinstance(fields, ast.Tuple) and any(not isinstance(e, ast.Constant) for e in fields.elts)):
+                found.append(f"{filename}:{node.lineno}")
+    return found
+
+
+def test_compiled_events_are_built_from_a_new_field_tuple() -> None:
+    assert ROOT / "engine" / "matching.py" in IN_PLACE
+    for path in IN_PLACE:
+        assert in_place_violations(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT))) == []
+
+
+@pytest.mark.parametrize("snippet", ["build_event(K, (1, None))", "build_event(K, fields)", "build_event(K, f())"])
+def test_in_place_checker_catches(snippet: str) -> None:
+    assert in_place_violations(snippet, "x.py")
+
+
+def test_events_made_in_place_are_their_kind_and_fields() -> None:
+    """Each event the order path makes is exactly its kind (compiled: the field tuple retyped), equal to
+    its fields, and lives on by itself after the result goes."""
+    sim = Sim()
+    sim.sell(ALICE, "1", "100.00")
+    result = sim.buy(BOB, "0.4", "100.00")
+    kept = list(result.events)
+    del result
+    assert [type(e) for e in kept] == [OrderEvent, TradeEvent, OrderEvent]  # bob's ACTIVE, the trade, FILLED
+    assert kept[0] == (kept[0].ts, kept[0].order_id, BOB, "ACTIVE", None) and kept[0].kind == "order"
+    assert isinstance(kept[1], tuple) and len(kept[1]) == len(TradeEvent._fields)

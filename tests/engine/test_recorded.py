@@ -346,3 +346,23 @@ def test_a_recording_without_trades_keeps_the_mid_as_its_reference() -> None:
     ask = sim.sell(ALICE, "0.0001", f"{(UP + 100) // 100}.00").order
     assert ask.status == OrderStatus.ACTIVE, ask.extra and ask.extra.reject_reason
     sim.check()
+
+
+def test_an_order_a_recorded_trade_fills_leaves_the_next_expiry_on_time() -> None:
+    """The passing of time stops after a recorded market's pass once nothing else is due by then, judged
+    on what was due before the pass (a feed never makes anything due sooner): a recorded trade that fills
+    the order first in the expiry queue makes that answer early, never late. The wake bound stays below
+    everything due (``check``) and the next order expires at its time."""
+    sim, _ = recorded([BOOK, (TRADE, at(3), at(3), SELL, P, 10)])
+    sim.advance_to(at(2))
+    first = sim.buy(ALICE, "0.0002", "30000.50").order  # better than the trade: it fills at at(3)
+    second = sim.buy(ALICE, "0.0001", "29000.00").order  # below the trade's price: it rests
+    sim.advance_to(at(3))
+    assert first.status == FILLED and second.status == OrderStatus.ACTIVE
+    sim.check()
+    expires = second.created + sim.v.config.gtc_life_ns
+    sim.advance_to(expires - 1)
+    assert second.status == OrderStatus.ACTIVE
+    sim.advance_to(expires)
+    assert second.status == OrderStatus.CANCELED and second.cancel_reason == "EXPIRED"
+    sim.check()
