@@ -137,7 +137,7 @@ def settle(
     the BUY order holds after the fill: nothing once it has traded its whole quantity)."""
     quote, b_fee, s_fee = _execute(inst, buyer, seller, lots, price, b_rate, s_rate, NATIVE)
     if buyer.remaining:
-        bound = _bound(inst, buyer.execution, buyer.remaining, buyer.price, rate, NATIVE)
+        bound = _bound(inst, buyer.execution, buyer.remaining, buyer.price, rate, NATIVE)  # type: ignore[arg-type]
     else:
         bound = NOTHING_HELD
     b_held, b_fee_held = held
@@ -170,6 +170,8 @@ def _execute(
     the seller's fee)."""
     try:
         bx, sx = buyer.execution, seller.execution
+        if TYPE_CHECKING:  # (a working order has its Execution: entry made it)
+            assert bx is not None and sx is not None
         n = lots
         p = price
         b_fee_rate = b_rate

@@ -200,6 +200,8 @@ class RecordedMarket(MarketState):
         if rec is not None and (depth := rec.depth) is not None and depth.status == ACTIVE:
             # the depth order rests at its level (a level goes only once empty)
             level = rec.level
+            if TYPE_CHECKING:  # (a level goes only once empty, and the depth order rests there)
+                assert level is not None
             if recorded and len(level.orders) > 1:  # users rest there too
                 move_on_depth(self, level, rec.lots, lots)
             if lots:  # resized in place
