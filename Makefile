@@ -80,7 +80,7 @@ compiled: $(STAMP)
 	$(PY) setup.py --quiet build_ext --inplace --parallel 2
 
 EXTENSIONS := engine/*.so engine/*.pyd engine/recorded/*.so engine/recorded/*.pyd engine/simulation/*.so \
-	engine/simulation/*.pyd api/runtime/*.so api/runtime/*.pyd
+  engine/simulation/*.pyd api/runtime/*.so api/runtime/*.pyd
 pure:
 	rm -f $(EXTENSIONS)
 
