@@ -137,7 +137,8 @@ def settle(
     the BUY order holds after the fill: nothing once it has traded its whole quantity)."""
     quote, b_fee, s_fee = _execute(inst, buyer, seller, lots, price, b_rate, s_rate, NATIVE)
     if buyer.remaining:
-        bound = _bound(inst, buyer.execution, buyer.remaining, buyer.price, rate, NATIVE)  # type: ignore[arg-type]
+        exe = buyer.execution
+        bound = _bound(inst, exe, buyer.remaining, buyer.price, rate, NATIVE)  # type: ignore[arg-type]  # working: has one
     else:
         bound = NOTHING_HELD
     b_held, b_fee_held = held
